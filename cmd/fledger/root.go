@@ -1,0 +1,49 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+// globals holds the flags every subcommand shares.
+type globals struct {
+	// DataDir is where the embedded NATS server keeps its JetStream file store
+	// and where projection databases live. Default ./fledger-data.
+	DataDir string
+	// NATSURL, when set, connects to an existing NATS server instead of
+	// starting the embedded one.
+	NATSURL string
+	// NATSUser, NATSPassword, NATSCreds, NATSTLSCA, NATSTLSCert and NATSTLSKey
+	// authenticate to NATSURL.
+	NATSUser, NATSPassword, NATSCreds  string
+	NATSTLSCA, NATSTLSCert, NATSTLSKey string
+}
+
+// subcommands are added by each command's file in its init function, so
+// commands live in files of their own and root.go never changes.
+var subcommands []func(g *globals) *cobra.Command
+
+func register(f func(g *globals) *cobra.Command) { subcommands = append(subcommands, f) }
+
+func newRootCmd() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "fledger",
+		Short:         "Event-sourced failover ledger for LLM gateways",
+		Long:          "fledger records every auth-profile rotation, cooldown, disable and model fallback step as an event on NATS JetStream, and rebuilds usageStats, session selection and model_fallback_decision logs from the events.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.DataDir, "data", "./fledger-data", "data directory for the embedded NATS server and projections")
+	pf.StringVar(&g.NATSURL, "nats", "", "URL of an existing NATS server (default: start an embedded server on loopback)")
+	pf.StringVar(&g.NATSUser, "nats-user", "", "user name for --nats")
+	pf.StringVar(&g.NATSPassword, "nats-password", "", "password for --nats (or set FLEDGER_NATS_PASSWORD)")
+	pf.StringVar(&g.NATSCreds, "nats-creds", "", "NATS credentials file for --nats")
+	pf.StringVar(&g.NATSTLSCA, "nats-tls-ca", "", "CA certificate file to verify the NATS server")
+	pf.StringVar(&g.NATSTLSCert, "nats-tls-cert", "", "client certificate file for NATS TLS")
+	pf.StringVar(&g.NATSTLSKey, "nats-tls-key", "", "client key file for NATS TLS")
+	for _, f := range subcommands {
+		root.AddCommand(f(g))
+	}
+	return root
+}

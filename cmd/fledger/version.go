@@ -1,0 +1,33 @@
+package main
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+func init() { register(newVersionCmd) }
+
+func newVersionCmd(_ *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print fledger's version and build information",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := version
+			goVer := "unknown"
+			if bi, ok := debug.ReadBuildInfo(); ok {
+				goVer = bi.GoVersion
+				if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+					v = bi.Main.Version
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "fledger %s (%s)\n", v, goVer)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,79 @@
+package events
+
+// ProfileFailureRecorded records one failure counted against an auth
+// profile and the usageStats that result (reference §3
+// computeNextProfileUsageStats, POLICY "Cooldowns and disables"). The
+// fields after Reason are the resulting state, not deltas, so evolve is a
+// copy and replay can compare a re-decision field by field. Times are Unix
+// ms UTC; 0 means unset.
+type ProfileFailureRecorded struct {
+	ProfileID string `json:"profile_id"`
+	Provider  string `json:"provider"`
+	// Model is the model the failing attempt ran ("" when unknown).
+	Model string `json:"model,omitempty"`
+	// Reason is the classified failover reason (one of the 16 names).
+	Reason string `json:"reason"`
+	// TurnID and Attempt name the attempt that failed ("" / 0 for a failure
+	// reported outside a turn).
+	TurnID  string `json:"turn_id,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
+	// CountersReset is true when errorCount and failureCounts restarted
+	// before this failure was counted (failure window passed, or
+	// resetOnExpiry and the previous window had expired).
+	CountersReset bool `json:"counters_reset"`
+	// WindowKept is true when an active cooldown or disable window was left
+	// at its existing deadline (seed 004: never extended by a new failure).
+	WindowKept bool `json:"window_kept"`
+	// Resulting usageStats.
+	ErrorCount     int            `json:"error_count"`
+	FailureCounts  map[string]int `json:"failure_counts"`
+	LastFailureAt  int64          `json:"last_failure_at"`
+	CooldownUntil  int64          `json:"cooldown_until,omitempty"`
+	CooldownReason string         `json:"cooldown_reason,omitempty"`
+	CooldownModel  string         `json:"cooldown_model,omitempty"`
+	DisabledUntil  int64          `json:"disabled_until,omitempty"`
+	DisabledReason string         `json:"disabled_reason,omitempty"`
+}
+
+func (ProfileFailureRecorded) EventType() string         { return "ProfileFailureRecorded" }
+func (ProfileFailureRecorded) EventAggregate() Aggregate { return AggProfile }
+
+// ProfileSucceeded records a successful call on a profile: lastUsed is set
+// and the failure fields are cleared, except a cooldown scoped to another
+// model, which stays (POLICY "Cooldowns and disables"; OpenClaw 2026.9.6
+// clears it too, config resetOnSuccessAllModels).
+type ProfileSucceeded struct {
+	ProfileID string `json:"profile_id"`
+	Provider  string `json:"provider"`
+	Model     string `json:"model,omitempty"`
+	TurnID    string `json:"turn_id,omitempty"`
+	Attempt   int    `json:"attempt,omitempty"`
+	// LastUsed is the success time, Unix ms.
+	LastUsed int64 `json:"last_used"`
+	// Kept* describe a cooldown on another model that survives the success.
+	KeptCooldownUntil  int64  `json:"kept_cooldown_until,omitempty"`
+	KeptCooldownReason string `json:"kept_cooldown_reason,omitempty"`
+	KeptCooldownModel  string `json:"kept_cooldown_model,omitempty"`
+	// KeptFailureCounts are the counters that survive (those of the kept
+	// cooldown's reason), nil when everything was cleared.
+	KeptFailureCounts map[string]int `json:"kept_failure_counts,omitempty"`
+	KeptErrorCount    int            `json:"kept_error_count,omitempty"`
+}
+
+func (ProfileSucceeded) EventType() string         { return "ProfileSucceeded" }
+func (ProfileSucceeded) EventAggregate() Aggregate { return AggProfile }
+
+// ProfileCleared records an operator clearing a profile's failure state,
+// e.g. after a recharge (seed 000 "Billing disables": recharging does not
+// itself clear persisted state). All failure fields reset; lastUsed stays.
+type ProfileCleared struct {
+	ProfileID string `json:"profile_id"`
+	Provider  string `json:"provider,omitempty"`
+	// By names who cleared it (operator name, "cli", "api").
+	By string `json:"by,omitempty"`
+	// Note is a free-text reason, redacted before it is stored.
+	Note string `json:"note,omitempty"`
+}
+
+func (ProfileCleared) EventType() string         { return "ProfileCleared" }
+func (ProfileCleared) EventAggregate() Aggregate { return AggProfile }

@@ -1,0 +1,111 @@
+package events
+
+// ModelRef names one provider/model pair.
+type ModelRef struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+}
+
+// String renders the pair as "provider/model".
+func (m ModelRef) String() string {
+	if m.Provider == "" && m.Model == "" {
+		return ""
+	}
+	return m.Provider + "/" + m.Model
+}
+
+// SessionModelSelected records a model selection on a session
+// (seed 000 "Selection source policy"). Source is one of user, default,
+// auto, legacy, cron. A user selection (and legacy) is strict.
+type SessionModelSelected struct {
+	Session string   `json:"session"`
+	Model   ModelRef `json:"model"`
+	// Source is the modelOverrideSource: user | default | auto | legacy | cron.
+	Source string `json:"source"`
+	// Origin is the configured model an auto override fell back from
+	// (stored auto overrides only).
+	Origin *ModelRef `json:"origin,omitempty"`
+	// Fallbacks, when non-nil, is the fallbacks override the selection
+	// carries (cron payload.fallbacks); an empty list means strict.
+	Fallbacks []ModelRef `json:"fallbacks,omitempty"`
+	// HasFallbacks distinguishes an explicit empty Fallbacks list from none.
+	HasFallbacks bool `json:"has_fallbacks,omitempty"`
+}
+
+func (SessionModelSelected) EventType() string         { return "SessionModelSelected" }
+func (SessionModelSelected) EventAggregate() Aggregate { return AggSession }
+
+// SessionModelCleared records `/model default`, an auto override cleared on
+// recovery, or one cleared by /new and /reset.
+type SessionModelCleared struct {
+	Session  string   `json:"session"`
+	Previous ModelRef `json:"previous"`
+	// PreviousSource is the source of the cleared selection.
+	PreviousSource string `json:"previous_source,omitempty"`
+	// Cause: default_command | auto_recovered | reset.
+	Cause string `json:"cause"`
+}
+
+func (SessionModelCleared) EventType() string         { return "SessionModelCleared" }
+func (SessionModelCleared) EventAggregate() Aggregate { return AggSession }
+
+// SessionAuthPinned records an auth-profile pin on a session (seed 000
+// "Session stickiness"). Source auto: the automatically chosen profile,
+// kept for cache warmth; user: `/model …@profile`, survives resets,
+// compaction and cooldowns.
+type SessionAuthPinned struct {
+	Session   string `json:"session"`
+	ProfileID string `json:"profile_id"`
+	Provider  string `json:"provider"`
+	Source    string `json:"source"`
+}
+
+func (SessionAuthPinned) EventType() string         { return "SessionAuthPinned" }
+func (SessionAuthPinned) EventAggregate() Aggregate { return AggSession }
+
+// SessionAuthUnpinned records a pin being cleared. Cause: reset, compaction,
+// cooldown, provider_mismatch, profile_removed, replaced, default_command.
+type SessionAuthUnpinned struct {
+	Session   string `json:"session"`
+	ProfileID string `json:"profile_id"`
+	Source    string `json:"source"`
+	Cause     string `json:"cause"`
+}
+
+func (SessionAuthUnpinned) EventType() string         { return "SessionAuthUnpinned" }
+func (SessionAuthUnpinned) EventAggregate() Aggregate { return AggSession }
+
+// SessionReset records /new or /reset (Kind "new" or "reset").
+type SessionReset struct {
+	Session string `json:"session"`
+	Kind    string `json:"kind"`
+}
+
+func (SessionReset) EventType() string         { return "SessionReset" }
+func (SessionReset) EventAggregate() Aggregate { return AggSession }
+
+// FallbackNoticeStateChanged records the session's persisted fallback-notice
+// state (reference §10: fallbackNotice = {selectedModel, activeModel,
+// reason}). Active empty means fallback is no longer active (cleared).
+type FallbackNoticeStateChanged struct {
+	Session  string `json:"session"`
+	Selected string `json:"selected"`
+	Active   string `json:"active,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	// Previous is the active model before the change ("" when none).
+	Previous string `json:"previous,omitempty"`
+	TurnID   string `json:"turn_id,omitempty"`
+}
+
+func (FallbackNoticeStateChanged) EventType() string         { return "FallbackNoticeStateChanged" }
+func (FallbackNoticeStateChanged) EventAggregate() Aggregate { return AggSession }
+
+// CompactionCompleted records a completed compaction; CompactionCount is the
+// session's count after it.
+type CompactionCompleted struct {
+	Session         string `json:"session"`
+	CompactionCount int    `json:"compaction_count"`
+}
+
+func (CompactionCompleted) EventType() string         { return "CompactionCompleted" }
+func (CompactionCompleted) EventAggregate() Aggregate { return AggSession }

@@ -1,0 +1,304 @@
+package events
+
+// Candidate is one entry of a turn's candidate chain (reference §6).
+type Candidate struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// RouteOrigin: requested | configured-fallback | configured-primary.
+	RouteOrigin string `json:"route_origin"`
+}
+
+// ProviderErrorRecord is a provider error as stored: previews are redacted
+// (API keys, bearer tokens, JWTs, emails, org/project ids) and bounded, so
+// nothing secret is ever appended.
+type ProviderErrorRecord struct {
+	Status int    `json:"status,omitempty"`
+	Code   string `json:"code,omitempty"`
+	Type   string `json:"type,omitempty"`
+	Name   string `json:"name,omitempty"`
+	// MessagePreview is the redacted, truncated provider message.
+	MessagePreview string `json:"message_preview,omitempty"`
+	// BodyPreview is the redacted, truncated raw body.
+	BodyPreview string `json:"body_preview,omitempty"`
+	// Hash is "sha256:<hex>" of the unredacted message and body, so equal
+	// errors can be grouped without storing them.
+	Hash string `json:"hash,omitempty"`
+}
+
+// Evidence says which classifier rule decided and what it matched
+// (redacted).
+type Evidence struct {
+	Rule   string `json:"rule"`
+	Source string `json:"source,omitempty"`
+	Field  string `json:"field,omitempty"`
+	Match  string `json:"match,omitempty"`
+}
+
+// TurnStarted opens a turn: the chain it will walk and the rules it runs
+// under (seed 000 "Runtime flow", "Candidate chain rules").
+type TurnStarted struct {
+	TurnID  string `json:"turn_id"`
+	Session string `json:"session"`
+	// Chat is direct | group | channel; notices are suppressed in group and
+	// channel chats.
+	Chat      string   `json:"chat"`
+	Requested ModelRef `json:"requested"`
+	// SelectionSource: default | agent | user | legacy | auto | cron.
+	SelectionSource string `json:"selection_source"`
+	// Strict is true when the chain is the requested model alone by policy.
+	Strict bool        `json:"strict"`
+	Chain  []Candidate `json:"chain"`
+	// ConfigHash names the ConfigApplied in force.
+	ConfigHash string `json:"config_hash"`
+	// AttemptLimit is the inner run-loop limit
+	// min(160, max(32, 24 + 8 × max(1, profileCount))).
+	AttemptLimit int `json:"attempt_limit"`
+	// PinnedProfile and PinSource are the session's auth pin at start.
+	PinnedProfile string `json:"pinned_profile,omitempty"`
+	PinSource     string `json:"pin_source,omitempty"`
+	// Seed seeds every jitter draw of the turn (recorded so replay is exact).
+	Seed uint64 `json:"seed"`
+}
+
+func (TurnStarted) EventType() string         { return "TurnStarted" }
+func (TurnStarted) EventAggregate() Aggregate { return AggTurn }
+
+// AttemptStarted records one provider call about to be made.
+// Kind: first | retry | rotation | fallback | probe | chain_retry.
+type AttemptStarted struct {
+	TurnID string `json:"turn_id"`
+	// Attempt is 1-based across the whole turn.
+	Attempt int `json:"attempt"`
+	// CandidateIndex is the 0-based position in TurnStarted.Chain.
+	CandidateIndex int    `json:"candidate_index"`
+	Provider       string `json:"provider"`
+	Model          string `json:"model"`
+	ProfileID      string `json:"profile_id,omitempty"`
+	Kind           string `json:"kind"`
+	// Round is the whole-chain overload retry round (0 for the first pass).
+	Round int `json:"round,omitempty"`
+}
+
+func (AttemptStarted) EventType() string         { return "AttemptStarted" }
+func (AttemptStarted) EventAggregate() Aggregate { return AggTurn }
+
+// AttemptFailed records a failed provider call and its classification.
+type AttemptFailed struct {
+	TurnID    string `json:"turn_id"`
+	Attempt   int    `json:"attempt"`
+	Provider  string `json:"provider"`
+	Model     string `json:"model"`
+	ProfileID string `json:"profile_id,omitempty"`
+	// Error is the redacted provider error.
+	Error ProviderErrorRecord `json:"error"`
+	// Reason, Status, Disposition: the classification (POLICY "Reasons,
+	// status, disposition"). Status is the provider's own HTTP status when
+	// it gave one, else the reason's mapped status (0 for none).
+	Reason      string   `json:"reason"`
+	Status      int      `json:"status,omitempty"`
+	Disposition string   `json:"disposition"`
+	Evidence    Evidence `json:"evidence"`
+	// RetryAfterMs is the provider's retry-after hint, 0 when none.
+	RetryAfterMs int64 `json:"retry_after_ms,omitempty"`
+	// RequestSizeCeiling is set when the error states a TPM limit below the
+	// request size: tokens [limit, requested].
+	RequestSizeCeiling []int64 `json:"request_size_ceiling,omitempty"`
+	// LatencyMs is how long the call took.
+	LatencyMs int64 `json:"latency_ms,omitempty"`
+}
+
+func (AttemptFailed) EventType() string         { return "AttemptFailed" }
+func (AttemptFailed) EventAggregate() Aggregate { return AggTurn }
+
+// AttemptSucceeded records a provider call that answered.
+type AttemptSucceeded struct {
+	TurnID    string `json:"turn_id"`
+	Attempt   int    `json:"attempt"`
+	Provider  string `json:"provider"`
+	Model     string `json:"model"`
+	ProfileID string `json:"profile_id,omitempty"`
+	LatencyMs int64  `json:"latency_ms,omitempty"`
+}
+
+func (AttemptSucceeded) EventType() string         { return "AttemptSucceeded" }
+func (AttemptSucceeded) EventAggregate() Aggregate { return AggTurn }
+
+// RetryScheduled records a same-model transient retry (POLICY "Retries,
+// probes, limits"): delay = min(30 s, 1 s × 2^(k−1)) × jitter(0.5–1.5)
+// capped at 30 s, floored by retry-after.
+type RetryScheduled struct {
+	TurnID  string `json:"turn_id"`
+	Attempt int    `json:"attempt"`
+	// Retry is the 1-based retry number k for this candidate.
+	Retry  int `json:"retry"`
+	Budget int `json:"budget"`
+	// BaseMs is the un-jittered delay, DelayMs the one waited.
+	BaseMs       int64 `json:"base_ms"`
+	DelayMs      int64 `json:"delay_ms"`
+	RetryAfterMs int64 `json:"retry_after_ms,omitempty"`
+	// JitterSeed is the seed the jitter was drawn from.
+	JitterSeed uint64 `json:"jitter_seed"`
+	// WindowEndsAt is the end of the 90 s retry window (Unix ms, 0 = none).
+	WindowEndsAt int64 `json:"window_ends_at,omitempty"`
+}
+
+func (RetryScheduled) EventType() string         { return "RetryScheduled" }
+func (RetryScheduled) EventAggregate() Aggregate { return AggTurn }
+
+// CandidateSkipped records a candidate not attempted: every profile
+// unusable and no probe allowed, the auth skip cache, or a TLS-banned
+// provider (reference §7 step 4–5). Decision: skip | suspend.
+type CandidateSkipped struct {
+	TurnID         string `json:"turn_id"`
+	CandidateIndex int    `json:"candidate_index"`
+	Provider       string `json:"provider"`
+	Model          string `json:"model"`
+	// Reason is the inferred reason the profiles are unavailable.
+	Reason   string `json:"reason"`
+	Decision string `json:"decision"`
+	// Message is the exact text, e.g. "Provider anthropic is in cooldown".
+	Message string `json:"message"`
+	// SoonestExpiry is the model-aware soonest cooldown expiry, Unix ms.
+	SoonestExpiry int64 `json:"soonest_expiry,omitempty"`
+}
+
+func (CandidateSkipped) EventType() string         { return "CandidateSkipped" }
+func (CandidateSkipped) EventAggregate() Aggregate { return AggTurn }
+
+// PreviousAttempt is one earlier attempt as listed in a
+// model_fallback_decision record (reference §8 previousAttempts[]).
+type PreviousAttempt struct {
+	Provider     string `json:"provider"`
+	Model        string `json:"model"`
+	Reason       string `json:"reason,omitempty"`
+	Status       int    `json:"status,omitempty"`
+	Code         string `json:"code,omitempty"`
+	ErrorPreview string `json:"errorPreview,omitempty"`
+	ErrorHash    string `json:"errorHash,omitempty"`
+}
+
+// FallbackStepped is one model_fallback_decision record with OpenClaw's
+// field names (reference §8), so exporters can emit it unchanged.
+// Decision: candidate_failed | skip_candidate | probe_cooldown_candidate |
+// candidate_succeeded. The fallbackStep* fields are empty for
+// probe_cooldown_candidate and for a success with no previous attempt.
+type FallbackStepped struct {
+	TurnID                    string            `json:"turnId"`
+	SessionID                 string            `json:"sessionId,omitempty"`
+	Decision                  string            `json:"decision"`
+	RequestedProvider         string            `json:"requestedProvider"`
+	RequestedModel            string            `json:"requestedModel"`
+	CandidateProvider         string            `json:"candidateProvider"`
+	CandidateModel            string            `json:"candidateModel"`
+	CandidateRouteOrigin      string            `json:"candidateRouteOrigin,omitempty"`
+	Attempt                   int               `json:"attempt"`
+	Total                     int               `json:"total"`
+	Reason                    string            `json:"reason,omitempty"`
+	Status                    int               `json:"status,omitempty"`
+	Code                      string            `json:"code,omitempty"`
+	ErrorPreview              string            `json:"errorPreview,omitempty"`
+	ErrorHash                 string            `json:"errorHash,omitempty"`
+	NextCandidateProvider     string            `json:"nextCandidateProvider,omitempty"`
+	NextCandidateModel        string            `json:"nextCandidateModel,omitempty"`
+	NextCandidateRouteOrigin  string            `json:"nextCandidateRouteOrigin,omitempty"`
+	IsPrimary                 bool              `json:"isPrimary"`
+	RequestedModelMatched     bool              `json:"requestedModelMatched"`
+	FallbackConfigured        bool              `json:"fallbackConfigured"`
+	AllowTransientProbe       bool              `json:"allowTransientCooldownProbe"`
+	ProfileCount              int               `json:"profileCount"`
+	PreviousAttempts          []PreviousAttempt `json:"previousAttempts,omitempty"`
+	ConsoleMessage            string            `json:"consoleMessage,omitempty"`
+	FallbackStepType          string            `json:"fallbackStepType,omitempty"`
+	FallbackStepFromModel     string            `json:"fallbackStepFromModel,omitempty"`
+	FallbackStepToModel       string            `json:"fallbackStepToModel,omitempty"`
+	FallbackStepFromReason    string            `json:"fallbackStepFromFailureReason,omitempty"`
+	FallbackStepFromDetail    string            `json:"fallbackStepFromFailureDetail,omitempty"`
+	FallbackStepChainPosition int               `json:"fallbackStepChainPosition,omitempty"`
+	FallbackStepFinalOutcome  string            `json:"fallbackStepFinalOutcome,omitempty"`
+}
+
+func (FallbackStepped) EventType() string         { return "FallbackStepped" }
+func (FallbackStepped) EventAggregate() Aggregate { return AggTurn }
+
+// ChainRetryScheduled records a whole-chain overload retry (seed 003):
+// every candidate failed only with overloaded before any output; up to 10
+// rounds, 2.5 s doubling to a 30 s cap.
+type ChainRetryScheduled struct {
+	TurnID  string `json:"turn_id"`
+	Round   int    `json:"round"`
+	DelayMs int64  `json:"delay_ms"`
+	// WaitedMs is the total waited in chain retries before this one.
+	WaitedMs int64 `json:"waited_ms"`
+}
+
+func (ChainRetryScheduled) EventType() string         { return "ChainRetryScheduled" }
+func (ChainRetryScheduled) EventAggregate() Aggregate { return AggTurn }
+
+// NoticeSent records a user-visible operational notice. Kind: fallback |
+// fallback_cleared | overload_wait. Delivered is false when it was
+// suppressed (group or channel chats) but recorded (seed 000 "User-visible
+// fallback notices").
+type NoticeSent struct {
+	TurnID    string `json:"turn_id"`
+	Session   string `json:"session"`
+	Kind      string `json:"kind"`
+	Text      string `json:"text"`
+	Delivered bool   `json:"delivered"`
+}
+
+func (NoticeSent) EventType() string         { return "NoticeSent" }
+func (NoticeSent) EventAggregate() Aggregate { return AggTurn }
+
+// TurnSucceeded closes a turn that got an answer.
+type TurnSucceeded struct {
+	TurnID     string   `json:"turn_id"`
+	AnsweredBy ModelRef `json:"answered_by"`
+	ProfileID  string   `json:"profile_id,omitempty"`
+	Attempts   int      `json:"attempts"`
+	DurationMs int64    `json:"duration_ms"`
+}
+
+func (TurnSucceeded) EventType() string         { return "TurnSucceeded" }
+func (TurnSucceeded) EventAggregate() Aggregate { return AggTurn }
+
+// ExhaustedAttempt is one attempt listed in an exhaustion summary.
+type ExhaustedAttempt struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Reason   string `json:"reason"`
+	Status   int    `json:"status,omitempty"`
+	Code     string `json:"code,omitempty"`
+	Error    string `json:"error"`
+}
+
+// TurnExhausted closes a turn whose every candidate failed (reference §7
+// "Failure summary"): Summary is exactly
+// "All models failed (N): p/m: err (reason) | …".
+type TurnExhausted struct {
+	TurnID   string             `json:"turn_id"`
+	Summary  string             `json:"summary"`
+	Reason   string             `json:"reason"`
+	Attempts []ExhaustedAttempt `json:"attempts"`
+	// SoonestCooldownExpiry is the model-aware soonest expiry, Unix ms (0 =
+	// unknown).
+	SoonestCooldownExpiry int64 `json:"soonest_cooldown_expiry,omitempty"`
+	DurationMs            int64 `json:"duration_ms"`
+}
+
+func (TurnExhausted) EventType() string         { return "TurnExhausted" }
+func (TurnExhausted) EventAggregate() Aggregate { return AggTurn }
+
+// TurnStopped closes a turn that stopped without exhausting the chain:
+// Disposition compaction | abort | refusal | coordination, or failover with
+// Reason "unknown" for a final unknown error.
+type TurnStopped struct {
+	TurnID      string `json:"turn_id"`
+	Disposition string `json:"disposition"`
+	Reason      string `json:"reason"`
+	Message     string `json:"message,omitempty"`
+	Attempts    int    `json:"attempts"`
+	DurationMs  int64  `json:"duration_ms"`
+}
+
+func (TurnStopped) EventType() string         { return "TurnStopped" }
+func (TurnStopped) EventAggregate() Aggregate { return AggTurn }
