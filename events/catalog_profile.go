@@ -12,7 +12,7 @@ type ProfileFailureRecorded struct {
 	// Model is the model the failing attempt ran ("" when unknown).
 	Model string `json:"model,omitempty"`
 	// Reason is the classified failover reason (one of the 16 names).
-	Reason string `json:"reason"`
+	Reason string `json:"reason" enum:"reason"`
 	// TurnID and Attempt name the attempt that failed ("" / 0 for a failure
 	// reported outside a turn).
 	TurnID  string `json:"turn_id,omitempty"`
@@ -29,10 +29,10 @@ type ProfileFailureRecorded struct {
 	FailureCounts  map[string]int `json:"failure_counts"`
 	LastFailureAt  int64          `json:"last_failure_at"`
 	CooldownUntil  int64          `json:"cooldown_until,omitempty"`
-	CooldownReason string         `json:"cooldown_reason,omitempty"`
+	CooldownReason string         `json:"cooldown_reason,omitempty" enum:"reason"`
 	CooldownModel  string         `json:"cooldown_model,omitempty"`
 	DisabledUntil  int64          `json:"disabled_until,omitempty"`
-	DisabledReason string         `json:"disabled_reason,omitempty"`
+	DisabledReason string         `json:"disabled_reason,omitempty" enum:"reason"`
 }
 
 func (ProfileFailureRecorded) EventType() string         { return "ProfileFailureRecorded" }
@@ -58,6 +58,10 @@ type ProfileSucceeded struct {
 	// cooldown's reason), nil when everything was cleared.
 	KeptFailureCounts map[string]int `json:"kept_failure_counts,omitempty"`
 	KeptErrorCount    int            `json:"kept_error_count,omitempty"`
+	// KeptLastFailureAt is the lastFailureAt that survives with a kept
+	// cooldown (Unix ms, 0 when everything was cleared), so the failure
+	// window still applies to the kept counters.
+	KeptLastFailureAt int64 `json:"kept_last_failure_at,omitempty"`
 }
 
 func (ProfileSucceeded) EventType() string         { return "ProfileSucceeded" }

@@ -21,7 +21,7 @@ type SessionModelSelected struct {
 	Session string   `json:"session"`
 	Model   ModelRef `json:"model"`
 	// Source is the modelOverrideSource: user | default | auto | legacy | cron.
-	Source string `json:"source"`
+	Source string `json:"source" enum:"user|default|auto|legacy|cron"`
 	// Origin is the configured model an auto override fell back from
 	// (stored auto overrides only).
 	Origin *ModelRef `json:"origin,omitempty"`
@@ -43,7 +43,7 @@ type SessionModelCleared struct {
 	// PreviousSource is the source of the cleared selection.
 	PreviousSource string `json:"previous_source,omitempty"`
 	// Cause: default_command | auto_recovered | reset.
-	Cause string `json:"cause"`
+	Cause string `json:"cause" enum:"default_command|auto_recovered|reset"`
 }
 
 func (SessionModelCleared) EventType() string         { return "SessionModelCleared" }
@@ -57,7 +57,7 @@ type SessionAuthPinned struct {
 	Session   string `json:"session"`
 	ProfileID string `json:"profile_id"`
 	Provider  string `json:"provider"`
-	Source    string `json:"source"`
+	Source    string `json:"source" enum:"auto|user"`
 }
 
 func (SessionAuthPinned) EventType() string         { return "SessionAuthPinned" }
@@ -68,8 +68,8 @@ func (SessionAuthPinned) EventAggregate() Aggregate { return AggSession }
 type SessionAuthUnpinned struct {
 	Session   string `json:"session"`
 	ProfileID string `json:"profile_id"`
-	Source    string `json:"source"`
-	Cause     string `json:"cause"`
+	Source    string `json:"source" enum:"auto|user"`
+	Cause     string `json:"cause" enum:"reset|compaction|cooldown|provider_mismatch|profile_removed|replaced|default_command"`
 }
 
 func (SessionAuthUnpinned) EventType() string         { return "SessionAuthUnpinned" }
@@ -78,7 +78,7 @@ func (SessionAuthUnpinned) EventAggregate() Aggregate { return AggSession }
 // SessionReset records /new or /reset (Kind "new" or "reset").
 type SessionReset struct {
 	Session string `json:"session"`
-	Kind    string `json:"kind"`
+	Kind    string `json:"kind" enum:"new|reset"`
 }
 
 func (SessionReset) EventType() string         { return "SessionReset" }

@@ -5,7 +5,7 @@ type Candidate struct {
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
 	// RouteOrigin: requested | configured-fallback | configured-primary.
-	RouteOrigin string `json:"route_origin"`
+	RouteOrigin string `json:"route_origin" enum:"requested|configured-fallback|configured-primary"`
 }
 
 // ProviderErrorRecord is a provider error as stored: previews are redacted
@@ -41,10 +41,10 @@ type TurnStarted struct {
 	Session string `json:"session"`
 	// Chat is direct | group | channel; notices are suppressed in group and
 	// channel chats.
-	Chat      string   `json:"chat"`
+	Chat      string   `json:"chat" enum:"direct|group|channel"`
 	Requested ModelRef `json:"requested"`
 	// SelectionSource: default | agent | user | legacy | auto | cron.
-	SelectionSource string `json:"selection_source"`
+	SelectionSource string `json:"selection_source" enum:"default|agent|user|legacy|auto|cron"`
 	// Strict is true when the chain is the requested model alone by policy.
 	Strict bool        `json:"strict"`
 	Chain  []Candidate `json:"chain"`
@@ -58,6 +58,12 @@ type TurnStarted struct {
 	PinSource     string `json:"pin_source,omitempty"`
 	// Seed seeds every jitter draw of the turn (recorded so replay is exact).
 	Seed uint64 `json:"seed"`
+	// StartedAt is the turn's start, Unix ms (the decider's now); durations
+	// in TurnSucceeded/Exhausted/Stopped are measured from it.
+	StartedAt int64 `json:"started_at"`
+	// AutoOriginProbe is true when a stored auto override's origin is being
+	// probed this turn (seed 000: every 5 minutes); Requested is the origin.
+	AutoOriginProbe bool `json:"auto_origin_probe,omitempty"`
 }
 
 func (TurnStarted) EventType() string         { return "TurnStarted" }
@@ -74,9 +80,15 @@ type AttemptStarted struct {
 	Provider       string `json:"provider"`
 	Model          string `json:"model"`
 	ProfileID      string `json:"profile_id,omitempty"`
-	Kind           string `json:"kind"`
+	Kind           string `json:"kind" enum:"first|retry|rotation|fallback|probe|chain_retry"`
 	// Round is the whole-chain overload retry round (0 for the first pass).
 	Round int `json:"round,omitempty"`
+	// StartedAt is when the call starts, Unix ms (the probe throttle is
+	// measured from a probe's StartedAt).
+	StartedAt int64 `json:"started_at"`
+	// ProbeSlot is true when this call uses the provider's transient
+	// cooldown probe slot (one per provider per run, reference §7 step 5).
+	ProbeSlot bool `json:"probe_slot,omitempty"`
 }
 
 func (AttemptStarted) EventType() string         { return "AttemptStarted" }
@@ -94,9 +106,9 @@ type AttemptFailed struct {
 	// Reason, Status, Disposition: the classification (POLICY "Reasons,
 	// status, disposition"). Status is the provider's own HTTP status when
 	// it gave one, else the reason's mapped status (0 for none).
-	Reason      string   `json:"reason"`
+	Reason      string   `json:"reason" enum:"reason"`
 	Status      int      `json:"status,omitempty"`
-	Disposition string   `json:"disposition"`
+	Disposition string   `json:"disposition" enum:"failover|compaction|abort|refusal|coordination"`
 	Evidence    Evidence `json:"evidence"`
 	// RetryAfterMs is the provider's retry-after hint, 0 when none.
 	RetryAfterMs int64 `json:"retry_after_ms,omitempty"`
@@ -105,6 +117,10 @@ type AttemptFailed struct {
 	RequestSizeCeiling []int64 `json:"request_size_ceiling,omitempty"`
 	// LatencyMs is how long the call took.
 	LatencyMs int64 `json:"latency_ms,omitempty"`
+	// ReplayUnsafe is true when assistant output or a tool call had started
+	// before the failure: the attempt is never retried and the whole-chain
+	// overload retry is off for the rest of the turn.
+	ReplayUnsafe bool `json:"replay_unsafe,omitempty"`
 }
 
 func (AttemptFailed) EventType() string         { return "AttemptFailed" }
@@ -140,6 +156,9 @@ type RetryScheduled struct {
 	JitterSeed uint64 `json:"jitter_seed"`
 	// WindowEndsAt is the end of the 90 s retry window (Unix ms, 0 = none).
 	WindowEndsAt int64 `json:"window_ends_at,omitempty"`
+	// ResumeAt is when the retry call may start, Unix ms (decision time +
+	// DelayMs).
+	ResumeAt int64 `json:"resume_at"`
 }
 
 func (RetryScheduled) EventType() string         { return "RetryScheduled" }
@@ -154,8 +173,8 @@ type CandidateSkipped struct {
 	Provider       string `json:"provider"`
 	Model          string `json:"model"`
 	// Reason is the inferred reason the profiles are unavailable.
-	Reason   string `json:"reason"`
-	Decision string `json:"decision"`
+	Reason   string `json:"reason" enum:"reason"`
+	Decision string `json:"decision" enum:"skip|suspend"`
 	// Message is the exact text, e.g. "Provider anthropic is in cooldown".
 	Message string `json:"message"`
 	// SoonestExpiry is the model-aware soonest cooldown expiry, Unix ms.
@@ -170,7 +189,7 @@ func (CandidateSkipped) EventAggregate() Aggregate { return AggTurn }
 type PreviousAttempt struct {
 	Provider     string `json:"provider"`
 	Model        string `json:"model"`
-	Reason       string `json:"reason,omitempty"`
+	Reason       string `json:"reason,omitempty" enum:"reason"`
 	Status       int    `json:"status,omitempty"`
 	Code         string `json:"code,omitempty"`
 	ErrorPreview string `json:"errorPreview,omitempty"`
@@ -185,7 +204,7 @@ type PreviousAttempt struct {
 type FallbackStepped struct {
 	TurnID                    string            `json:"turnId"`
 	SessionID                 string            `json:"sessionId,omitempty"`
-	Decision                  string            `json:"decision"`
+	Decision                  string            `json:"decision" enum:"candidate_failed|skip_candidate|probe_cooldown_candidate|candidate_succeeded"`
 	RequestedProvider         string            `json:"requestedProvider"`
 	RequestedModel            string            `json:"requestedModel"`
 	CandidateProvider         string            `json:"candidateProvider"`
@@ -193,7 +212,7 @@ type FallbackStepped struct {
 	CandidateRouteOrigin      string            `json:"candidateRouteOrigin,omitempty"`
 	Attempt                   int               `json:"attempt"`
 	Total                     int               `json:"total"`
-	Reason                    string            `json:"reason,omitempty"`
+	Reason                    string            `json:"reason,omitempty" enum:"reason"`
 	Status                    int               `json:"status,omitempty"`
 	Code                      string            `json:"code,omitempty"`
 	ErrorPreview              string            `json:"errorPreview,omitempty"`
@@ -229,6 +248,9 @@ type ChainRetryScheduled struct {
 	DelayMs int64  `json:"delay_ms"`
 	// WaitedMs is the total waited in chain retries before this one.
 	WaitedMs int64 `json:"waited_ms"`
+	// ResumeAt is when the next round may start, Unix ms (decision time +
+	// DelayMs).
+	ResumeAt int64 `json:"resume_at"`
 }
 
 func (ChainRetryScheduled) EventType() string         { return "ChainRetryScheduled" }
@@ -241,7 +263,7 @@ func (ChainRetryScheduled) EventAggregate() Aggregate { return AggTurn }
 type NoticeSent struct {
 	TurnID    string `json:"turn_id"`
 	Session   string `json:"session"`
-	Kind      string `json:"kind"`
+	Kind      string `json:"kind" enum:"fallback|fallback_cleared|overload_wait"`
 	Text      string `json:"text"`
 	Delivered bool   `json:"delivered"`
 }
@@ -265,7 +287,7 @@ func (TurnSucceeded) EventAggregate() Aggregate { return AggTurn }
 type ExhaustedAttempt struct {
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
-	Reason   string `json:"reason"`
+	Reason   string `json:"reason" enum:"reason"`
 	Status   int    `json:"status,omitempty"`
 	Code     string `json:"code,omitempty"`
 	Error    string `json:"error"`
@@ -277,7 +299,7 @@ type ExhaustedAttempt struct {
 type TurnExhausted struct {
 	TurnID   string             `json:"turn_id"`
 	Summary  string             `json:"summary"`
-	Reason   string             `json:"reason"`
+	Reason   string             `json:"reason" enum:"reason"`
 	Attempts []ExhaustedAttempt `json:"attempts"`
 	// SoonestCooldownExpiry is the model-aware soonest expiry, Unix ms (0 =
 	// unknown).
@@ -293,8 +315,8 @@ func (TurnExhausted) EventAggregate() Aggregate { return AggTurn }
 // Reason "unknown" for a final unknown error.
 type TurnStopped struct {
 	TurnID      string `json:"turn_id"`
-	Disposition string `json:"disposition"`
-	Reason      string `json:"reason"`
+	Disposition string `json:"disposition" enum:"failover|compaction|abort|refusal|coordination"`
+	Reason      string `json:"reason" enum:"reason"`
 	Message     string `json:"message,omitempty"`
 	Attempts    int    `json:"attempts"`
 	DurationMs  int64  `json:"duration_ms"`

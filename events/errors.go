@@ -1,0 +1,163 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fledger/fledger/internal/natsserver"
+)
+
+// Sentinel errors. Every error the package returns wraps one of them (with
+// %w), so callers test with [errors.Is]; the typed errors below carry the
+// details and are reached with [errors.As].
+var (
+	// ErrConflict: the append's expectation failed — the guarded subject's
+	// last sequence was not the expected one. Reload and decide again. The
+	// returned error is a *[ConflictError].
+	ErrConflict = errors.New("events: append conflict")
+	// ErrUnknownType: an event type the [Registry] does not know, on append
+	// or on read. Returned inside an *[EventError] or a *[DecodeError].
+	ErrUnknownType = errors.New("events: unknown event type")
+	// ErrInvalidPayload: a payload that does not match its type (wrong Go
+	// type, unknown or missing field, value outside its schema). Returned
+	// inside an *[EventError] naming the type and the field.
+	ErrInvalidPayload = errors.New("events: invalid payload")
+	// ErrInvalidEnvelope: an envelope field is missing or malformed (id,
+	// agent, key, at, aggregate). Returned inside an *[EventError].
+	ErrInvalidEnvelope = errors.New("events: invalid envelope")
+	// ErrTooLarge: a commit over the size or event-count limit
+	// ([WithMaxCommitBytes], [WithMaxEventsPerCommit]). Returned inside an
+	// *[EventError] naming the largest event's type and field.
+	ErrTooLarge = errors.New("events: commit too large")
+	// ErrEmptyCommit: Append was called with no events.
+	ErrEmptyCommit = errors.New("events: empty commit")
+	// ErrDecode: a stored message that cannot be decoded. The returned error
+	// is a *[DecodeError] carrying the stream sequence.
+	ErrDecode = errors.New("events: cannot decode stored message")
+	// ErrInvalidSubject: an empty or malformed agent, aggregate, key or
+	// subject.
+	ErrInvalidSubject = errors.New("events: invalid subject")
+	// ErrLocked: another process holds the embedded server's data directory
+	// (its fledger.lock).
+	ErrLocked = natsserver.ErrLocked
+	// ErrStreamConfig: the FLEDGER stream exists with a configuration this
+	// store cannot safely use; it is never rewritten silently.
+	ErrStreamConfig = errors.New("events: incompatible stream config")
+	// ErrInvalidOption: an option was given an invalid value.
+	ErrInvalidOption = errors.New("events: invalid option")
+	// ErrClosed: the store was used after Close.
+	ErrClosed = errors.New("events: store closed")
+	// ErrUpcast: a stored event could not be upcast to its type's current
+	// version (missing upcaster, or the upcaster failed).
+	ErrUpcast = errors.New("events: cannot upcast event")
+)
+
+// JetStream error codes a conflicting append reports.
+const (
+	// CodeWrongLastSequence (10071) is reported by non-replicated streams,
+	// with the actual last sequence in the description.
+	CodeWrongLastSequence = 10071
+	// CodeWrongLastSequenceConstant (10164) is reported by replicated (R>1)
+	// streams, without the actual sequence.
+	CodeWrongLastSequenceConstant = 10164
+)
+
+// ConflictError reports a failed optimistic-concurrency expectation.
+// errors.Is(err, ErrConflict) is true for it.
+type ConflictError struct {
+	// Subject is the subject the commit was to be stored under.
+	Subject string
+	// Guard is the subject or filter whose last sequence was checked (equal
+	// to Subject unless AppendGuarded was used).
+	Guard string
+	// Expected is the last sequence the caller expected (0 = no message).
+	Expected uint64
+	// Actual is the guard's actual last sequence when the server reported
+	// it (code 10071); 0 with ActualKnown false otherwise.
+	Actual      uint64
+	ActualKnown bool
+	// Code is the JetStream error code: [CodeWrongLastSequence] or
+	// [CodeWrongLastSequenceConstant].
+	Code int
+}
+
+// Error names the guard, the expected and actual sequences and the code.
+func (e *ConflictError) Error() string {
+	actual := "unknown"
+	if e.ActualKnown {
+		actual = fmt.Sprint(e.Actual)
+	}
+	return fmt.Sprintf("events: append conflict on %s: expected last sequence %d, actual %s (jetstream code %d)",
+		e.Guard, e.Expected, actual, e.Code)
+}
+
+// Is makes errors.Is(err, ErrConflict) true.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// EventError names the event an append refused: its position in the
+// commit, its type and, when known, the offending field (a JSON pointer
+// such as "/chain/1/route_origin", or an envelope field name).
+type EventError struct {
+	// Index is the event's 0-based position in the commit (-1 when the
+	// error concerns the commit as a whole).
+	Index int
+	// Type is the event type ("" when unknown).
+	Type string
+	// Field is the offending payload or envelope field, "" when it applies
+	// to the whole event.
+	Field string
+	// Reason explains what is wrong.
+	Reason string
+	// Err is the sentinel: ErrInvalidPayload, ErrUnknownType,
+	// ErrInvalidEnvelope or ErrTooLarge.
+	Err error
+}
+
+// Error names the sentinel, the event's index, type and field, and why.
+func (e *EventError) Error() string {
+	s := fmt.Sprintf("%v: event %d", e.Err, e.Index)
+	if e.Type != "" {
+		s += " type " + e.Type
+	}
+	if e.Field != "" {
+		s += " field " + e.Field
+	}
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	return s
+}
+
+// Unwrap returns the sentinel, so errors.Is works.
+func (e *EventError) Unwrap() error { return e.Err }
+
+// DecodeError reports a stored message that could not be decoded. Readers
+// yield it in place of the message's events and carry on with the next
+// message, so nothing is skipped silently. errors.Is(err, ErrDecode) is
+// true; Unwrap gives the cause (which may be ErrUnknownType or ErrUpcast).
+type DecodeError struct {
+	// Seq is the stream sequence of the message.
+	Seq uint64
+	// Subject is the subject it was stored under.
+	Subject string
+	// Type is the event type when the envelope could be read.
+	Type string
+	// Index is the event's position in its commit (-1 for the whole message).
+	Index int
+	Err   error
+}
+
+// Error names the stream sequence, subject and, when known, the event.
+func (e *DecodeError) Error() string {
+	s := fmt.Sprintf("events: cannot decode stream sequence %d (subject %s", e.Seq, e.Subject)
+	if e.Type != "" {
+		s += fmt.Sprintf(", event %d type %s", e.Index, e.Type)
+	}
+	return s + "): " + e.Err.Error()
+}
+
+// Is makes errors.Is(err, ErrDecode) true.
+func (e *DecodeError) Is(target error) bool { return target == ErrDecode }
+
+// Unwrap returns the cause.
+func (e *DecodeError) Unwrap() error { return e.Err }

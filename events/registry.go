@@ -1,0 +1,181 @@
+package events
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Upcaster turns a stored payload of version N into the same type's
+// payload at version N+1 (JSON to JSON). It must be pure: replay depends on
+// it giving the same output for the same input, forever.
+type Upcaster func(payload json.RawMessage) (json.RawMessage, error)
+
+// Registry maps event type names to their current schema version, Go
+// payload type and upcasters. The codec refuses to write or read a type the
+// registry does not know. A Registry is safe for concurrent use; register
+// everything before the first append or read.
+type Registry struct {
+	mu    sync.RWMutex
+	types map[string]*typeEntry
+}
+
+type typeEntry struct {
+	name     string
+	version  int
+	goType   reflect.Type
+	agg      Aggregate
+	required []string // JSON names of fields without omitempty
+	up       map[int]Upcaster
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{types: map[string]*typeEntry{}} }
+
+// NewCatalogRegistry returns a new registry holding every type of
+// [Catalog] at its current version (all version 1 today). Each call returns
+// an independent registry, so a test may register a v2 of a type without
+// affecting others.
+func NewCatalogRegistry() *Registry {
+	r := NewRegistry()
+	for _, p := range Catalog() {
+		if err := r.Register(p, 1); err != nil {
+			panic(err) // the catalog is static; a failure is a programming error
+		}
+	}
+	return r
+}
+
+// Register makes p's Go type (a struct type, passed by value) the current
+// version of the event type p.EventType(). Registering a type again
+// replaces its Go type and version and keeps its upcasters, which is how a
+// new version is introduced: Register(v2{}, 2) plus
+// RegisterUpcaster(name, 1, up). Errors wrap [ErrInvalidOption].
+func (r *Registry) Register(p Payload, version int) error {
+	if p == nil {
+		return fmt.Errorf("%w: nil payload", ErrInvalidOption)
+	}
+	t := reflect.TypeOf(p)
+	if t.Kind() != reflect.Struct {
+		return fmt.Errorf("%w: payload %s must be a struct passed by value", ErrInvalidOption, t)
+	}
+	name := p.EventType()
+	if name == "" || version < 1 {
+		return fmt.Errorf("%w: payload %s: empty type name or version %d < 1", ErrInvalidOption, t, version)
+	}
+	if !validAggregate(p.EventAggregate()) {
+		return fmt.Errorf("%w: payload %s: aggregate %q is not a lower-case identifier", ErrInvalidOption, name, p.EventAggregate())
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.types[name]
+	if e == nil {
+		e = &typeEntry{name: name, up: map[int]Upcaster{}}
+		r.types[name] = e
+	}
+	e.version, e.goType, e.agg, e.required = version, t, p.EventAggregate(), requiredFields(t)
+	return nil
+}
+
+// RegisterUpcaster registers up to turn typ's payloads of version from into
+// version from+1. Reading an event of version v < current applies the
+// upcasters v, v+1, … in turn. Errors wrap [ErrInvalidOption].
+func (r *Registry) RegisterUpcaster(typ string, from int, up Upcaster) error {
+	if up == nil || from < 1 {
+		return fmt.Errorf("%w: upcaster for %s from version %d", ErrInvalidOption, typ, from)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.types[typ]
+	if e == nil {
+		return fmt.Errorf("%w: upcaster for unregistered type %s", ErrInvalidOption, typ)
+	}
+	e.up[from] = up
+	return nil
+}
+
+// Version returns typ's current schema version and whether it is
+// registered.
+func (r *Registry) Version(typ string) (int, bool) {
+	e := r.lookup(typ)
+	if e == nil {
+		return 0, false
+	}
+	return e.version, true
+}
+
+// Types returns the registered type names, sorted.
+func (r *Registry) Types() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.types))
+	for n := range r.types {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (r *Registry) lookup(typ string) *typeEntry {
+	r.mu.RLock()
+	e := r.types[typ]
+	r.mu.RUnlock()
+	return e
+}
+
+// upcast brings raw from version v to the entry's current version.
+func (e *typeEntry) upcast(raw json.RawMessage, v int) (json.RawMessage, error) {
+	if v > e.version {
+		return nil, fmt.Errorf("%w: %s version %d is newer than this fledger knows (%d)", ErrUpcast, e.name, v, e.version)
+	}
+	if v < 1 {
+		return nil, fmt.Errorf("%w: %s has schema_version %d", ErrUpcast, e.name, v)
+	}
+	for ; v < e.version; v++ {
+		up := e.up[v]
+		if up == nil {
+			return nil, fmt.Errorf("%w: no upcaster for %s from version %d to %d", ErrUpcast, e.name, v, v+1)
+		}
+		var err error
+		if raw, err = up(raw); err != nil {
+			return nil, fmt.Errorf("%w: %s version %d to %d: %v", ErrUpcast, e.name, v, v+1, err)
+		}
+	}
+	return raw, nil
+}
+
+// decode unmarshals raw (at the current version) into a new value of the
+// registered Go type.
+func (e *typeEntry) decode(raw json.RawMessage) (Payload, error) {
+	v := reflect.New(e.goType)
+	if err := json.Unmarshal(raw, v.Interface()); err != nil {
+		return nil, err
+	}
+	return v.Elem().Interface().(Payload), nil
+}
+
+// requiredFields lists the JSON names of t's exported fields that have no
+// omitempty option: the fields the type's schema requires.
+func requiredFields(t reflect.Type) []string {
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if !strings.Contains(","+opts+",", ",omitempty,") {
+			out = append(out, name)
+		}
+	}
+	return out
+}

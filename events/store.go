@@ -1,0 +1,639 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fledger/fledger/internal/natsserver"
+)
+
+// StreamName is the JetStream stream holding every fledger event.
+const StreamName = "FLEDGER"
+
+// AnySeq as the expected sequence appends without any expectation: the
+// commit is stored whatever the subject's last sequence is (it is still
+// de-duplicated by id).
+const AnySeq uint64 = math.MaxUint64
+
+// AppendResult is a stored commit's acknowledgement.
+type AppendResult struct {
+	// Seq is the stream sequence of the commit's message.
+	Seq uint64
+	// Duplicate is true when the commit (same first event id) was already
+	// stored: nothing new was written and Seq is the earlier message's.
+	Duplicate bool
+}
+
+// Store is fledger's event store on a JetStream stream. One decision is
+// one commit: the events are stored together as one message, so a reader
+// sees all of them or none. Implementations are safe for concurrent use.
+type Store interface {
+	// Append stores evs as one commit under subject (an aggregate subject
+	// made by [Subject], no wildcards), provided subject's last sequence is
+	// expected: 0 means "subject has no message yet", [AnySeq] means no
+	// expectation. The first event's id is the message's Nats-Msg-Id, so a
+	// re-sent commit is stored once ([AppendResult].Duplicate). The subject
+	// is the consistency boundary the decision guards; the events may
+	// belong to other aggregates too (an AttemptFailed for the turn and the
+	// ProfileFailureRecorded it caused, stored under the profile).
+	//
+	// Errors: a *[ConflictError] (errors.Is ErrConflict) when the
+	// expectation fails — reload, decide again, retry; an *[EventError]
+	// wrapping ErrUnknownType, ErrInvalidPayload, ErrInvalidEnvelope or
+	// ErrTooLarge, refused before anything is published; ErrEmptyCommit;
+	// ErrInvalidSubject; ErrClosed; or the NATS error. After a timeout or
+	// a lost connection the outcome is unknown: re-send the same events
+	// (same ids), which is stored once, rather than deciding again.
+	Append(ctx context.Context, subject string, expected uint64, evs ...Event) (AppendResult, error)
+
+	// AppendGuarded is Append with the expectation checked against guard
+	// instead of subject: guard may be another subject or a filter with
+	// wildcards (e.g. fledger.a.profile.> to serialise every profile of
+	// agent a), sent as Nats-Expected-Last-Subject-Sequence-Subject.
+	AppendGuarded(ctx context.Context, subject, guard string, expected uint64, evs ...Event) (AppendResult, error)
+
+	// ReadSubject returns every event stored under filter (a subject, or a
+	// filter with wildcards), in stream order, and the stream sequence of
+	// the last message read: the value to pass as Append's expected. It
+	// does not wait for more. A message that cannot be decoded fails the
+	// read with a *[DecodeError] naming its sequence.
+	ReadSubject(ctx context.Context, filter string) ([]Event, uint64, error)
+
+	// Read iterates over the whole stream in order from sequence from (0 or
+	// 1 = the beginning) up to its last message, then ends. A message that
+	// cannot be decoded is yielded as a *[DecodeError] (with Event.Seq set)
+	// and reading goes on with the next one; other errors are yielded once
+	// and end the iteration. For projections and replay.
+	Read(ctx context.Context, from uint64) iter.Seq2[Event, error]
+
+	// Watch is Read that does not end: after the last message it waits for
+	// new commits and yields them as they are appended (an ordered
+	// consumer), until ctx is done or the caller stops. For keeping
+	// projections and engine state current.
+	Watch(ctx context.Context, from uint64) iter.Seq2[Event, error]
+
+	// LastSeq returns the stream's last sequence (filter "") or the last
+	// sequence of a subject or filter; 0 when there is no message.
+	LastSeq(ctx context.Context, filter string) (uint64, error)
+
+	// Conn is the store's NATS connection (for request/reply services).
+	Conn() *nats.Conn
+
+	// ClientURL is the embedded server's loopback URL when it listens
+	// ([WithListen]), else "".
+	ClientURL() string
+
+	// Close closes the connection and, for the embedded server, shuts it
+	// down and releases the data directory. Safe to call more than once.
+	Close() error
+}
+
+type store struct {
+	cfg        config
+	reg        *Registry
+	srv        *natsserver.Server
+	nc         *nats.Conn
+	js         jetstream.JetStream
+	stream     jetstream.Stream
+	directSubj string
+
+	closeOnce sync.Once
+	closeErr  error
+	closed    chan struct{}
+}
+
+// Open connects the store: with [WithURL] to an existing NATS server,
+// otherwise to an embedded server started on [WithDataDir] (loopback only,
+// file storage, fsync per write unless [WithSyncAlways] says otherwise).
+// It creates the FLEDGER stream, or checks that an existing one is
+// compatible (error wrapping [ErrStreamConfig] otherwise; it is never
+// rewritten). A data directory held by another process gives an error
+// wrapping [ErrLocked] that names the directory.
+func Open(ctx context.Context, opts ...Option) (Store, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	s := &store{cfg: cfg, reg: cfg.registry, closed: make(chan struct{})}
+	if s.reg == nil {
+		s.reg = NewCatalogRegistry()
+	}
+	maxPayload := int32(max(1<<20, cfg.maxCommitBytes+headerRoom))
+	if cfg.url == "" {
+		if cfg.replicas != 1 {
+			return nil, invalid("the embedded server supports 1 replica, not %d", cfg.replicas)
+		}
+		srv, err := natsserver.Start(natsserver.Config{
+			DataDir:      cfg.dataDir,
+			Listen:       cfg.listen,
+			Port:         cfg.port,
+			SyncAlways:   cfg.syncAlways,
+			SyncInterval: cfg.syncInterval,
+			MaxPayload:   maxPayload,
+			Logger:       cfg.logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.srv = srv
+		s.nc, err = nats.Connect("", nats.InProcessServer(srv), nats.Name("fledger"))
+		if err != nil {
+			_ = srv.Shutdown(context.Background())
+			return nil, fmt.Errorf("events: connect to embedded server: %w", err)
+		}
+	} else {
+		nopts := []nats.Option{nats.Name("fledger"), nats.MaxReconnects(-1)}
+		if cfg.user != "" {
+			nopts = append(nopts, nats.UserInfo(cfg.user, cfg.password))
+		}
+		if cfg.creds != "" {
+			nopts = append(nopts, nats.UserCredentials(cfg.creds))
+		}
+		if cfg.tlsCA != "" {
+			nopts = append(nopts, nats.RootCAs(cfg.tlsCA))
+		}
+		if cfg.tlsCert != "" {
+			nopts = append(nopts, nats.ClientCert(cfg.tlsCert, cfg.tlsKey))
+		}
+		nc, err := nats.Connect(cfg.url, nopts...)
+		if err != nil {
+			return nil, fmt.Errorf("events: connect to %s: %w", cfg.url, err)
+		}
+		s.nc = nc
+		if mp := nc.MaxPayload(); mp < int64(cfg.maxCommitBytes+headerRoom) {
+			nc.Close()
+			return nil, invalid("max commit bytes %d plus %d header room exceeds the server's max payload %d", cfg.maxCommitBytes, headerRoom, mp)
+		}
+	}
+	var err error
+	if s.js, err = jetstream.New(s.nc, jetstream.WithDefaultTimeout(cfg.timeout)); err == nil {
+		s.stream, err = ensureStream(ctx, s.js, s.streamConfig(), cfg.timeout)
+	}
+	if err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	s.directSubj = "$JS.API.DIRECT.GET." + StreamName
+	return s, nil
+}
+
+// headerRoom is the room left for message headers over the commit body.
+const headerRoom = 4 << 10
+
+func (s *store) streamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:              StreamName,
+		Description:       "fledger event ledger: one message per decision (events.Commit JSON)",
+		Subjects:          []string{SubjectPrefix + ".>"},
+		Retention:         jetstream.LimitsPolicy,
+		MaxConsumers:      -1,
+		MaxMsgs:           -1,
+		MaxBytes:          -1,
+		MaxAge:            0,
+		MaxMsgsPerSubject: -1,
+		Discard:           jetstream.DiscardNew,
+		MaxMsgSize:        int32(s.cfg.maxCommitBytes + headerRoom),
+		Storage:           jetstream.FileStorage,
+		Replicas:          s.cfg.replicas,
+		Duplicates:        s.cfg.dupWindow,
+		DenyDelete:        true,
+		DenyPurge:         true,
+		AllowDirect:       true,
+	}
+}
+
+// ensureStream creates the stream or checks the existing one against want.
+func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig, timeout time.Duration) (jetstream.Stream, error) {
+	ctx, cancel := withTimeout(ctx, timeout)
+	defer cancel()
+	st, err := js.Stream(ctx, want.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		st, err = js.CreateStream(ctx, want)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			st, err = js.Stream(ctx, want.Name) // created concurrently: check it below
+		} else if err == nil {
+			return st, nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("events: stream %s: %w", want.Name, err)
+	}
+	if diffs := streamDiffs(st.CachedInfo().Config, want); len(diffs) > 0 {
+		return nil, fmt.Errorf("%w: stream %s exists with %s; fledger will not change it — fix it with the nats CLI or use another server/data directory",
+			ErrStreamConfig, want.Name, strings.Join(diffs, "; "))
+	}
+	return st, nil
+}
+
+// streamDiffs lists the settings of have that break the store's guarantees.
+func streamDiffs(have, want jetstream.StreamConfig) []string {
+	var d []string
+	add := func(ok bool, format string, args ...any) {
+		if !ok {
+			d = append(d, fmt.Sprintf(format, args...))
+		}
+	}
+	add(len(have.Subjects) == 1 && have.Subjects[0] == want.Subjects[0], "subjects %v (want %v)", have.Subjects, want.Subjects)
+	add(have.Storage == jetstream.FileStorage, "storage %v (want file)", have.Storage)
+	add(have.Retention == jetstream.LimitsPolicy, "retention %v (want limits)", have.Retention)
+	add(have.MaxMsgs <= 0 && have.MaxBytes <= 0 && have.MaxAge == 0 && have.MaxMsgsPerSubject <= 0,
+		"limits max_msgs=%d max_bytes=%d max_age=%v max_msgs_per_subject=%d (events would be dropped; want none)",
+		have.MaxMsgs, have.MaxBytes, have.MaxAge, have.MaxMsgsPerSubject)
+	add(have.Discard == jetstream.DiscardNew, "discard %v (want new)", have.Discard)
+	add(have.Replicas == want.Replicas, "replicas %d (want %d)", have.Replicas, want.Replicas)
+	add(have.Duplicates == want.Duplicates, "duplicate window %v (want %v)", have.Duplicates, want.Duplicates)
+	add(have.MaxMsgSize <= 0 || have.MaxMsgSize >= want.MaxMsgSize, "max message size %d (want >= %d)", have.MaxMsgSize, want.MaxMsgSize)
+	add(have.DenyDelete && have.DenyPurge, "deny_delete=%v deny_purge=%v (want both)", have.DenyDelete, have.DenyPurge)
+	add(have.AllowDirect, "allow_direct=false (want true)")
+	add(!have.Sealed, "sealed")
+	add(have.PersistMode != jetstream.AsyncPersistMode, "persist_mode async (acks before writes are flushed)")
+	return d
+}
+
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+func (s *store) isClosed() bool {
+	select {
+	case <-s.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close implements [Store].
+func (s *store) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		if s.nc != nil {
+			s.nc.Close()
+		}
+		if s.srv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			s.closeErr = s.srv.Shutdown(ctx)
+			cancel()
+		}
+	})
+	return s.closeErr
+}
+
+// Conn implements [Store].
+func (s *store) Conn() *nats.Conn { return s.nc }
+
+// ClientURL implements [Store].
+func (s *store) ClientURL() string {
+	if s.srv == nil {
+		return ""
+	}
+	return s.srv.ClientURL()
+}
+
+// Append implements [Store].
+func (s *store) Append(ctx context.Context, subject string, expected uint64, evs ...Event) (AppendResult, error) {
+	return s.append(ctx, subject, subject, expected, evs)
+}
+
+// AppendGuarded implements [Store].
+func (s *store) AppendGuarded(ctx context.Context, subject, guard string, expected uint64, evs ...Event) (AppendResult, error) {
+	if err := checkFilter(guard); err != nil {
+		return AppendResult{}, err
+	}
+	return s.append(ctx, subject, guard, expected, evs)
+}
+
+// checkFilter accepts fledger.… subjects and filters.
+func checkFilter(f string) error {
+	if !strings.HasPrefix(f, SubjectPrefix+".") || strings.ContainsAny(f, " \t\r\n") || strings.Contains(f, "..") || strings.HasSuffix(f, ".") {
+		return fmt.Errorf("%w: %q is not a fledger subject or filter", ErrInvalidSubject, f)
+	}
+	return nil
+}
+
+func (s *store) append(ctx context.Context, subject, guard string, expected uint64, evs []Event) (AppendResult, error) {
+	if s.isClosed() {
+		return AppendResult{}, ErrClosed
+	}
+	if _, _, _, err := ParseSubject(subject); err != nil {
+		return AppendResult{}, err
+	}
+	if len(evs) > s.cfg.maxEvents {
+		return AppendResult{}, &EventError{Index: -1, Err: ErrTooLarge,
+			Reason: fmt.Sprintf("commit has %d events, the limit is %d", len(evs), s.cfg.maxEvents)}
+	}
+	envs, err := s.reg.encodeEnvelopes(evs)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	if v := s.cfg.validator; v != nil {
+		for i := range envs {
+			if err := v.ValidatePayload(envs[i].Type, envs[i].SchemaVersion, envs[i].Payload); err != nil {
+				return AppendResult{}, schemaError(i, envs[i].Type, err)
+			}
+		}
+	}
+	body, err := marshalCommit(envs)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	if len(body) > s.cfg.maxCommitBytes {
+		return AppendResult{}, tooLarge(envs, len(body), s.cfg.maxCommitBytes)
+	}
+
+	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
+	id := envs[0].ID
+	msg.Header.Set(jetstream.MsgIDHeader, id)
+	msg.Header.Set(jetstream.ExpectedStreamHeader, StreamName)
+	if expected != AnySeq {
+		msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(expected, 10))
+		if guard != subject {
+			msg.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, guard)
+		}
+	}
+	pctx, cancel := withTimeout(ctx, s.cfg.timeout)
+	defer cancel()
+	ack, err := s.js.PublishMsg(pctx, msg)
+	if err == nil {
+		return AppendResult{Seq: ack.Sequence, Duplicate: ack.Duplicate}, nil
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && (apiErr.ErrorCode == CodeWrongLastSequence || apiErr.ErrorCode == CodeWrongLastSequenceConstant) {
+		// The server checks the expectation before de-duplication, so a
+		// re-sent commit whose first send was stored reports a conflict:
+		// look for its id among the guard's messages after expected.
+		if seq, ok := s.findMsgID(pctx, guard, expected, id); ok {
+			return AppendResult{Seq: seq, Duplicate: true}, nil
+		}
+		ce := &ConflictError{Subject: subject, Guard: guard, Expected: expected, Code: int(apiErr.ErrorCode)}
+		if apiErr.ErrorCode == CodeWrongLastSequence {
+			if i := strings.LastIndexByte(apiErr.Description, ':'); i >= 0 {
+				if n, perr := strconv.ParseUint(strings.TrimSpace(apiErr.Description[i+1:]), 10, 64); perr == nil {
+					ce.Actual, ce.ActualKnown = n, true
+				}
+			}
+		}
+		return AppendResult{}, ce
+	}
+	return AppendResult{}, fmt.Errorf("events: append to %s: %w", subject, err)
+}
+
+// dupScanLimit bounds how many later messages of the guard are searched for
+// a re-sent commit's id after a conflict.
+const dupScanLimit = 64
+
+func (s *store) findMsgID(ctx context.Context, guard string, after uint64, id string) (uint64, bool) {
+	var found uint64
+	n := 0
+	_ = s.scan(ctx, after+1, guard, dupScanLimit, func(seq uint64, _ string, m *nats.Msg) bool {
+		n++
+		if m.Header.Get(jetstream.MsgIDHeader) == id {
+			found = seq
+			return false
+		}
+		return n < dupScanLimit
+	})
+	return found, found != 0
+}
+
+// schemaError wraps a validator's error as an EventError naming the field.
+func schemaError(i int, typ string, err error) error {
+	field := ""
+	var fe interface{ FieldPath() string }
+	if errors.As(err, &fe) {
+		field = fe.FieldPath()
+	}
+	return &EventError{Index: i, Type: typ, Field: field, Reason: err.Error(), Err: ErrInvalidPayload}
+}
+
+// directBatch is the JetStream direct-get batch request.
+type directBatch struct {
+	Seq      uint64 `json:"seq,omitempty"`
+	NextFor  string `json:"next_by_subj,omitempty"`
+	Batch    int    `json:"batch,omitempty"`
+	MaxBytes int    `json:"max_bytes,omitempty"`
+}
+
+const (
+	readBatch    = 1000
+	readMaxBytes = 8 << 20
+)
+
+// scan reads messages with sequence >= from matching filter ("" = all) in
+// order with batched direct gets, calling fn for each until fn returns
+// false or no message is pending. It does not wait for new messages.
+func (s *store) scan(ctx context.Context, from uint64, filter string, batch int, fn func(seq uint64, subject string, m *nats.Msg) bool) error {
+	if s.isClosed() {
+		return ErrClosed
+	}
+	if from == 0 {
+		from = 1
+	}
+	if batch <= 0 || batch > readBatch {
+		batch = readBatch
+	}
+	inbox := s.nc.NewRespInbox()
+	sub, err := s.nc.SubscribeSync(inbox)
+	if err != nil {
+		return fmt.Errorf("events: read: %w", err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	_ = sub.SetPendingLimits(-1, -1)
+	for {
+		req, _ := json.Marshal(directBatch{Seq: from, NextFor: filter, Batch: batch, MaxBytes: readMaxBytes})
+		if err := s.nc.PublishRequest(s.directSubj, inbox, req); err != nil {
+			return fmt.Errorf("events: read: %w", err)
+		}
+		bctx, cancel := withTimeout(ctx, s.cfg.timeout)
+		var last uint64
+		for {
+			m, err := sub.NextMsgWithContext(bctx)
+			if err != nil {
+				cancel()
+				return fmt.Errorf("events: read from sequence %d: %w", from, err)
+			}
+			if st := m.Header.Get("Status"); st != "" {
+				cancel()
+				switch st {
+				case "404":
+					return nil
+				case "204":
+					np, _ := strconv.ParseUint(m.Header.Get("Nats-Num-Pending"), 10, 64)
+					if np == 0 || last == 0 {
+						return nil
+					}
+					from = last + 1
+				default:
+					return fmt.Errorf("events: read from sequence %d: server status %s %s", from, st, m.Header.Get("Description"))
+				}
+				break
+			}
+			seq, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
+			if err != nil {
+				cancel()
+				return fmt.Errorf("events: read: bad %s header %q", jetstream.SequenceHeader, m.Header.Get(jetstream.SequenceHeader))
+			}
+			last = seq
+			if !fn(seq, m.Header.Get(jetstream.SubjectHeader), m) {
+				cancel()
+				return nil
+			}
+		}
+	}
+}
+
+// ReadSubject implements [Store].
+func (s *store) ReadSubject(ctx context.Context, filter string) ([]Event, uint64, error) {
+	if err := checkFilter(filter); err != nil {
+		return nil, 0, err
+	}
+	var (
+		out  []Event
+		last uint64
+		derr error
+	)
+	err := s.scan(ctx, 1, filter, readBatch, func(seq uint64, subj string, m *nats.Msg) bool {
+		evs, err := s.reg.DecodeCommit(m.Data, seq, subj)
+		if err != nil {
+			derr = err
+			return false
+		}
+		out = append(out, evs...)
+		last = seq
+		return true
+	})
+	if derr != nil {
+		return nil, 0, derr
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, last, nil
+}
+
+// Read implements [Store].
+func (s *store) Read(ctx context.Context, from uint64) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		stopped := false
+		err := s.scan(ctx, from, "", readBatch, func(seq uint64, subj string, m *nats.Msg) bool {
+			evs, err := s.reg.DecodeCommit(m.Data, seq, subj)
+			if err != nil {
+				if !yield(Event{Seq: seq, Index: -1}, err) {
+					stopped = true
+					return false
+				}
+				return true
+			}
+			for _, ev := range evs {
+				if !yield(ev, nil) {
+					stopped = true
+					return false
+				}
+			}
+			return true
+		})
+		if err != nil && !stopped {
+			yield(Event{}, err)
+		}
+	}
+}
+
+// Watch implements [Store].
+func (s *store) Watch(ctx context.Context, from uint64) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		if s.isClosed() {
+			yield(Event{}, ErrClosed)
+			return
+		}
+		if from == 0 {
+			from = 1
+		}
+		cons, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+			DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
+			OptStartSeq:   from,
+		})
+		if err != nil {
+			yield(Event{}, fmt.Errorf("events: watch: %w", err))
+			return
+		}
+		it, err := cons.Messages(jetstream.PullMaxMessages(readBatch))
+		if err != nil {
+			yield(Event{}, fmt.Errorf("events: watch: %w", err))
+			return
+		}
+		defer it.Stop()
+		for {
+			m, err := it.Next(jetstream.NextContext(ctx))
+			if err != nil {
+				if ctx.Err() != nil || s.isClosed() {
+					return
+				}
+				yield(Event{}, fmt.Errorf("events: watch: %w", err))
+				return
+			}
+			meta, err := m.Metadata()
+			if err != nil {
+				if !yield(Event{}, fmt.Errorf("events: watch: %w", err)) {
+					return
+				}
+				continue
+			}
+			seq := meta.Sequence.Stream
+			evs, err := s.reg.DecodeCommit(m.Data(), seq, m.Subject())
+			if err != nil {
+				if !yield(Event{Seq: seq, Index: -1}, err) {
+					return
+				}
+				continue
+			}
+			for _, ev := range evs {
+				if !yield(ev, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// LastSeq implements [Store].
+func (s *store) LastSeq(ctx context.Context, filter string) (uint64, error) {
+	if s.isClosed() {
+		return 0, ErrClosed
+	}
+	ctx, cancel := withTimeout(ctx, s.cfg.timeout)
+	defer cancel()
+	if filter == "" {
+		info, err := s.stream.Info(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("events: last sequence: %w", err)
+		}
+		return info.State.LastSeq, nil
+	}
+	if err := checkFilter(filter); err != nil {
+		return 0, err
+	}
+	m, err := s.stream.GetLastMsgForSubject(ctx, filter)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("events: last sequence of %s: %w", filter, err)
+	}
+	return m.Sequence, nil
+}

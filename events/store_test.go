@@ -1,0 +1,448 @@
+package events_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fledger/fledger/events"
+)
+
+func TestAppend_DecisionReadBackWhole(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := ctxT(t)
+	evs := failure("turn-1", 1)
+	res, err := s.Append(ctx, profileSubj, 0, evs...)
+	require_NoError(t, err)
+	if res.Seq != 1 || res.Duplicate {
+		t.Fatalf("result %+v, want seq 1, not duplicate", res)
+	}
+	got, last, err := s.ReadSubject(ctx, profileSubj)
+	require_NoError(t, err)
+	if last != 1 || len(got) != 2 {
+		t.Fatalf("read %d events up to %d, want 2 up to 1", len(got), last)
+	}
+	for i, ev := range got {
+		if ev.ID != evs[i].ID || ev.Seq != 1 || ev.Index != i || ev.SchemaVersion != 1 {
+			t.Fatalf("event %d: %+v", i, ev.Envelope)
+		}
+		if !reflect.DeepEqual(ev.Data, evs[i].Data) {
+			t.Fatalf("event %d data %#v, want %#v", i, ev.Data, evs[i].Data)
+		}
+		if !ev.At.Equal(t0) || ev.At.Location().String() != "UTC" {
+			t.Fatalf("event %d at %v", i, ev.At)
+		}
+	}
+	if got[1].CausationID != evs[0].ID || got[1].CorrelationID != "turn-1" {
+		t.Fatalf("causation/correlation not kept: %+v", got[1].Envelope)
+	}
+	last, err = s.LastSeq(ctx, profileSubj)
+	require_NoError(t, err)
+	if last != 1 {
+		t.Fatalf("LastSeq(subject) = %d, want 1", last)
+	}
+	other := events.MustSubject("main", events.AggProfile, "nobody")
+	if last, err = s.LastSeq(ctx, other); err != nil || last != 0 {
+		t.Fatalf("LastSeq(empty subject) = %d, %v; want 0, nil", last, err)
+	}
+	if got, last, err := s.ReadSubject(ctx, other); err != nil || len(got) != 0 || last != 0 {
+		t.Fatalf("ReadSubject(empty subject) = %d events, %d, %v", len(got), last, err)
+	}
+}
+
+func TestAppend_StaleExpectationIsTypedConflict(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := ctxT(t)
+	_, err := s.Append(ctx, profileSubj, 0, failure("turn-1", 1)...)
+	require_NoError(t, err)
+	_, err = s.Append(ctx, profileSubj, 0, failure("turn-2", 1)...)
+	require_ErrorIs(t, err, events.ErrConflict)
+	var ce *events.ConflictError
+	if !errors.As(err, &ce) {
+		t.Fatalf("error %T is not a *ConflictError", err)
+	}
+	if ce.Code != events.CodeWrongLastSequence || !ce.ActualKnown || ce.Actual != 1 || ce.Expected != 0 || ce.Guard != profileSubj {
+		t.Fatalf("conflict %+v", ce)
+	}
+	// No expectation at all: stored whatever the subject holds.
+	res, err := s.Append(ctx, profileSubj, events.AnySeq, failure("turn-3", 1)...)
+	require_NoError(t, err)
+	if res.Seq != 2 {
+		t.Fatalf("AnySeq append stored at %d, want 2", res.Seq)
+	}
+}
+
+func TestAppend_EightWritersWithRetryLoseNothing(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := ctxT(t)
+	const writers, each = 8, 50
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		ids  = map[string]bool{}
+		errs = make(chan error, writers)
+	)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				ev := events.New("main", "openai:user@example.com", t0,
+					events.ProfileCleared{ProfileID: "openai:user@example.com", By: fmt.Sprintf("w%d-%d", w, i)})
+				for try := 0; ; try++ {
+					last, err := s.LastSeq(ctx, profileSubj) // reload
+					if err != nil {
+						errs <- err
+						return
+					}
+					_, err = s.Append(ctx, profileSubj, last, ev)
+					if err == nil {
+						break
+					}
+					if !errors.Is(err, events.ErrConflict) || try > 10000 {
+						errs <- err
+						return
+					}
+				}
+				mu.Lock()
+				ids[ev.ID] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	got, last, err := s.ReadSubject(ctx, profileSubj)
+	require_NoError(t, err)
+	if len(got) != writers*each || last != writers*each {
+		t.Fatalf("%d events up to seq %d, want %d", len(got), last, writers*each)
+	}
+	for i, ev := range got {
+		if ev.Seq != uint64(i+1) {
+			t.Fatalf("event %d has seq %d: sequences not contiguous", i, ev.Seq)
+		}
+		if !ids[ev.ID] {
+			t.Fatalf("event %s at seq %d was not acknowledged to any writer", ev.ID, ev.Seq)
+		}
+		delete(ids, ev.ID)
+	}
+	if len(ids) != 0 {
+		t.Fatalf("%d acknowledged events missing", len(ids))
+	}
+}
+
+func TestAppend_SameCommitTwiceIsStoredOnce(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := ctxT(t)
+	evs := failure("turn-1", 1)
+	first, err := s.Append(ctx, profileSubj, 0, evs...)
+	require_NoError(t, err)
+	// Re-sent with the same expectation (a client retrying after a lost ack).
+	again, err := s.Append(ctx, profileSubj, 0, evs...)
+	require_NoError(t, err)
+	if !again.Duplicate || again.Seq != first.Seq {
+		t.Fatalf("re-send with expectation: %+v, want duplicate of seq %d", again, first.Seq)
+	}
+	// Re-sent with no expectation.
+	again, err = s.Append(ctx, profileSubj, events.AnySeq, evs...)
+	require_NoError(t, err)
+	if !again.Duplicate || again.Seq != first.Seq {
+		t.Fatalf("re-send without expectation: %+v, want duplicate of seq %d", again, first.Seq)
+	}
+	// Re-sent after another commit moved the subject on.
+	_, err = s.Append(ctx, profileSubj, 1, failure("turn-2", 1)...)
+	require_NoError(t, err)
+	again, err = s.Append(ctx, profileSubj, 0, evs...)
+	require_NoError(t, err)
+	if !again.Duplicate || again.Seq != first.Seq {
+		t.Fatalf("late re-send: %+v, want duplicate of seq %d", again, first.Seq)
+	}
+	last, err := s.LastSeq(ctx, "")
+	require_NoError(t, err)
+	if last != 2 {
+		t.Fatalf("stream last seq %d, want 2", last)
+	}
+}
+
+func TestAppend_DecisionIsNeverSeenHalfWritten(t *testing.T) {
+	s, _ := openStore(t)
+	ctx, cancel := context.WithCancel(ctxT(t))
+	defer cancel()
+	const commits, size = 40, 5
+	subj := events.MustSubject("main", events.AggTurn, "turn-x")
+
+	seen := make(chan map[uint64]int, 1)
+	go func() { // a live reader, watching while the writer appends
+		counts := map[uint64]int{}
+		total := 0
+		for ev, err := range s.Watch(ctx, 1) {
+			if err != nil {
+				t.Error(err)
+				break
+			}
+			if ev.Index != counts[ev.Seq] {
+				t.Errorf("seq %d: event index %d after %d events", ev.Seq, ev.Index, counts[ev.Seq])
+			}
+			counts[ev.Seq]++
+			if total++; total == commits*size {
+				break
+			}
+		}
+		seen <- counts
+	}()
+	var last uint64
+	for c := range commits {
+		evs := make([]events.Event, size)
+		for i := range evs {
+			evs[i] = events.New("main", "turn-x", t0, events.AttemptStarted{TurnID: "turn-x", Attempt: c*size + i + 1,
+				Provider: "openai", Model: "gpt-5", Kind: "first"})
+		}
+		res, err := s.Append(ctx, subj, last, evs...)
+		require_NoError(t, err)
+		last = res.Seq
+		// A reader between two appends sees whole commits only.
+		got, _, err := s.ReadSubject(ctx, subj)
+		require_NoError(t, err)
+		if len(got) != (c+1)*size {
+			t.Fatalf("after commit %d read %d events, want %d", c, len(got), (c+1)*size)
+		}
+	}
+	counts := <-seen
+	if len(counts) != commits {
+		t.Fatalf("watch saw %d commits, want %d", len(counts), commits)
+	}
+	for seq, n := range counts {
+		if n != size {
+			t.Fatalf("commit at seq %d seen with %d of %d events", seq, n, size)
+		}
+	}
+	// Read (the replay path) sees the same.
+	n := 0
+	for ev, err := range s.Read(ctx, 0) {
+		require_NoError(t, err)
+		if ev.Index != n%size {
+			t.Fatalf("read: event %d has index %d", n, ev.Index)
+		}
+		n++
+	}
+	if n != commits*size {
+		t.Fatalf("Read gave %d events, want %d", n, commits*size)
+	}
+}
+
+func TestRestart_KeepsEveryEvent(t *testing.T) {
+	dir := t.TempDir()
+	ctx := ctxT(t)
+	s, err := events.Open(ctx, events.WithDataDir(dir))
+	require_NoError(t, err)
+	var want []string
+	var last uint64
+	for i := range 10 {
+		evs := failure(fmt.Sprintf("turn-%d", i), i+1)
+		res, err := s.Append(ctx, profileSubj, last, evs...)
+		require_NoError(t, err)
+		last = res.Seq
+		want = append(want, evs[0].ID, evs[1].ID)
+	}
+	require_NoError(t, s.Close())
+
+	s, err = events.Open(ctx, events.WithDataDir(dir))
+	require_NoError(t, err)
+	defer s.Close()
+	got, last2, err := s.ReadSubject(ctx, profileSubj)
+	require_NoError(t, err)
+	if last2 != last || len(got) != len(want) {
+		t.Fatalf("after restart %d events up to %d, want %d up to %d", len(got), last2, len(want), last)
+	}
+	for i := range got {
+		if got[i].ID != want[i] {
+			t.Fatalf("event %d is %s, want %s", i, got[i].ID, want[i])
+		}
+	}
+	// And the store keeps going where it stopped.
+	_, err = s.Append(ctx, profileSubj, last, failure("turn-after", 1)...)
+	require_NoError(t, err)
+}
+
+func TestOpen_SecondOpenOfSameDirIsRefused(t *testing.T) {
+	_, dir := openStore(t)
+	_, err := events.Open(ctxT(t), events.WithDataDir(dir))
+	require_ErrorIs(t, err, events.ErrLocked)
+	abs, _ := filepath.Abs(dir)
+	if !strings.Contains(err.Error(), abs) {
+		t.Fatalf("error %q does not name the directory %s", err, abs)
+	}
+}
+
+func TestAppend_RefusesBadEventsBeforePublishing(t *testing.T) {
+	s, _ := openStore(t, events.WithMaxCommitBytes(4096), events.WithMaxEventsPerCommit(4))
+	ctx := ctxT(t)
+	good := events.New("main", "openai:user@example.com", t0, events.ProfileCleared{ProfileID: "openai:user@example.com"})
+
+	mismatch := good
+	mismatch.Type = "AttemptFailed"
+
+	unknown := events.New("main", "k", t0, unregistered{})
+
+	raw := func(payload string) events.Event {
+		ev := good
+		ev.Data = nil
+		ev.Payload = []byte(payload)
+		return ev
+	}
+	big := events.New("main", "turn-1", t0, events.NoticeSent{TurnID: "turn-1", Session: "s", Kind: "fallback",
+		Text: strings.Repeat("x", 5000)})
+	noKey := events.New("main", "", t0, events.ProfileCleared{ProfileID: "p"})
+	badSubject := events.New("main", "p", t0, events.ProfileCleared{ProfileID: "p"})
+
+	cases := []struct {
+		name     string
+		subject  string
+		evs      []events.Event
+		sentinel error
+		typ      string
+		field    string
+	}{
+		{"payload of another type", profileSubj, []events.Event{mismatch}, events.ErrInvalidPayload, "AttemptFailed", "type"},
+		{"unknown type", profileSubj, []events.Event{unknown}, events.ErrUnknownType, "Unregistered", "type"},
+		{"unknown field", profileSubj, []events.Event{raw(`{"profile_id":"p","colour":"red"}`)}, events.ErrInvalidPayload, "ProfileCleared", "colour"},
+		{"wrong field type", profileSubj, []events.Event{raw(`{"profile_id":42}`)}, events.ErrInvalidPayload, "ProfileCleared", "profile_id"},
+		{"missing required field", profileSubj, []events.Event{raw(`{"by":"cli"}`)}, events.ErrInvalidPayload, "ProfileCleared", "profile_id"},
+		{"oversize", profileSubj, []events.Event{good, big}, events.ErrTooLarge, "NoticeSent", "text"},
+		{"empty key", profileSubj, []events.Event{noKey}, events.ErrInvalidEnvelope, "ProfileCleared", "key"},
+		{"too many events", profileSubj, []events.Event{good, good, good, good, good}, events.ErrTooLarge, "", ""},
+		{"no events", profileSubj, nil, events.ErrEmptyCommit, "", ""},
+		{"wildcard subject", "fledger.main.profile.*", []events.Event{badSubject}, events.ErrInvalidSubject, "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := s.Append(ctx, tc.subject, events.AnySeq, tc.evs...)
+			require_ErrorIs(t, err, tc.sentinel)
+			var ee *events.EventError
+			if tc.typ != "" || tc.field != "" {
+				if !errors.As(err, &ee) {
+					t.Fatalf("error %T (%v) is not an *EventError", err, err)
+				}
+				if ee.Type != tc.typ || ee.Field != tc.field {
+					t.Fatalf("error names type %q field %q, want %q %q (%v)", ee.Type, ee.Field, tc.typ, tc.field, err)
+				}
+				if !strings.Contains(err.Error(), tc.typ) || !strings.Contains(err.Error(), tc.field) {
+					t.Fatalf("message %q does not name type and field", err)
+				}
+			}
+		})
+	}
+	last, err := s.LastSeq(ctx, "")
+	require_NoError(t, err)
+	if last != 0 {
+		t.Fatalf("%d messages were published", last)
+	}
+}
+
+// unregistered is a payload type no registry knows.
+type unregistered struct{}
+
+func (unregistered) EventType() string                { return "Unregistered" }
+func (unregistered) EventAggregate() events.Aggregate { return events.AggProfile }
+
+func TestRead_UndecodableMessageIsAnErrorNamingItsSequence(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := ctxT(t)
+	js, err := jetstream.New(s.Conn())
+	require_NoError(t, err)
+	_, err = js.Publish(ctx, profileSubj, []byte("not json"))
+	require_NoError(t, err)
+	_, err = js.Publish(ctx, profileSubj, []byte(`{"events":[{"id":"x","type":"Martian","schema_version":1,"payload":{}}]}`))
+	require_NoError(t, err)
+	_, err = s.Append(ctx, profileSubj, 2, failure("turn-1", 1)...)
+	require_NoError(t, err)
+
+	_, _, err = s.ReadSubject(ctx, profileSubj)
+	var de *events.DecodeError
+	if !errors.As(err, &de) || de.Seq != 1 || !strings.Contains(err.Error(), "sequence 1") {
+		t.Fatalf("ReadSubject error %v, want a DecodeError for seq 1", err)
+	}
+
+	var decodeSeqs []uint64
+	var good int
+	for _, err := range s.Read(ctx, 1) {
+		if err != nil {
+			require_ErrorIs(t, err, events.ErrDecode)
+			errors.As(err, &de)
+			decodeSeqs = append(decodeSeqs, de.Seq)
+			if de.Seq == 2 && (!errors.Is(err, events.ErrUnknownType) || !strings.Contains(err.Error(), "Martian")) {
+				t.Fatalf("seq 2 error %v does not name the unknown type", err)
+			}
+			continue
+		}
+		good++
+	}
+	if !reflect.DeepEqual(decodeSeqs, []uint64{1, 2}) || good != 2 {
+		t.Fatalf("read errors at %v and %d good events, want errors at [1 2] and 2 events", decodeSeqs, good)
+	}
+}
+
+func TestAppendGuarded_WildcardGuardSerialisesAllProfiles(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := ctxT(t)
+	guard, err := events.AggregateFilter("main", events.AggProfile)
+	require_NoError(t, err)
+	p1 := events.MustSubject("main", events.AggProfile, "openai:a@example.com")
+	p2 := events.MustSubject("main", events.AggProfile, "openai:b@example.com")
+	clear := func(id string) events.Event {
+		return events.New("main", id, t0, events.ProfileCleared{ProfileID: id})
+	}
+	_, err = s.AppendGuarded(ctx, p1, guard, 0, clear("openai:a@example.com"))
+	require_NoError(t, err)
+	_, err = s.AppendGuarded(ctx, p2, guard, 0, clear("openai:b@example.com"))
+	require_ErrorIs(t, err, events.ErrConflict)
+	_, last, err := s.ReadSubject(ctx, guard)
+	require_NoError(t, err)
+	_, err = s.AppendGuarded(ctx, p2, guard, last, clear("openai:b@example.com"))
+	require_NoError(t, err)
+}
+
+func TestOpen_ByURLSharesTheStream(t *testing.T) {
+	embedded, _ := openStore(t, events.WithListen(0))
+	url := embedded.ClientURL()
+	if !strings.HasPrefix(url, "nats://127.0.0.1:") {
+		t.Fatalf("ClientURL %q is not loopback", url)
+	}
+	ctx := ctxT(t)
+	remote, err := events.Open(ctx, events.WithURL(url))
+	require_NoError(t, err)
+	defer remote.Close()
+	_, err = remote.Append(ctx, profileSubj, 0, failure("turn-1", 1)...)
+	require_NoError(t, err)
+	got, last, err := embedded.ReadSubject(ctx, profileSubj)
+	require_NoError(t, err)
+	if len(got) != 2 || last != 1 {
+		t.Fatalf("embedded side read %d events up to %d", len(got), last)
+	}
+	// A store that wants another stream config refuses to use it.
+	_, err = events.Open(ctx, events.WithURL(url), events.WithDuplicateWindow(7*60e9))
+	require_ErrorIs(t, err, events.ErrStreamConfig)
+	if !strings.Contains(err.Error(), "duplicate window") {
+		t.Fatalf("error %q does not say what differs", err)
+	}
+}
+
+func TestOpen_DataDirLayout(t *testing.T) {
+	_, dir := openStore(t)
+	for _, p := range []string{"fledger.lock", "jetstream"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			t.Fatalf("data dir lacks %s: %v", p, err)
+		}
+	}
+}
