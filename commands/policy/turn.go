@@ -1,0 +1,249 @@
+package policy
+
+import "github.com/fledger/fledger/events"
+
+// Attempt kinds (AttemptStarted.Kind).
+const (
+	KindFirst      = "first"
+	KindRetry      = "retry"
+	KindRotation   = "rotation"
+	KindFallback   = "fallback"
+	KindProbe      = "probe"
+	KindChainRetry = "chain_retry"
+)
+
+// Turn phases.
+const (
+	PhaseRunning   = "running"
+	PhaseWaiting   = "waiting"
+	PhaseSucceeded = "succeeded"
+	PhaseExhausted = "exhausted"
+	PhaseStopped   = "stopped"
+)
+
+// Pending waits (TurnState.Pending).
+const (
+	PendingRetry = "retry"
+	PendingChain = "chain"
+)
+
+// ProbeMark is a primary cooldown probe made in this turn: the provider and
+// when (Unix ms); it feeds the probe throttle.
+type ProbeMark struct {
+	Provider string
+	At       int64
+}
+
+// TurnState is one turn, folded from its turn events by [EvolveTurn].
+// Everything the turn decider needs that is not an argument lives here, so
+// the state after a decision always equals the fold of its events.
+type TurnState struct {
+	// From TurnStarted.
+	TurnID          string
+	Session         string
+	Chat            string
+	Requested       ModelRef
+	SelectionSource string
+	Strict          bool
+	Chain           []events.Candidate
+	ConfigHash      string
+	AttemptLimit    int
+	Pin             string
+	PinSource       string
+	Seed            uint64
+	StartedAt       int64
+	AutoOriginProbe bool
+
+	// Phase is running | waiting | succeeded | exhausted | stopped.
+	Phase string
+	// Attempts is the number of attempts started; Current the last one and
+	// InFlight whether its outcome is awaited.
+	Attempts int
+	Current  events.AttemptStarted
+	InFlight bool
+	// LastFailure is the last AttemptFailed.
+	LastFailure events.AttemptFailed
+	// Pending is the wait in progress (retry | chain) and ResumeAt its end.
+	Pending  string
+	ResumeAt int64
+
+	// Per candidate (reset when a new candidate starts).
+	CandAttempts        int
+	Tried               []string
+	Retries             int
+	RetryWindowEndsAt   int64
+	RateLimitSeen       bool
+	RateLimitRotations  int
+	OverloadedRotations int
+
+	// Per chain pass (reset by a whole-chain overload retry).
+	Round              int
+	WaitedMs           int64
+	OverloadNoticeSent bool
+	ProbeSlots         []string
+	RoundFailures      int
+	RoundOnlyOverload  bool
+	RoundSkips         int
+	Summary            []events.ExhaustedAttempt
+
+	// Whole turn.
+	TLSBanned    []string
+	ReplayUnsafe bool
+	Probes       []ProbeMark
+}
+
+// grow appends to a copy, never to a shared backing array, so EvolveTurn
+// stays pure.
+func grow[T any](s []T, v T) []T {
+	out := make([]T, len(s), len(s)+1)
+	copy(out, s)
+	return append(out, v)
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *TurnState) resetCandidate() {
+	s.CandAttempts, s.Tried, s.Retries, s.RetryWindowEndsAt = 0, nil, 0, 0
+	s.RateLimitSeen, s.RateLimitRotations, s.OverloadedRotations = false, 0, 0
+}
+
+// EvolveTurn folds one turn event into the state. TurnStarted opens a fresh
+// state; events of other turns and other aggregates leave it unchanged.
+func EvolveTurn(s TurnState, p events.Payload) TurnState {
+	if ts, ok := p.(events.TurnStarted); ok {
+		return TurnState{
+			TurnID: ts.TurnID, Session: ts.Session, Chat: ts.Chat, Requested: ts.Requested,
+			SelectionSource: ts.SelectionSource, Strict: ts.Strict,
+			Chain:      append([]events.Candidate(nil), ts.Chain...),
+			ConfigHash: ts.ConfigHash, AttemptLimit: ts.AttemptLimit,
+			Pin: ts.PinnedProfile, PinSource: ts.PinSource, Seed: ts.Seed, StartedAt: ts.StartedAt,
+			AutoOriginProbe: ts.AutoOriginProbe, Phase: PhaseRunning, RoundOnlyOverload: true,
+		}
+	}
+	if p.EventAggregate() != events.AggTurn || turnIDOf(p) != s.TurnID {
+		return s
+	}
+	switch e := p.(type) {
+	case events.AttemptStarted:
+		if e.Kind != KindRetry && e.Kind != KindRotation {
+			s.resetCandidate()
+		}
+		if e.Kind == KindRotation {
+			switch s.LastFailure.Reason {
+			case ReasonRateLimit:
+				s.RateLimitRotations++
+			case ReasonOverloaded:
+				s.OverloadedRotations++
+			}
+		}
+		s.Attempts, s.Current, s.InFlight = e.Attempt, e, true
+		s.Phase, s.Pending, s.ResumeAt = PhaseRunning, "", 0
+		s.CandAttempts++
+		if e.ProfileID != "" && !contains(s.Tried, e.ProfileID) {
+			s.Tried = grow(s.Tried, e.ProfileID)
+		}
+		if e.ProbeSlot {
+			s.ProbeSlots = grow(s.ProbeSlots, e.Provider)
+		}
+		if e.Kind == KindProbe && e.CandidateIndex == 0 {
+			s.Probes = grow(s.Probes, ProbeMark{Provider: e.Provider, At: e.StartedAt})
+		}
+	case events.AttemptFailed:
+		s.InFlight, s.LastFailure = false, e
+		s.RoundFailures++
+		if e.Reason != ReasonOverloaded {
+			s.RoundOnlyOverload = false
+		}
+		if e.ReplayUnsafe {
+			s.ReplayUnsafe = true
+		}
+		if e.Reason == ReasonRateLimit {
+			s.RateLimitSeen = true
+		}
+		if e.Reason == ReasonTLSCertificate && !contains(s.TLSBanned, e.Provider) {
+			s.TLSBanned = grow(s.TLSBanned, e.Provider)
+		}
+		if s.Current.ProbeSlot && probeSlotReleased.has(e.Reason) {
+			for i := len(s.ProbeSlots) - 1; i >= 0; i-- {
+				if s.ProbeSlots[i] == e.Provider {
+					out := make([]string, 0, len(s.ProbeSlots)-1)
+					out = append(append(out, s.ProbeSlots[:i]...), s.ProbeSlots[i+1:]...)
+					s.ProbeSlots = out
+					break
+				}
+			}
+		}
+	case events.AttemptSucceeded:
+		s.InFlight = false
+	case events.RetryScheduled:
+		s.Retries = e.Retry
+		if e.WindowEndsAt > 0 {
+			s.RetryWindowEndsAt = e.WindowEndsAt
+		}
+		s.Pending, s.ResumeAt, s.Phase = PendingRetry, e.ResumeAt, PhaseWaiting
+	case events.CandidateSkipped:
+		s.RoundSkips++
+		s.Summary = grow(s.Summary, events.ExhaustedAttempt{Provider: e.Provider, Model: e.Model, Reason: e.Reason, Error: e.Message})
+	case events.FallbackStepped:
+		if e.Decision == DecisionCandidateFailed {
+			r := e.Reason
+			if r == "" {
+				r = ReasonUnknown
+			}
+			s.Summary = grow(s.Summary, events.ExhaustedAttempt{Provider: e.CandidateProvider, Model: e.CandidateModel,
+				Reason: r, Status: e.Status, Code: e.Code, Error: e.ErrorPreview})
+		}
+	case events.ChainRetryScheduled:
+		s.Round, s.WaitedMs = e.Round, e.WaitedMs+e.DelayMs
+		s.Pending, s.ResumeAt, s.Phase = PendingChain, e.ResumeAt, PhaseWaiting
+		s.ProbeSlots, s.RoundFailures, s.RoundOnlyOverload, s.RoundSkips, s.Summary = nil, 0, true, 0, nil
+		s.resetCandidate()
+	case events.NoticeSent:
+		if e.Kind == NoticeOverloadWait {
+			s.OverloadNoticeSent = true
+		}
+	case events.TurnSucceeded:
+		s.Phase = PhaseSucceeded
+	case events.TurnExhausted:
+		s.Phase = PhaseExhausted
+	case events.TurnStopped:
+		s.Phase = PhaseStopped
+	}
+	return s
+}
+
+// turnIDOf returns the TurnID of a turn payload.
+func turnIDOf(p events.Payload) string {
+	switch e := p.(type) {
+	case events.AttemptStarted:
+		return e.TurnID
+	case events.AttemptFailed:
+		return e.TurnID
+	case events.AttemptSucceeded:
+		return e.TurnID
+	case events.RetryScheduled:
+		return e.TurnID
+	case events.CandidateSkipped:
+		return e.TurnID
+	case events.FallbackStepped:
+		return e.TurnID
+	case events.ChainRetryScheduled:
+		return e.TurnID
+	case events.NoticeSent:
+		return e.TurnID
+	case events.TurnSucceeded:
+		return e.TurnID
+	case events.TurnExhausted:
+		return e.TurnID
+	case events.TurnStopped:
+		return e.TurnID
+	}
+	return ""
+}
