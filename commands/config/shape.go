@@ -1,0 +1,173 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+var (
+	fileType = reflect.TypeOf(File{})
+	rawType  = reflect.TypeOf(json.RawMessage{})
+)
+
+// checkShape walks the decoded tree beside the Go type it will decode into:
+// keys the type does not know become warnings and are deleted from the tree
+// (unknown keys are reported, never silently ignored or half-applied),
+// values of the wrong JSON kind become problems with their path.
+func checkShape(v any, t reflect.Type, path string, warnings, problems *[]Problem) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == rawType || v == nil {
+		return // free-form (checked in build) or explicit null (= absent)
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			*problems = append(*problems, Problem{path, "expected a mapping, got " + jsonKind(v)})
+			return
+		}
+		fields := jsonFields(t)
+		for _, k := range sortedMapKeys(m) {
+			ft, ok := fields[k]
+			if !ok {
+				*warnings = append(*warnings, Problem{joinKey(path, k), "unknown key (ignored)" + suggest(k, fields)})
+				// Drop it: encoding/json matches keys case-insensitively,
+				// so a misspelt "ratelimit" would otherwise take effect.
+				delete(m, k)
+				continue
+			}
+			checkShape(m[k], ft, joinKey(path, k), warnings, problems)
+		}
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			*problems = append(*problems, Problem{path, "expected a mapping, got " + jsonKind(v)})
+			return
+		}
+		for _, k := range sortedMapKeys(m) {
+			checkShape(m[k], t.Elem(), joinKey(path, k), warnings, problems)
+		}
+	case reflect.Slice:
+		a, ok := v.([]any)
+		if !ok {
+			*problems = append(*problems, Problem{path, "expected a list, got " + jsonKind(v)})
+			return
+		}
+		for i, e := range a {
+			checkShape(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), warnings, problems)
+		}
+	case reflect.String:
+		if _, ok := v.(string); !ok {
+			*problems = append(*problems, Problem{path, "expected a string, got " + jsonKind(v)})
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			*problems = append(*problems, Problem{path, "expected true or false, got " + jsonKind(v)})
+		}
+	case reflect.Int, reflect.Int64:
+		n, ok := v.(json.Number)
+		if !ok {
+			*problems = append(*problems, Problem{path, "expected a whole number, got " + jsonKind(v)})
+			return
+		}
+		if _, err := n.Int64(); err != nil {
+			*problems = append(*problems, Problem{path, fmt.Sprintf("%s is not a whole number in range", n)})
+		}
+	case reflect.Float64:
+		n, ok := v.(json.Number)
+		if !ok {
+			*problems = append(*problems, Problem{path, "expected a number, got " + jsonKind(v)})
+			return
+		}
+		if _, err := n.Float64(); err != nil {
+			*problems = append(*problems, Problem{path, fmt.Sprintf("%s is not a number in range", n)})
+		}
+	}
+}
+
+// jsonFields maps a struct's JSON names to field types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := make(map[string]reflect.Type, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+// suggest names a known key that differs only in case, the usual typo.
+func suggest(k string, fields map[string]reflect.Type) string {
+	names := make([]string, 0, len(fields))
+	for n := range fields {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if strings.EqualFold(n, k) || strings.EqualFold(strings.ReplaceAll(n, "_", ""), strings.ReplaceAll(k, "_", "")) {
+			return fmt.Sprintf("; did you mean %q?", n)
+		}
+	}
+	return ""
+}
+
+// joinKey appends a map key to a path: plain keys with a dot, keys with
+// dots, spaces or brackets quoted (auth.profiles["openai:me@example.com"]).
+func joinKey(path, k string) string {
+	plain := k != ""
+	for _, r := range k {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			plain = false
+			break
+		}
+	}
+	if !plain {
+		return fmt.Sprintf("%s[%q]", path, k)
+	}
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+func jsonKind(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "a mapping"
+	case []any:
+		return "a list"
+	case string:
+		return fmt.Sprintf("the string %q", truncate(x, 40))
+	case bool:
+		return fmt.Sprintf("%t", x)
+	case json.Number:
+		return "the number " + x.String()
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func sortedMapKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
