@@ -14,9 +14,9 @@ func init() { register(newConfigCmd) }
 func newConfigCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
-		Short: "Check failover config files",
+		Short: "Check failover config files and record the one in force",
 	}
-	cmd.AddCommand(newConfigCheckCmd())
+	cmd.AddCommand(newConfigCheckCmd(), newConfigApplyCmd(g))
 	return cmd
 }
 
