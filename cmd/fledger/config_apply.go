@@ -1,19 +1,13 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/fledger/fledger/commands/config"
-	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/commands/engine"
 	"github.com/spf13/cobra"
 )
-
-// applyRetries bounds reload-and-retry when another writer applies a
-// config at the same moment.
-const applyRetries = 5
 
 func newConfigApplyCmd(g *globals) *cobra.Command {
 	var agent string
@@ -41,7 +35,7 @@ use) unless --nats names an existing server.`,
 				return err
 			}
 			defer st.Close()
-			res, applied, err := applyConfig(ctx, st, agent, args[0], l, time.Now())
+			res, applied, err := engine.ApplyConfig(ctx, st, agent, args[0], l, time.Now())
 			if err != nil {
 				return err
 			}
@@ -56,53 +50,4 @@ use) unless --nats names an existing server.`,
 	}
 	cmd.Flags().StringVar(&agent, "agent", "main", "agent id the config applies to")
 	return cmd
-}
-
-// applyConfig appends ConfigApplied unless the agent's latest config has
-// the same hash. It guards all of the agent's config subjects with the last
-// sequence it read, so two concurrent applies cannot both think theirs is
-// the latest; on a conflict it reloads and decides again. It returns the
-// stream sequence of the config now in force and whether it appended.
-func applyConfig(ctx context.Context, st events.Store, agent, source string, l *config.Loaded, now time.Time) (uint64, bool, error) {
-	filter, err := events.AggregateFilter(agent, events.AggConfig)
-	if err != nil {
-		return 0, false, err
-	}
-	subject, err := events.Subject(agent, events.AggConfig, l.Hash)
-	if err != nil {
-		return 0, false, err
-	}
-	for try := 0; ; try++ {
-		evs, last, err := st.ReadSubject(ctx, filter)
-		if err != nil {
-			return 0, false, err
-		}
-		if n := len(evs); n > 0 {
-			if cur, ok := evs[n-1].Data.(events.ConfigApplied); ok && cur.Hash == l.Hash {
-				return last, false, nil
-			}
-		}
-		ev := events.New(agent, l.Hash, now, events.ConfigApplied{
-			Hash:     l.Hash,
-			Config:   l.Canonical,
-			Source:   source,
-			Warnings: warningStrings(l.Warnings),
-		})
-		res, err := st.AppendGuarded(ctx, subject, filter, last, ev)
-		if errors.Is(err, events.ErrConflict) && try < applyRetries {
-			continue
-		}
-		if err != nil {
-			return 0, false, err
-		}
-		return res.Seq, true, nil
-	}
-}
-
-func warningStrings(ps []config.Problem) []string {
-	var out []string
-	for _, p := range ps {
-		out = append(out, p.String())
-	}
-	return out
 }

@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/events"
+)
+
+// Engine runs failover turns for one agent on an event store: it loads
+// state, asks the pure deciders of commands/policy what to do, appends each
+// decision as one atomic commit guarded by the subject whose consistency it
+// protects, performs the provider calls through a [Caller], and classifies
+// their errors. Its state is an in-process fold of the agent's events
+// (fledger.<agent>.>) kept current by an ordered consumer; after each
+// append it waits until that fold has applied the new commit, so a
+// decision never uses state older than what this engine appended.
+//
+// Several engines (in one process or many) may share a stream: a conflict
+// on a guarded subject makes the loser reload and decide again, at most
+// [DefaultConflictRetries] times. An Engine is safe for concurrent use.
+type Engine struct {
+	store events.Store
+	agent string
+	opt   options
+	st    *state
+
+	closeOnce sync.Once
+	stop      func()
+
+	commits, conflicts atomic.Uint64
+	// beforeAppend, when set (tests only), runs between a decision and its
+	// append.
+	beforeAppend func(subject string)
+	// observe, when set (benchmarks only), gets each commit's duration:
+	// decide, append, and wait for the state to fold it.
+	observe func(time.Duration)
+}
+
+// Stats counts an engine's appends.
+type Stats struct {
+	// Commits is the number of decisions appended; Conflicts the number of
+	// appends refused because another writer appended to the guarded
+	// subject first (each was reloaded and decided again).
+	Commits, Conflicts uint64
+}
+
+// Stats returns the engine's counters.
+func (e *Engine) Stats() Stats {
+	return Stats{Commits: e.commits.Load(), Conflicts: e.conflicts.Load()}
+}
+
+// New starts an engine for agent on store and waits until its state has
+// caught up with the agent's events already on the stream. Close it when
+// done (the store stays open).
+func New(ctx context.Context, store events.Store, agent string, opts ...Option) (*Engine, error) {
+	if _, err := events.AggregateFilter(agent, events.AggTurn); err != nil {
+		return nil, fmt.Errorf("%w: agent: %v", ErrBadRequest, err)
+	}
+	o := defaultOptions()
+	for _, f := range opts {
+		if err := f(&o); err != nil {
+			return nil, err
+		}
+	}
+	if o.registry == nil {
+		o.registry = events.NewCatalogRegistry()
+	}
+	e := &Engine{store: store, agent: agent, opt: o, st: newState(agent)}
+	stop, err := e.st.follow(ctx, store, o.registry)
+	if err != nil {
+		return nil, err
+	}
+	e.stop = stop
+	if err := e.Sync(ctx); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Agent is the agent id the engine writes and reads.
+func (e *Engine) Agent() string { return e.agent }
+
+// Close stops following the stream. It does not close the store.
+func (e *Engine) Close() {
+	e.closeOnce.Do(func() {
+		if e.stop != nil {
+			e.stop()
+		}
+		e.st.fail(ErrClosed)
+	})
+}
+
+// Sync waits until the engine's state includes every event of its agent
+// stored when Sync was called, including other engines' appends. Decisions
+// do not need it (conflicts bring in what they miss); queries after
+// another process wrote do.
+func (e *Engine) Sync(ctx context.Context) error {
+	last, err := e.store.LastSeq(ctx, e.agentFilter())
+	if err != nil {
+		return err
+	}
+	return e.st.waitApplied(ctx, last)
+}
+
+func (e *Engine) agentFilter() string { return "fledger." + events.EncodeToken(e.agent) + ".>" }
+
+// Profile returns the usageStats of profile id as folded so far.
+func (e *Engine) Profile(id string) policy.ProfileState {
+	e.st.mu.RLock()
+	defer e.st.mu.RUnlock()
+	return e.st.profiles[id]
+}
+
+// Profiles returns the ids of every profile with recorded state, sorted.
+func (e *Engine) Profiles() []string {
+	e.st.mu.RLock()
+	defer e.st.mu.RUnlock()
+	out := make([]string, 0, len(e.st.profiles))
+	for id := range e.st.profiles {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Session returns a session's state as folded so far.
+func (e *Engine) Session(key string) policy.SessionState {
+	e.st.mu.RLock()
+	defer e.st.mu.RUnlock()
+	if v := e.st.sessions[key]; v != nil {
+		return v.state
+	}
+	return policy.SessionState{}
+}
+
+// Turn returns a turn's state (a finished turn keeps only its id, session,
+// phase and attempt count) and whether it is known.
+func (e *Engine) Turn(id string) (policy.TurnState, bool) {
+	e.st.mu.RLock()
+	defer e.st.mu.RUnlock()
+	t, ok := e.st.turns[id]
+	return t, ok
+}
+
+// Unfinished lists, sorted, the turns of session ("" = every session) that
+// have a TurnStarted but no TurnSucceeded, TurnExhausted or TurnStopped:
+// turns whose engine stopped (crash, cancellation) between two decisions.
+// They are never reported as succeeded.
+func (e *Engine) Unfinished(session string) []string {
+	e.st.mu.RLock()
+	defer e.st.mu.RUnlock()
+	var out []string
+	for id, t := range e.st.turns {
+		if (session == "" || t.Session == session) && (t.Phase == policy.PhaseRunning || t.Phase == policy.PhaseWaiting) {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Config returns the config in force (the agent's last ConfigApplied).
+func (e *Engine) Config() (*policy.Config, bool) {
+	e.st.mu.RLock()
+	defer e.st.mu.RUnlock()
+	c := e.st.configs[e.st.current]
+	return c, c != nil
+}

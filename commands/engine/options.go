@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/fledger/fledger/events"
+)
+
+// DefaultConflictRetries bounds reload-and-decide-again after an append
+// conflict (another writer appended to the guarded subject first).
+const DefaultConflictRetries = 8
+
+// Option configures an [Engine].
+type Option func(*options) error
+
+type options struct {
+	clock    Clock
+	seeds    func(turnID string) uint64
+	retries  int
+	registry *events.Registry
+}
+
+func defaultOptions() options {
+	return options{clock: RealClock{}, seeds: randomSeed, retries: DefaultConflictRetries}
+}
+
+// WithClock sets the clock (default [RealClock]).
+func WithClock(c Clock) Option {
+	return func(o *options) error {
+		if c == nil {
+			return fmt.Errorf("%w: nil clock", ErrBadRequest)
+		}
+		o.clock = c
+		return nil
+	}
+}
+
+// WithSeeds sets how a turn's jitter seed is drawn when the TurnRequest
+// gives none (default: crypto/rand). The seed is recorded in
+// TurnStarted.Seed, so replay is exact whatever the source; scenarios use
+// a derived seed so their output is reproducible.
+func WithSeeds(f func(turnID string) uint64) Option {
+	return func(o *options) error {
+		if f == nil {
+			return fmt.Errorf("%w: nil seed source", ErrBadRequest)
+		}
+		o.seeds = f
+		return nil
+	}
+}
+
+// WithConflictRetries bounds the reloads after append conflicts (default
+// [DefaultConflictRetries]; at least 1).
+func WithConflictRetries(n int) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return fmt.Errorf("%w: conflict retries %d < 1", ErrBadRequest, n)
+		}
+		o.retries = n
+		return nil
+	}
+}
+
+// WithRegistry sets the registry used to decode the stream (default: the
+// v1 catalog); use the one the store was opened with.
+func WithRegistry(r *events.Registry) Option {
+	return func(o *options) error {
+		o.registry = r
+		return nil
+	}
+}
+
+func randomSeed(string) uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return binary.LittleEndian.Uint64(b[:])
+}

@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	"github.com/fledger/fledger/commands/classify"
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/commands/redact"
+	"github.com/fledger/fledger/events"
+)
+
+// Preview lengths of the stored provider error (runes).
+const (
+	messagePreviewRunes = 300
+	bodyPreviewRunes    = 300
+	fieldPreviewRunes   = 120
+)
+
+// outcomeOf classifies a call error at now into the decider's Outcome.
+// Only redacted previews and a hash of the raw text leave this function:
+// nothing secret is ever appended (design "Events").
+func outcomeOf(err error, now time.Time, latencyMs int64) policy.Outcome {
+	var unsafe *ReplayUnsafeError
+	out := policy.Outcome{LatencyMs: latencyMs}
+	if errors.As(err, &unsafe) {
+		out.OutputStarted, out.ToolStarted = unsafe.OutputStarted, unsafe.ToolStarted
+	}
+	var pe *classify.ProviderError
+	if !errors.As(err, &pe) {
+		pe = classify.FromError(err)
+	}
+	r := classify.ClassifyAt(pe, now)
+	out.Reason, out.Status, out.Disposition = string(r.Reason), r.Status, string(r.Disposition)
+	out.RetryAfterMs = r.RetryAfterMs
+	if c := r.RequestSizeCeiling; c != nil {
+		out.RequestSizeCeiling = true
+		out.CeilingTokens = []int64{c.LimitTokens, c.RequestedTokens}
+	}
+	out.Error = errorRecord(pe)
+	out.Code = out.Error.Code
+	out.Evidence = events.Evidence{Rule: r.Evidence.Rule, Source: r.Evidence.Source,
+		Field: r.Evidence.Field, Match: redact.Preview(r.Evidence.Match, fieldPreviewRunes)}
+	return out
+}
+
+// errorRecord is the stored form of a provider error: redacted, bounded
+// previews and "sha256:<hex>" of the unredacted message and body. When the
+// outer error has no message or body, the first cause that has one is
+// used.
+func errorRecord(pe *classify.ProviderError) events.ProviderErrorRecord {
+	if pe == nil {
+		return events.ProviderErrorRecord{}
+	}
+	msg, body := pe.Message, pe.Body
+	for c := pe.Cause; c != nil && msg == "" && body == ""; c = c.Cause {
+		msg, body = c.Message, c.Body
+	}
+	rec := events.ProviderErrorRecord{
+		Status:         pe.Status,
+		Code:           redact.Preview(pe.Code, fieldPreviewRunes),
+		Type:           redact.Preview(pe.Type, fieldPreviewRunes),
+		Name:           redact.Preview(pe.Name, fieldPreviewRunes),
+		MessagePreview: redact.Preview(msg, messagePreviewRunes),
+		BodyPreview:    redact.Preview(body, bodyPreviewRunes),
+	}
+	if msg != "" || body != "" {
+		sum := sha256.Sum256([]byte(msg + "\x00" + body))
+		rec.Hash = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	return rec
+}

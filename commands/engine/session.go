@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/events"
+)
+
+// Session commands. Each is decided by commands/policy on the session's
+// current state and appended as one commit under
+// fledger.<agent>.session.<key>, guarded by that subject's last sequence
+// (a concurrent command on the same session makes one of them reload and
+// decide again). Each returns the events it appended (none when the
+// command changed nothing). A selection made while a turn runs applies
+// from the next turn (POLICY "Order, pins, chain, selection source").
+
+// SelectModel records `/model provider/model` with its source (user,
+// default, auto, legacy, cron; "" = user). origin is the configured model
+// an auto override fell back from (source auto only). profile, when set,
+// also pins that auth profile as a user pin (`/model p/m@profile`) in the
+// same commit.
+func (e *Engine) SelectModel(ctx context.Context, session string, m events.ModelRef, source string, origin *events.ModelRef, profile string) ([]events.Event, error) {
+	if m.Provider == "" || m.Model == "" {
+		return nil, fmt.Errorf("%w: model %q is not provider/model", ErrBadRequest, m.String())
+	}
+	if source == "" {
+		source = policy.SourceUser
+	}
+	return e.sessionCommand(ctx, session, func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error) {
+		out, err := policy.SelectModel(s, session, m, source, origin)
+		if err != nil || profile == "" {
+			return out, err
+		}
+		for _, p := range out {
+			s = policy.EvolveSession(s, p)
+		}
+		pin, err := cfg.PinProfile(s, session, profile)
+		return append(out, pin...), err
+	})
+}
+
+// ClearModel records `/model default`: the override is cleared; a pin
+// compatible with agent's default primary is kept.
+func (e *Engine) ClearModel(ctx context.Context, session, agent string) ([]events.Event, error) {
+	return e.sessionCommand(ctx, session, func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error) {
+		return cfg.ClearModel(s, session, agent), nil
+	})
+}
+
+// PinProfile pins an auth profile on the session. source user is
+// `/model …@profile` (survives resets and compaction); source auto records
+// an automatic pin (e.g. imported session state).
+func (e *Engine) PinProfile(ctx context.Context, session, profile, source string) ([]events.Event, error) {
+	return e.sessionCommand(ctx, session, func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error) {
+		switch source {
+		case "", policy.PinUser:
+			return cfg.PinProfile(s, session, profile)
+		case policy.PinAuto:
+			p, ok := cfg.Profile(profile)
+			if !ok {
+				return nil, fmt.Errorf("%w: %q", policy.ErrUnknownProfile, profile)
+			}
+			if s.Pin == profile && s.PinSource == policy.PinAuto {
+				return nil, nil
+			}
+			var out []events.Payload
+			if s.Pin != "" {
+				out = append(out, events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: s.PinSource, Cause: policy.UnpinReplaced})
+			}
+			return append(out, events.SessionAuthPinned{Session: session, ProfileID: profile, Provider: p.Provider, Source: policy.PinAuto}), nil
+		}
+		return nil, fmt.Errorf("%w: pin source %q is not auto|user", ErrBadRequest, source)
+	})
+}
+
+// Reset records `/new` (kind "new") or `/reset` (kind "reset"): a stored
+// auto override and an automatic pin are cleared; a user selection and a
+// user pin survive.
+func (e *Engine) Reset(ctx context.Context, session, kind string) ([]events.Event, error) {
+	if kind != "new" && kind != "reset" {
+		return nil, fmt.Errorf("%w: reset kind %q is not new|reset", ErrBadRequest, kind)
+	}
+	return e.sessionCommand(ctx, session, func(_ *policy.Config, s policy.SessionState) ([]events.Payload, error) {
+		return policy.ResetSession(s, session, kind), nil
+	})
+}
+
+// CompleteCompaction records a completed compaction: the count increments
+// and an automatic pin is cleared (unless
+// auth.cooldowns.autoPinSurvivesCompaction).
+func (e *Engine) CompleteCompaction(ctx context.Context, session string) ([]events.Event, error) {
+	return e.sessionCommand(ctx, session, func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error) {
+		return cfg.CompleteCompaction(s, session), nil
+	})
+}
+
+func (e *Engine) sessionCommand(ctx context.Context, session string,
+	decide func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error)) ([]events.Event, error) {
+	if session == "" {
+		return nil, fmt.Errorf("%w: empty session", ErrBadRequest)
+	}
+	_, evs, err := e.commit(ctx, e.opt.clock.Now(), home{agg: events.AggSession, key: session}, "", func() (policy.Decision, error) {
+		cfg := e.st.configs[e.st.current]
+		if cfg == nil {
+			return policy.Decision{}, ErrNoConfig
+		}
+		var s policy.SessionState
+		if v := e.st.sessions[session]; v != nil {
+			s = v.state
+		}
+		ps, err := decide(cfg, s)
+		return policy.Decision{Events: ps}, err
+	})
+	return evs, err
+}

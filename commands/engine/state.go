@@ -1,0 +1,247 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fledger/fledger/commands/config"
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/events"
+)
+
+// sessionView is what the cache keeps per session: the folded session
+// state and the inputs the turn decider needs that come from turn events
+// (policy.Env.SkipMarks, SelectRequest.LastAutoProbeAt).
+type sessionView struct {
+	state           policy.SessionState
+	lastAutoProbeAt int64
+	skipMarks       map[string]policy.SkipMark
+}
+
+// state is one engine's in-process view of its agent's events: every
+// aggregate folded with the shared policy.Evolve* functions, plus the last
+// stream sequence of every subject (the guards of the next appends). It is
+// fed, in stream order and one whole commit at a time, by an ordered
+// consumer on fledger.<agent>.>; applied is the stream sequence of the
+// last commit folded. Readers hold mu for reading while they decide.
+type state struct {
+	agent string
+
+	mu      sync.RWMutex
+	changed *sync.Cond // signalled (under mu) after each applied commit
+	applied uint64
+	failed  error // a fatal consumer error; waiters return it
+
+	subjectSeq map[string]uint64
+	profiles   map[string]policy.ProfileState
+	sessions   map[string]*sessionView
+	turns      map[string]policy.TurnState
+	probeAt    map[string]int64
+
+	// configs holds every config seen, by hash; current is the hash of the
+	// agent's last ConfigApplied.
+	configs map[string]*policy.Config
+	current string
+	// decodeErrs counts stored messages that could not be decoded (they
+	// are skipped; the events command names them).
+	decodeErrs int
+}
+
+func newState(agent string) *state {
+	s := &state{
+		agent:      agent,
+		subjectSeq: map[string]uint64{},
+		profiles:   map[string]policy.ProfileState{},
+		sessions:   map[string]*sessionView{},
+		turns:      map[string]policy.TurnState{},
+		probeAt:    map[string]int64{},
+		configs:    map[string]*policy.Config{},
+	}
+	s.changed = sync.NewCond(s.mu.RLocker())
+	return s
+}
+
+// follow starts the ordered consumer that keeps s current. It returns once
+// the consumer is running; stop ends it.
+func (s *state) follow(ctx context.Context, st events.Store, reg *events.Registry) (stop func(), err error) {
+	js, err := jetstream.New(st.Conn())
+	if err != nil {
+		return nil, fmt.Errorf("engine: jetstream: %w", err)
+	}
+	stream, err := js.Stream(ctx, events.StreamName)
+	if err != nil {
+		return nil, fmt.Errorf("engine: stream %s: %w", events.StreamName, err)
+	}
+	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{"fledger." + events.EncodeToken(s.agent) + ".>"},
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("engine: watch %s: %w", s.agent, err)
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		meta, err := m.Metadata()
+		if err != nil {
+			s.fail(fmt.Errorf("engine: watch: %w", err))
+			return
+		}
+		evs, derr := reg.DecodeCommit(m.Data(), meta.Sequence.Stream, m.Subject())
+		s.apply(meta.Sequence.Stream, m.Subject(), evs, derr)
+	}, jetstream.PullMaxMessages(256))
+	if err != nil {
+		return nil, fmt.Errorf("engine: watch %s: %w", s.agent, err)
+	}
+	return cc.Stop, nil
+}
+
+func (s *state) fail(err error) {
+	s.mu.Lock()
+	if s.failed == nil {
+		s.failed = err
+	}
+	s.mu.Unlock()
+	s.changed.Broadcast()
+}
+
+// apply folds one commit (all its events) stored at seq under subject.
+func (s *state) apply(seq uint64, subject string, evs []events.Event, derr error) {
+	s.mu.Lock()
+	if seq <= s.applied {
+		s.mu.Unlock()
+		return
+	}
+	s.subjectSeq[subject] = seq
+	if derr != nil {
+		s.decodeErrs++
+	}
+	for i := range evs {
+		s.fold(&evs[i])
+	}
+	s.applied = seq
+	s.mu.Unlock()
+	s.changed.Broadcast()
+}
+
+// fold applies one event. State is folded by the envelope's aggregate and
+// key, never by the subject the commit was stored under (a commit stored
+// under a profile subject carries turn and session events too).
+func (s *state) fold(ev *events.Event) {
+	if ev.Agent != s.agent {
+		return
+	}
+	switch ev.Aggregate {
+	case events.AggProfile:
+		s.profiles[ev.Key] = policy.EvolveProfile(s.profiles[ev.Key], ev.Data)
+	case events.AggSession:
+		v := s.session(ev.Key)
+		v.state = policy.EvolveSession(v.state, ev.Data)
+	case events.AggConfig:
+		if c, ok := ev.Data.(events.ConfigApplied); ok {
+			if _, seen := s.configs[c.Hash]; !seen {
+				if l, err := config.Parse(c.Config, "ConfigApplied "+c.Hash); err == nil {
+					pc := l.Policy
+					pc.Hash = c.Hash
+					s.configs[c.Hash] = &pc
+				}
+			}
+			if _, ok := s.configs[c.Hash]; ok {
+				s.current = c.Hash
+			}
+		}
+	case events.AggTurn:
+		s.foldTurn(ev)
+	}
+}
+
+func (s *state) session(key string) *sessionView {
+	v := s.sessions[key]
+	if v == nil {
+		v = &sessionView{}
+		s.sessions[key] = v
+	}
+	return v
+}
+
+// foldTurn folds a turn event and derives the cross-turn inputs the
+// decider needs: the primary probe throttle (policy.Env.ProbeAt), the auth
+// skip cache (policy.Env.SkipMarks) and the auto-override probe time
+// (policy.SelectRequest.LastAutoProbeAt). A finished turn is kept only as
+// its id, session and phase.
+func (s *state) foldTurn(ev *events.Event) {
+	st := s.turns[ev.Key]
+	switch e := ev.Data.(type) {
+	case events.TurnStarted:
+		if e.AutoOriginProbe {
+			v := s.session(e.Session)
+			v.lastAutoProbeAt = max(v.lastAutoProbeAt, e.StartedAt)
+		}
+	case events.AttemptStarted:
+		if e.Kind == policy.KindProbe && e.CandidateIndex == 0 {
+			s.probeAt[e.Provider] = max(s.probeAt[e.Provider], e.StartedAt)
+		}
+	case events.AttemptFailed:
+		if (e.Reason == policy.ReasonAuth || e.Reason == policy.ReasonAuthPermanent) && st.Current.CandidateIndex > 0 {
+			s.markSkip(st.Session, e, ev)
+		}
+	}
+	st = policy.EvolveTurn(st, ev.Data)
+	switch st.Phase {
+	case policy.PhaseSucceeded, policy.PhaseExhausted, policy.PhaseStopped:
+		st = policy.TurnState{TurnID: st.TurnID, Session: st.Session, Phase: st.Phase, Attempts: st.Attempts}
+	}
+	s.turns[ev.Key] = st
+}
+
+// markSkip records an auth skip-cache marker for the failed candidate under
+// every auth scope it may be looked up with (each configured profile of the
+// provider, and none): the decider keys the cache by the first profile of
+// the order at skip time, which an auth failure itself reorders.
+func (s *state) markSkip(session string, e events.AttemptFailed, ev *events.Event) {
+	v := s.session(session)
+	if v.skipMarks == nil {
+		v.skipMarks = map[string]policy.SkipMark{}
+	}
+	mark := policy.SkipMark{At: events.Millis(ev.At), Reason: e.Reason}
+	v.skipMarks[policy.SkipKey(session, e.Provider, e.Model, "")] = mark
+	if c := s.configs[s.current]; c != nil {
+		for _, p := range c.ProviderProfiles(e.Provider) {
+			v.skipMarks[policy.SkipKey(session, e.Provider, e.Model, p.ID)] = mark
+		}
+	}
+}
+
+// waitApplied blocks until the commit at seq (or a later one) is folded.
+func (s *state) waitApplied(ctx context.Context, seq uint64) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.applied >= seq {
+		return s.failed
+	}
+	stop := context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		s.mu.Unlock() //nolint:staticcheck // synchronise with a waiter between its check and Wait
+		s.changed.Broadcast()
+	})
+	defer stop()
+	for s.applied < seq && s.failed == nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.changed.Wait()
+	}
+	return s.failed
+}
+
+// env builds the decider's Env for session at now. Call with mu held for
+// reading; the maps are the cache's own and must not be retained past the
+// read lock (the decider copies before it writes).
+func (s *state) env(cfg *policy.Config, session string, now int64) policy.Env {
+	env := policy.Env{Config: cfg, Profiles: s.profiles, ProbeAt: s.probeAt, Now: now}
+	if v := s.sessions[session]; v != nil {
+		env.Session, env.SkipMarks = v.state, v.skipMarks
+	}
+	return env
+}

@@ -1,0 +1,91 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fledger/fledger/commands/engine"
+)
+
+// scriptCaller answers a turn's attempts from its scripted responses: the
+// first unused response whose candidate (and profile, when given) matches,
+// else the scenario's default; with neither, the run stops with an error
+// naming the attempt (the turn's context is cancelled, so the engine
+// records nothing for the call and the turn is left unfinished).
+type scriptCaller struct {
+	turn    *Turn
+	def     *Response
+	clock   *Clock
+	cancel  context.CancelFunc
+	used    []int
+	missing error
+}
+
+func newScriptCaller(t *Turn, def *Response, clock *Clock, cancel context.CancelFunc) *scriptCaller {
+	return &scriptCaller{turn: t, def: def, clock: clock, cancel: cancel, used: make([]int, len(t.Responses))}
+}
+
+// Call implements engine.Caller.
+func (s *scriptCaller) Call(ctx context.Context, r engine.CallRequest) (engine.Answer, error) {
+	cand := r.Provider + "/" + r.Model
+	var resp *Response
+	for i := range s.turn.Responses {
+		x := &s.turn.Responses[i]
+		if x.Candidate != cand || (x.Profile != "" && x.Profile != r.ProfileID) || s.used[i] >= max(1, x.Repeat) {
+			continue
+		}
+		s.used[i]++
+		resp = x
+		break
+	}
+	if resp == nil && s.def != nil && (s.def.Candidate == "" || s.def.Candidate == cand) {
+		resp = s.def
+	}
+	if resp == nil {
+		prof := r.ProfileID
+		if prof == "" {
+			prof = "no profile"
+		}
+		s.missing = fmt.Errorf("turn %s attempt %d (%s, %s, %s): no scripted response matches and the scenario has no default",
+			r.TurnID, r.Attempt, cand, prof, r.Kind)
+		s.cancel()
+		return engine.Answer{}, s.missing
+	}
+	if err := s.clock.Sleep(ctx, time.Duration(resp.LatencyMs)*time.Millisecond); err != nil {
+		return engine.Answer{}, err
+	}
+	if resp.OK {
+		text := resp.Text
+		if text == "" {
+			text = "(answer from " + cand + ")"
+		}
+		return engine.Answer{Text: text}, nil
+	}
+	pe := *resp.Error
+	if pe.Provider == "" {
+		pe.Provider = r.Provider
+	}
+	if pe.Model == "" {
+		pe.Model = r.Model
+	}
+	pe.ReceivedAt = s.clock.Now()
+	return engine.Answer{}, &pe
+}
+
+// unused lists responses never used, as "candidate [profile]".
+func (s *scriptCaller) unused() []string {
+	var out []string
+	for i, r := range s.turn.Responses {
+		if s.used[i] == 0 {
+			d := r.Candidate
+			if r.Profile != "" {
+				d += " @" + r.Profile
+			}
+			out = append(out, fmt.Sprintf("responses[%d] %s", i, d))
+		}
+	}
+	return out
+}
+
+var _ engine.Caller = (*scriptCaller)(nil)

@@ -1,0 +1,317 @@
+package scenario
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/events"
+)
+
+// Options tune a run.
+type Options struct {
+	// Agent is the stream namespace (the events' agent id). "" = a fresh
+	// one per run, "scn-<name>-<8 hex>", so state left on the stream by an
+	// earlier run (cooldowns, pins, notice state) never changes this run's
+	// results. A fixed Agent continues from that agent's state.
+	Agent string
+	// Realtime sleeps call latencies and waits instead of only advancing
+	// the virtual clock (gaps between steps are always skipped).
+	Realtime bool
+}
+
+// Report is what a run did, step by step.
+type Report struct {
+	Scenario    string          `json:"scenario"`
+	Description string          `json:"description,omitempty"`
+	Source      string          `json:"source,omitempty"`
+	Agent       string          `json:"agent"`
+	Start       time.Time       `json:"start"`
+	ConfigHash  string          `json:"config_hash"`
+	Steps       []StepReport    `json:"steps"`
+	Profiles    []ProfileReport `json:"profiles"`
+	// Mismatches are the failed expectations (filled by Check).
+	Mismatches []Mismatch `json:"mismatches,omitempty"`
+	Checked    bool       `json:"checked"`
+
+	start time.Time
+}
+
+// StepReport is one script step's result.
+type StepReport struct {
+	Index int       `json:"index"`
+	At    time.Time `json:"at"`
+	// Offset is At − Start, e.g. "+1m30s".
+	Offset string `json:"offset"`
+	// Kind is turn | command.
+	Kind    string         `json:"kind"`
+	Command *CommandReport `json:"command,omitempty"`
+	Turn    *TurnReport    `json:"turn,omitempty"`
+}
+
+// CommandReport is a session command and the events it recorded.
+type CommandReport struct {
+	Text    string   `json:"text"`
+	Session string   `json:"session"`
+	Events  []string `json:"events"`
+	Error   string   `json:"error,omitempty"`
+}
+
+// TurnReport is one turn's result.
+type TurnReport struct {
+	ID         string   `json:"id"`
+	Session    string   `json:"session"`
+	Chat       string   `json:"chat"`
+	Requested  string   `json:"requested"`
+	Source     string   `json:"selection_source"`
+	Chain      []string `json:"chain"`
+	Outcome    string   `json:"outcome"`
+	AnsweredBy string   `json:"answered_by,omitempty"`
+	Profile    string   `json:"profile,omitempty"`
+	Attempts   int      `json:"attempts"`
+	DurationMs int64    `json:"duration_ms"`
+	// Lines are the turn's steps in words, in order.
+	Lines   []Line         `json:"lines"`
+	Notices []NoticeReport `json:"notices"`
+	// Summary is the exhaustion summary the user sees; SoonestCooldown the
+	// model-aware soonest cooldown expiry.
+	Summary         string     `json:"summary,omitempty"`
+	SoonestCooldown *time.Time `json:"soonest_cooldown_expiry,omitempty"`
+	Disposition     string     `json:"disposition,omitempty"`
+	Reason          string     `json:"reason,omitempty"`
+	Message         string     `json:"message,omitempty"`
+	// Unused lists scripted responses no attempt used.
+	Unused []string `json:"unused_responses,omitempty"`
+	// Profiles are the usageStats right after the turn.
+	Profiles map[string]ProfileReport `json:"-"`
+}
+
+// Line is one step of a turn in words.
+type Line struct {
+	Offset string `json:"offset"`
+	Kind   string `json:"kind"`
+	Text   string `json:"text"`
+}
+
+// NoticeReport is a notice: Delivered false = recorded, not shown.
+type NoticeReport struct {
+	Kind      string `json:"kind"`
+	Text      string `json:"text"`
+	Delivered bool   `json:"delivered"`
+}
+
+// ProfileReport is a profile's usageStats (OpenClaw names; times as
+// offsets from the start).
+type ProfileReport struct {
+	ID             string         `json:"id"`
+	ErrorCount     int            `json:"errorCount"`
+	FailureCounts  map[string]int `json:"failureCounts,omitempty"`
+	CooldownUntil  string         `json:"cooldownUntil,omitempty"`
+	CooldownReason string         `json:"cooldownReason,omitempty"`
+	CooldownModel  string         `json:"cooldownModel,omitempty"`
+	DisabledUntil  string         `json:"disabledUntil,omitempty"`
+	DisabledReason string         `json:"disabledReason,omitempty"`
+	LastUsed       string         `json:"lastUsed,omitempty"`
+
+	state policy.ProfileState
+}
+
+// ScriptError reports a step the script could not run (no response for an
+// attempt, a refused command).
+type ScriptError struct {
+	Step int
+	Err  error
+}
+
+func (e *ScriptError) Error() string { return fmt.Sprintf("script[%d]: %v", e.Step, e.Err) }
+
+// Unwrap returns the cause.
+func (e *ScriptError) Unwrap() error { return e.Err }
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// Namespace returns a fresh stream namespace (agent id) for a run of name.
+func Namespace(name string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	n := strings.Trim(unsafeName.ReplaceAllString(name, "-"), "-")
+	if len(n) > 48 {
+		n = n[:48]
+	}
+	return "scn-" + n + "-" + hex.EncodeToString(b[:])
+}
+
+// Run plays sc on st: it applies the scenario's config to a fresh
+// namespace (see [Options]), then runs each step at its offset on a
+// virtual clock with scripted provider answers. It returns the report of
+// every step run; a *ScriptError (also with the partial report) when the
+// script cannot go on.
+func Run(ctx context.Context, st events.Store, sc *Scenario, opt Options) (*Report, error) {
+	agent := opt.Agent
+	if agent == "" {
+		agent = Namespace(sc.Name)
+	}
+	clock := NewClock(sc.Start, opt.Realtime)
+	seeds := func(turnID string) uint64 {
+		h := fnv.New64a()
+		h.Write([]byte(sc.Name + "\x00" + turnID))
+		return h.Sum64()
+	}
+	eng, err := engine.New(ctx, st, agent, engine.WithClock(clock), engine.WithSeeds(seeds))
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+	if _, _, err := eng.ApplyConfig(ctx, "scenario:"+sc.Name, sc.Loaded); err != nil {
+		return nil, err
+	}
+	rep := &Report{Scenario: sc.Name, Description: sc.Description, Source: sc.Source, Agent: agent,
+		Start: sc.Start.UTC(), ConfigHash: sc.Loaded.Hash, start: sc.Start.UTC()}
+	for i := range sc.Script {
+		step := &sc.Script[i]
+		clock.AdvanceTo(sc.Start.Add(step.Offset))
+		sr := StepReport{Index: i, At: clock.Now(), Offset: rep.offset(events.Millis(clock.Now()))}
+		var err error
+		if step.Command != nil {
+			sr.Kind = "command"
+			sr.Command, err = runCommand(ctx, eng, step.Command)
+		} else {
+			sr.Kind = "turn"
+			sr.Turn, err = rep.runTurn(ctx, eng, sc, step.Turn, clock)
+		}
+		rep.Steps = append(rep.Steps, sr)
+		if err != nil {
+			rep.Profiles = rep.profiles(eng, sc)
+			return rep, &ScriptError{Step: i, Err: err}
+		}
+	}
+	rep.Profiles = rep.profiles(eng, sc)
+	return rep, nil
+}
+
+func runCommand(ctx context.Context, eng *engine.Engine, c *Command) (*CommandReport, error) {
+	cr := &CommandReport{Session: c.Session}
+	var (
+		evs []events.Event
+		err error
+	)
+	switch c.Do {
+	case "model":
+		m, prof := splitProfile(c.Model)
+		p, mod, _ := splitModel(m)
+		src := c.Source
+		if src == "" {
+			src = policy.SourceUser
+		}
+		cr.Text = "/model " + c.Model + " (source " + src + ")"
+		evs, err = eng.SelectModel(ctx, c.Session, events.ModelRef{Provider: p, Model: mod}, src, nil, prof)
+	case "model_default":
+		cr.Text = "/model default"
+		evs, err = eng.ClearModel(ctx, c.Session, c.Agent)
+	case "pin":
+		src := c.Source
+		if src == "" {
+			src = policy.PinUser
+		}
+		cr.Text = "pin " + c.Profile + " (" + src + ")"
+		evs, err = eng.PinProfile(ctx, c.Session, c.Profile, src)
+	case "new", "reset":
+		cr.Text = "/" + c.Do
+		evs, err = eng.Reset(ctx, c.Session, c.Do)
+	case "compaction":
+		cr.Text = "compaction completed"
+		evs, err = eng.CompleteCompaction(ctx, c.Session)
+	}
+	for _, ev := range evs {
+		cr.Events = append(cr.Events, ev.Type)
+	}
+	if err != nil {
+		cr.Error = err.Error()
+	}
+	return cr, err
+}
+
+func (rep *Report) runTurn(ctx context.Context, eng *engine.Engine, sc *Scenario, t *Turn, clock *Clock) (*TurnReport, error) {
+	req := engine.TurnRequest{TurnID: t.ID, Session: t.Session, Agent: t.Agent, Chat: t.Chat}
+	if t.Model != "" {
+		p, m, _ := splitModel(t.Model)
+		ref := events.ModelRef{Provider: p, Model: m}
+		if t.Source == policy.SourceCron {
+			req.Cron = &policy.CronPayload{Model: ref}
+		} else {
+			src := t.Source
+			if src == "" {
+				src = policy.SourceUser
+			}
+			if _, err := eng.SelectModel(ctx, t.Session, ref, src, nil, ""); err != nil {
+				return nil, fmt.Errorf("turn %s: select %s: %w", t.ID, t.Model, err)
+			}
+		}
+	}
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	caller := newScriptCaller(t, sc.Default, clock, cancel)
+	res, err := eng.RunTurn(tctx, req, caller)
+	if caller.missing != nil {
+		err = caller.missing
+	}
+	var ex *engine.ExhaustedError
+	var stop *engine.StoppedError
+	if err != nil && !errors.As(err, &ex) && !errors.As(err, &stop) && res == nil {
+		return nil, err
+	}
+	tr := rep.turnReport(res)
+	tr.Unused = caller.unused()
+	switch {
+	case ex != nil:
+		tr.Summary = ex.Summary
+		if ex.SoonestCooldownExpiry > 0 {
+			at := events.FromMillis(ex.SoonestCooldownExpiry)
+			tr.SoonestCooldown = &at
+		}
+	case stop != nil:
+		tr.Disposition, tr.Reason, tr.Message = stop.Disposition, stop.Reason, stop.Message
+	}
+	tr.Profiles = map[string]ProfileReport{}
+	for _, p := range sc.Loaded.Policy.Profiles {
+		tr.Profiles[p.ID] = rep.profile(p.ID, eng.Profile(p.ID))
+	}
+	if ex != nil || stop != nil {
+		err = nil
+	}
+	return tr, err
+}
+
+func (rep *Report) profiles(eng *engine.Engine, sc *Scenario) []ProfileReport {
+	var out []ProfileReport
+	for _, p := range sc.Loaded.Policy.Profiles {
+		out = append(out, rep.profile(p.ID, eng.Profile(p.ID)))
+	}
+	return out
+}
+
+func (rep *Report) profile(id string, s policy.ProfileState) ProfileReport {
+	return ProfileReport{ID: id, ErrorCount: s.ErrorCount, FailureCounts: s.FailureCounts,
+		CooldownUntil: rep.offset(s.CooldownUntil), CooldownReason: s.CooldownReason, CooldownModel: s.CooldownModel,
+		DisabledUntil: rep.offset(s.DisabledUntil), DisabledReason: s.DisabledReason, LastUsed: rep.offset(s.LastUsed), state: s}
+}
+
+// offset renders Unix ms as "+<duration>" from the start ("" for 0).
+func (rep *Report) offset(ms int64) string {
+	if ms == 0 {
+		return ""
+	}
+	d := events.FromMillis(ms).Sub(rep.start)
+	if d < 0 {
+		return "-" + d.Abs().String()
+	}
+	return "+" + d.String()
+}

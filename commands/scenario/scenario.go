@@ -1,0 +1,471 @@
+// Package scenario runs scripted failover scenarios on the turn engine:
+// a scenario file (YAML or JSON, schemas/scenario.v1.json) holds a config,
+// a start time and a script of turns and session commands at offsets; the
+// runner answers each provider call from the script on a virtual clock,
+// records everything through commands/engine, renders what happened and
+// checks it against the scenario's expectations.
+package scenario
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/fledger/fledger/commands/classify"
+	"github.com/fledger/fledger/commands/config"
+	"github.com/fledger/fledger/events"
+)
+
+// MaxFileBytes bounds a scenario file (4 MiB).
+const MaxFileBytes = 4 << 20
+
+// Scenario is a parsed, validated scenario file.
+type Scenario struct {
+	// Name identifies the scenario (also its run namespace prefix).
+	Name string `json:"name"`
+	// Description says what it demonstrates and where its errors come from.
+	Description string `json:"description,omitempty"`
+	// Start is the virtual time the script starts at.
+	Start time.Time `json:"start"`
+	// Config is the failover config (the config file format).
+	Config json.RawMessage `json:"config"`
+	// Default answers attempts no scripted response matches.
+	Default *Response `json:"default,omitempty"`
+	// Script is the list of steps, in order.
+	Script []Step `json:"script"`
+	// Expect holds end-of-run expectations.
+	Expect *Expect `json:"expect,omitempty"`
+
+	// Loaded is the parsed config; Source the file the scenario came from.
+	Loaded *config.Loaded `json:"-"`
+	Source string         `json:"-"`
+}
+
+// Step is one script entry: a turn or a session command at an offset
+// from Start.
+type Step struct {
+	// At is "+<duration>" from Start ("+0s", "+45s", "+2m30s").
+	At      string        `json:"at"`
+	Offset  time.Duration `json:"-"`
+	Turn    *Turn         `json:"turn,omitempty"`
+	Command *Command      `json:"command,omitempty"`
+}
+
+// Turn is one scripted turn.
+type Turn struct {
+	// ID is the turn id (default "t<step number>").
+	ID      string `json:"id,omitempty"`
+	Session string `json:"session"`
+	// Agent is the OpenClaw agent id (agents.entries), "" = defaults.
+	Agent string `json:"agent,omitempty"`
+	// Chat is direct | group | channel (default direct).
+	Chat string `json:"chat,omitempty"`
+	// Model, when set, is selected on the session before the turn with
+	// Source (default user; cron makes it this turn's cron payload and
+	// stores nothing).
+	Model  string `json:"model,omitempty"`
+	Source string `json:"source,omitempty"`
+	// Responses answer the turn's attempts: each attempt takes the first
+	// unused response matching its candidate (and profile, when given).
+	Responses []Response `json:"responses,omitempty"`
+	// Expect is what the turn must do (checked with --check).
+	Expect *TurnExpect `json:"expect,omitempty"`
+}
+
+// Command is a session command: do is model (`/model p/m[@profile]`, with
+// source), model_default (`/model default`), pin (profile, source auto or
+// user), new (`/new`), reset (`/reset`) or compaction (a completed
+// compaction).
+type Command struct {
+	Do      string `json:"do"`
+	Session string `json:"session"`
+	Model   string `json:"model,omitempty"`
+	Source  string `json:"source,omitempty"`
+	Profile string `json:"profile,omitempty"`
+	Agent   string `json:"agent,omitempty"`
+}
+
+// Response is one scripted provider answer.
+type Response struct {
+	// Candidate is "provider/model"; Profile, when set, restricts the
+	// response to that auth profile.
+	Candidate string `json:"candidate,omitempty"`
+	Profile   string `json:"profile,omitempty"`
+	// OK answers with Text; otherwise Error is the provider error.
+	OK   bool   `json:"ok,omitempty"`
+	Text string `json:"text,omitempty"`
+	// Error has the classify.ProviderError fields: status, code, type,
+	// message, body, headers (and name, cause).
+	Error *classify.ProviderError `json:"error,omitempty"`
+	// Vector names the real provider error (fixtures/vectors RE-* id) the
+	// error is taken from.
+	Vector string `json:"vector,omitempty"`
+	// LatencyMs is how long the call takes on the scenario clock.
+	LatencyMs int64 `json:"latency_ms,omitempty"`
+	// Repeat answers that many attempts (default 1).
+	Repeat int `json:"repeat,omitempty"`
+}
+
+// TurnExpect is what a turn must do. Unset fields are not checked.
+type TurnExpect struct {
+	// Outcome: succeeded | exhausted | stopped | unfinished.
+	Outcome string `json:"outcome,omitempty"`
+	// AnsweredBy is "provider/model"; Profile the answering profile.
+	AnsweredBy string `json:"answered_by,omitempty"`
+	Profile    string `json:"profile,omitempty"`
+	// Attempts is the number of provider calls.
+	Attempts *int `json:"attempts,omitempty"`
+	// Notices are the notices shown to the user, exactly, in order;
+	// Suppressed those recorded but not shown (group and channel chats).
+	Notices    *[]string `json:"notices,omitempty"`
+	Suppressed *[]string `json:"suppressed,omitempty"`
+	// Summary is the exhaustion summary as the user sees it; Disposition
+	// and Reason describe a stop.
+	Summary     string `json:"summary,omitempty"`
+	Disposition string `json:"disposition,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+	// Profiles are usageStats right after the turn.
+	Profiles map[string]ProfileExpect `json:"profiles,omitempty"`
+}
+
+// Expect holds end-of-run expectations.
+type Expect struct {
+	// Profiles are usageStats at the end of the run.
+	Profiles map[string]ProfileExpect `json:"profiles,omitempty"`
+}
+
+// ProfileExpect is expected usageStats (OpenClaw field names). Times are
+// "+<duration>" from Start, RFC 3339, or "none". Unset fields are not
+// checked.
+type ProfileExpect struct {
+	ErrorCount     *int           `json:"errorCount,omitempty"`
+	FailureCounts  map[string]int `json:"failureCounts,omitempty"`
+	CooldownUntil  *string        `json:"cooldownUntil,omitempty"`
+	CooldownReason *string        `json:"cooldownReason,omitempty"`
+	CooldownModel  *string        `json:"cooldownModel,omitempty"`
+	DisabledUntil  *string        `json:"disabledUntil,omitempty"`
+	DisabledReason *string        `json:"disabledReason,omitempty"`
+	LastUsed       *string        `json:"lastUsed,omitempty"`
+}
+
+// Problem is one thing wrong with a scenario file, at a path such as
+// script[2].turn.responses[0].candidate.
+type Problem struct {
+	Path string
+	Msg  string
+}
+
+func (p Problem) String() string {
+	if p.Path == "" {
+		return p.Msg
+	}
+	return p.Path + ": " + p.Msg
+}
+
+// ErrInvalid is wrapped by every validation failure.
+var ErrInvalid = errors.New("invalid scenario")
+
+// ValidationError lists every problem found in a scenario file.
+type ValidationError struct {
+	Source   string
+	Problems []Problem
+}
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: invalid scenario", e.Source)
+	for _, p := range e.Problems {
+		b.WriteString("\n  " + p.String())
+	}
+	return b.String()
+}
+
+// Unwrap makes errors.Is(err, ErrInvalid) true.
+func (e *ValidationError) Unwrap() error { return ErrInvalid }
+
+// LoadFile reads and parses a scenario file (YAML or JSON).
+func LoadFile(path string) (*Scenario, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("scenario: read %s: %w", path, err)
+	}
+	return Parse(data, path)
+}
+
+// Parse parses scenario text; source names it in errors. Unknown keys are
+// errors (a misspelt expectation would otherwise pass silently).
+func Parse(data []byte, source string) (*Scenario, error) {
+	bad := func(path, format string, a ...any) error {
+		return &ValidationError{Source: source, Problems: []Problem{{Path: path, Msg: fmt.Sprintf(format, a...)}}}
+	}
+	if len(data) > MaxFileBytes {
+		return nil, bad("", "file is larger than %d bytes", MaxFileBytes)
+	}
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, bad("", "not valid YAML or JSON: %v", err)
+	}
+	var top struct {
+		Name        string            `json:"name"`
+		Description string            `json:"description"`
+		Start       string            `json:"start"`
+		Config      json.RawMessage   `json:"config"`
+		Default     json.RawMessage   `json:"default"`
+		Script      []json.RawMessage `json:"script"`
+		Expect      json.RawMessage   `json:"expect"`
+	}
+	if err := strict(js, &top); err != nil {
+		return nil, bad("", "%v", err)
+	}
+	v := &validator{}
+	sc := &Scenario{Name: top.Name, Description: top.Description, Config: top.Config, Source: source}
+	if top.Name == "" {
+		v.add("name", "is required")
+	}
+	if sc.Start, err = time.Parse(time.RFC3339, top.Start); err != nil {
+		v.add("start", "must be an RFC 3339 time, e.g. 2026-03-02T09:00:00Z")
+	}
+	if len(bytes.TrimSpace(top.Config)) == 0 || string(bytes.TrimSpace(top.Config)) == "null" {
+		v.add("config", "is required (the config file format)")
+	} else if l, err := config.Parse(top.Config, source+" config"); err != nil {
+		var ve *config.ValidationError
+		if errors.As(err, &ve) {
+			for _, p := range ve.Problems {
+				v.add("config."+p.Path, p.Msg)
+			}
+		} else {
+			v.add("config", err.Error())
+		}
+	} else {
+		sc.Loaded = l
+	}
+	if len(top.Default) > 0 && string(top.Default) != "null" {
+		sc.Default = v.response("default", top.Default, true)
+	}
+	if len(top.Script) == 0 {
+		v.add("script", "needs at least one step")
+	}
+	ids := map[string]bool{}
+	for i, raw := range top.Script {
+		path := fmt.Sprintf("script[%d]", i)
+		st := v.step(path, raw)
+		if st.Turn != nil {
+			if st.Turn.ID == "" {
+				st.Turn.ID = fmt.Sprintf("t%d", i+1)
+			}
+			if ids[st.Turn.ID] {
+				v.add(path+".turn.id", fmt.Sprintf("duplicate turn id %q", st.Turn.ID))
+			}
+			ids[st.Turn.ID] = true
+		}
+		sc.Script = append(sc.Script, st)
+	}
+	if len(top.Expect) > 0 && string(top.Expect) != "null" {
+		var ex Expect
+		if err := strict(top.Expect, &ex); err != nil {
+			v.add("expect", err.Error())
+		} else {
+			v.profiles("expect.profiles", ex.Profiles)
+			sc.Expect = &ex
+		}
+	}
+	if len(v.problems) > 0 {
+		return nil, &ValidationError{Source: source, Problems: v.problems}
+	}
+	return sc, nil
+}
+
+// strict decodes JSON refusing unknown fields.
+func strict(js []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+type validator struct{ problems []Problem }
+
+func (v *validator) add(path, msg string) {
+	v.problems = append(v.problems, Problem{Path: path, Msg: msg})
+}
+
+func (v *validator) step(path string, raw json.RawMessage) Step {
+	var st Step
+	if err := strict(raw, &st); err != nil {
+		// Decode again leniently to report the fields one by one.
+		v.add(path, err.Error())
+		return st
+	}
+	off, ok := ParseOffset(st.At)
+	if !ok {
+		v.add(path+".at", fmt.Sprintf("%q is not an offset like +45s or +2m30s", st.At))
+	}
+	st.Offset = off
+	switch {
+	case st.Turn != nil && st.Command != nil:
+		v.add(path, "has both turn and command; a step is one of them")
+	case st.Turn != nil:
+		v.turn(path+".turn", st.Turn, raw)
+	case st.Command != nil:
+		v.command(path+".command", st.Command)
+	default:
+		v.add(path, "needs a turn or a command")
+	}
+	return st
+}
+
+func (v *validator) turn(path string, t *Turn, raw json.RawMessage) {
+	if t.Session == "" {
+		v.add(path+".session", "is required")
+	}
+	switch t.Chat {
+	case "", "direct", "group", "channel":
+	default:
+		v.add(path+".chat", fmt.Sprintf("%q is not direct|group|channel", t.Chat))
+	}
+	if t.Model != "" {
+		if _, _, ok := splitModel(t.Model); !ok {
+			v.add(path+".model", fmt.Sprintf("%q is not provider/model", t.Model))
+		}
+	}
+	switch t.Source {
+	case "", "user", "default", "auto", "legacy", "cron":
+	default:
+		v.add(path+".source", fmt.Sprintf("%q is not user|default|auto|legacy|cron", t.Source))
+	}
+	if t.Source != "" && t.Model == "" {
+		v.add(path+".source", "needs a model")
+	}
+	// Re-decode responses one by one for precise paths.
+	var rr struct {
+		Turn struct {
+			Responses []json.RawMessage `json:"responses"`
+		} `json:"turn"`
+	}
+	_ = json.Unmarshal(raw, &rr)
+	for i, r := range rr.Turn.Responses {
+		if resp := v.response(fmt.Sprintf("%s.responses[%d]", path, i), r, false); resp != nil && i < len(t.Responses) {
+			t.Responses[i] = *resp
+		}
+	}
+	if e := t.Expect; e != nil {
+		switch e.Outcome {
+		case "", "succeeded", "exhausted", "stopped", "unfinished":
+		default:
+			v.add(path+".expect.outcome", fmt.Sprintf("%q is not succeeded|exhausted|stopped|unfinished", e.Outcome))
+		}
+		v.profiles(path+".expect.profiles", e.Profiles)
+	}
+}
+
+func (v *validator) response(path string, raw json.RawMessage, isDefault bool) *Response {
+	var r Response
+	if err := strict(raw, &r); err != nil {
+		v.add(path, err.Error())
+		return nil
+	}
+	if !isDefault || r.Candidate != "" {
+		if _, _, ok := splitModel(r.Candidate); !ok {
+			v.add(path+".candidate", fmt.Sprintf("%q is not provider/model", r.Candidate))
+		}
+	}
+	if r.OK == (r.Error != nil) {
+		v.add(path, `needs exactly one of "ok: true" and "error"`)
+	}
+	if r.LatencyMs < 0 {
+		v.add(path+".latency_ms", "must be ≥ 0")
+	}
+	if r.Repeat < 0 {
+		v.add(path+".repeat", "must be ≥ 1")
+	}
+	return &r
+}
+
+func (v *validator) command(path string, c *Command) {
+	if c.Session == "" {
+		v.add(path+".session", "is required")
+	}
+	switch c.Do {
+	case "model":
+		m, _ := splitProfile(c.Model)
+		if _, _, ok := splitModel(m); !ok {
+			v.add(path+".model", fmt.Sprintf("%q is not provider/model[@profile]", c.Model))
+		}
+	case "pin":
+		if c.Profile == "" {
+			v.add(path+".profile", "is required")
+		}
+		if c.Source != "" && c.Source != "auto" && c.Source != "user" {
+			v.add(path+".source", fmt.Sprintf("%q is not auto|user", c.Source))
+		}
+	case "model_default", "new", "reset", "compaction":
+	default:
+		v.add(path+".do", fmt.Sprintf("%q is not model|model_default|pin|new|reset|compaction", c.Do))
+	}
+}
+
+func (v *validator) profiles(path string, m map[string]ProfileExpect) {
+	for id, p := range m {
+		for name, tv := range map[string]*string{"cooldownUntil": p.CooldownUntil, "disabledUntil": p.DisabledUntil, "lastUsed": p.LastUsed} {
+			if tv == nil {
+				continue
+			}
+			if _, ok := parseExpectTime(*tv, time.Time{}); !ok {
+				v.add(path+"."+id+"."+name, fmt.Sprintf("%q is not +<duration>, RFC 3339 or none", *tv))
+			}
+		}
+	}
+}
+
+// ParseOffset parses "+45s", "+2m30s", "+0s" (a Go duration after "+").
+func ParseOffset(s string) (time.Duration, bool) {
+	if !strings.HasPrefix(s, "+") {
+		return 0, false
+	}
+	d, err := time.ParseDuration(s[1:])
+	if err != nil || d < 0 {
+		return 0, false
+	}
+	return d, true
+}
+
+// parseExpectTime reads an expected time: "+<duration>" from start, RFC
+// 3339, or "none"/"" (unset). It returns Unix ms (0 = unset).
+func parseExpectTime(s string, start time.Time) (int64, bool) {
+	switch s {
+	case "", "none":
+		return 0, true
+	}
+	if d, ok := ParseOffset(s); ok {
+		return events.Millis(start.Add(d)), true
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return 0, false
+	}
+	return events.Millis(t), true
+}
+
+func splitModel(s string) (string, string, bool) {
+	p, m, ok := strings.Cut(s, "/")
+	return p, m, ok && p != "" && m != ""
+}
+
+func splitProfile(s string) (string, string) {
+	m, p, _ := strings.Cut(s, "@")
+	return m, p
+}
