@@ -460,16 +460,18 @@ func (s *store) scan(ctx context.Context, from uint64, filter string, batch int,
 		if err := s.nc.PublishRequest(s.directSubj, inbox, req); err != nil {
 			return fmt.Errorf("events: read: %w", err)
 		}
-		bctx, cancel := withTimeout(ctx, s.cfg.timeout)
 		var last uint64
 		for {
-			m, err := sub.NextMsgWithContext(bctx)
+			// The timeout bounds each wait for the server, not the time fn
+			// takes: a slow reader (a projection writing SQLite on a busy
+			// machine) must not make the next message time out.
+			mctx, cancel := withTimeout(ctx, s.cfg.timeout)
+			m, err := sub.NextMsgWithContext(mctx)
+			cancel()
 			if err != nil {
-				cancel()
 				return fmt.Errorf("events: read from sequence %d: %w", from, err)
 			}
 			if st := m.Header.Get("Status"); st != "" {
-				cancel()
 				switch st {
 				case "404":
 					return nil
@@ -486,12 +488,10 @@ func (s *store) scan(ctx context.Context, from uint64, filter string, batch int,
 			}
 			seq, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
 			if err != nil {
-				cancel()
 				return fmt.Errorf("events: read: bad %s header %q", jetstream.SequenceHeader, m.Header.Get(jetstream.SequenceHeader))
 			}
 			last = seq
 			if !fn(seq, m.Header.Get(jetstream.SubjectHeader), m) {
-				cancel()
 				return nil
 			}
 		}

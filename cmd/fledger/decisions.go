@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fledger/fledger/projections"
+)
+
+func init() { register(newDecisionsCmd) }
+
+func newDecisionsCmd(g *globals) *cobra.Command {
+	var (
+		pf                           projectionFlags
+		agent, session, turn, reason string
+		since                        string
+		limit                        int
+	)
+	cmd := &cobra.Command{
+		Use:   "decisions",
+		Short: "List model_fallback_decision records (candidate_failed, skip_candidate, probes, successes)",
+		Long: `List the fallback_decisions projection in stream order: one row per
+model_fallback_decision, with OpenClaw's field names in --json (decision,
+requested/candidate/next provider and model, route origins, attempt/total,
+reason, status, code, errorPreview, errorHash, previousAttempts and the
+fallbackStep* fields), plus the stream sequence, time, turn and session.
+
+Filters: --session, --turn, --reason, --since (RFC 3339 or a duration
+before now, e.g. 1h), --limit (the last N). The projection is first caught
+up to the stream's last sequence (--no-catch-up to skip).`,
+		Example: `  fledger decisions --since 1h
+  fledger decisions --turn turn-000042
+  fledger decisions --reason rate_limit --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t, err := projSince(since, time.Now())
+			if err != nil {
+				return err
+			}
+			db, err := openProjections(cmd, g, &pf)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			rows, err := db.Decisions(cmd.Context(), projections.DecisionFilter{Agent: agent, Session: session, Turn: turn,
+				Reason: reason, Since: t, Limit: limit})
+			if err != nil {
+				return err
+			}
+			if pf.json {
+				return projJSONLines(cmd.OutOrStdout(), rows)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "SEQ\tAT\tTURN\tSESSION\tDECISION\tCANDIDATE\tATTEMPT\tREASON\tSTATUS\tNEXT\tSTEP OUTCOME")
+			for _, d := range rows {
+				status := "-"
+				if d.Status != 0 {
+					status = fmt.Sprint(d.Status)
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", d.Seq, projTime(d.At), d.TurnID,
+					projDash(d.SessionID), d.Decision, projRef(d.CandidateProvider, d.CandidateModel), d.Attempt, d.Total,
+					projDash(d.Reason), status, projDash(projRef(d.NextCandidateProvider, d.NextCandidateModel)),
+					projDash(d.FallbackStepFinalOutcome))
+			}
+			return tw.Flush()
+		},
+	}
+	pf.add(cmd)
+	f := cmd.Flags()
+	f.StringVar(&agent, "agent", "", "only this agent")
+	f.StringVar(&session, "session", "", "only decisions of this session")
+	f.StringVar(&turn, "turn", "", "only decisions of this turn")
+	f.StringVar(&reason, "reason", "", "only decisions with this failure reason (e.g. rate_limit)")
+	f.StringVar(&since, "since", "", "only decisions at or after this RFC 3339 time, or this long ago (e.g. 30m)")
+	f.IntVar(&limit, "limit", 0, "only the last N decisions (0 = all)")
+	return cmd
+}

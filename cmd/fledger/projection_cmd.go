@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/fledger/fledger/projections"
+)
+
+// projectionFlags are the flags every query command on the projections
+// shares.
+type projectionFlags struct {
+	db          string
+	noCatchUp   bool
+	json        bool
+	skipUnknown bool
+	rebuild     bool
+	batch       int
+}
+
+func (pf *projectionFlags) add(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&pf.db, "db", "", "projection database (default <--data>/"+projections.DefaultFile+")")
+	f.BoolVar(&pf.noCatchUp, "no-catch-up", false, "query the projection as it is, without first catching up to the stream's last sequence")
+	f.BoolVar(&pf.json, "json", false, "print JSON Lines (one object per row) instead of a table")
+	f.BoolVar(&pf.skipUnknown, "skip-unknown", false, "skip events of unknown types (logged, counted in skipped_events) instead of failing")
+	f.BoolVar(&pf.rebuild, "rebuild", false, "delete the projection database and rebuild it from sequence 1 (the stream is not touched)")
+	f.IntVar(&pf.batch, "batch", projections.DefaultBatchEvents, "events per catch-up transaction")
+}
+
+func (pf *projectionFlags) path(g *globals) string {
+	if pf.db != "" {
+		return pf.db
+	}
+	return filepath.Join(g.DataDir, projections.DefaultFile)
+}
+
+// openProjections opens the projection database (rebuilding it first with
+// --rebuild) and, unless --no-catch-up, folds the stream into it up to the
+// stream's last sequence, with a progress bar on a terminal when that takes
+// more than a second. Close the database when done.
+func openProjections(cmd *cobra.Command, g *globals, pf *projectionFlags) (*projections.DB, error) {
+	ctx := cmd.Context()
+	errOut := cmd.ErrOrStderr()
+	log := slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	path := pf.path(g)
+	if pf.rebuild {
+		if err := projections.Remove(path); err != nil {
+			return nil, err
+		}
+		log.Info("projection database deleted: rebuilding from sequence 1", "db", path)
+	}
+	db, err := projections.Open(ctx, path, projections.WithLogger(log))
+	if err != nil {
+		return nil, err
+	}
+	if pf.noCatchUp {
+		return db, nil
+	}
+	if err := catchUpProjections(ctx, g, pf, db, log, errOut); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func catchUpProjections(ctx context.Context, g *globals, pf *projectionFlags, db *projections.DB, log *slog.Logger, errOut io.Writer) error {
+	st, err := openStore(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	target, err := st.LastSeq(ctx, "")
+	if err != nil {
+		return err
+	}
+	from, err := db.Checkpoint(ctx)
+	if err != nil {
+		return err
+	}
+	if from >= target {
+		return nil
+	}
+	start := time.Now()
+	var bar *progressbar.ProgressBar
+	progress := func(done, to uint64) {
+		if bar == nil {
+			if time.Since(start) < time.Second || !projIsTerminal(errOut) {
+				return
+			}
+			bar = progressbar.NewOptions64(int64(to-from),
+				progressbar.OptionSetWriter(errOut),
+				progressbar.OptionSetDescription("catching up projections"),
+				progressbar.OptionShowCount(),
+				progressbar.OptionSetItsString("seq"),
+				progressbar.OptionShowIts(),
+				progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionClearOnFinish())
+		}
+		_ = bar.Set64(int64(done - from))
+	}
+	p := projections.NewProjector(db, projections.WithBatchEvents(pf.batch), projections.WithSkipUnknown(pf.skipUnknown),
+		projections.WithProgress(progress), projections.WithProjectorLogger(log))
+	res, err := p.CatchUp(ctx, st, target)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	if res.Elapsed > time.Second {
+		log.Info("projections caught up", "from", res.From, "to", res.To, "events", res.Events,
+			"elapsed", res.Elapsed.Round(time.Millisecond), "events_per_s", int(float64(res.Events)/res.Elapsed.Seconds()))
+	}
+	return nil
+}
+
+// projIsTerminal reports whether w is a character device (a terminal).
+func projIsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// projJSONLines writes each row as one JSON line.
+func projJSONLines[T any](w io.Writer, rows []T) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for i := range rows {
+		if err := enc.Encode(rows[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// projSince accepts an RFC 3339 time or a Go duration meaning that long
+// before now ("15m", "2h").
+func projSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return now.Add(-d), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--since %q: want an RFC 3339 time (2026-01-06T10:40:00Z) or a duration (15m)", s)
+	}
+	return t, nil
+}
+
+// projNow parses --now (RFC 3339), defaulting to the wall clock.
+func projNow(s string) (time.Time, error) {
+	if s == "" {
+		return time.Now(), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--now %q: want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z", s)
+	}
+	return t, nil
+}
+
+// projDash renders "" as "-" in tables.
+func projDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}
+
+// projTime renders Unix ms for tables (UTC, seconds) or "-".
+func projTime(t projections.UnixMillis) string {
+	if t == 0 {
+		return "-"
+	}
+	return time.UnixMilli(int64(t)).UTC().Format("2006-01-02 15:04:05")
+}

@@ -1,0 +1,74 @@
+// Package sqlitedb opens SQLite databases (modernc.org/sqlite, pure Go) the
+// way every fledger read model wants them: WAL journal, synchronous=NORMAL,
+// a busy timeout, immediate write transactions and one connection.
+package sqlitedb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+
+	"modernc.org/sqlite"
+)
+
+// BusyTimeoutMs is how long a statement waits for another writer's lock
+// before failing with SQLITE_BUSY, in milliseconds.
+const BusyTimeoutMs = 5000
+
+// SQLite primary result codes fledger reacts to.
+const (
+	codeCorrupt = 11 // SQLITE_CORRUPT
+	codeNotADB  = 26 // SQLITE_NOTADB
+)
+
+// Open opens (creating it when missing) the SQLite database at path with
+// journal_mode=WAL, synchronous=NORMAL, busy_timeout=[BusyTimeoutMs] and
+// BEGIN IMMEDIATE transactions, limited to one open connection (SQLite has
+// one writer; one connection keeps prepared statements and the page cache
+// warm). It pings the database so that a file that is not a database fails
+// here: such errors satisfy [IsCorrupt].
+func Open(ctx context.Context, path string) (*sql.DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeoutMs))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// IsCorrupt reports whether err is SQLite's "database disk image is
+// malformed" (SQLITE_CORRUPT) or "file is not a database" (SQLITE_NOTADB).
+func IsCorrupt(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code() & 0xff
+		return c == codeCorrupt || c == codeNotADB
+	}
+	return false
+}
+
+// Remove deletes the database at path with its WAL and shared-memory
+// files. Missing files are not an error.
+func Remove(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,181 @@
+package projections_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/sqlitedb"
+	"github.com/fledger/fledger/projections"
+)
+
+// benchStream is one generated stream shared by every sub-benchmark of
+// BenchmarkRebuild, so the raw rates and the rebuild rate are measured on
+// the same data in the same run.
+var benchStream struct {
+	once sync.Once
+	st   events.Store
+	g    *gen
+	err  error
+}
+
+// benchEvents is the stream size: $FLEDGER_BENCH_EVENTS, default 100 000.
+func benchEvents() int {
+	if n, err := strconv.Atoi(os.Getenv("FLEDGER_BENCH_EVENTS")); err == nil && n > 0 {
+		return n
+	}
+	return 100_000
+}
+
+func stream(b *testing.B) (events.Store, *gen) {
+	benchStream.once.Do(func() {
+		dir, err := os.MkdirTemp("", "fledger-bench-")
+		if err != nil {
+			benchStream.err = err
+			return
+		}
+		st, err := events.Open(context.Background(), events.WithDataDir(dir), events.WithSyncAlways(false, time.Minute))
+		if err != nil {
+			benchStream.err = err
+			return
+		}
+		start := time.Now()
+		benchStream.st, benchStream.g = st, generate(b, st, benchEvents())
+		b.Logf("generated %d events in %d commits in %v", benchStream.g.events, benchStream.g.commits, time.Since(start).Round(time.Millisecond))
+	})
+	if benchStream.err != nil {
+		b.Fatal(benchStream.err)
+	}
+	return benchStream.st, benchStream.g
+}
+
+func report(b *testing.B, n int) {
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkRebuild measures, on one generated stream (default 100k
+// events): the raw undecoded ordered read of the stream (JetStream ordered
+// consumer, bytes only), the store's decoded Read, a raw SQLite batched
+// upsert of as many rows as there are events (1000 rows per transaction,
+// prepared, 15 columns like usage_stats), and the full projection rebuild
+// into a fresh database. Each reports events/s; one op is the whole stream.
+func BenchmarkRebuild(b *testing.B) {
+	b.Run("raw-read", func(b *testing.B) {
+		st, g := stream(b)
+		ctx := context.Background()
+		js, err := jetstream.New(st.Conn())
+		require_NoError(b, err)
+		b.ResetTimer()
+		for range b.N {
+			s, err := js.Stream(ctx, events.StreamName)
+			require_NoError(b, err)
+			c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+			require_NoError(b, err)
+			it, err := c.Messages(jetstream.PullMaxMessages(1000))
+			require_NoError(b, err)
+			var n uint64
+			for n < g.lastSeq {
+				m, err := it.Next()
+				require_NoError(b, err)
+				if len(m.Data()) == 0 {
+					b.Fatal("empty message")
+				}
+				n++
+			}
+			it.Stop()
+		}
+		report(b, g.events)
+	})
+	b.Run("store-read-decoded", func(b *testing.B) {
+		st, g := stream(b)
+		b.ResetTimer()
+		for range b.N {
+			n := 0
+			for _, err := range st.Read(context.Background(), 1) {
+				require_NoError(b, err)
+				n++
+			}
+			if n != g.events {
+				b.Fatalf("read %d events, want %d", n, g.events)
+			}
+		}
+		report(b, g.events)
+	})
+	b.Run("raw-upsert", func(b *testing.B) {
+		_, g := stream(b)
+		b.ResetTimer()
+		for range b.N {
+			b.StopTimer()
+			path := filepath.Join(b.TempDir(), "raw.sqlite")
+			db, err := sqlitedb.Open(context.Background(), path)
+			require_NoError(b, err)
+			_, err = db.Exec(`CREATE TABLE t (a TEXT NOT NULL, k TEXT NOT NULL, c1 TEXT, c2 INTEGER, c3 INTEGER, c4 INTEGER,
+				c5 INTEGER, c6 TEXT, c7 INTEGER, c8 TEXT, c9 TEXT, c10 INTEGER, c11 TEXT, c12 INTEGER, c13 INTEGER,
+				PRIMARY KEY (a, k)) WITHOUT ROWID`)
+			require_NoError(b, err)
+			b.StartTimer()
+			rawUpsert(b, db, g.events)
+			b.StopTimer()
+			require_NoError(b, db.Close())
+			b.StartTimer()
+		}
+		report(b, g.events)
+	})
+	b.Run("rebuild", func(b *testing.B) {
+		st, g := stream(b)
+		b.ResetTimer()
+		for range b.N {
+			b.StopTimer()
+			db, err := projections.Open(context.Background(), filepath.Join(b.TempDir(), "p.sqlite"))
+			require_NoError(b, err)
+			b.StartTimer()
+			res, err := projections.NewProjector(db).CatchUp(context.Background(), st, 0)
+			require_NoError(b, err)
+			if res.Events != g.events {
+				b.Fatalf("folded %d events, want %d", res.Events, g.events)
+			}
+			b.StopTimer()
+			require_NoError(b, db.Close())
+			b.StartTimer()
+		}
+		report(b, g.events)
+	})
+}
+
+// rawUpsert writes n rows over 1000 keys, 1000 rows per transaction, with
+// a statement prepared once, plus a checkpoint-like update per
+// transaction.
+func rawUpsert(b *testing.B, db *sql.DB, n int) {
+	ctx := context.Background()
+	st, err := db.PrepareContext(ctx, `INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (a, k) DO UPDATE SET c1 = excluded.c1, c2 = excluded.c2, c3 = excluded.c3, c4 = excluded.c4,
+		c5 = excluded.c5, c6 = excluded.c6, c7 = excluded.c7, c8 = excluded.c8, c9 = excluded.c9,
+		c10 = excluded.c10, c11 = excluded.c11, c12 = excluded.c12, c13 = excluded.c13`)
+	require_NoError(b, err)
+	defer st.Close()
+	keys := make([]string, 1000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("provider:profile-%04d", i)
+	}
+	for i := 0; i < n; {
+		tx, err := db.BeginTx(ctx, nil)
+		require_NoError(b, err)
+		ts := tx.StmtContext(ctx, st)
+		for j := 0; j < 1000 && i < n; j, i = j+1, i+1 {
+			_, err := ts.ExecContext(ctx, "main", keys[i%1000], "anthropic", t0+int64(i), t0, i%7, t0+int64(i),
+				`{"rate_limit":2}`, t0+30_000, "rate_limit", "claude", 0, "", t0+int64(i), i)
+			require_NoError(b, err)
+		}
+		require_NoError(b, tx.Commit())
+	}
+}

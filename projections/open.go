@@ -1,0 +1,198 @@
+package projections
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/fledger/fledger/internal/sqlitedb"
+)
+
+// DefaultFile is the projection database's file name inside the data
+// directory (--data): <data>/projections.sqlite.
+const DefaultFile = "projections.sqlite"
+
+// Errors of [Open]. Both leave the event stream untouched: the projection
+// database is derived data, and the remedy is to delete and rebuild it.
+var (
+	// ErrCorrupt: the file is not a SQLite database, is damaged, or is a
+	// SQLite database that is not a fledger projection database.
+	ErrCorrupt = errors.New("projections: database is corrupt or not a fledger projection database")
+	// ErrNewerSchema: the database was written by a newer fledger
+	// (its schema version is above [SchemaVersion]).
+	ErrNewerSchema = errors.New("projections: database is from a newer fledger")
+)
+
+// DBError is the error [Open] and queries return for an unusable
+// projection database: it names the file and the command that rebuilds
+// it. errors.Is(err, ErrCorrupt) or errors.Is(err, ErrNewerSchema) holds.
+type DBError struct {
+	// Path is the database file.
+	Path string
+	// Detail says what is wrong.
+	Detail string
+	// Err is ErrCorrupt or ErrNewerSchema.
+	Err error
+}
+
+// Error names the file, the problem and the rebuild command.
+func (e *DBError) Error() string {
+	return fmt.Sprintf("%v: %s: %s; the event stream is not affected — rebuild the projections with `fledger stats --rebuild --db %s` (or delete the file)",
+		e.Err, e.Path, e.Detail, e.Path)
+}
+
+// Unwrap returns ErrCorrupt or ErrNewerSchema.
+func (e *DBError) Unwrap() error { return e.Err }
+
+// DB is an open projection database. It is safe for concurrent use, but
+// catch-up writes are serialised by SQLite (one writer at a time; a
+// second [Projector] waits up to the busy timeout and then resumes from
+// the checkpoint the first one left).
+type DB struct {
+	sql  *sql.DB
+	path string
+	log  *slog.Logger
+	// Rebuilt is true when Open found an older schema version and dropped
+	// every table: the next catch-up starts at sequence 1.
+	Rebuilt bool
+}
+
+// OpenOption configures [Open].
+type OpenOption func(*openConfig)
+
+type openConfig struct{ log *slog.Logger }
+
+// WithLogger sets the logger for the rebuild-on-version-change line and
+// skipped events (default slog.Default()).
+func WithLogger(l *slog.Logger) OpenOption {
+	return func(c *openConfig) {
+		if l != nil {
+			c.log = l
+		}
+	}
+}
+
+// Open opens or creates the projection database at path (its directory is
+// created). A new file gets the schema of [SchemaVersion]; a database of
+// an older version is emptied and recreated (logged at info, [DB].Rebuilt
+// set), so the next catch-up rebuilds it from sequence 1. Errors: a
+// *[DBError] wrapping ErrCorrupt (not a database, damaged, or not
+// fledger's) or ErrNewerSchema.
+func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
+	cfg := openConfig{log: slog.Default()}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("projections: %w", err)
+		}
+	}
+	sdb, err := sqlitedb.Open(ctx, path)
+	if err != nil {
+		if sqlitedb.IsCorrupt(err) {
+			return nil, &DBError{Path: path, Detail: err.Error(), Err: ErrCorrupt}
+		}
+		return nil, fmt.Errorf("projections: open %s: %w", path, err)
+	}
+	db := &DB{sql: sdb, path: path, log: cfg.log}
+	if err := db.migrate(ctx); err != nil {
+		_ = sdb.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// migrate creates the schema, accepts the current version, rebuilds an
+// older one and refuses a newer one or a foreign database.
+func (db *DB) migrate(ctx context.Context) error {
+	var nTables int
+	if err := db.sql.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&nTables); err != nil {
+		return db.wrap(err)
+	}
+	if nTables == 0 {
+		return db.create(ctx)
+	}
+	var v string
+	err := db.sql.QueryRowContext(ctx, `SELECT value FROM projection_meta WHERE key = 'schema_version'`).Scan(&v)
+	if err != nil {
+		return &DBError{Path: db.path, Detail: "it has tables but no fledger schema version (" + err.Error() + ")", Err: ErrCorrupt}
+	}
+	have, err := strconv.Atoi(v)
+	switch {
+	case err != nil:
+		return &DBError{Path: db.path, Detail: fmt.Sprintf("schema version %q is not a number", v), Err: ErrCorrupt}
+	case have == SchemaVersion:
+		return nil
+	case have > SchemaVersion:
+		return &DBError{Path: db.path, Err: ErrNewerSchema,
+			Detail: fmt.Sprintf("its schema version is %d, this fledger writes version %d", have, SchemaVersion)}
+	}
+	db.log.Info("projection schema version changed: rebuilding the projections from sequence 1",
+		"db", db.path, "database_version", have, "code_version", SchemaVersion)
+	if _, err := db.sql.ExecContext(ctx, dropSchema); err != nil {
+		return db.wrap(err)
+	}
+	db.Rebuilt = true
+	return db.create(ctx)
+}
+
+func (db *DB) create(ctx context.Context) error {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return db.wrap(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return db.wrap(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO projection_meta (key, value) VALUES ('schema_version', ?)`, strconv.Itoa(SchemaVersion)); err != nil {
+		return db.wrap(err)
+	}
+	return db.wrap(tx.Commit())
+}
+
+// wrap turns SQLite corruption errors into a *DBError; others get the
+// package prefix.
+func (db *DB) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	if sqlitedb.IsCorrupt(err) {
+		return &DBError{Path: db.path, Detail: err.Error(), Err: ErrCorrupt}
+	}
+	var de *DBError
+	if errors.As(err, &de) {
+		return err
+	}
+	return fmt.Errorf("projections: %w", err)
+}
+
+// Remove deletes the projection database at path (with its WAL files) so
+// the next [Open] starts empty. The event stream is not touched.
+func Remove(path string) error { return sqlitedb.Remove(path) }
+
+// Path returns the database file.
+func (db *DB) Path() string { return db.path }
+
+// SQL returns the underlying database handle (read-only use: queries of
+// other packages, e.g. an HTTP API).
+func (db *DB) SQL() *sql.DB { return db.sql }
+
+// Close closes the database.
+func (db *DB) Close() error { return db.sql.Close() }
+
+// Checkpoint returns the last stream sequence folded into the tables
+// (0 for an empty projection).
+func (db *DB) Checkpoint(ctx context.Context) (uint64, error) {
+	var seq int64
+	if err := db.sql.QueryRowContext(ctx, `SELECT seq FROM checkpoint WHERE id = 1`).Scan(&seq); err != nil {
+		return 0, db.wrap(err)
+	}
+	return uint64(seq), nil
+}

@@ -1,0 +1,136 @@
+package projections_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/projections"
+)
+
+func TestRebuild_EqualsIncrementalCatchUpWithRestarts(t *testing.T) {
+	st, _ := openStore(t)
+	g := generate(t, st, 3000)
+	clean := rebuild(t, st)
+	if !strings.Contains(clean, `"outcome":"unfinished"`) || !strings.Contains(clean, `"disabledReason":"billing"`) ||
+		!strings.Contains(clean, `"decision":"candidate_failed"`) || !strings.Contains(clean, `"fallbackNoticeActiveModel":"`) {
+		t.Fatalf("generated stream lacks an unfinished turn, a billing disable, a fallback or a notice:\n%.2000s", clean)
+	}
+
+	path := filepath.Join(t.TempDir(), "inc.sqlite")
+	last := g.lastSeq
+	for _, frac := range []uint64{1, 2, 3, 5, 8, 13} {
+		to := last * frac / 13
+		db, err := projections.Open(context.Background(), path)
+		require_NoError(t, err)
+		res, err := projections.NewProjector(db, projections.WithBatchEvents(int(frac*3))).CatchUp(context.Background(), st, to)
+		require_NoError(t, err)
+		if res.To != to {
+			t.Fatalf("catch-up to %d reached %d", to, res.To)
+		}
+		require_NoError(t, db.Close()) // restart between chunks
+	}
+	db := openDB(t, path)
+	if got := dump(t, db); got != clean {
+		t.Fatalf("incremental dump differs from the rebuild: %s", firstDiff(clean, got))
+	}
+	h1, err := db.DumpHash(context.Background())
+	require_NoError(t, err)
+	if !strings.HasPrefix(h1, "sha256:") || len(h1) != 7+64 {
+		t.Fatalf("hash %q", h1)
+	}
+}
+
+func TestCrash_MidBatchResumesWithNothingLostOrDoubled(t *testing.T) {
+	st, _ := openStore(t)
+	generate(t, st, 1500)
+	clean := rebuild(t, st)
+	// Fail at row 1, 24, 47, … until a run writes fewer rows than that:
+	// crashes inside the first batch, in later batches and on batch edges.
+	crashed := 0
+	for n := 1; ; n += 23 {
+		path := filepath.Join(t.TempDir(), "crash.sqlite")
+		db, err := projections.Open(context.Background(), path)
+		require_NoError(t, err)
+		_, err = projections.NewProjector(db, projections.WithBatchEvents(50), projections.WithFailAfter(n)).CatchUp(context.Background(), st, 0)
+		require_NoError(t, db.Close())
+		if err == nil {
+			break
+		}
+		require_ErrorIs(t, err, projections.ErrInjected)
+		crashed++
+
+		db = openDB(t, path)
+		catchUp(t, db, st, 0, projections.WithBatchEvents(50))
+		if got := dump(t, db); got != clean {
+			t.Fatalf("fail at row %d: resumed dump differs: %s", n, firstDiff(clean, got))
+		}
+	}
+	if crashed < 5 {
+		t.Fatalf("only %d crash points", crashed)
+	}
+}
+
+func TestCatchUp_IsIdempotentAtTheEnd(t *testing.T) {
+	st, _ := openStore(t)
+	g := generate(t, st, 300)
+	db := openDB(t, "")
+	r1 := catchUp(t, db, st, 0)
+	if r1.To != g.lastSeq || r1.Commits != g.commits || r1.Events != g.events {
+		t.Fatalf("result %+v, want to %d, %d commits, %d events", r1, g.lastSeq, g.commits, g.events)
+	}
+	before := dump(t, db)
+	r2 := catchUp(t, db, st, 0)
+	if r2.Events != 0 || r2.Batches != 0 || dump(t, db) != before {
+		t.Fatalf("second catch-up changed something: %+v", r2)
+	}
+}
+
+// frobbed is an event type the projections do not know.
+type frobbed struct {
+	ProfileID string `json:"profile_id"`
+}
+
+func (frobbed) EventType() string                { return "ProfileFrobbed" }
+func (frobbed) EventAggregate() events.Aggregate { return events.AggProfile }
+func (f frobbed) ProfileKey() string             { return f.ProfileID }
+
+func TestUnknownType_ErrorNamesTypeAndSequence_OrSkipsAndCounts(t *testing.T) {
+	reg := events.NewCatalogRegistry()
+	require_NoError(t, reg.Register(frobbed{}, 1))
+	st, _ := openStore(t, events.WithRegistry(reg))
+	g := newGen(t, st)
+	g.turn("turn-1", "s", randomOutcomes(1), 10)
+	g.commit("", []events.Payload{frobbed{ProfileID: "anthropic:a"}})
+	frobSeq := g.lastSeq
+	g.turn("turn-2", "s", randomOutcomes(2), 10)
+
+	db := openDB(t, "")
+	_, err := projections.NewProjector(db).CatchUp(context.Background(), st, 0)
+	var ue *projections.UnknownTypeError
+	if !errors.As(err, &ue) || ue.Type != "ProfileFrobbed" || ue.Seq != frobSeq {
+		t.Fatalf("error %v, want an UnknownTypeError for ProfileFrobbed at %d", err, frobSeq)
+	}
+	require_ErrorIs(t, err, events.ErrUnknownType)
+	if !strings.Contains(err.Error(), "ProfileFrobbed") || !strings.Contains(err.Error(), "sequence "+strconv.FormatUint(frobSeq, 10)) {
+		t.Fatalf("message %q does not name the type and sequence", err)
+	}
+	cp, _ := db.Checkpoint(context.Background())
+	if cp != frobSeq-1 {
+		t.Fatalf("checkpoint %d after the failure, want %d (every commit before it)", cp, frobSeq-1)
+	}
+
+	res := catchUp(t, db, st, 0, projections.WithSkipUnknown(true))
+	if res.Skipped != 1 || res.To != g.lastSeq {
+		t.Fatalf("skip run %+v", res)
+	}
+	sk, err := db.SkippedEvents(context.Background())
+	require_NoError(t, err)
+	if len(sk) != 1 || sk[0] != (projections.Skipped{Type: "ProfileFrobbed", Count: 1, FirstSeq: frobSeq, LastSeq: frobSeq}) {
+		t.Fatalf("skipped_events %+v", sk)
+	}
+}
