@@ -1,0 +1,447 @@
+package classify
+
+import (
+	"strings"
+)
+
+// verdict is one rule's answer: a reason (or none) plus its evidence.
+type verdict struct {
+	reason  Reason
+	rule    *ruleInfo
+	field   string
+	match   string
+	ceiling *Ceiling
+	// kept is set by a status rule that kept an earlier verdict rather than
+	// imposing the status's own default.
+	kept bool
+}
+
+func (v verdict) ok() bool { return v.reason != "" }
+
+func hit(r Reason, rule *ruleInfo, t *text, match string) verdict {
+	return verdict{reason: r, rule: rule, field: t.field, match: match}
+}
+
+// messageRule is one entry of the ordered message rule list. eval returns
+// decided=true when the rule matched; the reason may then be empty (rule 1:
+// "never fail over" means no verdict, and no later rule runs).
+type messageRule struct {
+	info *ruleInfo
+	eval func(t *text, c *msgCtx) (Reason, string, bool)
+}
+
+// msgCtx is what message rules may know besides the text.
+type msgCtx struct {
+	provider    string // normalised provider id
+	providerRaw string // lower-cased provider field as given
+	// errType is the signal's own error type (explicit type field, or a code
+	// that is really a type), for rule 28.
+	errType      string
+	errTypeField string // "type", or "code" when the code field holds the type
+	// structuredServer: the signal's own code/type says server_error or
+	// upstream_error (rule 16).
+	structuredServer bool
+	// noLeadingStatus disables rule 29 (details reuse the rules).
+	noLeadingStatus bool
+	// parentLead429: the text is a detail of a message that starts with 429.
+	parentLead429 bool
+}
+
+// messageRules is reference §2.2, in order. fledger additions are marked in
+// rules.go and tables.go; the order itself is OpenClaw's.
+var messageRules = []messageRule{
+	{ruleMsgImageDimension, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		m, ok := imageDimensionRe.find(t)
+		return "", m, ok
+	}},
+	{ruleMsgUnsupportedImage, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		if m, ok := unsupportedImage.find(&t.hits); ok {
+			return ReasonFormat, m, true
+		}
+		if noEndpointsFound.in(&t.hits) && supportImageInput.in(&t.hits) {
+			return ReasonFormat, "support image input", true
+		}
+		return "", "", false
+	}},
+	{ruleMsgClaudeCLIAuth, func(t *text, c *msgCtx) (Reason, string, bool) {
+		if c.provider != "claude-cli" {
+			return "", "", false
+		}
+		m, ok := claudeCLIAuth.find(&t.hits)
+		return ReasonAuth, m, ok
+	}},
+	{ruleMsgTranscript, tableRule(transcriptInvalid, ReasonFormat)},
+	{ruleMsgSession, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		if m, ok := sessionExpiredPhrases.find(&t.hits); ok {
+			return ReasonSessionExpired, m, true
+		}
+		m, ok := sessionExpiredRe.find(t)
+		return ReasonSessionExpired, m, ok
+	}},
+	{ruleMsgModelNotFound, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		m, ok := modelNotFoundMatch(t)
+		return ReasonModelNotFound, m, ok
+	}},
+	{ruleMsgLegacy, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		if m, ok := workersAIQuota.find(t); ok {
+			return ReasonRateLimit, m, true
+		}
+		if m, ok := modelNotReady.find(&t.hits); ok {
+			return ReasonOverloaded, m, true
+		}
+		m, ok := modelDeactivated.find(&t.hits)
+		return ReasonModelNotFound, m, ok
+	}},
+	{ruleMsgOverflow, nil}, // evaluated in messageVerdict: it carries a ceiling
+	{ruleMsgReplay, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		if m, ok := replayInvalid.find(&t.hits); ok {
+			return ReasonFormat, m, true
+		}
+		m, ok := firstOf(t, replayInvalidSeq...)
+		return ReasonFormat, m, ok
+	}},
+	{ruleMsg402, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		m, ok := has402Marker(t)
+		if !ok {
+			return "", "", false
+		}
+		r, why := classify402(t)
+		return r, m + " → " + why, true
+	}},
+	{ruleMsgBilling, func(t *text, c *msgCtx) (Reason, string, bool) {
+		if c.parentLead429 || leadingStatus(t.lower) == 429 {
+			return "", "", false
+		}
+		m, ok := billingMatch(t)
+		return ReasonBilling, m, ok
+	}},
+	{ruleMsgPeriodic, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		m, ok := periodicLimitRe.find(t)
+		if !ok {
+			return "", "", false
+		}
+		if _, billing := billingMatch(t); billing {
+			return ReasonBilling, m, true
+		}
+		return ReasonRateLimit, m, true
+	}},
+	{ruleMsgRateLimit, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		m, ok := rateLimitMatch(t)
+		return ReasonRateLimit, m, ok
+	}},
+	{ruleMsgOverloaded, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		m, ok := overloadedMatch(t)
+		return ReasonOverloaded, m, ok
+	}},
+	{ruleMsgFinishError, finderRule(finishReasonError, ReasonServerError)},
+	{ruleMsgStructuredServer, func(t *text, c *msgCtx) (Reason, string, bool) {
+		m, ok := structuredServerError.find(t)
+		if !ok && c.structuredServer {
+			m, ok = "server_error", true
+		}
+		if !ok || isBilling(t) || isAuth(t) {
+			return "", "", false
+		}
+		return ReasonServerError, m, true
+	}},
+	{ruleMsgGenericInternal, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		if genericInternalBare[t.bare] {
+			return ReasonTimeout, t.bare, true
+		}
+		return "", "", false
+	}},
+	{ruleMsgOAuthRefresh, tableRule(oauthRefreshPermanent, ReasonAuthPermanent)},
+	{ruleMsgAuthPermanent, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		m, ok := highConfidenceAuth(t)
+		return ReasonAuthPermanent, m, ok
+	}},
+	{ruleMsgAuth, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		if m, ok := authPhrases.find(&t.hits); ok {
+			return ReasonAuth, m, true
+		}
+		m, ok := firstOf(t, authMore...)
+		return ReasonAuth, m, ok
+	}},
+	{ruleMsgUnknownOccurred, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		if t.bare == "an unknown error occurred" {
+			return ReasonTimeout, t.bare, true
+		}
+		return "", "", false
+	}},
+	{ruleMsgServerText, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		if m, ok := serverPhrases.find(&t.hits); ok {
+			return ReasonTimeout, m, true
+		}
+		m, ok := firstOf(t, serverMore...)
+		return ReasonTimeout, m, ok
+	}},
+	{ruleMsgAPIErrorTransient, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		if _, ok := apiErrorType.find(t); !ok {
+			return "", "", false
+		}
+		m, ok := transientText.find(&t.hits)
+		if !ok {
+			m, ok = temporarilyUnable.find(t)
+		}
+		if !ok || isBilling(t) || isAuth(t) {
+			return "", "", false
+		}
+		return ReasonTimeout, "api_error: " + m, true
+	}},
+	{ruleMsgFormat, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		if m, ok := formatPhrases.find(&t.hits); ok {
+			return ReasonFormat, m, true
+		}
+		m, ok := firstOf(t, formatMore...)
+		return ReasonFormat, m, ok
+	}},
+	{ruleMsgNoErrorDetails, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		if t.bare == "unknown error (no error details in response)" {
+			return ReasonNoErrorDetails, t.bare, true
+		}
+		return "", "", false
+	}},
+	{ruleMsgTimeout, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		m, ok := timeoutMatch(t)
+		return ReasonTimeout, m, ok
+	}},
+	{ruleMsgAssistantOverflow, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		if tpmHint.in(&t.hits) {
+			return "", "", false
+		}
+		if _, ok := firstOf(t, reasoningConstraint...); ok {
+			return "", "", false
+		}
+		m, ok := firstOf(t, assistantOverflow...)
+		return ReasonContextOverflow, m, ok
+	}},
+	{ruleMsgType, nil}, // evaluated in messageVerdict: the field is a JSON path
+	{ruleMsgEmptyResponse, tableRule(emptyResponsePhrases, ReasonEmptyResponse)},
+	{ruleMsgLeadingStatus, nil}, // evaluated in messageVerdict: it applies the status rules
+}
+
+// messageVerdict runs the message rules over t, first match wins.
+func messageVerdict(t *text, c *msgCtx) verdict {
+	if t.empty() {
+		return verdict{}
+	}
+	for i := range messageRules {
+		r := &messageRules[i]
+		switch r.info {
+		case ruleMsgOverflow:
+			if v, ok := t.overflow(); ok {
+				return v
+			}
+			continue
+		case ruleMsgType:
+			if v := typeVerdictIn(t, c); v.ok() {
+				return v
+			}
+			continue
+		case ruleMsgLeadingStatus:
+			if c.noLeadingStatus {
+				continue
+			}
+			if st := leadingStatus(t.lower); st != 0 {
+				v, _ := statusRule(st, verdict{}, t, c, false, verdict{})
+				if v.ok() {
+					v.rule, v.field = ruleMsgLeadingStatus, t.field
+					return v
+				}
+			}
+			continue
+		}
+		reason, m, ok := r.eval(t, c)
+		if !ok {
+			continue
+		}
+		if reason == "" {
+			return verdict{} // rule 1: no verdict, and no later rule runs
+		}
+		return hit(reason, r.info, t, m)
+	}
+	return verdict{}
+}
+
+// overflow is overflowVerdict, computed once per text.
+func (t *text) overflow() (verdict, bool) {
+	if !t.ovDone {
+		t.ovDone = true
+		t.ov, t.ovOK = overflowVerdict(t)
+	}
+	return t.ov, t.ovOK
+}
+
+// overflowVerdict is rule 8: an explicit overflow phrase, or a request-size
+// ceiling, but never a bare TPM hint or a reasoning constraint.
+func overflowVerdict(t *text) (verdict, bool) {
+	if _, ok := firstOf(t, reasoningConstraint...); ok {
+		return verdict{}, false
+	}
+	if c, m := detectCeiling(t); c != nil {
+		v := hit(ReasonContextOverflow, ruleMsgOverflow, t, m)
+		v.ceiling = c
+		return v, true
+	}
+	if tpmHint.in(&t.hits) {
+		return verdict{}, false
+	}
+	if m, ok := contextOverflowPhrases.find(&t.hits); ok {
+		return hit(ReasonContextOverflow, ruleMsgOverflow, t, m), true
+	}
+	if m, ok := firstOf(t, contextOverflowSeq...); ok {
+		return hit(ReasonContextOverflow, ruleMsgOverflow, t, m), true
+	}
+	return verdict{}, false
+}
+
+// typeVerdictIn is rule 28: an API error type from JSON inside the text, or
+// the signal's own error type.
+func typeVerdictIn(t *text, c *msgCtx) verdict {
+	for _, f := range t.embedded() {
+		if keyKind(f.key) != keyType {
+			continue
+		}
+		if r := typeReason(f.val); r != "" {
+			return verdict{reason: r, rule: ruleMsgType, field: t.field + "#" + f.path, match: f.val}
+		}
+	}
+	if r := typeReason(c.errType); r != "" {
+		return verdict{reason: r, rule: ruleMsgType, field: c.errTypeField, match: c.errType}
+	}
+	return verdict{}
+}
+
+func tableRule(tb *table, r Reason) func(*text, *msgCtx) (Reason, string, bool) {
+	return func(t *text, _ *msgCtx) (Reason, string, bool) {
+		m, ok := tb.find(&t.hits)
+		return r, m, ok
+	}
+}
+
+func finderRule(f finder, r Reason) func(*text, *msgCtx) (Reason, string, bool) {
+	return func(t *text, _ *msgCtx) (Reason, string, bool) {
+		m, ok := f.search(t)
+		return r, m, ok
+	}
+}
+
+func modelNotFoundMatch(t *text) (string, bool) {
+	if m, ok := modelNotFoundPhrases.find(&t.hits); ok {
+		return m, true
+	}
+	nf := notFound.in(&t.hits)
+	if nf && http404.in(&t.hits) {
+		return "404 … not found", true
+	}
+	if m, ok := firstOf(t, modelNotFoundSeq...); ok {
+		return m, true
+	}
+	if nf && modelColon.in(&t.hits) {
+		return "model: … not found", true
+	}
+	if invalidModel.in(&t.hits) && !invalidModelReference.in(&t.hits) {
+		return "invalid model", true
+	}
+	if modelWord.in(&t.hits) && doesNotExist.in(&t.hits) {
+		return "model … does not exist", true
+	}
+	if selectedModel.in(&t.hits) && nf {
+		return "selected model … not found", true
+	}
+	return "", false
+}
+
+// billingMatch is the billing table with its guards (ref §2.5 "billing").
+func billingMatch(t *text) (string, bool) {
+	if markdownHeadings(t.lower) > 1 {
+		return "", false
+	}
+	if m, ok := billingPhrases.find(&t.hits); ok {
+		return m, true
+	}
+	if m, ok := firstOf(t, billingMore...); ok {
+		return m, true
+	}
+	if m, ok := has402Marker(t); ok {
+		return m, true
+	}
+	if purchaseHint.in(&t.hits) {
+		head := strings.TrimLeft(t.lower, " \t\r\n\"'[({:-*#>")
+		for _, h := range billingHead {
+			if strings.HasPrefix(head, h) {
+				return h, true
+			}
+		}
+	}
+	return "", false
+}
+
+func isBilling(t *text) bool { _, ok := billingMatch(t); return ok }
+
+func isAuth(t *text) bool {
+	if authPhrases.in(&t.hits) || authPermanentPhrases.in(&t.hits) {
+		return true
+	}
+	_, ok := firstOf(t, authMore...)
+	return ok
+}
+
+func highConfidenceAuth(t *text) (string, bool) {
+	if m, ok := authPermanentPhrases.find(&t.hits); ok {
+		return m, true
+	}
+	return authPermanentRe.find(t)
+}
+
+func rateLimitMatch(t *text) (string, bool) {
+	if m, ok := rateLimitPhrases.find(&t.hits); ok {
+		return m, true
+	}
+	m, ok := firstOf(t, status429InText, concurrencyLimit)
+	if ok && m != "" && strings.Contains(m, "429") {
+		// fledger (RE-008): a bare "429" status in the text is weaker evidence
+		// than the provider's own words. Z.ai sends "429 The service may be
+		// temporarily overloaded": that is the provider's capacity, not our
+		// quota, so the overload rule (14) decides.
+		if _, over := overloadedMatch(t); over {
+			return "", false
+		}
+	}
+	return m, ok
+}
+
+func overloadedMatch(t *text) (string, bool) {
+	if m, ok := overloadedPhrases.find(&t.hits); ok {
+		return m, true
+	}
+	return atCapacity.find(&t.hits)
+}
+
+func timeoutMatch(t *text) (string, bool) {
+	if m, ok := timeoutPhrases.find(&t.hits); ok {
+		return m, true
+	}
+	if timeoutBare[t.bare] {
+		return t.bare, true
+	}
+	return firstOf(t, timeoutMore...)
+}
+
+// markdownHeadings counts lines starting with "## " (the billing guard
+// against long assistant prose, ref §2.5).
+func markdownHeadings(s string) int {
+	n := 0
+	if strings.HasPrefix(s, "## ") {
+		n++
+	}
+	for i := 0; n < 2; {
+		k := strings.Index(s[i:], "\n## ")
+		if k < 0 {
+			break
+		}
+		n++
+		i += k + 1
+	}
+	return n
+}

@@ -1,0 +1,60 @@
+package classify
+
+// Result is the classification of one [ProviderError]. Its JSON form is the
+// `fledger classify` output line (without the id).
+type Result struct {
+	// Reason is never empty: one of the sixteen reasons.
+	Reason Reason `json:"reason"`
+	// Status is the provider's own HTTP status when known (explicit, or the
+	// leading status of the message, or the first status in the cause chain);
+	// otherwise Reason.Status(); 0 when neither exists. POLICY.md: "A
+	// provider's own HTTP status is always kept as the visible status."
+	Status int `json:"status"`
+	// Disposition is what the failover loop may do next.
+	Disposition Disposition `json:"disposition"`
+	// RetryAfterMs is the provider's requested wait in milliseconds, 0 when it
+	// gave none. Sources, first found wins: headers retry-after-ms,
+	// x-ms-retry-after-ms, retry-after (seconds or HTTP date), exhausted
+	// *-ratelimit-*-reset headers; then body text ("try again in 50.6s",
+	// "Please retry in 20s", "retryDelay": "3s"). Values are rounded up to a
+	// whole millisecond and capped at one year.
+	RetryAfterMs int64 `json:"retry_after_ms"`
+	// RequestSizeCeiling is set when the failure is a provider request-size
+	// ceiling (TPM/TPD text stating limit X and requested Y > X): Reason is
+	// context_overflow and Disposition failover (POLICY.md).
+	RequestSizeCeiling *Ceiling `json:"request_size_ceiling"`
+	// Evidence says which rule decided Reason and what it matched.
+	Evidence Evidence `json:"evidence"`
+}
+
+// Ceiling is a provider quota smaller than the request: the refusing
+// provider's per-window token limit, not the model's context window.
+type Ceiling struct {
+	// LimitTokens is the provider's stated limit (X).
+	LimitTokens int64 `json:"limit_tokens"`
+	// RequestedTokens is what the request needed (Y > X).
+	RequestedTokens int64 `json:"requested_tokens"`
+}
+
+// Evidence explains a classification.
+type Evidence struct {
+	// Rule is the deciding rule's id, e.g. "msg13.rate_limit" or "status.5xx";
+	// docs/classification.md lists every id in order.
+	Rule string `json:"rule"`
+	// Source is where the rule comes from: "ref §2.2 rule 13", "seed 000
+	// Cooldowns", "POLICY Reasons", or "fledger" for our own rules (with the
+	// vector that motivated it).
+	Source string `json:"source"`
+	// Field is what matched: "status", "code", "type", "message", "body",
+	// "headers.<name>", a JSON path inside a field ("message#error.type"), or
+	// any of these under a cause ("cause[2].message").
+	Field string `json:"field,omitempty"`
+	// Match is the matched phrase or value, redacted and cut to 160 runes.
+	// For unclassified it is the redacted preview of the message.
+	Match string `json:"match,omitempty"`
+	// RetryAfter names the field RetryAfterMs came from, when set.
+	RetryAfter string `json:"retry_after,omitempty"`
+	// Disposition explains a refusal, abort or coordination disposition, which
+	// is decided separately from the reason.
+	Disposition *Evidence `json:"disposition,omitempty"`
+}

@@ -1,0 +1,374 @@
+package classify
+
+import (
+	"strconv"
+	"strings"
+)
+
+// signal is one error of the chain, prepared for the rules (reference §2.1
+// "classifyFailoverSignal").
+type signal struct {
+	e      *ProviderError
+	prefix string // evidence prefix: "" for the top error, "cause[2]." below
+	ctx    msgCtx
+
+	status         int
+	statusExplicit bool
+
+	msg  *text // the message, or the body when there is no message
+	body *text // the body, when there is also a message
+
+	details     []*text
+	detailsDone bool
+}
+
+func newSignal(e *ProviderError, prefix string) *signal {
+	s := &signal{e: e, prefix: prefix}
+	s.ctx.providerRaw = strings.ToLower(strings.TrimSpace(e.Provider))
+	s.ctx.provider = providerID(s.ctx.providerRaw)
+	switch {
+	case strings.TrimSpace(e.Message) != "":
+		s.msg = newText(prefix+"message", e.Message)
+		if strings.TrimSpace(e.Body) != "" {
+			s.body = newText(prefix+"body", e.Body)
+		}
+	case strings.TrimSpace(e.Body) != "":
+		s.msg = newText(prefix+"body", e.Body)
+	default:
+		s.msg = newText(prefix+"message", "")
+	}
+	if e.Status > 0 {
+		s.status, s.statusExplicit = e.Status, true
+	} else {
+		s.status = leadingStatus(s.msg.lower)
+	}
+	s.ctx.errType, s.ctx.errTypeField = e.Type, prefix+"type"
+	if s.ctx.errType == "" && looksLikeType(e.Code) {
+		s.ctx.errType, s.ctx.errTypeField = e.Code, prefix+"code"
+	}
+	for _, v := range []string{e.Code, e.Type} {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "server_error", "upstream_error":
+			s.ctx.structuredServer = true
+		}
+	}
+	return s
+}
+
+// providerID is the provider id rules are scoped by: lower case, up to the
+// first space, "(" or "/" ("openrouter", "xai", "claude-cli").
+func providerID(p string) string {
+	if i := strings.IndexAny(p, " (/"); i >= 0 {
+		p = p[:i]
+	}
+	return p
+}
+
+// hasContent: anything at all to classify (POLICY: no message, no status
+// and no code is empty_response).
+func (s *signal) hasContent() bool {
+	e := s.e
+	return !s.msg.empty() || e.Status > 0 || strings.TrimSpace(e.Code) != "" ||
+		strings.TrimSpace(e.Type) != "" || e.statusCode != ""
+}
+
+// Detail limits: at most maxDetails texts and about maxDetailBytes of text
+// per error are classified as details.
+const (
+	maxDetails     = 32
+	maxDetailBytes = 256 << 10
+)
+
+// detailTexts are the other places a message may hide (reference §2.1 step
+// 2 "details"): the body when kept apart from the message, then every
+// message-like string inside JSON in the message or body.
+func (s *signal) detailTexts() []*text {
+	if s.detailsDone {
+		return s.details
+	}
+	s.detailsDone = true
+	budget := maxDetailBytes
+	if s.body != nil {
+		s.details = append(s.details, s.body)
+	}
+	for _, t := range []*text{s.msg, s.body} {
+		if t == nil {
+			continue
+		}
+		for _, f := range t.embedded() {
+			if len(s.details) >= maxDetails || budget <= 0 {
+				break
+			}
+			if f.str && keyKind(f.key) == keyMessage && strings.TrimSpace(f.val) != "" {
+				s.details = append(s.details, newText(t.field+"#"+f.path, f.val))
+				budget -= len(f.val)
+			}
+		}
+	}
+	return s.details
+}
+
+func (s *signal) detailVerdict() verdict {
+	c := s.ctx
+	c.noLeadingStatus = false
+	// A message that starts with a 429 status keeps billing text out of the
+	// billing rule (ref §2.2 rule 11); its quoted body must not bypass that.
+	c.parentLead429 = leadingStatus(s.msg.lower) == 429
+	for _, d := range s.detailTexts() {
+		if v := messageVerdict(d, &c); v.ok() {
+			return v
+		}
+	}
+	return verdict{}
+}
+
+// detailsMatter: whether the details can change the message verdict under
+// mergeVerdicts. A separate body always can. Embedded details are substrings
+// of the message, so they can only add a verdict when the message has none
+// or format, turn rate_limit into billing when the message has billing text,
+// or add an overflow the message rules did not reach.
+func (s *signal) detailsMatter(mv verdict) bool {
+	switch {
+	case mv.reason == ReasonContextOverflow:
+		return false
+	case s.body != nil, !mv.ok(), mv.reason == ReasonFormat:
+		return true
+	case mv.reason == ReasonRateLimit && isBilling(s.msg):
+		return true
+	}
+	_, ok := s.msg.overflow()
+	return ok
+}
+
+// mergeVerdicts is reference §2.1 step 2's merge, also used for the code
+// verdict in step 7: context overflow wins; a billing second opinion beats a
+// rate_limit first one; a format first opinion yields; otherwise the first
+// opinion stands.
+func mergeVerdicts(first, second verdict) verdict {
+	switch {
+	case !second.ok():
+		return first
+	case !first.ok():
+		return second
+	case first.reason == ReasonContextOverflow:
+		return first
+	case second.reason == ReasonContextOverflow:
+		return second
+	case second.reason == ReasonBilling && first.reason == ReasonRateLimit:
+		return second
+	case first.reason == ReasonFormat:
+		return second
+	}
+	return first
+}
+
+// codes yields the structured codes of the signal: the code field, a
+// non-numeric status, then codes found in JSON inside the message and body.
+func (s *signal) codes(yield func(field, code string) bool) {
+	if c := strings.TrimSpace(s.e.Code); c != "" && !yield(s.prefix+"code", c) {
+		return
+	}
+	if s.e.statusCode != "" && !yield(s.prefix+"status", s.e.statusCode) {
+		return
+	}
+	for _, t := range []*text{s.msg, s.body} {
+		if t == nil {
+			continue
+		}
+		for _, f := range t.embedded() {
+			if keyKind(f.key) == keyCode && f.str {
+				if !yield(t.field+"#"+f.path, f.val) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// codeVerdict is reference §2.1 step 6: the first code with a verdict.
+func (s *signal) codeVerdict() verdict {
+	var v verdict
+	s.codes(func(field, code string) bool {
+		if r, ok := codeReasons[normCode(code)]; ok {
+			v = verdict{reason: r, rule: ruleCode, field: field, match: code}
+			return false
+		}
+		return true
+	})
+	return v
+}
+
+func (s *signal) isTLS() (string, string, bool) {
+	if m, ok := tlsPhrases.find(&s.msg.hits); ok {
+		return s.msg.field, m, true
+	}
+	var field, match string
+	s.codes(func(f, code string) bool {
+		if tlsCodes[normCode(code)] {
+			field, match = f, code
+			return false
+		}
+		return true
+	})
+	return field, match, field != ""
+}
+
+// isHTML: a full HTML document (a proxy or CDN error page).
+func (s *signal) isHTML() bool {
+	for _, t := range []*text{s.msg, s.body} {
+		if t == nil {
+			continue
+		}
+		l := strings.TrimLeft(t.lower, " \t\r\n")
+		if (strings.HasPrefix(l, "<!doctype html") || strings.HasPrefix(l, "<html")) && strings.Contains(l, "</html>") {
+			return true
+		}
+	}
+	return false
+}
+
+// pluginVerdict is the provider hook (reference §2.1 step 3, §2.6).
+func (s *signal) pluginVerdict(mv verdict) verdict {
+	e := s.e
+	hasCode := strings.TrimSpace(e.Code) != "" || e.statusCode != ""
+	descriptor := s.statusExplicit || hasCode || strings.TrimSpace(e.Type) != "" ||
+		(s.ctx.provider != "" && (s.status == 401 || s.status == 403 || s.status == 429))
+	overflowish := mv.reason == ReasonContextOverflow
+	if !overflowish {
+		_, overflowish = s.msg.overflow()
+	}
+	if !(descriptor || overflowish || !mv.ok()) {
+		return verdict{}
+	}
+	t := s.msg
+	switch s.ctx.provider {
+	case "openrouter":
+		if m, ok := openRouterKeyLimit.find(&t.hits); ok {
+			return hit(ReasonBilling, rulePluginOpenRouterKeyLimit, t, m)
+		}
+		if !mv.ok() {
+			if f, ok := s.bareIs("provider returned error"); ok {
+				return verdict{reason: ReasonTimeout, rule: rulePluginOpenRouterProvider, field: f, match: "provider returned error"}
+			}
+		}
+	case "together":
+		if m, ok := concurrencyLimit.find(t); ok {
+			return hit(ReasonRateLimit, rulePluginTogether, t, m)
+		}
+	case "xai":
+		if m, ok := xaiBillingRe.find(t); ok {
+			return hit(ReasonBilling, rulePluginXAIBilling, t, m)
+		}
+		if m, ok := xaiRateRe.find(t); ok {
+			return hit(ReasonRateLimit, rulePluginXAIRate, t, m)
+		}
+		if s.status == 0 && !hasCode && strings.TrimSpace(e.Type) == "" {
+			if m, ok := xaiInternal.find(&t.hits); ok {
+				return hit(ReasonServerError, rulePluginXAIInternal, t, m)
+			}
+		}
+	case "ollama":
+		if m, ok := firstOf(t, ollamaOverflow...); ok {
+			return hit(ReasonContextOverflow, rulePluginOllamaOverflow, t, m)
+		}
+		if t.bare == "ollama api stream ended without a final response" {
+			return hit(ReasonServerError, rulePluginOllamaStreamEnd, t, t.bare)
+		}
+	}
+	return verdict{}
+}
+
+// bareIs reports whether the message, or a message inside its JSON, is
+// exactly want.
+func (s *signal) bareIs(want string) (string, bool) {
+	if s.msg.bare == want {
+		return s.msg.field, true
+	}
+	for _, d := range s.detailTexts() {
+		if d.bare == want {
+			return d.field, true
+		}
+	}
+	return "", false
+}
+
+func (s *signal) typeVerdict() verdict {
+	if r := typeReason(s.ctx.errType); r != "" {
+		return verdict{reason: r, rule: ruleType, field: s.ctx.errTypeField, match: s.ctx.errType}
+	}
+	return verdict{}
+}
+
+// classify is reference §2.1 for one error. It returns no verdict when
+// nothing in this error decides.
+func (s *signal) classify() verdict {
+	// 2. message verdict, merged with the details.
+	mv := messageVerdict(s.msg, &s.ctx)
+	if s.detailsMatter(mv) {
+		mv = mergeVerdicts(mv, s.detailVerdict())
+	}
+	// 3. provider plugin.
+	pv := s.pluginVerdict(mv)
+	if !pv.ok() {
+		// 4. TLS with no status: the request never reached the provider.
+		if s.status == 0 {
+			if f, m, ok := s.isTLS(); ok {
+				return verdict{reason: ReasonTLSCertificate, rule: ruleTLS, field: f, match: m}
+			}
+		}
+		// 5. HTML transport pages: by status only.
+		if (s.status == 408 || s.status == 499 || s.status >= 500 && s.status <= 599) && s.isHTML() {
+			if v, ok := statusRule(s.status, verdict{}, s.msg, &s.ctx, s.statusExplicit, verdict{}); ok {
+				v.rule, v.field = ruleHTML, s.prefix+"status"
+				v.match = strconv.Itoa(s.status) + " + HTML page"
+				return v
+			}
+		}
+	}
+	// 6. code verdict.
+	cv := s.codeVerdict()
+	// 7. effective verdict.
+	var eff verdict
+	switch {
+	case pv.ok():
+		eff = pv
+	case cv.reason == ReasonFormat:
+		eff = cv
+	default:
+		base := mv
+		if !base.ok() {
+			base = s.typeVerdict()
+		}
+		eff = mergeVerdicts(base, cv)
+	}
+	// 8. a permanent-auth code ends it.
+	if cv.reason == ReasonAuthPermanent {
+		return cv
+	}
+	// POLICY: a request-size ceiling is context_overflow whatever the status.
+	if eff.ceiling != nil {
+		eff.rule = ruleCeiling
+		return eff
+	}
+	// 9. status rules.
+	if s.status != 0 {
+		if v, ok := statusRule(s.status, eff, s.msg, &s.ctx, s.statusExplicit, pv); ok {
+			if s.statusExplicit {
+				if v.field == "status" {
+					v.field = s.prefix + "status"
+				}
+			}
+			// POLICY: a provider-specific code beats the status's default.
+			if !v.kept && cv.ok() && !transportReason(cv.reason) && cv.reason != v.reason {
+				cv.rule = ruleCodeBeatsStatus
+				return cv
+			}
+			return v
+		}
+	}
+	// 10. the code verdict, else the effective verdict.
+	if cv.ok() {
+		return cv
+	}
+	return eff
+}

@@ -1,0 +1,476 @@
+package classify
+
+// Marker tables. Each is data: lower-case phrases (see phrases.go for the
+// `\b` syntax), with the provider that sends them and the source of the rule.
+// "ref" is shared/spec/openclaw-reference.md; "seed 000" is the OpenClaw
+// model-failover doc; "fledger" marks our additions, each with the real
+// error (vector id) that motivated it. Order inside a table only matters for
+// which phrase is reported as evidence.
+
+// imageDimension: Anthropic's many-image size errors; handled by the image
+// resizer, never a failover (ref §2.2 rule 1).
+var imageDimensionRe = newPattern("image_dimension",
+	`image dimensions? exceed|image exceeds \d+(?:\.\d+)? ?mb`,
+	"image dimension", "image exceeds")
+
+// unsupportedImage: a text-only model was sent an image; OpenRouter says
+// "No endpoints found that support image input" (ref §2.2 rule 2).
+var unsupportedImage = newTable("unsupported_image",
+	"does not support image input", // OpenAI-compatible servers, Ollama
+	"unsupported image input",      // vLLM
+)
+var supportImageInput = newTable("support_image_input", "support image input")
+var noEndpointsFound = newTable("no_endpoints_found", "no endpoints found") // OpenRouter
+
+// claudeCLIAuth: the claude CLI backend's logged-out messages (ref §2.2 rule 3).
+var claudeCLIAuth = newTable("claude_cli_auth",
+	"not logged in · please run /login",
+	"failed to authenticate: oauth session expired and could not be refreshed",
+)
+
+// transcriptInvalid: OpenClaw's own transcript validation; a format problem
+// that must not cool credentials (ref §2.2 rule 4).
+var transcriptInvalid = newTable("transcript_invalid", "invalid session transcript entry")
+
+// sessionExpired: CLI backends (claude-cli, codex) lost the server-side
+// session (ref §2.2 rule 5).
+var sessionExpiredPhrases = newTable("session_expired",
+	"no conversation found",
+	"no such session",
+	"invalid session",
+	"session id not found",
+	"conversation id not found",
+)
+var sessionExpiredRe = newPattern("session_expired",
+	`\b(?:session|conversation)s?\b(?: id)?(?: [\w\-]+)?:? (?:was |is |has )?(?:not found|does not exist|expired|invalid)\b`,
+	"session", "conversation").and("not found", "does not exist", "expired", "invalid")
+
+// modelNotFound: live-model-errors (ref §2.2 rule 6).
+var modelNotFoundPhrases = newTable("model_not_found",
+	"no endpoints found for", // OpenRouter: no provider serves the slug
+	"router not found",       // OpenRouter auto-router
+	"unknown model",          // OpenAI-compatible servers
+	"model_not_found",        // OpenAI code
+	"model-not-found",
+	"not_found_error",         // Anthropic type
+	"not supported model",     // Chinese gateways' English
+	"is not a valid model id", // OpenRouter
+)
+var notFound = newTable("not_found", "not found")
+var http404 = newTable("404", `\b404\b`)
+var modelNotFoundSeq = []finder{
+	newSeq("model_within_60", 60, []string{"model"}, []string{"not found"}),
+	newSeq("model_chatgpt_account", 80, []string{"model"}, []string{"is not supported when using"}, []string{"with a chatgpt account"}), // Codex on ChatGPT plans
+	newSeq("models_slash_not_found", 80, []string{"models/"}, []string{" is not found"}),                                                // Gemini
+	newSeq("model_deprecated", 120, []string{"model"}, []string{"deprecated"}, []string{"upgrade to", "transition to"}),                 // OpenRouter free-model retirements
+	newSeq("stealth_model", 120, []string{"stealth model"}, []string{"find it here"}),                                                   // OpenRouter
+}
+var modelColon = newTable("model_colon", "model: ") // + "not found": Anthropic not_found_error "model: claude-…"
+var invalidModel = newTable("invalid_model", `invalid model\b`)
+var invalidModelReference = newTable("invalid_model_reference", "invalid model reference")
+var modelWord = newTable("model_word", "model")
+var doesNotExist = newTable("does_not_exist", "does not exist")
+var selectedModel = newTable("selected_model", "selected model")
+
+// legacyProvider: provider-patterns.tables.ts (ref §2.2 rule 7).
+var workersAIQuota = newSeq("workers_ai_quota", 80, []string{"workers_ai"}, []string{"quota limit exceeded"})
+var modelNotReady = newTable("model_not_ready", "modelnotreadyexception") // Bedrock: model still loading
+var modelDeactivated = newTable("model_deactivated",
+	"model_deactivated", "model_is_deactivated", "model has been deactivated") // OpenAI retired models
+
+// contextOverflow: the explicit overflow list ([Apr] errors.ts, ref §2.5
+// "Context overflow"), plus the 2026.9.6 additions seen in the vectors.
+var contextOverflowPhrases = newTable("context_overflow",
+	"request_too_large",                             // Anthropic 413 type
+	"request exceeds the maximum size",              // Anthropic
+	"context length exceeded",                       // generic
+	"context_length_exceeded",                       // OpenAI code
+	"maximum context length",                        // OpenAI "This model's maximum context length is …"
+	"prompt is too long",                            // Anthropic, Bedrock Claude
+	"prompt too long",                               // generic
+	"exceeds model context window",                  // Anthropic "Request size exceeds model context window"
+	"model token limit",                             // generic
+	"context overflow:",                             // OpenClaw's own wrapper
+	"exceed context limit",                          // generic
+	"exceeds the model's maximum context",           // generic
+	"context_window_exceeded",                       // gateways
+	"context window exceeded",                       // OC-139: "Context window exceeded: too many tokens per request." (2026.9.6)
+	"input is too long",                             // fledger (RE-051, RE-052): Bedrock "Input is too long for requested model."
+	"input too long for the model",                  // seed 000 "Does not continue on"
+	"exceeds the maximum number of tokens",          // fledger (RE-096..098): Gemini "The input token count (N) exceeds the maximum number of tokens allowed (M)."
+	"maximum number of input tokens",                // seed 000: "input token count exceeds the maximum number of input tokens"
+	"上下文过长", "上下文超出", "上下文长度超", "超出最大上下文", "请压缩上下文", // CJK gateways
+)
+var contextOverflowSeq = []finder{
+	newSeq("invalid_argument_max_tokens", 200, []string{"invalid_argument"}, []string{"maximum number of tokens"}), // Gemini/Vertex
+	newSeq("input_exceeds_max_tokens", 40, []string{"input exceeds"}, []string{"maximum number of tokens"}),
+	newSeq("request_size_context", 40, []string{"request size exceeds"}, []string{"context window", "context length"}), // Anthropic
+	newSeq("max_tokens_exceed_context", 80, []string{"max_tokens"}, []string{"exceed"}, []string{"context"}),
+	newSeq("input_length_exceed_context", 80, []string{"input length"}, []string{"exceed"}, []string{"context"}),
+	newSeq("413_too_large", 80, []string{`\b413\b`}, []string{"too large"}), // Groq, proxies
+	// fledger (RE-054): Bedrock InvokeModel body over 25 MB: "Value at 'body'
+	// failed to satisfy constraint: Member must have length less than or equal to 25000000".
+	newSeq("bedrock_body_length", 8, []string{"value at 'body' failed to satisfy constraint"}, []string{"member must have length less than or equal to"}),
+}
+
+// ollamaOverflow: the Ollama plugin's overflow text (ref §2.6).
+var ollamaOverflow = []finder{
+	newSeq("ollama_overflow", 120, []string{"ollama"}, []string{"context length", "too many tokens", "context window"}),
+	newSeq("ollama_truncating", 120, []string{"truncating input"}, []string{"too long"}),
+}
+
+// assistantOverflow: the looser assistant-error overflow pattern, used
+// after the rate-limit and server tables have had their say (ref §2.2 rule
+// 27; the @openclaw/ai table was not extracted, this is our reading).
+var assistantOverflow = []finder{
+	newSeq("assistant_overflow", 60, []string{"context window", "context length", "context limit", "token limit"}, []string{"exceed", "overflow", "too long", "too large", "reached"}),
+	newSeq("exceeds_context", 24, []string{"exceed"}, []string{"context window", "context length", "context limit", "token limit"}),
+}
+
+// tpmHint: tokens-per-minute/day wording. A TPM hint is never overflow unless
+// it states a request-size ceiling (ref §2.5; POLICY "request-size ceiling").
+var tpmHint = newTable("tpm_hint",
+	`\btpm\b`, "tokens per minute", "tokens per min", `\btpd\b`, "tokens per day")
+
+// reasoningConstraint: "reasoning is mandatory" errors are not overflow (ref §2.5).
+var reasoningConstraint = []finder{
+	newTable("reasoning_constraint", "reasoning is mandatory", "reasoning is required", "requires reasoning"),
+	newSeq("reasoning_not_disabled", 60, []string{"reasoning"}, []string{"cannot be disabled"}),
+}
+
+// replayInvalid: a transcript the provider cannot replay (ref §2.2 rule 9).
+var replayInvalid = newTable("replay_invalid",
+	"incorrect role information",                       // Gemini
+	"roles must alternate",                             // Anthropic, Mistral
+	"input item id does not belong to this connection", // OpenAI Responses websocket
+	"must be followed by tool messages",                // fledger (RE-143..145): OpenAI/DeepSeek/Qwen orphaned tool_calls
+	"tool_use ids were found without",                  // fledger (RE-157): Anthropic orphaned tool_use
+)
+var replayInvalidSeq = []finder{
+	newSeq("previous_response_id", 80, []string{"previous_response_id"}, []string{"invalid", "unknown", "not found", "does not exist", "expired", "mismatch"}), // OpenAI Responses
+	newSeq("tool_input_missing", 60, []string{"tool_use.input", "tool_use.arguments", "tool_call.input", "tool_call.arguments", "tool_calls.input", "tool_calls.arguments"}, []string{"missing", "required"}),
+	// Anthropic "Invalid `signature` in `thinking` block", either order.
+	newPattern("thinking_signature", `thinking.{0,120}?(?:invalid\W{0,3}signature|signature\W{0,3}(?:is |has )?(?:invalid|expired)|expired\W{0,3}signature)|(?:invalid\W{0,3}signature|signature\W{0,3}(?:is |has )?(?:invalid|expired)|expired\W{0,3}signature).{0,120}?thinking`, "thinking").and("signature"),
+}
+
+// word402 and leading402Rest gate has402Marker (ref §2.4 "402 marker").
+var word402 = newTable("402", `\b402\b`)
+var leading402Rest = newTable("402_leading_rest", "payment required", "used up your points", "no available asset for api access")
+
+// billing: credit and payment problems (ref §2.5 "billing"; seed 000
+// "Billing disables").
+var billingPhrases = newTable("billing",
+	"payment required",                               // HTTP 402 reason phrase, Anthropic api_error "Payment required"
+	"insufficient credits",                           // OpenRouter, generic
+	"insufficient credit",                            //
+	"used all available credits",                     // generic
+	"insufficient_quota",                             // OpenAI code/type
+	"insufficient quota",                             //
+	"gousagelimiterror",                              // OpenCode Go plan
+	"freeusagelimiterror",                            // OpenCode free plan
+	"available balance",                              // generic
+	"out of budget",                                  // LiteLLM virtual keys
+	"credit balance",                                 // Anthropic "Your credit balance is too low"
+	"plans & billing",                                // Anthropic
+	"insufficient_balance",                           // DeepSeek code
+	"insufficient balance",                           // DeepSeek "Insufficient Balance"
+	"insufficient usd or diem balance",               // Venice
+	"requires more credits",                          // OpenRouter "This request requires more credits"
+	"require more credits",                           //
+	"out of extra usage",                             // Anthropic subscription
+	"draw from your extra usage",                     // Anthropic subscription
+	"extra usage is required",                        // Anthropic long-context on subscription
+	"does not have a valid coding plan subscription", // Z.ai/GLM coding plan
+	`"code":"invalidsubscription"`,                   // Volcengine Ark
+	`"code":1311`,                                    // Z.ai
+	"billing_error",                                  // fledger: Anthropic billing_error type (sibling of RE-005)
+	"out of credits",                                 // fledger (RE-107): xAI "You have run out of credits"
+	"余额不足", "欠费",                                     // CJK gateways: insufficient balance, arrears
+)
+var billingMore = []finder{
+	newTable("spend_limit", "spend limit", "spending limit", "spend_limit", "spending_limit", "spend-limit", "spending-limit"),
+	newPattern("insufficient_word_balance", `insufficient \w+ balance`, "insufficient").and("balance"),
+	newSeq("subscription_plan_access", 80, []string{"current subscription plan"}, []string{"does not"}, []string{"include access"}),
+	newSeq("model_current_plan", 80, []string{"model"}, []string{"not available"}, []string{"current plan"}),
+	// fledger (RE-108): xAI "Your newly created team doesn't have any credits or licenses yet."
+	newTable("no_credits", "doesn't have any credits", "does not have any credits", "don't have any credits", "do not have any credits",
+		"doesn't have enough credits", "does not have enough credits", "don't have enough credits", "do not have enough credits"),
+}
+
+// billingHead: a leading billing phrase counts only with a purchase hint (ref §2.5).
+var billingHead = []string{"billing", "credit balance", "insufficient credit", "payment required", "http 402"}
+var purchaseHint = newTable("purchase_hint", "upgrade", "credits", "payment", "purchase", "subscription", "plan")
+
+// periodicLimit: daily/weekly/monthly usage windows (ref §2.2 rule 12; seed
+// 000 "What lands in the rate-limit / timeout bucket": "weekly limit
+// reached", "monthly limit exhausted").
+var periodicLimitRe = newPattern("periodic_limit",
+	`\b(?:daily|weekly|monthly)(?:\s*/\s*(?:daily|weekly|monthly))*\s+(?:usage\s+)?limits?\b(?:\s+(?:exhausted|reached|exceeded))?`,
+	"daily", "weekly", "monthly").and("limit")
+
+// rateLimit: throttles and retryable quotas (ref §2.5 "rate_limit"; seed 000
+// "What lands in the rate-limit / timeout bucket").
+var rateLimitPhrases = newTable("rate_limit",
+	"rate limit",                                               // OpenAI "Rate limit reached", Anthropic, Mistral, Groq
+	"rate_limit",                                               // codes quoted in bodies
+	"too many requests",                                        // 429 reason phrase
+	"too many concurrent requests",                             // seed 000
+	"throttling",                                               // Bedrock ThrottlingException
+	"throttled",                                                // seed 000
+	"model_cooldown",                                           // OpenClaw proxies: "model_cooldown: All credentials … cooling down"
+	"exceeded your current quota",                              // OpenAI, Gemini
+	"resource exhausted",                                       // gRPC
+	"resource_exhausted",                                       // Gemini/Vertex status
+	"resource-exhausted",                                       //
+	"quota exceeded",                                           // Gemini "Quota exceeded for metric", Copilot
+	"usage limit",                                              // Codex "You have reached your usage limit", OpenCode
+	`\btpm\b`,                                                  // tokens-per-minute hints (Groq, OpenAI)
+	"tokens per minute",                                        // Anthropic "input tokens per minute"
+	"tokens per day",                                           // Bedrock "Too many tokens per day"
+	"request rate is too high",                                 // fledger (RE-033): Bedrock Agents throttlingException text
+	"ratelimiterror",                                           // fledger: OpenAI/LiteLLM SDK class names (sibling of RE-013/RE-064)
+	"请求过于频繁", "调用频率", "频率限制", "配额不足", "配额已用尽", "额度不足", "额度已用尽", // CJK gateways
+)
+
+// status429InText: a 429 status in text (ref §2.5): leading 429, "status
+// 429", "HTTP 429", a JSON status/code 429, or 429 next to rate/quota words.
+var status429InText = newPattern("429_in_text", `^\W{0,3}429\b|\b(?:http|status|response|code)\W{0,3}(?:code\W{0,3})?429\b|\b429\b\W{0,5}(?:too many|rate|resource|quota|throttl)`, "429")
+var concurrencyLimit = newSeq("concurrency_limit", 60, []string{"concurrency limit"}, []string{"breached", "reached"}) // Together
+
+// overloaded: provider capacity trouble (ref §2.5 "overloaded"; seed 000
+// "Provider-busy signals such as ModelNotReadyException").
+var overloadedPhrases = newTable("overloaded",
+	"overloaded",                                // Anthropic overloaded_error, OpenAI "That model is currently overloaded"
+	"service unavailable",                       // 503 reason phrase
+	"service_unavailable",                       //
+	"service temporarily unavailable",           //
+	"high demand",                               // Gemini "experiencing high demand"
+	"high load",                                 //
+	"capacity exceeded",                         // fledger (RE-099): Mistral "Service tier capacity exceeded for this model."
+	"serviceunavailableexception",               // fledger (RE-059): Bedrock event-stream :exception-type
+	"bedrock is unable to process your request", // fledger (RE-059): the body of that exception
+	"服务过载", "当前负载过高", "访问量过大",                   // CJK gateways
+)
+var atCapacity = newTable("at_capacity", "model at capacity", "model is at capacity")
+
+// finishReasonError: provider-completed error stop reasons are server_error
+// (ref §2.5; seed 000: "Unhandled stop reason: error", "Provider
+// finish_reason: error").
+var finishReasonError = newKeyed("finish_reason_error", []string{"finish_reason", "reason"}, []string{"error"})
+
+// structuredServerError: JSON type/code server_error or upstream_error (ref §2.2 rule 16).
+var structuredServerError = newKeyed("structured_server_error", []string{"type", "code"}, []string{"server_error", "upstream_error"})
+
+// genericInternal: a bare generic internal error from a provider (ref §2.2
+// rule 17; our reading of isGenericProviderInternalError). A bare "Internal
+// error" is deliberately absent: OpenClaw's xAI plugin turns exactly that
+// into server_error, which it could not do if rule 17 had matched first.
+var genericInternalBare = map[string]bool{
+	"an internal error occurred": true, "an internal error has occurred": true,
+	"internal error occurred": true, "internal error encountered": true, // Gemini 500
+	"internal server error": true,
+}
+
+// oauthRefreshPermanent: refresh failures that a retry cannot fix; the user
+// must sign in again (ref §2.2 rule 18, our reading of oauth-refresh-failure.ts).
+var oauthRefreshPermanent = newTable("oauth_refresh_permanent",
+	"refresh_token_reused",                // fledger (RE-125): OpenAI Codex
+	"refresh token has already been used", // fledger (RE-125)
+	"invalid_grant",                       // RFC 6749 refresh rejection
+	"refresh token is invalid",            //
+	"refresh token has been revoked",      //
+	"refresh token was revoked",           //
+)
+
+// authPermanent: high-confidence revocations (ref §2.5 "auth_permanent").
+var authPermanentPhrases = newTable("auth_permanent",
+	"deactivated workspace",                             // OpenAI
+	"deactivated_workspace",                             //
+	"key has been disabled",                             //
+	"key has been revoked",                              //
+	"account has been deactivated",                      //
+	"not allowed for this organization",                 // Anthropic OAuth on a disallowed org
+	"organization has been disabled",                    // fledger (RE-088): Anthropic "This organization has been disabled."
+	"deactivated account",                               // fledger (RE-090): OpenAI "associated with a deactivated account"
+	"associated with this api key has been deactivated", // fledger (RE-089): OpenAI
+	"does not meet scope requirement",                   // fledger (RE-137): Anthropic OAuth token lacks user:inference
+)
+var authPermanentRe = newPattern("api_key_revoked",
+	`api[ _\-]?key[ _\-]?(?:has been |was |is )?(?:revoked|deactivated|deleted)`, "revoked", "deactivated", "deleted").and("api")
+
+// auth: credentials refused (ref §2.5 "auth").
+var authPhrases = newTable("auth",
+	"permission_error",                          // Anthropic type
+	"incorrect api key",                         // OpenAI
+	"invalid token",                             //
+	"authentication",                            // Anthropic authentication_error, "Authentication Fails"
+	"re-authenticate",                           //
+	"oauth token refresh failed",                //
+	"unauthorized",                              //
+	"forbidden",                                 //
+	"access denied",                             //
+	"insufficient permission",                   //
+	"missing scope:",                            //
+	"missing scopes:",                           //
+	"expired",                                   // OAuth "token has expired"
+	`\b401\b`,                                   //
+	`\b403\b`,                                   //
+	"no credentials found",                      //
+	"no api key found",                          //
+	`"code":1113`,                               // Z.ai
+	"无权访问", "认证失败", "鉴权失败", "密钥无效", "apikey 无效", // CJK gateways
+	"ce-011", // Baidu
+)
+var authMore = []finder{
+	newTable("invalid_api_key", wordBounded(
+		variants("invalid", "api", "key"), variants("invalid", "x-api", "key"),
+		variants("api", "key", "invalid"), variants("api", "key", "is", "invalid"),
+		variants("api", "key", "not", "valid"), []string{"api key is not valid"},
+	)...),
+	newSeq("could_not_authenticate", 60, []string{"could not authenticate", "could not validate"}, []string{"api key", "credentials"}),
+	newSeq("failed_token", 60, []string{"failed to extract", "failed to parse", "failed to validate", "failed to decode"}, []string{"token"}),
+	newSeq("cjk_ak", 40, []string{"当前ak"}, []string{"违规请求", "禁止访问"}), // Baidu Qianfan
+}
+
+// server: message-level server text maps to timeout (ref §2.2 rule 22, §2.5
+// "server text").
+var serverPhrases = newTable("server",
+	"an error occurred while processing",    // OpenAI
+	"internal server error",                 //
+	"internal_error",                        //
+	"server_error",                          //
+	"bad gateway",                           //
+	"gateway timeout",                       //
+	"upstream error",                        //
+	"upstream connect error",                // Envoy
+	"connection reset",                      //
+	"内部错误", "服务器错误", "系统错误", "系统繁忙", "系统异常", // CJK gateways
+)
+var serverMore = []finder{
+	newPattern("http_5xx", `\bhttp\s*5\d\d\b`, "http").and("http 5", "http5"),
+	newTable("status_internal_500", "status: internal server error"),
+}
+
+// apiErrorTransient: an Anthropic-style {"type":"api_error"} with transient
+// text is a timeout (ref §2.2 rule 23; seed 000: "unknown error, 520").
+var apiErrorType = newKeyed("api_error_type", []string{"type"}, []string{"api_error"})
+var transientText = newTable("transient",
+	"internal server error", "overload", "temporarily unavailable", "service unavailable",
+	"unknown error", "server error", "bad gateway", "gateway timeout", "upstream error",
+	"backend error", "try again later", "unexpected error",
+)
+var temporarilyUnable = newSeq("temporarily_unable", 40, []string{"temporarily"}, []string{"unable"})
+
+// format: invalid requests (ref §2.5 "format").
+var formatPhrases = newTable("format",
+	"string should match pattern",                // Cloud Code Assist tool ids
+	"tool_use.id",                                // Anthropic
+	"tool_use_id",                                //
+	"invalid request format",                     //
+	"does not support assistant message prefill", // Anthropic
+	"conversation must end with a user message",  //
+)
+var formatMore = []finder{
+	newSeq("tool_call_id_must", 80, []string{"tool call id was"}, []string{"must be"}),
+	newSeq("harness_provider", 120, []string{"agent harness"}, []string{"does not support"}, []string{"provider is not one of"}),
+}
+
+// timeout: transport-shaped failures (ref §2.5 "timeout"; seed 000:
+// "Transport-shaped finish reasons such as abort, network_error and
+// malformed_response stay in the timeout/failover bucket").
+var timeoutPhrases = newTable("timeout",
+	"timeout", "timed out", "deadline exceeded",
+	"connection error",                      // Anthropic/OpenAI SDK "Connection error."
+	"network error",                         //
+	"network request failed",                //
+	"fetch failed",                          // undici
+	"socket hang up",                        // Node
+	"stream disconnected before completion", // Codex
+	"premature close of server response while trying to fetch", //
+	"stream ended before message_stop",                         // incomplete streams
+	"stream ended before terminal finish reason",
+	"stream ended before terminal response event",
+	"stream ended without a terminal finish reason",
+	"stream ended without finish reason",
+	"stream ended without a finish reason",
+	"responses stream ended with unresolved tool calls",
+	"without sending any chunks", "without sending chunks", "without sending any chunk", "without sending chunk",
+	"operation was aborted", // undici/AbortSignal without an AbortError name
+	"request failed after repeated internal retries",
+	`\beconnrefused\b`, `\beconnreset\b`, `\beconnaborted\b`, `\benetunreach\b`, `\benetreset\b`,
+	`\behostunreach\b`, `\behostdown\b`, `\betimedout\b`, `\besockettimedout\b`, `\bepipe\b`,
+	`\benotfound\b`, `\beai_again\b`,
+	"und_err_socket", "und_err_connect", "und_err_header", "und_err_body",
+	"und_err_req_content_length_mismatch", "und_err_aborted", "und_err_closed",
+	"网络错误", "网络异常", "服务暂时不可用", "服务繁忙", "请求超时", "连接超时", "连接错误", // CJK gateways
+)
+var timeoutMore = []finder{
+	newKeyed("transport_finish_reason", []string{"finish_reason", "reason"}, []string{"abort", "malformed_response", "network_error"}),
+	newTable("stream_closed", "stream closed", "stream was closed", "stream aborted", "stream was aborted"),
+	newSeq("got_status_internal", 80, []string{"got status: internal", `"status":"internal"`, `"status": "internal"`}, []string{`\b500\b`}), // Gemini
+}
+var timeoutBare = map[string]bool{
+	"terminated": true, "stream_read_error": true, "request failed": true, "llm request failed": true,
+}
+
+// emptyResponse: a reply with no usable output. fledger (RE-131: the
+// claude-cli backend's "cli empty response diagnostics"); sibling wording
+// from OpenAI-compatible servers.
+var emptyResponsePhrases = newTable("empty_response",
+	"empty response",
+	"returned an empty response",
+	"no response content",
+	"response was empty",
+)
+
+// tls: certificate verification failures, Node codes and Go/Python text
+// (ref §1 "tls_certificate"; ref §2.1 step 4).
+var tlsPhrases = newTable("tls",
+	"certificate has expired", "cert_has_expired",
+	"self signed certificate", "self-signed certificate", "self_signed_cert_in_chain", "depth_zero_self_signed_cert",
+	"unable to verify the first certificate", "unable_to_verify_leaf_signature",
+	"unable to get local issuer certificate", "unable_to_get_issuer_cert",
+	"err_tls_cert_altname_invalid", "does not match certificate's altnames",
+	"x509: certificate", "tls: failed to verify certificate", "certificate signed by unknown authority",
+	"certificate verify failed", "certificate_verify_failed", "sslcertverificationerror",
+	"cert_not_yet_valid", "cert_untrusted", "certificate is not valid for",
+)
+
+// openRouter: the OpenRouter plugin (ref §2.6).
+var openRouterKeyLimit = newTable("openrouter_key_limit", "key limit exceeded", "key limit reached", "key limit hit", "api key budget limit")
+
+// xAI: the xAI plugin (ref §2.6). The shipped regexes were not extracted;
+// these follow the documented intent: credits/spending limit → billing.
+var xaiBillingRe = newPattern("xai_billing",
+	`\bcredits?\b|spending[ _\-:]?limit|licenses`, "credit", "spending", "licenses")
+var xaiRateRe = newPattern("xai_rate", `rate limit|too many requests`, "rate limit", "too many requests")
+var xaiInternal = newTable("xai_internal", "internal error", "internal server error")
+
+// refusal: final provider refusals; the turn stops (POLICY disposition
+// "refusal"; seed 000 "final provider refusals").
+var refusalPhrases = newTable("refusal",
+	"content_filter",                            // Azure OpenAI code (RE-067, RE-068)
+	"content management policy",                 // Azure
+	"responsibleaipolicyviolation",              // Azure innererror
+	"content_policy_violation",                  // OpenAI images
+	"rejected as a result of our safety system", // OpenAI
+	"guardrail intervened",                      // Bedrock Guardrails
+	"violate our usage policy",                  // Anthropic Claude Code refusals
+	"violates our usage policy",
+	`"stop_reason":"refusal"`, // Anthropic
+)
+var refusalBlockRe = newPattern("refusal_block",
+	`block_?reason\W{0,20}?(?:blockedreason\.)?(?:safety|prohibited_content|blocklist|spii|image_safety)\b|finish_?reason\W{0,20}?(?:safety|prohibited_content|blocklist|spii|image_safety)\b`,
+	"block_reason", "blockreason", "finish_reason", "finishreason").and("safety", "prohibited_content", "blocklist", "spii")
+
+// wordBounded concatenates phrase lists and asks for word boundaries on
+// both sides of each.
+func wordBounded(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		for _, p := range l {
+			out = append(out, `\b`+p+`\b`)
+		}
+	}
+	return out
+}

@@ -1,0 +1,425 @@
+// Package redact removes secret-shaped text from provider error text before
+// it leaves the process: API keys, bearer tokens, JWTs, e-mail addresses and
+// organisation/project identifiers.
+//
+// Every replacement is a stable marker of the form [REDACTED:<kind>] (see the
+// Kind constants), so redacted text stays greppable and String is idempotent:
+// String(String(s)) == String(s).
+//
+// The rules are ordered data (see rules below): the most specific shapes
+// (bearer tokens, JWTs, vendor key prefixes) run before the generic
+// "key=value" and identifier rules, so a value is named by its most precise
+// kind.
+package redact
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Kind names what a marker replaced. The marker text is "[REDACTED:" + kind + "]".
+type Kind string
+
+// The kinds of secret-shaped text String replaces.
+const (
+	// KindAPIKey is a provider API key: sk-…, sk-ant-…, sk-proj-…, AIza…,
+	// xai-…, gsk_…, and long key-like values after "api key", "key=", …
+	KindAPIKey Kind = "api_key"
+	// KindBearer is the credential after "Bearer ".
+	KindBearer Kind = "bearer"
+	// KindJWT is a JSON Web Token (three base64url parts, header "eyJ…").
+	KindJWT Kind = "jwt"
+	// KindEmail is an e-mail address (OAuth profile ids carry them).
+	KindEmail Kind = "email"
+	// KindOrgID is an organisation id: OpenAI org-…, Groq org_…, or the value
+	// after "organization:" / "org:".
+	KindOrgID Kind = "org_id"
+	// KindProjectID is a project id: OpenAI proj_…, or a GCP projects/<id>
+	// path segment, or the value after "project:".
+	KindProjectID Kind = "project_id"
+	// KindSecret is any other credential value after a secret-looking key
+	// (token=, secret=, password=, authorization:, access_token=, …).
+	KindSecret Kind = "secret"
+)
+
+// Marker returns the replacement text for kind, e.g. "[REDACTED:api_key]".
+func Marker(kind Kind) string { return "[REDACTED:" + string(kind) + "]" }
+
+// rule replaces secret-shaped spans of a text. A rule finds its spans
+// either with a case-sensitive regex that starts with a literal vendor prefix
+// (fast in Go's matcher), or with a keyValue scanner for the
+// case-insensitive "name: value" shapes (a regex there would be tried at
+// every position). When group > 0 only that submatch is replaced. min is the
+// shortest replaced span in bytes; keep, when set, vetoes a candidate value
+// (for example a plain English word after "token:"), so ordinary prose is not
+// mangled. hints are lower-case literals of which at least one must occur in
+// the text for a regex rule to run at all.
+type rule struct {
+	kind  Kind
+	hints []string
+	re    *regexp.Regexp
+	kv    *keyValue
+	group int
+	min   int
+	keep  func(v string) bool
+}
+
+// rules run in order; each sees the output of the previous ones.
+var rules = []rule{
+	// "Authorization: Bearer <token>" and "bearer <token>" in SDK dumps and
+	// proxy logs. The word "Bearer" is kept.
+	{kind: KindBearer, kv: &keyValue{names: []string{"bearer"}, sep: sepSpace, value: isTokenByte, trailEq: true}, min: 12, keep: looksLikeToken},
+	// JWTs: OAuth access tokens (Codex, Claude OAuth), Vertex id tokens.
+	{kind: KindJWT, hints: []string{"eyj"}, re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), min: 17},
+	// OpenAI (sk-, sk-proj-, sk-svcacct-, sk-admin-), Anthropic (sk-ant-api03-,
+	// sk-ant-oat01-, sk-ant-admin01-), OpenRouter (sk-or-v1-), DeepSeek,
+	// Moonshot and most OpenAI-compatible gateways. OpenAI's partially masked
+	// echo "sk-abc1****…wxyz" is redacted as well.
+	{kind: KindAPIKey, hints: []string{"sk-"}, re: regexp.MustCompile(`sk-[A-Za-z0-9_*\-]+`), min: 19},
+	// Stripe-style live/test keys some gateways reuse.
+	{kind: KindAPIKey, hints: []string{"k_live_", "k_test_"}, re: regexp.MustCompile(`[rs]k_(?:live|test)_[A-Za-z0-9]+`), min: 24},
+	// Google AI Studio / Gemini API keys.
+	{kind: KindAPIKey, hints: []string{"aiza"}, re: regexp.MustCompile(`AIza[0-9A-Za-z_\-]+`), min: 34},
+	// xAI keys.
+	{kind: KindAPIKey, hints: []string{"xai-"}, re: regexp.MustCompile(`xai-[A-Za-z0-9_\-]+`), min: 24},
+	// Groq keys.
+	{kind: KindAPIKey, hints: []string{"gsk_"}, re: regexp.MustCompile(`gsk_[A-Za-z0-9]+`), min: 24},
+	// Other vendor prefixes seen in gateway configs: GitHub (Copilot tokens),
+	// Hugging Face, Perplexity, Replicate, Slack, AWS access key ids.
+	{kind: KindAPIKey, hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "hf_", "pplx-", "r8_", "xox", "akia", "asia"},
+		re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]+|github_pat_[A-Za-z0-9_]+|hf_[A-Za-z0-9]+|pplx-[A-Za-z0-9]+|r8_[A-Za-z0-9]+|xox[abposr]-[A-Za-z0-9\-]+|(?:AKIA|ASIA)[0-9A-Z]{16})\b`), min: 14},
+	// Query-string credentials: Gemini "?key=AIza…", signed URLs.
+	{kind: KindAPIKey, kv: &keyValue{names: []string{"key=", "api_key=", "apikey=", "api-key=", "access_token=", "token=", "sig=", "signature="}, query: true, value: isQueryByte}, min: 1, keep: notMarker},
+	// "Incorrect API key provided: <value>", "api key: <value>", "apiKey=<value>".
+	{kind: KindAPIKey, kv: &keyValue{names: []string{"api key", "api_key", "api-key", "apikey", "x-api-key", "x-goog-api-key", "subscription-key"}, provided: true, sep: sepOptional, value: isKeyByte}, min: 16, keep: looksLikeToken},
+	// Other credentials after a secret-looking key.
+	{kind: KindSecret, kv: &keyValue{names: []string{
+		"access_token", "access-token", "accesstoken", "refresh_token", "refresh-token", "refreshtoken",
+		"id_token", "id-token", "idtoken", "session_token", "session-token", "sessiontoken",
+		"client_secret", "client-secret", "clientsecret", "secret_key", "secret-key", "secretkey",
+		"secret", "password", "passwd", "authorization", "token", "key",
+	}, sep: sepRequired, value: isSecretByte}, min: 8, keep: looksLikeToken},
+	// E-mail addresses (OAuth profile ids are "provider:<email>").
+	{kind: KindEmail, hints: []string{"@"}, re: regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]+`), min: 6},
+	// OpenAI organisation ids (org-<24>), Groq/others (org_<ulid>).
+	{kind: KindOrgID, hints: []string{"org-", "org_"}, re: regexp.MustCompile(`\borg[-_][A-Za-z0-9]+\b`), min: 16},
+	// OpenAI project ids (proj_<24>).
+	{kind: KindProjectID, hints: []string{"proj-", "proj_"}, re: regexp.MustCompile(`\bproj[-_][A-Za-z0-9]+\b`), min: 17},
+	// "(org: 1b2c…)", "organization_id=…": Anthropic quotes the org UUID.
+	{kind: KindOrgID, kv: &keyValue{names: []string{"org", "organization", "organisation"}, idSuffix: true, sep: sepRequired, value: isIDByte}, min: 6, keep: hasDigitAndLetter},
+	// "project: …", "project_id=…".
+	{kind: KindProjectID, kv: &keyValue{names: []string{"project"}, idSuffix: true, sep: sepRequired, value: isIDByte}, min: 6, keep: hasDigitAndLetter},
+	// GCP resource paths "projects/<id>/locations/…" (Vertex 403s).
+	{kind: KindProjectID, hints: []string{"projects/"}, re: regexp.MustCompile(`\bprojects/([A-Za-z0-9][A-Za-z0-9_\-.]+)`), min: 4, group: 1, keep: notMarker},
+}
+
+// Separator shapes between a key and its value.
+const (
+	sepRequired = iota // ["']? \s* [:=] \s* ["']?
+	sepOptional        // as sepRequired, the [:=] optional (whitespace alone will do)
+	sepSpace           // at least one space
+)
+
+// keyValue finds values after names, case-insensitively, in linear time.
+// A name matches at a word boundary (query names right after '?' or '&');
+// idSuffix lets "[ _-]id" follow it, provided lets " provided" follow it;
+// the value is the longest run of value bytes (plus '=' padding with
+// trailEq).
+type keyValue struct {
+	names    []string
+	query    bool
+	idSuffix bool
+	provided bool
+	sep      int
+	value    func(c byte) bool
+	trailEq  bool
+}
+
+func (kv *keyValue) spans(s, lower string) [][2]int {
+	var out [][2]int
+	for _, name := range kv.names {
+		for i := 0; i < len(lower); {
+			k := strings.Index(lower[i:], name)
+			if k < 0 {
+				break
+			}
+			k += i
+			i = k + 1
+			if kv.query {
+				if k == 0 || (s[k-1] != '?' && s[k-1] != '&') {
+					continue
+				}
+			} else if k > 0 && isWordByte(lower[k-1]) {
+				continue
+			}
+			j := k + len(name)
+			if kv.idSuffix {
+				r := lower[j:]
+				switch {
+				case strings.HasPrefix(r, "id"):
+					j += 2
+				case len(r) > 2 && (r[0] == ' ' || r[0] == '_' || r[0] == '-') && strings.HasPrefix(r[1:], "id"):
+					j += 3
+				}
+			}
+			if !kv.query && j < len(lower) && isWordByte(lower[j]) {
+				continue
+			}
+			if kv.provided && strings.HasPrefix(lower[j:], " provided") {
+				j += len(" provided")
+			}
+			switch kv.sep {
+			case sepSpace:
+				st := j
+				j = skipSpaces(s, j)
+				if j == st {
+					continue
+				}
+			case sepRequired, sepOptional:
+				j = skipQuote(s, j)
+				j = skipSpaces(s, j)
+				if j < len(s) && (s[j] == ':' || s[j] == '=') {
+					j++
+				} else if kv.sep == sepRequired {
+					continue
+				}
+				j = skipSpaces(s, j)
+				j = skipQuote(s, j)
+			}
+			e := j
+			for e < len(s) && kv.value(s[e]) {
+				e++
+			}
+			for kv.trailEq && e < len(s) && s[e] == '=' {
+				e++
+			}
+			if e > j {
+				out = append(out, [2]int{j, e})
+				i = e // values are not rescanned: linear in len(s) per name
+			}
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a][0] < out[b][0] })
+	return out
+}
+
+func skipSpaces(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func skipQuote(s string, i int) int {
+	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
+		i++
+	}
+	return i
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+func isTokenByte(c byte) bool {
+	return isWordByte(c) || c == '-' || c == '.' || c == '~' || c == '+' || c == '/'
+}
+
+func isKeyByte(c byte) bool { return isWordByte(c) || c == '-' || c == '.' || c == '*' }
+
+func isIDByte(c byte) bool { return isWordByte(c) || c == '-' }
+
+func isQueryByte(c byte) bool {
+	return c > ' ' && c != '&' && c != '"' && c != '\'' && c != '#' && c != '<' && c != '>' && c < 0x7f
+}
+
+func isSecretByte(c byte) bool {
+	return c > ' ' && c != '"' && c != '\'' && c != ',' && c != ';' && c != '&' && c != '}' && c != '<' && c != '>' && c != ']'
+}
+
+// String returns s with every secret-shaped substring replaced by its marker.
+// It is safe on any input (invalid UTF-8 is passed through) and idempotent.
+func String(s string) string {
+	if !mayHoldSecret(s) {
+		return s
+	}
+	lower := asciiLower(s)
+	for i := range rules {
+		if out, changed := rules[i].apply(s, lower); changed {
+			s, lower = out, asciiLower(out)
+		}
+	}
+	return s
+}
+
+func (r *rule) hinted(lower string) bool {
+	for _, h := range r.hints {
+		if strings.Contains(lower, h) {
+			return true
+		}
+	}
+	return len(r.hints) == 0
+}
+
+// spans returns the candidate spans of r in s (lower is s lower-cased, the
+// same length as s).
+func (r *rule) spans(s, lower string) [][2]int {
+	if r.kv != nil {
+		return r.kv.spans(s, lower)
+	}
+	if !r.hinted(lower) {
+		return nil
+	}
+	var out [][2]int
+	for _, m := range r.re.FindAllStringSubmatchIndex(s, -1) {
+		st, en := m[0], m[1]
+		if r.group > 0 {
+			st, en = m[2*r.group], m[2*r.group+1]
+			if st < 0 {
+				continue
+			}
+		}
+		out = append(out, [2]int{st, en})
+	}
+	return out
+}
+
+func (r *rule) apply(s, lower string) (string, bool) {
+	sp := r.spans(s, lower)
+	if sp == nil {
+		return s, false
+	}
+	var b strings.Builder
+	last := 0
+	for _, x := range sp {
+		start, end := x[0], x[1]
+		if start < last || end-start < r.min || r.keep != nil && !r.keep(s[start:end]) {
+			continue
+		}
+		if r.re != nil && start > 0 && isWordByte(s[start-1]) {
+			continue // a prefix inside a longer word ("task-…", "disk-…"): the regexes carry no \b so Go can scan for their literal prefix
+		}
+		if last == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(Marker(r.kind))
+		last = end
+	}
+	if last == 0 {
+		return s, false
+	}
+	b.WriteString(s[last:])
+	return b.String(), true
+}
+
+// Preview redacts s and cuts it to at most max runes, appending "…" when it
+// was cut. Only a bounded window of s is examined (about 4×max bytes plus
+// 1 KiB, backed up to the last separator so no secret is split), so a 10 MB
+// message costs no more than a short one. max <= 0 yields "".
+func Preview(s string, max int) string {
+	if max <= 0 || s == "" {
+		return ""
+	}
+	window := 4*max + 1024
+	cut := false
+	if len(s) > window {
+		w := s[:window]
+		if i := strings.LastIndexAny(w, " \t\r\n\"',;"); i > 0 {
+			w = w[:i]
+		}
+		s, cut = w, true
+	}
+	s = String(strings.ToValidUTF8(s, "\uFFFD"))
+	if utf8.RuneCountInString(s) > max {
+		n := 0
+		for i := range s {
+			if n == max {
+				s, cut = s[:i], true
+				break
+			}
+			n++
+		}
+	}
+	if cut {
+		s += "…"
+	}
+	return s
+}
+
+// mayHoldSecret is a one-pass filter: every rule needs an '@' (e-mail), a
+// run of 12 or more token characters, or a run of 6 or more that holds a
+// digit (the shortest ids the key=value rules redact). Ordinary phrases
+// ("rate limit", "invalid api key") fail it and skip all regexes.
+func mayHoldSecret(s string) bool {
+	run, digit := 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '@':
+			return true
+		case c >= '0' && c <= '9':
+			digit = true
+			run++
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_', c == '-', c == '.', c == '*', c == '+', c == '/', c == '=', c == '~':
+			run++
+		default:
+			run, digit = 0, false
+			continue
+		}
+		if run >= 12 || run >= 6 && digit {
+			return true
+		}
+	}
+	return false
+}
+
+// looksLikeToken rejects ordinary words ("undefined", "provided", "expired")
+// so only credential-shaped values are replaced: a value qualifies when it
+// mixes letters and digits, or is at least 24 characters long.
+func looksLikeToken(v string) bool {
+	if !notMarker(v) {
+		return false
+	}
+	return hasDigitAndLetter(v) || len(v) >= 24
+}
+
+// asciiLower lower-cases ASCII letters only, so byte offsets match s.
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 'A' && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+func hasDigitAndLetter(v string) bool {
+	if !notMarker(v) {
+		return false
+	}
+	var d, l bool
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= '0' && c <= '9':
+			d = true
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+			l = true
+		}
+	}
+	return d && l
+}
+
+// notMarker keeps already-redacted values and "<PLACEHOLDER>" text as is.
+func notMarker(v string) bool {
+	return !strings.HasPrefix(v, "[REDACTED") && !strings.HasPrefix(v, "<") && !strings.Contains(v, "REDACTED")
+}
