@@ -44,7 +44,7 @@ up to the stream's last sequence (--no-catch-up to skip).`,
 			if err != nil {
 				return err
 			}
-			defer db.Close()
+			defer pf.close(db)
 			rows, err := db.Decisions(cmd.Context(), projections.DecisionFilter{Agent: agent, Session: session, Turn: turn,
 				Reason: reason, Since: t, Limit: limit})
 			if err != nil {

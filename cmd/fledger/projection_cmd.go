@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fledger/fledger/projections"
+	"github.com/fledger/fledger/replay"
 )
 
 // projectionFlags are the flags every query command on the projections
@@ -26,6 +27,10 @@ type projectionFlags struct {
 	skipUnknown bool
 	rebuild     bool
 	batch       int
+	// at (--at TIME) reads the state as of that moment: a rebuild into a
+	// temporary database (tmpDir, removed by close).
+	at     string
+	tmpDir string
 }
 
 func (pf *projectionFlags) add(cmd *cobra.Command) {
@@ -36,6 +41,68 @@ func (pf *projectionFlags) add(cmd *cobra.Command) {
 	f.BoolVar(&pf.skipUnknown, "skip-unknown", false, "skip events of unknown types (logged, counted in skipped_events) instead of failing")
 	f.BoolVar(&pf.rebuild, "rebuild", false, "delete the projection database and rebuild it from sequence 1 (the stream is not touched)")
 	f.IntVar(&pf.batch, "batch", projections.DefaultBatchEvents, "events per catch-up transaction")
+	f.StringVar(&pf.at, "at", "", "read the state as of this RFC 3339 time: rebuilds the projections into a temporary database up to the last commit at or before it")
+}
+
+// close closes db and removes the temporary database of --at.
+func (pf *projectionFlags) close(db *projections.DB) {
+	_ = db.Close()
+	if pf.tmpDir != "" {
+		_ = os.RemoveAll(pf.tmpDir)
+	}
+}
+
+// atTime parses --at ("" = zero).
+func (pf *projectionFlags) atTime() (time.Time, error) {
+	if pf.at == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, pf.at)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--at %q: want an RFC 3339 time, e.g. 2026-03-02T09:05:00Z", pf.at)
+	}
+	return t, nil
+}
+
+// openProjectionsAt rebuilds the projections into a temporary database up
+// to the last commit before the first one stamped after --at
+// (replay.SeqAt) and opens it.
+func openProjectionsAt(cmd *cobra.Command, g *globals, pf *projectionFlags) (*projections.DB, error) {
+	if pf.rebuild || pf.noCatchUp || pf.db != "" {
+		return nil, fmt.Errorf("--at rebuilds a temporary database; it does not combine with --db, --rebuild or --no-catch-up")
+	}
+	at, err := pf.atTime()
+	if err != nil {
+		return nil, err
+	}
+	ctx := cmd.Context()
+	st, err := openStore(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	seq, err := replay.SeqAt(ctx, st, at)
+	if err != nil {
+		return nil, err
+	}
+	if pf.tmpDir, err = os.MkdirTemp("", "fledger-at-"); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(pf.tmpDir, projections.DefaultFile)
+	if seq > 0 {
+		log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+		if _, err := replay.Rebuild(ctx, st, path, replay.RebuildOptions{ToSeq: seq, Projector: []projections.ProjectorOption{
+			projections.WithBatchEvents(pf.batch), projections.WithSkipUnknown(pf.skipUnknown), projections.WithProjectorLogger(log)}}); err != nil {
+			_ = os.RemoveAll(pf.tmpDir)
+			return nil, err
+		}
+	}
+	db, err := projections.Open(ctx, path)
+	if err != nil {
+		_ = os.RemoveAll(pf.tmpDir)
+		return nil, err
+	}
+	return db, nil
 }
 
 func (pf *projectionFlags) path(g *globals) string {
@@ -50,6 +117,9 @@ func (pf *projectionFlags) path(g *globals) string {
 // stream's last sequence, with a progress bar on a terminal when that takes
 // more than a second. Close the database when done.
 func openProjections(cmd *cobra.Command, g *globals, pf *projectionFlags) (*projections.DB, error) {
+	if pf.at != "" {
+		return openProjectionsAt(cmd, g, pf)
+	}
 	ctx := cmd.Context()
 	errOut := cmd.ErrOrStderr()
 	log := slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelInfo}))

@@ -36,7 +36,7 @@ The projection is first caught up to the stream's last sequence
 			if err != nil {
 				return err
 			}
-			defer db.Close()
+			defer pf.close(db)
 			rows, err := db.Sessions(cmd.Context(), projections.SessionFilter{Agent: agent, Session: session})
 			if err != nil {
 				return err

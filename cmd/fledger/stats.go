@@ -46,11 +46,14 @@ The projection is first caught up to the stream's last sequence
 			if err != nil {
 				return err
 			}
+			if at, _ := pf.atTime(); nowFlag == "" && !at.IsZero() {
+				now = at // --at: statuses as of that moment
+			}
 			db, err := openProjections(cmd, g, &pf)
 			if err != nil {
 				return err
 			}
-			defer db.Close()
+			defer pf.close(db)
 			rows, err := db.UsageStats(cmd.Context(), projections.StatsFilter{Agent: agent, Provider: provider, Profile: prof})
 			if err != nil {
 				return err

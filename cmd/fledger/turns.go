@@ -42,7 +42,7 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
 			if err != nil {
 				return err
 			}
-			defer db.Close()
+			defer pf.close(db)
 			rows, err := db.Turns(cmd.Context(), projections.TurnFilter{Agent: agent, Session: session, Outcome: outcome, Since: t, Limit: limit})
 			if err != nil {
 				return err

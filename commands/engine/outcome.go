@@ -50,13 +50,20 @@ func outcomeOf(err error, now time.Time, latencyMs int64) policy.Outcome {
 // previews and "sha256:<hex>" of the unredacted message and body. When the
 // outer error has no message or body, the first cause that has one is
 // used.
+// causeDepth bounds the cause chain errorRecord searches for text.
+const causeDepth = 25
+
 func errorRecord(pe *classify.ProviderError) events.ProviderErrorRecord {
 	if pe == nil {
 		return events.ProviderErrorRecord{}
 	}
 	msg, body := pe.Message, pe.Body
-	for c := pe.Cause; c != nil && msg == "" && body == ""; c = c.Cause {
+	// Walk at most causeDepth causes, as the classifier does (reference
+	// §2.7: depth 25): a cyclic or 10 000-deep chain stays bounded.
+	c := pe.Cause
+	for depth := 0; c != nil && msg == "" && body == "" && depth < causeDepth; depth++ {
 		msg, body = c.Message, c.Body
+		c = c.Cause
 	}
 	rec := events.ProviderErrorRecord{
 		Status:         pe.Status,

@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"sort"
+
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/events"
+)
+
+// Fold is one agent's state folded from its events exactly as an [Engine]
+// folds it (the same code): usageStats, sessions, turns, the probe
+// throttle, the auth skip cache, the auto-override probe times and every
+// config seen. Replay uses it to rebuild, at any stream position, the very
+// inputs a decision was taken on. Feed it whole commits in stream order
+// with [Fold.Apply]. A Fold is not safe for concurrent use.
+type Fold struct{ st *state }
+
+// NewFold returns an empty fold for agent.
+func NewFold(agent string) *Fold { return &Fold{st: newState(agent)} }
+
+// Apply folds one commit (all its events, stored at seq under subject; ""
+// when unknown). Commits at or below the last applied sequence are ignored.
+func (f *Fold) Apply(seq uint64, subject string, evs []events.Event) {
+	f.st.apply(seq, subject, evs, nil)
+}
+
+// Applied is the stream sequence of the last commit folded.
+func (f *Fold) Applied() uint64 { return f.st.applied }
+
+// Env builds the decider's Env for session at now (Unix ms) under cfg,
+// exactly as the engine does before a decision. The maps are the fold's
+// own: do not modify them (the deciders never do).
+func (f *Fold) Env(cfg *policy.Config, session string, now int64) policy.Env {
+	return f.st.env(cfg, session, now)
+}
+
+// Current returns the config in force (the agent's last ConfigApplied that
+// parsed) and its hash; nil when none.
+func (f *Fold) Current() *policy.Config { return f.st.configs[f.st.current] }
+
+// Config returns a config seen on the stream by hash (nil when unknown).
+func (f *Fold) Config(hash string) *policy.Config { return f.st.configs[hash] }
+
+// Turn returns a turn's folded state (a finished turn keeps only its id,
+// session, phase and attempt count) and whether it is known.
+func (f *Fold) Turn(id string) (policy.TurnState, bool) {
+	t, ok := f.st.turns[id]
+	return t, ok
+}
+
+// Session returns a session's folded state.
+func (f *Fold) Session(key string) policy.SessionState {
+	if v := f.st.sessions[key]; v != nil {
+		return v.state
+	}
+	return policy.SessionState{}
+}
+
+// LastAutoProbeAt is the start (Unix ms) of the session's last turn that
+// probed a stored auto override's origin (0 = never): the
+// SelectRequest.LastAutoProbeAt the engine passes.
+func (f *Fold) LastAutoProbeAt(session string) int64 {
+	if v := f.st.sessions[session]; v != nil {
+		return v.lastAutoProbeAt
+	}
+	return 0
+}
+
+// Profiles returns a copy of every profile's usageStats.
+func (f *Fold) Profiles() map[string]policy.ProfileState {
+	out := make(map[string]policy.ProfileState, len(f.st.profiles))
+	for k, v := range f.st.profiles {
+		out[k] = v
+	}
+	return out
+}
+
+// ProfileIDs lists the profiles with recorded state, sorted.
+func (f *Fold) ProfileIDs() []string {
+	out := make([]string, 0, len(f.st.profiles))
+	for id := range f.st.profiles {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}

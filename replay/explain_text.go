@@ -1,0 +1,196 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/fledger/fledger/events"
+)
+
+// WriteExplanation renders x for people: the header (who, when, config,
+// requested model and why, the chain), then one line per step with its
+// time and offset from the turn start, details indented below, then the
+// end and the notices.
+func WriteExplanation(w io.Writer, x *Explanation) error {
+	var b strings.Builder
+	writeExplanation(&b, x, "")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeExplanation(b *strings.Builder, x *Explanation, in string) {
+	fmt.Fprintf(b, "%sturn %s  agent %s  session %s (%s chat)\n", in, x.TurnID, x.Agent, x.Session, x.Chat)
+	fmt.Fprintf(b, "%s  started    %s under config %s (attempt limit %d, jitter seed %d)\n", in, x.StartedAt.Format(TimeLayout), x.ConfigHash, x.AttemptLimit, x.Seed)
+	fmt.Fprintf(b, "%s  requested  %s (selection source %s)\n", in, x.Requested, x.SelectionSource)
+	fmt.Fprintf(b, "%s  why        %s\n", in, x.Why)
+	for i, c := range x.Chain {
+		label := "chain"
+		if i > 0 {
+			label = ""
+		}
+		fmt.Fprintf(b, "%s  %-10s %d. %s (%s)\n", in, label, c.Position, c.Model, c.RouteOrigin)
+	}
+	pin := "none"
+	if x.PinnedProfile != "" {
+		pin = x.PinnedProfile + " (" + x.PinSource + ")"
+	}
+	fmt.Fprintf(b, "%s  pin        %s\n\n", in, pin)
+	pad := strings.Repeat(" ", len("2006-01-02T15:04:05.000Z")+12)
+	for _, s := range x.Steps {
+		fmt.Fprintf(b, "%s  %s %-10s %s\n", in, s.At.UTC().Format(TimeLayout), s.Offset, s.Text)
+		for _, d := range s.Details {
+			fmt.Fprintf(b, "%s  %s· %s\n", in, pad, d)
+		}
+	}
+	end := x.End
+	if end == "" {
+		end = "unfinished: no TurnSucceeded, TurnExhausted or TurnStopped recorded (the engine stopped mid-turn, or the stream was read before the end)"
+	}
+	fmt.Fprintf(b, "\n%s  outcome    %s\n", in, end)
+	if len(x.Notices) == 0 {
+		fmt.Fprintf(b, "%s  notices    none\n", in)
+	}
+	for i, n := range x.Notices {
+		label := "notices"
+		if i > 0 {
+			label = ""
+		}
+		shown := "shown"
+		if !n.Delivered {
+			shown = "recorded, not shown"
+		}
+		fmt.Fprintf(b, "%s  %-10s %s (%s, %s)\n", in, label, n.Text, n.Kind, shown)
+	}
+}
+
+// Timeline is a session's turns and session commands over a time range,
+// in stream order.
+type Timeline struct {
+	Agent   string          `json:"agent,omitempty"`
+	Session string          `json:"session"`
+	From    *time.Time      `json:"from,omitempty"`
+	To      *time.Time      `json:"to,omitempty"`
+	Entries []TimelineEntry `json:"entries"`
+}
+
+// TimelineEntry is a session command (Kind "command": Text lists its
+// events in words) or a turn (Kind "turn": Turn explains it).
+type TimelineEntry struct {
+	Seq   uint64       `json:"seq"`
+	At    time.Time    `json:"at"`
+	Agent string       `json:"agent"`
+	Kind  string       `json:"kind"`
+	Text  string       `json:"text,omitempty"`
+	Turn  *Explanation `json:"turn,omitempty"`
+}
+
+// ExplainTimeline explains every turn of session (of agent, "" = any)
+// started within [from, to] (zero = unbounded), and the session commands
+// recorded in that range, in stream order.
+func ExplainTimeline(ctx context.Context, src Source, agent, session string, from, to time.Time) (*Timeline, error) {
+	tl := &Timeline{Agent: agent, Session: session, Entries: []TimelineEntry{}}
+	if !from.IsZero() {
+		tl.From = &from
+	}
+	if !to.IsZero() {
+		tl.To = &to
+	}
+	in := func(t time.Time) bool { return (from.IsZero() || !t.Before(from)) && (to.IsZero() || !t.After(to)) }
+	type tkey struct{ agent, id string }
+	turns := map[tkey]int{} // entry index
+	turnEvs := map[tkey][]events.Event{}
+	err := walk(ctx, src, 1, 0, func(c *commit) error {
+		var cmd []string
+		for _, ev := range c.Events {
+			if agent != "" && ev.Agent != agent {
+				continue
+			}
+			if ts, ok := ev.Data.(events.TurnStarted); ok && ts.Session == session && in(ev.At) {
+				k := tkey{ev.Agent, ts.TurnID}
+				turns[k] = len(tl.Entries)
+				tl.Entries = append(tl.Entries, TimelineEntry{Seq: c.Seq, At: ev.At, Agent: ev.Agent, Kind: "turn"})
+			}
+			id := ev.CorrelationID
+			if ev.Aggregate == events.AggTurn {
+				id = ev.Key
+			}
+			if _, ok := turns[tkey{ev.Agent, id}]; ok && id != "" {
+				turnEvs[tkey{ev.Agent, id}] = append(turnEvs[tkey{ev.Agent, id}], ev)
+				continue
+			}
+			if ev.Aggregate == events.AggSession && ev.Key == session && ev.CorrelationID == "" && in(ev.At) {
+				cmd = append(cmd, sessionWords(ev))
+			}
+		}
+		if len(cmd) > 0 {
+			tl.Entries = append(tl.Entries, TimelineEntry{Seq: c.Seq, At: c.Events[0].At, Agent: c.agent(), Kind: "command", Text: strings.Join(cmd, "; ")})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range turns {
+		tl.Entries[i].Turn = explain(k.agent, k.id, turnEvs[k])
+	}
+	return tl, nil
+}
+
+// sessionWords says a session command's event in words.
+func sessionWords(ev events.Event) string {
+	switch e := ev.Data.(type) {
+	case events.SessionModelSelected:
+		return fmt.Sprintf("model %s selected (source %s)", e.Model, e.Source)
+	case events.SessionModelCleared:
+		return fmt.Sprintf("selection %s cleared (%s)", e.Previous, e.Cause)
+	case events.SessionAuthPinned:
+		return fmt.Sprintf("pin → %s (%s)", e.ProfileID, e.Source)
+	case events.SessionAuthUnpinned:
+		return fmt.Sprintf("pin %s cleared (%s)", e.ProfileID, e.Cause)
+	case events.SessionReset:
+		return "/" + e.Kind
+	case events.CompactionCompleted:
+		return fmt.Sprintf("compaction #%d completed", e.CompactionCount)
+	case events.FallbackNoticeStateChanged:
+		return fmt.Sprintf("fallback-notice state: selected %s, active %s", e.Selected, firstNonEmpty(e.Active, "none"))
+	}
+	return ev.Type
+}
+
+// WriteTimeline renders tl for people: each command on one line, each
+// turn explained in full.
+func WriteTimeline(w io.Writer, tl *Timeline) error {
+	var b strings.Builder
+	rng := "from the beginning"
+	if tl.From != nil {
+		rng = "from " + tl.From.UTC().Format(TimeLayout)
+	}
+	if tl.To != nil {
+		rng += " to " + tl.To.UTC().Format(TimeLayout)
+	} else {
+		rng += " to the end"
+	}
+	fmt.Fprintf(&b, "session %s, %s: %d %s\n", tl.Session, rng, len(tl.Entries), plural(len(tl.Entries), "entry"))
+	for _, e := range tl.Entries {
+		b.WriteString("\n")
+		if e.Kind == "command" {
+			fmt.Fprintf(&b, "%s  command (agent %s, seq %d): %s\n", e.At.UTC().Format(TimeLayout), e.Agent, e.Seq, e.Text)
+			continue
+		}
+		writeExplanation(&b, e.Turn, "")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteJSON writes v as one indented JSON document (HTML not escaped).
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

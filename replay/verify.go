@@ -1,0 +1,549 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fledger/fledger/commands/config"
+	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/events"
+)
+
+// Decision kinds a commit is verified as (Divergence.Decision and
+// VerifyReport.Checked keys).
+const (
+	DecisionStart       = "start"         // TurnStarted: Config.Select + policy.StartTurn
+	DecisionOutcome     = "outcome"       // AttemptFailed/AttemptSucceeded: policy.OnOutcome
+	DecisionResume      = "resume"        // after a wait: policy.Resume
+	DecisionSession     = "session"       // a session command: policy.SelectModel, PinProfile, …
+	DecisionClear       = "profile_clear" // an operator's ProfileCleared: policy.ClearProfile
+	DecisionConfig      = "config"        // ConfigApplied: the canonical config parses to its hash
+	DecisionUnexplained = "unexplained"   // turn events no decision of the turn's state can produce
+	DecisionDecode      = "decode"        // a message that cannot be decoded
+)
+
+// VerifyOptions select what [Verify] checks.
+type VerifyOptions struct {
+	// Agent limits verification to one agent ("" = every agent).
+	Agent string
+	// ToSeq stops after this stream sequence (0 = the stream's end).
+	ToSeq uint64
+}
+
+// Divergence is a recorded commit that does not follow from its inputs:
+// the first event where what the deciders produce (Expected) and what was
+// recorded (Recorded) differ.
+type Divergence struct {
+	// Seq is the commit's stream sequence and Index the event's position
+	// in it (-1 = the commit as a whole).
+	Seq   uint64 `json:"seq"`
+	Index int    `json:"index"`
+	Agent string `json:"agent"`
+	// Turn or Session names the aggregate the decision belongs to.
+	Turn    string `json:"turn,omitempty"`
+	Session string `json:"session,omitempty"`
+	// Decision is the kind of decision re-run (DecisionStart, …).
+	Decision string `json:"decision"`
+	// Type is the event type at Index (the recorded one when there is one).
+	Type string `json:"type"`
+	// Message says what differs in words.
+	Message string `json:"message"`
+	// Expected and Recorded are the canonical payloads at Index (absent
+	// when that side has no event there).
+	Expected json.RawMessage `json:"expected,omitempty"`
+	Recorded json.RawMessage `json:"recorded,omitempty"`
+	// Fields lists the differing payload fields.
+	Fields []FieldDiff `json:"fields,omitempty"`
+}
+
+// VerifyReport is what [Verify] found.
+type VerifyReport struct {
+	// Commits and Events count what was read (of the selected agents);
+	// LastSeq is the last sequence read.
+	Commits int    `json:"commits"`
+	Events  int    `json:"events"`
+	LastSeq uint64 `json:"last_seq"`
+	// Turns is the number of turns whose start was seen.
+	Turns int `json:"turns"`
+	// Checked counts the commits re-decided, by decision kind.
+	Checked map[string]int `json:"checked"`
+	// Diverged is the number of commits that did not match.
+	Diverged int `json:"diverged"`
+	// Divergences holds the first divergence of each turn (or session,
+	// or agent config), in stream order.
+	Divergences []Divergence `json:"divergences,omitempty"`
+	// Notes are things verify could not check and took as recorded.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// OK reports whether every recorded decision matched.
+func (r *VerifyReport) OK() bool { return r.Diverged == 0 }
+
+// Verify folds the stream in order and, at every recorded decision,
+// rebuilds the decider's inputs as the engine did — the config in force
+// (the agent's latest ConfigApplied, or the one TurnStarted names), the
+// session, profile, probe-throttle and skip-cache state at the stream
+// position just before the commit, the provider outcome recorded in the
+// commit's AttemptFailed/AttemptSucceeded (classification included), and
+// the decision time (the commit's event time) — re-runs the decider and
+// compares its events with the recorded ones, payload by payload in
+// canonical JSON.
+//
+// The classification itself is taken as recorded: the raw provider error
+// is never stored (only redacted previews and a hash), so the classifier
+// cannot be re-run. A decision re-decided after an append conflict is
+// recorded once, and is verified against the state just before its
+// commit, which is what the winning decision saw.
+//
+// Errors are read errors only; divergences are in the report.
+func Verify(ctx context.Context, src Source, opt VerifyOptions) (*VerifyReport, error) {
+	v := &verifier{rep: &VerifyReport{Checked: map[string]int{}}, folds: map[string]*engine.Fold{}, seen: map[string]bool{}}
+	err := walk(ctx, src, 1, opt.ToSeq, func(c *commit) error {
+		v.rep.LastSeq = c.Seq
+		if c.Err != nil {
+			v.diverge(Divergence{Seq: c.Seq, Index: -1, Decision: DecisionDecode, Message: c.Err.Error()}, fmt.Sprintf("decode:%d", c.Seq))
+			return nil
+		}
+		ag := c.agent()
+		if opt.Agent != "" && ag != opt.Agent {
+			return nil
+		}
+		v.rep.Commits++
+		v.rep.Events += len(c.Events)
+		f := v.fold(ag)
+		v.check(f, c)
+		f.Apply(c.Seq, "", c.Events)
+		return nil
+	})
+	return v.rep, err
+}
+
+type verifier struct {
+	rep   *VerifyReport
+	folds map[string]*engine.Fold
+	// seen holds the aggregates that already have a reported divergence.
+	seen map[string]bool
+}
+
+func (v *verifier) fold(agent string) *engine.Fold {
+	f := v.folds[agent]
+	if f == nil {
+		f = engine.NewFold(agent)
+		v.folds[agent] = f
+	}
+	return f
+}
+
+func (v *verifier) diverge(d Divergence, key string) {
+	v.rep.Diverged++
+	if v.seen[key] {
+		return
+	}
+	v.seen[key] = true
+	v.rep.Divergences = append(v.rep.Divergences, d)
+}
+
+func (v *verifier) note(format string, a ...any) {
+	v.rep.Notes = append(v.rep.Notes, fmt.Sprintf(format, a...))
+}
+
+// check re-decides one commit against f (the state just before it).
+func (v *verifier) check(f *engine.Fold, c *commit) {
+	ag := c.agent()
+	now := events.Millis(c.Events[0].At)
+	var turnEv, sessEv, profEv *events.Event
+	for i := range c.Events {
+		ev := &c.Events[i]
+		if ca, ok := ev.Data.(events.ConfigApplied); ok {
+			v.checkConfig(c, i, ca)
+			continue
+		}
+		switch ev.Aggregate {
+		case events.AggTurn:
+			if turnEv == nil {
+				turnEv = ev
+			}
+		case events.AggSession:
+			if sessEv == nil {
+				sessEv = ev
+			}
+		case events.AggProfile:
+			if profEv == nil {
+				profEv = ev
+			}
+		}
+	}
+	switch {
+	case turnEv != nil:
+		v.checkTurn(f, c, turnEv, now)
+	case sessEv != nil:
+		v.checkSession(f, c, sessEv)
+	case profEv != nil:
+		v.checkClear(f, c)
+	default:
+		if _, ok := c.Events[0].Data.(events.ConfigApplied); !ok {
+			v.note("seq %d (%s): not a decision verify knows; taken as recorded", c.Seq, c.Events[0].Type)
+		}
+	}
+	_ = ag
+}
+
+func (v *verifier) checkConfig(c *commit, i int, ca events.ConfigApplied) {
+	v.rep.Checked[DecisionConfig]++
+	key := "config:" + c.agent() + ":" + ca.Hash
+	d := Divergence{Seq: c.Seq, Index: i, Agent: c.agent(), Decision: DecisionConfig, Type: "ConfigApplied"}
+	l, err := config.Parse(ca.Config, "ConfigApplied "+ca.Hash)
+	if err != nil {
+		d.Message = "the recorded canonical config does not parse: " + err.Error()
+		v.diverge(d, key)
+		return
+	}
+	if l.Hash != ca.Hash {
+		d.Message = "the recorded canonical config does not hash to the recorded hash"
+		d.Fields = []FieldDiff{{Path: "hash", Expected: l.Hash, Recorded: ca.Hash}}
+		v.diverge(d, key)
+	}
+}
+
+// checkTurn re-decides a turn commit: a start, an outcome or a resume.
+func (v *verifier) checkTurn(f *engine.Fold, c *commit, first *events.Event, now int64) {
+	key := "turn:" + c.agent() + ":" + first.Key
+	base := Divergence{Seq: c.Seq, Index: -1, Agent: c.agent(), Turn: first.Key}
+	for i := range c.Events {
+		if ts, ok := c.Events[i].Data.(events.TurnStarted); ok {
+			v.rep.Turns++
+			base.Decision, base.Session = DecisionStart, ts.Session
+			v.rep.Checked[DecisionStart]++
+			dec, err := v.start(f, c, ts, now)
+			v.compare(c, base, key, dec, err)
+			return
+		}
+	}
+	st, known := f.Turn(first.Key)
+	base.Session = st.Session
+	switch first.Data.(type) {
+	case events.AttemptFailed, events.AttemptSucceeded:
+		base.Decision = DecisionOutcome
+		v.rep.Checked[DecisionOutcome]++
+		if !known {
+			base.Message, base.Type = "outcome of a turn that was never started", first.Type
+			v.diverge(base, key)
+			return
+		}
+		env, err := turnEnv(f, st, now)
+		if err != nil {
+			v.compare(c, base, key, policy.Decision{}, err)
+			return
+		}
+		dec, err := policy.OnOutcome(st, env, outcomeOf(first.Data))
+		v.compare(c, base, key, dec, err)
+		return
+	}
+	if known && st.Phase == policy.PhaseWaiting {
+		base.Decision = DecisionResume
+		v.rep.Checked[DecisionResume]++
+		env, err := turnEnv(f, st, now)
+		if err != nil {
+			v.compare(c, base, key, policy.Decision{}, err)
+			return
+		}
+		dec, err := policy.Resume(st, env)
+		v.compare(c, base, key, dec, err)
+		return
+	}
+	v.rep.Checked[DecisionUnexplained]++
+	phase := "unknown"
+	if known {
+		phase = st.Phase
+	}
+	base.Decision, base.Type = DecisionUnexplained, first.Type
+	base.Message = fmt.Sprintf("no decision produces this commit: the turn is %s, and only an attempt's outcome or the end of a wait is decided then", phase)
+	base.Recorded, _, _ = canonical(first.Data)
+	v.diverge(base, key)
+}
+
+// turnEnv is the engine's turnEnv: the config the turn names.
+func turnEnv(f *engine.Fold, st policy.TurnState, now int64) (policy.Env, error) {
+	cfg := f.Config(st.ConfigHash)
+	if cfg == nil {
+		return policy.Env{}, fmt.Errorf("turn %q ran under config %s, which no ConfigApplied before it records", st.TurnID, st.ConfigHash)
+	}
+	return f.Env(cfg, st.Session, now), nil
+}
+
+// start re-decides a TurnStarted commit as engine.RunTurn does.
+func (v *verifier) start(f *engine.Fold, c *commit, ts events.TurnStarted, now int64) (policy.Decision, error) {
+	cfg := f.Current()
+	if cfg == nil {
+		return policy.Decision{}, fmt.Errorf("no config in force for agent %q", c.agent())
+	}
+	if t, ok := f.Turn(ts.TurnID); ok && t.Phase != "" {
+		return policy.Decision{}, fmt.Errorf("turn %q already exists (phase %s)", ts.TurnID, t.Phase)
+	}
+	env := f.Env(cfg, ts.Session, now)
+	sel, _, how, err := selectionFor(cfg, env.Session, ts, f.LastAutoProbeAt(ts.Session), now)
+	if err != nil {
+		return policy.Decision{}, err
+	}
+	if how != "" {
+		v.note("seq %d turn %s: %s", c.Seq, ts.TurnID, how)
+	}
+	return policy.StartTurn(sel, env, policy.StartInput{TurnID: ts.TurnID, Session: ts.Session, Chat: ts.Chat, Seed: ts.Seed})
+}
+
+// selectionFor finds the selection request that reproduces the recorded
+// selection: the engine's request names the OpenClaw agent id (for
+// agents.entries) and a cron payload, neither of which TurnStarted
+// records, so each agent entry of the config is tried, and for a cron
+// turn the payload model is the requested one. how says what had to be
+// taken from the record ("" when nothing). When nothing reproduces it,
+// the plain request's selection is returned: StartTurn then shows where
+// it differs.
+func selectionFor(cfg *policy.Config, sess policy.SessionState, ts events.TurnStarted, lastProbe, now int64) (policy.Selection, policy.SelectRequest, string, error) {
+	agents := []string{""}
+	for id := range cfg.Agents {
+		agents = append(agents, id)
+	}
+	sort.Strings(agents[1:])
+	crons := []*policy.CronPayload{nil}
+	if ts.SelectionSource == policy.SourceCron {
+		var fb []policy.ModelRef
+		for _, c := range ts.Chain[min(1, len(ts.Chain)):] {
+			fb = append(fb, policy.ModelRef{Provider: c.Provider, Model: c.Model})
+		}
+		crons = append(crons, &policy.CronPayload{Model: ts.Requested},
+			&policy.CronPayload{Model: ts.Requested, Fallbacks: fb, HasFallbacks: true})
+	}
+	for ci, cron := range crons {
+		for _, a := range agents {
+			req := policy.SelectRequest{Agent: a, Cron: cron, Now: now, LastAutoProbeAt: lastProbe}
+			sel, err := cfg.Select(sess, req)
+			if err == nil && sameSelection(sel, ts) {
+				how := ""
+				switch ci {
+				case 1:
+					how = "cron payload model taken as the requested " + ts.Requested.String() + " (cron payloads are not recorded)"
+				case 2:
+					how = "cron payload model and fallbacks taken from the recorded chain (cron payloads are not recorded)"
+				}
+				return sel, req, how, nil
+			}
+		}
+	}
+	req := policy.SelectRequest{Now: now, LastAutoProbeAt: lastProbe}
+	sel, err := cfg.Select(sess, req)
+	if err != nil {
+		return sel, req, "", fmt.Errorf("selection: %w", err)
+	}
+	return sel, req, "", nil
+}
+
+func sameSelection(sel policy.Selection, ts events.TurnStarted) bool {
+	if sel.Requested != ts.Requested || sel.Source != ts.SelectionSource || sel.Strict != ts.Strict ||
+		sel.AutoOriginProbe != ts.AutoOriginProbe || len(sel.Chain) != len(ts.Chain) {
+		return false
+	}
+	for i := range sel.Chain {
+		if sel.Chain[i] != ts.Chain[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// outcomeOf rebuilds the Outcome the engine passed to OnOutcome from the
+// recorded attempt result (the engine's outcomeOf maps the classifier's
+// result onto exactly these fields).
+func outcomeOf(p events.Payload) policy.Outcome {
+	switch e := p.(type) {
+	case events.AttemptSucceeded:
+		return policy.Outcome{OK: true, LatencyMs: e.LatencyMs}
+	case events.AttemptFailed:
+		out := policy.Outcome{Reason: e.Reason, Status: e.Status, Code: e.Error.Code, Disposition: e.Disposition,
+			RetryAfterMs: e.RetryAfterMs, OutputStarted: e.ReplayUnsafe, Error: e.Error, Evidence: e.Evidence,
+			LatencyMs: e.LatencyMs}
+		if len(e.RequestSizeCeiling) > 0 {
+			out.RequestSizeCeiling = true
+			out.CeilingTokens = append([]int64(nil), e.RequestSizeCeiling...)
+		}
+		return out
+	}
+	return policy.Outcome{}
+}
+
+// checkSession re-decides a session command (the command is not recorded,
+// so it is read back from the commit's first event).
+func (v *verifier) checkSession(f *engine.Fold, c *commit, first *events.Event) {
+	session := first.Key
+	key := "session:" + c.agent() + ":" + session
+	base := Divergence{Seq: c.Seq, Index: -1, Agent: c.agent(), Session: session, Decision: DecisionSession}
+	v.rep.Checked[DecisionSession]++
+	cfg := f.Current()
+	if cfg == nil {
+		v.compare(c, base, key, policy.Decision{}, fmt.Errorf("no config in force for agent %q", c.agent()))
+		return
+	}
+	s := f.Session(session)
+	var lastPin *events.SessionAuthPinned
+	for i := range c.Events {
+		if p, ok := c.Events[i].Data.(events.SessionAuthPinned); ok {
+			lastPin = &p
+		}
+	}
+	var out []events.Payload
+	var err error
+	switch e := first.Data.(type) {
+	case events.SessionModelSelected:
+		out, err = policy.SelectModel(s, session, e.Model, e.Source, e.Origin)
+		if err == nil && lastPin != nil && lastPin.Source == policy.PinUser {
+			for _, p := range out {
+				s = policy.EvolveSession(s, p)
+			}
+			var pin []events.Payload
+			pin, err = cfg.PinProfile(s, session, lastPin.ProfileID)
+			out = append(out, pin...)
+		}
+	case events.SessionReset:
+		out = policy.ResetSession(s, session, e.Kind)
+	case events.CompactionCompleted:
+		out = cfg.CompleteCompaction(s, session)
+	case events.SessionModelCleared, events.SessionAuthUnpinned:
+		if un, ok := e.(events.SessionAuthUnpinned); ok && un.Cause != policy.UnpinDefaultCommand {
+			if lastPin == nil {
+				break
+			}
+			out, err = pinCommand(cfg, s, session, lastPin)
+			break
+		}
+		// `/model default`: the agent is not recorded; try each.
+		out = cfg.ClearModel(s, session, "")
+		for id := range cfg.Agents {
+			if o := cfg.ClearModel(s, session, id); samePayloads(o, c.Events) {
+				out = o
+				break
+			}
+		}
+	case events.SessionAuthPinned:
+		out, err = pinCommand(cfg, s, session, lastPin)
+	default:
+		v.note("seq %d (%s): session event verify cannot re-decide; taken as recorded", c.Seq, first.Type)
+		return
+	}
+	v.compare(c, base, key, policy.Decision{Events: out}, err)
+}
+
+// pinCommand is engine.PinProfile for the recorded pin's profile and source.
+func pinCommand(cfg *policy.Config, s policy.SessionState, session string, pin *events.SessionAuthPinned) ([]events.Payload, error) {
+	if pin.Source != policy.PinAuto {
+		return cfg.PinProfile(s, session, pin.ProfileID)
+	}
+	p, ok := cfg.Profile(pin.ProfileID)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", policy.ErrUnknownProfile, pin.ProfileID)
+	}
+	if s.Pin == pin.ProfileID && s.PinSource == policy.PinAuto {
+		return nil, nil
+	}
+	var out []events.Payload
+	if s.Pin != "" {
+		out = append(out, events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: s.PinSource, Cause: policy.UnpinReplaced})
+	}
+	return append(out, events.SessionAuthPinned{Session: session, ProfileID: pin.ProfileID, Provider: p.Provider, Source: policy.PinAuto}), nil
+}
+
+// checkClear re-decides an operator's ProfileCleared commit.
+func (v *verifier) checkClear(f *engine.Fold, c *commit) {
+	first := c.Events[0]
+	key := "profile:" + c.agent() + ":" + first.Key
+	base := Divergence{Seq: c.Seq, Index: -1, Agent: c.agent(), Decision: DecisionClear}
+	v.rep.Checked[DecisionClear]++
+	cl, ok := first.Data.(events.ProfileCleared)
+	if !ok {
+		base.Decision, base.Type = DecisionUnexplained, first.Type
+		base.Message = "a profile health event outside any turn decision: only an operator's ProfileCleared is decided alone"
+		base.Recorded, _, _ = canonical(first.Data)
+		v.rep.Checked[DecisionUnexplained]++
+		v.diverge(base, key)
+		return
+	}
+	cfg := f.Current()
+	if cfg == nil {
+		v.compare(c, base, key, policy.Decision{}, fmt.Errorf("no config in force for agent %q", c.agent()))
+		return
+	}
+	prof, ok := cfg.Profile(cl.ProfileID)
+	if !ok {
+		v.compare(c, base, key, policy.Decision{}, fmt.Errorf("%w: %q", policy.ErrUnknownProfile, cl.ProfileID))
+		return
+	}
+	v.compare(c, base, key, policy.Decision{Events: []events.Payload{policy.ClearProfile(prof, cl.By, cl.Note)}}, nil)
+}
+
+func samePayloads(exp []events.Payload, rec []events.Event) bool {
+	if len(exp) != len(rec) {
+		return false
+	}
+	for i := range exp {
+		a, _, _ := canonical(exp[i])
+		b, _, _ := canonical(rec[i].Data)
+		if string(a) != string(b) {
+			return false
+		}
+	}
+	return true
+}
+
+// compare reports the first event where dec and the commit differ.
+func (v *verifier) compare(c *commit, base Divergence, key string, dec policy.Decision, err error) {
+	if err != nil {
+		base.Type = c.Events[0].Type
+		base.Message = "the decider refuses these inputs: " + err.Error()
+		base.Recorded, _, _ = canonical(c.Events[0].Data)
+		v.diverge(base, key)
+		return
+	}
+	exp := dec.Events
+	for i := 0; i < max(len(exp), len(c.Events)); i++ {
+		d := base
+		d.Index = i
+		switch {
+		case i >= len(exp):
+			d.Type = c.Events[i].Type
+			d.Recorded, _, _ = canonical(c.Events[i].Data)
+			d.Message = "recorded, but the decider does not produce it"
+		case i >= len(c.Events):
+			d.Type = exp[i].EventType()
+			d.Expected, _, _ = canonical(exp[i])
+			d.Message = "the decider produces it, but it was not recorded"
+		default:
+			e, et, _ := canonical(exp[i])
+			r, rt, _ := canonical(c.Events[i].Data)
+			if exp[i].EventType() == c.Events[i].Type && string(e) == string(r) {
+				continue
+			}
+			d.Type, d.Expected, d.Recorded = c.Events[i].Type, e, r
+			if exp[i].EventType() != c.Events[i].Type {
+				d.Message = fmt.Sprintf("the decider produces %s here, the record has %s", exp[i].EventType(), c.Events[i].Type)
+			} else {
+				d.Fields = diffFields(et, rt)
+				d.Message = fmt.Sprintf("%s differs in %d %s", d.Type, len(d.Fields), plural(len(d.Fields), "field"))
+			}
+		}
+		v.diverge(d, key)
+		return
+	}
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return s
+	}
+	if strings.HasSuffix(s, "y") {
+		return s[:len(s)-1] + "ies"
+	}
+	return s + "s"
+}
