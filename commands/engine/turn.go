@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
 )
@@ -86,47 +84,16 @@ type TurnResult struct {
 // failure, [ErrNoConfig], [ErrConflictRetries]) leaves the turn
 // unfinished: result.Outcome is "unfinished" when it had started.
 func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*TurnResult, error) {
-	if req.Session == "" {
-		return nil, fmt.Errorf("%w: empty session", ErrBadRequest)
-	}
-	switch req.Chat {
-	case "":
-		req.Chat = ChatDirect
-	case ChatDirect, ChatGroup, ChatChannel:
-	default:
-		return nil, fmt.Errorf("%w: chat %q is not direct|group|channel", ErrBadRequest, req.Chat)
-	}
 	if caller == nil {
 		return nil, fmt.Errorf("%w: nil caller", ErrBadRequest)
 	}
-	if req.TurnID == "" {
-		req.TurnID = uuid.Must(uuid.NewV7()).String()
-	}
-	if !req.HasSeed {
-		req.Seed = e.opt.seeds(req.TurnID)
+	req, err := e.normalizeTurn(req)
+	if err != nil {
+		return nil, err
 	}
 	h := home{agg: events.AggTurn, key: req.TurnID}
 	now := e.opt.clock.Now()
-	dec, evs, err := e.commit(ctx, now, h, req.TurnID, func() (policy.Decision, error) {
-		cfg := e.st.configs[e.st.current]
-		if cfg == nil {
-			return policy.Decision{}, ErrNoConfig
-		}
-		if t, ok := e.st.turns[req.TurnID]; ok && t.Phase != "" {
-			return policy.Decision{}, fmt.Errorf("%w: turn %q already exists", ErrBadRequest, req.TurnID)
-		}
-		ms := events.Millis(now)
-		env := e.st.env(cfg, req.Session, ms)
-		lastProbe := int64(0)
-		if v := e.st.sessions[req.Session]; v != nil {
-			lastProbe = v.lastAutoProbeAt
-		}
-		sel, err := cfg.Select(env.Session, policy.SelectRequest{Agent: req.Agent, Cron: req.Cron, Now: ms, LastAutoProbeAt: lastProbe})
-		if err != nil {
-			return policy.Decision{}, err
-		}
-		return policy.StartTurn(sel, env, policy.StartInput{TurnID: req.TurnID, Session: req.Session, Chat: req.Chat, Seed: req.Seed})
-	})
+	dec, evs, err := e.commit(ctx, now, h, req.TurnID, e.decideStart(req, now))
 	if err != nil {
 		return nil, err
 	}

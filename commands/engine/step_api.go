@@ -1,0 +1,471 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fledger/fledger/commands/classify"
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/events"
+)
+
+// The step API drives a turn one decision at a time for a gateway that
+// makes the provider calls itself (the `fledger serve` protocol): begin a
+// turn, report each attempt's outcome, resume after a wait. Every step is
+// decided and appended exactly as [Engine.RunTurn] does it (same
+// deciders, same atomic guarded commit, same conflict re-decide), and the
+// turn's state lives only in the stream, so any engine on the stream —
+// in this process or another — can take the next step of a turn another
+// began: each step first syncs with the stream's last sequence.
+
+// Errors of the step API.
+var (
+	// ErrTurnExists: BeginTurn with the id of a turn that exists (for
+	// another session). errors.Is(err, ErrBadRequest) holds too.
+	ErrTurnExists = fmt.Errorf("%w: turn already exists", ErrBadRequest)
+	// ErrUnknownTurn: no TurnStarted with that id in the agent's stream.
+	ErrUnknownTurn = errors.New("engine: unknown turn")
+	// ErrAttemptNotPlanned: an outcome for an attempt the turn never
+	// started (see [AttemptError]).
+	ErrAttemptNotPlanned = errors.New("engine: attempt was never planned")
+	// ErrOutcomeMismatch: an outcome for an attempt already reported with
+	// the other result (ok vs error).
+	ErrOutcomeMismatch = errors.New("engine: attempt already reported with another result")
+)
+
+// AttemptError is ErrAttemptNotPlanned or ErrOutcomeMismatch with the
+// turn's numbers.
+type AttemptError struct {
+	Err     error
+	TurnID  string
+	Attempt int
+	// Planned is the number of attempts the turn has started.
+	Planned int
+}
+
+func (e *AttemptError) Error() string {
+	return fmt.Sprintf("%v: turn %s attempt %d (attempts started: %d)", e.Err, e.TurnID, e.Attempt, e.Planned)
+}
+
+// Unwrap returns the sentinel.
+func (e *AttemptError) Unwrap() error { return e.Err }
+
+// WaitNotOverError is returned by [Engine.ResumeTurn] before the turn's
+// wait is over. errors.Is(err, policy.ErrWaitNotOver) holds.
+type WaitNotOverError struct {
+	TurnID string
+	// ResumeAt is when the turn may resume (Unix ms); RemainingMs how long
+	// that is from the engine clock's now.
+	ResumeAt    int64
+	RemainingMs int64
+}
+
+func (e *WaitNotOverError) Error() string {
+	return fmt.Sprintf("engine: turn %s waits %d ms more (resume at %d)", e.TurnID, e.RemainingMs, e.ResumeAt)
+}
+
+// Unwrap returns policy.ErrWaitNotOver.
+func (e *WaitNotOverError) Unwrap() error { return policy.ErrWaitNotOver }
+
+// Step is the result of one step of a turn.
+type Step struct {
+	TurnID string
+	// Next is what the gateway does now. For a wait, Next.WaitMs counts
+	// from the decision (or, Replayed, from the engine clock's now) and
+	// Next.ResumeAt is absolute.
+	Next policy.Next
+	// Replayed is true when nothing was appended because the step had
+	// already been decided (a repeated outcome report, a repeated resume):
+	// Next is then rebuilt from the recorded decision.
+	Replayed bool
+	// Events are the events this step appended (none when Replayed).
+	Events []events.Event
+}
+
+// AttemptReport is a gateway's report of one attempt's outcome.
+type AttemptReport struct {
+	// Attempt is the 1-based attempt number the call was made for.
+	Attempt int
+	// OK is true when the call answered; Err is otherwise the call's
+	// error: a *classify.ProviderError (its Provider and Model default to
+	// the attempt's, ReceivedAt to the engine's now), any Go error
+	// (classify.FromError), either wrapped in a *[ReplayUnsafeError].
+	OK  bool
+	Err error
+	// LatencyMs is how long the call took (0 = unknown).
+	LatencyMs int64
+}
+
+// errStepTaken means the step a command was meant to decide was decided
+// by someone else first (a concurrent duplicate report on another
+// instance): the caller replays the recorded decision instead.
+var errStepTaken = errors.New("engine: step already decided")
+
+// Clock returns the engine's clock.
+func (e *Engine) Clock() Clock { return e.opt.clock }
+
+// BeginTurn opens a turn like [Engine.RunTurn] and returns its first
+// step (usually a call; exhausted when every candidate is skipped). A
+// TurnID that names an existing turn of the same session returns that
+// turn's current step (Replayed), so a gateway may re-send a begin whose
+// answer it lost; of another session, ErrTurnExists.
+//
+// Errors: ErrBadRequest (session, chat), ErrNoConfig, the deciders'
+// errors, store errors, ErrConflictRetries.
+func (e *Engine) BeginTurn(ctx context.Context, req TurnRequest) (*Step, error) {
+	req, err := e.normalizeTurn(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Sync(ctx); err != nil {
+		return nil, err
+	}
+	if s, ok, err := e.existingTurn(ctx, req); ok || err != nil {
+		return s, err
+	}
+	now := e.opt.clock.Now()
+	dec, evs, err := e.commit(ctx, now, home{agg: events.AggTurn, key: req.TurnID}, req.TurnID, e.decideStart(req, now))
+	if errors.Is(err, ErrTurnExists) {
+		if s, ok, err := e.existingTurn(ctx, req); ok || err != nil {
+			return s, err
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Step{TurnID: req.TurnID, Next: dec.Next, Events: evs}, nil
+}
+
+func (e *Engine) existingTurn(ctx context.Context, req TurnRequest) (*Step, bool, error) {
+	t, ok := e.Turn(req.TurnID)
+	if !ok || t.Phase == "" {
+		return nil, false, nil
+	}
+	if t.Session != req.Session {
+		return nil, true, fmt.Errorf("%w: %q (session %q)", ErrTurnExists, req.TurnID, t.Session)
+	}
+	s, err := e.CurrentStep(ctx, req.TurnID)
+	return s, true, err
+}
+
+// ReportOutcome records the outcome of attempt r.Attempt of turn turnID
+// and returns the next step: the same decision [Engine.RunTurn] takes
+// after a call (classification, retry, cooldown, rotation, fallback,
+// notices, end of turn), appended as one atomic commit.
+//
+// Idempotent: when that attempt's outcome is already recorded (a repeated
+// report, here or on another instance), nothing is appended and the
+// recorded decision's next step is returned (Replayed). Errors:
+// ErrUnknownTurn; an *[AttemptError] for an attempt never started
+// (ErrAttemptNotPlanned) or already reported with the other result
+// (ErrOutcomeMismatch); ErrBadRequest (attempt < 1, an error report
+// without an error); store errors; ErrConflictRetries.
+func (e *Engine) ReportOutcome(ctx context.Context, turnID string, r AttemptReport) (*Step, error) {
+	if turnID == "" {
+		return nil, fmt.Errorf("%w: empty turn id", ErrBadRequest)
+	}
+	if r.Attempt < 1 {
+		return nil, fmt.Errorf("%w: attempt %d < 1", ErrBadRequest, r.Attempt)
+	}
+	if !r.OK && r.Err == nil {
+		return nil, fmt.Errorf("%w: an outcome is ok or has an error", ErrBadRequest)
+	}
+	if r.LatencyMs < 0 {
+		return nil, fmt.Errorf("%w: latency_ms %d < 0", ErrBadRequest, r.LatencyMs)
+	}
+	if err := e.Sync(ctx); err != nil {
+		return nil, err
+	}
+	st, ok := e.Turn(turnID)
+	if !ok || st.Phase == "" {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTurn, turnID)
+	}
+	if r.Attempt > st.Attempts {
+		return nil, &AttemptError{Err: ErrAttemptNotPlanned, TurnID: turnID, Attempt: r.Attempt, Planned: st.Attempts}
+	}
+	if st.Phase == policy.PhaseRunning && st.InFlight && st.Current.Attempt == r.Attempt {
+		at := e.opt.clock.Now()
+		out := e.outcome(r, st.Current, at)
+		dec, evs, err := e.commit(ctx, at, home{agg: events.AggTurn, key: turnID}, turnID, func() (policy.Decision, error) {
+			cur, env, err := e.turnEnv(turnID, at)
+			if err != nil {
+				return policy.Decision{}, err
+			}
+			if cur.Phase != policy.PhaseRunning || !cur.InFlight || cur.Current.Attempt != r.Attempt {
+				return policy.Decision{}, errStepTaken
+			}
+			return policy.OnOutcome(cur, env, out)
+		})
+		if !errors.Is(err, errStepTaken) {
+			if err != nil {
+				return nil, err
+			}
+			return &Step{TurnID: turnID, Next: dec.Next, Events: evs}, nil
+		}
+	}
+	log, err := e.turnLog(ctx, turnID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range log {
+		c := &log[i]
+		for _, ev := range c.events {
+			switch p := ev.Data.(type) {
+			case events.AttemptFailed:
+				if p.Attempt == r.Attempt {
+					if r.OK {
+						return nil, &AttemptError{Err: ErrOutcomeMismatch, TurnID: turnID, Attempt: r.Attempt, Planned: st.Attempts}
+					}
+					return e.replayed(turnID, c), nil
+				}
+			case events.AttemptSucceeded:
+				if p.Attempt == r.Attempt {
+					if !r.OK {
+						return nil, &AttemptError{Err: ErrOutcomeMismatch, TurnID: turnID, Attempt: r.Attempt, Planned: st.Attempts}
+					}
+					return e.replayed(turnID, c), nil
+				}
+			}
+		}
+	}
+	// Started but never decided: the turn ended without it (it cannot be
+	// in flight here). Report the turn's current step.
+	if n := len(log); n > 0 {
+		return e.replayed(turnID, &log[n-1]), nil
+	}
+	return nil, fmt.Errorf("%w: %q", ErrUnknownTurn, turnID)
+}
+
+// outcome turns a report into the decider's Outcome at at.
+func (e *Engine) outcome(r AttemptReport, cur events.AttemptStarted, at time.Time) policy.Outcome {
+	if r.OK {
+		return policy.Outcome{OK: true, LatencyMs: r.LatencyMs}
+	}
+	err := r.Err
+	var pe *classify.ProviderError
+	if errors.As(err, &pe) && (pe.Provider == "" || pe.Model == "" || pe.ReceivedAt.IsZero()) {
+		cp := *pe
+		if cp.Provider == "" {
+			cp.Provider = cur.Provider
+		}
+		if cp.Model == "" {
+			cp.Model = cur.Model
+		}
+		if cp.ReceivedAt.IsZero() {
+			cp.ReceivedAt = at
+		}
+		var unsafe *ReplayUnsafeError
+		if errors.As(err, &unsafe) {
+			err = &ReplayUnsafeError{Err: &cp, OutputStarted: unsafe.OutputStarted, ToolStarted: unsafe.ToolStarted}
+		} else {
+			err = &cp
+		}
+	}
+	return outcomeOf(err, at, r.LatencyMs)
+}
+
+// ResumeTurn continues a turn after a wait ([policy.NextWait]) once its
+// ResumeAt has come on the engine's clock: a same-profile retry's call, or
+// the next whole-chain overload round (or, inside a long chain wait, the
+// overload notice and a wait for the rest). Before ResumeAt it returns a
+// *[WaitNotOverError]. On a turn that is not waiting (already resumed,
+// here or elsewhere; in flight; finished) it appends nothing and returns
+// the turn's current step (Replayed). Errors: ErrUnknownTurn, store
+// errors, ErrConflictRetries.
+func (e *Engine) ResumeTurn(ctx context.Context, turnID string) (*Step, error) {
+	if turnID == "" {
+		return nil, fmt.Errorf("%w: empty turn id", ErrBadRequest)
+	}
+	if err := e.Sync(ctx); err != nil {
+		return nil, err
+	}
+	st, ok := e.Turn(turnID)
+	if !ok || st.Phase == "" {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTurn, turnID)
+	}
+	if st.Phase == policy.PhaseWaiting {
+		at := e.opt.clock.Now()
+		dec, evs, err := e.commit(ctx, at, home{agg: events.AggTurn, key: turnID}, turnID, func() (policy.Decision, error) {
+			cur, env, err := e.turnEnv(turnID, at)
+			if err != nil {
+				return policy.Decision{}, err
+			}
+			if cur.Phase != policy.PhaseWaiting || cur.ResumeAt != st.ResumeAt {
+				return policy.Decision{}, errStepTaken
+			}
+			return policy.Resume(cur, env)
+		})
+		switch {
+		case errors.Is(err, policy.ErrWaitNotOver):
+			return nil, &WaitNotOverError{TurnID: turnID, ResumeAt: st.ResumeAt, RemainingMs: max(st.ResumeAt-events.Millis(at), 0)}
+		case errors.Is(err, errStepTaken):
+		case err != nil:
+			return nil, err
+		default:
+			return &Step{TurnID: turnID, Next: dec.Next, Events: evs}, nil
+		}
+	}
+	return e.CurrentStep(ctx, turnID)
+}
+
+// CurrentStep returns turn turnID's current step, rebuilt from its last
+// recorded decision (Replayed): the call in flight, the wait in progress
+// (WaitMs from the engine clock's now), or how it ended. It appends
+// nothing. Errors: ErrUnknownTurn, store errors.
+func (e *Engine) CurrentStep(ctx context.Context, turnID string) (*Step, error) {
+	if err := e.Sync(ctx); err != nil {
+		return nil, err
+	}
+	if t, ok := e.Turn(turnID); !ok || t.Phase == "" {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTurn, turnID)
+	}
+	log, err := e.turnLog(ctx, turnID)
+	if err != nil {
+		return nil, err
+	}
+	if len(log) == 0 {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTurn, turnID)
+	}
+	return e.replayed(turnID, &log[len(log)-1]), nil
+}
+
+// turnCommit is one decision of a turn as read back from the stream: its
+// events (those correlated with the turn), its time, and the turn's state
+// after it.
+type turnCommit struct {
+	seq    uint64
+	at     time.Time
+	events []events.Event
+	after  policy.TurnState
+}
+
+// turnLog reads turn turnID's decisions back from the stream, from its
+// TurnStarted to its end (or to the state's applied sequence), folding
+// the turn with policy.EvolveTurn as it goes. The turn's commits are
+// stored under its own subject and under profile subjects, so after
+// locating TurnStarted (a read of the turn subject) it scans the stream
+// from there; it stops at the commit that ends the turn.
+func (e *Engine) turnLog(ctx context.Context, turnID string) ([]turnCommit, error) {
+	subject, err := events.Subject(e.agent, events.AggTurn, turnID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	own, _, err := e.store.ReadSubject(ctx, subject)
+	if err != nil {
+		return nil, err
+	}
+	from := uint64(0)
+	for _, ev := range own {
+		if _, ok := ev.Data.(events.TurnStarted); ok {
+			from = ev.Seq
+			break
+		}
+	}
+	if from == 0 {
+		return nil, nil
+	}
+	e.st.mu.RLock()
+	upTo := e.st.applied
+	e.st.mu.RUnlock()
+
+	var (
+		out   []turnCommit
+		st    policy.TurnState
+		ended bool
+	)
+	for ev, err := range e.store.Read(ctx, from) {
+		if err != nil {
+			var de *events.DecodeError
+			if errors.As(err, &de) {
+				continue
+			}
+			return nil, err
+		}
+		if ev.Seq > upTo || (ended && ev.Seq != out[len(out)-1].seq) {
+			break
+		}
+		if ev.Agent != e.agent || (ev.CorrelationID != turnID && !(ev.Aggregate == events.AggTurn && ev.Key == turnID)) {
+			continue
+		}
+		if n := len(out); n == 0 || out[n-1].seq != ev.Seq {
+			out = append(out, turnCommit{seq: ev.Seq, at: ev.At})
+		}
+		c := &out[len(out)-1]
+		c.events = append(c.events, ev)
+		if ev.Aggregate == events.AggTurn {
+			st = policy.EvolveTurn(st, ev.Data)
+		}
+		c.after = st
+		switch ev.Data.(type) {
+		case events.TurnSucceeded, events.TurnExhausted, events.TurnStopped:
+			ended = true
+		}
+	}
+	return out, nil
+}
+
+// replayed rebuilds the Next a recorded decision returned (notices
+// included); a wait's WaitMs counts from the engine clock's now.
+func (e *Engine) replayed(turnID string, c *turnCommit) *Step {
+	n := nextOf(c, e.turnConfig(c.after.ConfigHash))
+	if n.Kind == policy.NextWait {
+		n.WaitMs = max(n.ResumeAt-events.Millis(e.opt.clock.Now()), 0)
+	}
+	return &Step{TurnID: turnID, Next: n, Replayed: true}
+}
+
+func (e *Engine) turnConfig(hash string) *policy.Config {
+	e.st.mu.RLock()
+	defer e.st.mu.RUnlock()
+	return e.st.configs[hash]
+}
+
+// nextOf is the Next the decision c returned, rebuilt from its events and
+// the turn's state after it: how the turn ended, else the wait it
+// scheduled (a whole-chain wait wakes early when the overload notice
+// falls inside it, as policy's endOfPass decides), else the call it
+// started.
+func nextOf(c *turnCommit, cfg *policy.Config) policy.Next {
+	var n policy.Next
+	for _, ev := range c.events {
+		switch p := ev.Data.(type) {
+		case events.NoticeSent:
+			n.Notices = append(n.Notices, policy.Notice{Kind: p.Kind, Text: p.Text, Delivered: p.Delivered})
+		case events.TurnSucceeded:
+			n.Kind, n.AnsweredBy, n.ProfileID = policy.NextDone, p.AnsweredBy, p.ProfileID
+		case events.TurnExhausted:
+			n.Kind, n.Summary, n.SoonestCooldownExpiry = policy.NextExhausted, p.Summary, p.SoonestCooldownExpiry
+			n.Attempts = append([]events.ExhaustedAttempt(nil), p.Attempts...)
+			if len(p.Attempts) <= 1 {
+				n.RawError = true
+				if len(p.Attempts) == 1 {
+					n.Summary = p.Attempts[0].Error
+				}
+			}
+		case events.TurnStopped:
+			n.Kind, n.Disposition, n.Reason, n.Message = policy.NextStop, p.Disposition, p.Reason, p.Message
+		}
+	}
+	if n.Kind != "" {
+		return n
+	}
+	st := c.after
+	switch {
+	case st.Phase == policy.PhaseWaiting:
+		wake, now := st.ResumeAt, events.Millis(c.at)
+		if st.Pending == policy.PendingChain && !st.OverloadNoticeSent && cfg != nil {
+			if at := st.ResumeAt - st.WaitedMs + cfg.ChainOverloadNoticeAfterMs; at <= st.ResumeAt && at > now {
+				wake = at
+			}
+		}
+		n.Kind, n.WaitMs, n.ResumeAt = policy.NextWait, wake-now, wake
+	case st.InFlight:
+		cur := st.Current
+		n.Kind = policy.NextCall
+		n.Call = &policy.Call{Provider: cur.Provider, Model: cur.Model, ProfileID: cur.ProfileID, Attempt: cur.Attempt,
+			CandidateIndex: cur.CandidateIndex, Kind: cur.Kind, Round: cur.Round}
+	}
+	return n
+}

@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/events"
+)
+
+// normalizeTurn validates req and fills its defaults: chat "" = direct, a
+// fresh UUIDv7 turn id, a seed from the engine's seed source. Shared by
+// [Engine.RunTurn] and [Engine.BeginTurn].
+func (e *Engine) normalizeTurn(req TurnRequest) (TurnRequest, error) {
+	if req.Session == "" {
+		return req, fmt.Errorf("%w: empty session", ErrBadRequest)
+	}
+	switch req.Chat {
+	case "":
+		req.Chat = ChatDirect
+	case ChatDirect, ChatGroup, ChatChannel:
+	default:
+		return req, fmt.Errorf("%w: chat %q is not direct|group|channel", ErrBadRequest, req.Chat)
+	}
+	if req.TurnID == "" {
+		req.TurnID = uuid.Must(uuid.NewV7()).String()
+	}
+	if !req.HasSeed {
+		req.Seed = e.opt.seeds(req.TurnID)
+	}
+	return req, nil
+}
+
+// decideStart is the decision that opens a turn at now: select the model
+// and chain from the session and the config in force, then
+// policy.StartTurn. It runs under the state's read lock (see commit).
+func (e *Engine) decideStart(req TurnRequest, now time.Time) func() (policy.Decision, error) {
+	return func() (policy.Decision, error) {
+		cfg := e.st.configs[e.st.current]
+		if cfg == nil {
+			return policy.Decision{}, ErrNoConfig
+		}
+		if t, ok := e.st.turns[req.TurnID]; ok && t.Phase != "" {
+			return policy.Decision{}, fmt.Errorf("%w: %q", ErrTurnExists, req.TurnID)
+		}
+		ms := events.Millis(now)
+		env := e.st.env(cfg, req.Session, ms)
+		lastProbe := int64(0)
+		if v := e.st.sessions[req.Session]; v != nil {
+			lastProbe = v.lastAutoProbeAt
+		}
+		sel, err := cfg.Select(env.Session, policy.SelectRequest{Agent: req.Agent, Cron: req.Cron, Now: ms, LastAutoProbeAt: lastProbe})
+		if err != nil {
+			return policy.Decision{}, err
+		}
+		return policy.StartTurn(sel, env, policy.StartInput{TurnID: req.TurnID, Session: req.Session, Chat: req.Chat, Seed: req.Seed})
+	}
+}

@@ -1,0 +1,263 @@
+// Package client is a small Go client of the `fledger serve` HTTP API
+// (schemas/openapi.v1.yaml) for gateways written in Go that want the
+// failover ledger without embedding it. It depends on the standard
+// library only.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Client calls one fledger server.
+type Client struct {
+	// BaseURL is the server, e.g. "http://127.0.0.1:7400".
+	BaseURL string
+	// Token, when set, is sent as a bearer token.
+	Token string
+	// HTTP is the HTTP client (default http.DefaultClient).
+	HTTP *http.Client
+}
+
+// New returns a client of baseURL.
+func New(baseURL, token string) *Client {
+	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), Token: token}
+}
+
+// Error is an error answer: the HTTP status and the server's {error,
+// detail}.
+type Error struct {
+	Status int
+	Code   string `json:"error"`
+	Detail string `json:"detail"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("fledger: %d %s: %s", e.Status, e.Code, e.Detail) }
+
+// Next is what the gateway does now (see the server's documentation).
+type Next struct {
+	Action                string             `json:"action"`
+	Provider              string             `json:"provider,omitempty"`
+	Model                 string             `json:"model,omitempty"`
+	Profile               string             `json:"profile,omitempty"`
+	Attempt               int                `json:"attempt,omitempty"`
+	Kind                  string             `json:"kind,omitempty"`
+	CandidateIndex        int                `json:"candidate_index,omitempty"`
+	Round                 int                `json:"round,omitempty"`
+	Ms                    int64              `json:"ms,omitempty"`
+	ResumeAt              int64              `json:"resume_at,omitempty"`
+	AnsweredBy            string             `json:"answered_by,omitempty"`
+	Summary               string             `json:"summary,omitempty"`
+	RawError              bool               `json:"raw_error,omitempty"`
+	Attempts              []ExhaustedAttempt `json:"attempts,omitempty"`
+	SoonestCooldownExpiry int64              `json:"soonest_cooldown_expiry,omitempty"`
+	Disposition           string             `json:"disposition,omitempty"`
+	Reason                string             `json:"reason,omitempty"`
+	Message               string             `json:"message,omitempty"`
+	Notices               []Notice           `json:"notices"`
+}
+
+// ExhaustedAttempt is one failed or skipped candidate of an exhausted turn.
+type ExhaustedAttempt struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Reason   string `json:"reason"`
+	Status   int    `json:"status,omitempty"`
+	Code     string `json:"code,omitempty"`
+	Error    string `json:"error"`
+}
+
+// Notice is a user-visible notice.
+type Notice struct {
+	Kind      string `json:"kind"`
+	Text      string `json:"text"`
+	Delivered bool   `json:"delivered"`
+}
+
+// Step is the answer to a turn operation.
+type Step struct {
+	TurnID   string `json:"turn_id"`
+	Agent    string `json:"agent"`
+	Next     Next   `json:"next"`
+	Replayed bool   `json:"replayed,omitempty"`
+}
+
+// BeginRequest opens a turn.
+type BeginRequest struct {
+	Agent   string `json:"agent,omitempty"`
+	Session string `json:"session"`
+	Chat    string `json:"chat,omitempty"`
+	Model   string `json:"model,omitempty"`
+	Source  string `json:"source,omitempty"`
+	TurnID  string `json:"turn_id,omitempty"`
+}
+
+// ProviderError is a provider call's error as the gateway saw it.
+type ProviderError struct {
+	Status  int               `json:"status,omitempty"`
+	Code    string            `json:"code,omitempty"`
+	Type    string            `json:"type,omitempty"`
+	Message string            `json:"message,omitempty"`
+	Body    string            `json:"body,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Name    string            `json:"name,omitempty"`
+}
+
+// Outcome is an attempt's outcome: OK, or Error.
+type Outcome struct {
+	Attempt       int            `json:"attempt"`
+	OK            bool           `json:"ok,omitempty"`
+	Error         *ProviderError `json:"error,omitempty"`
+	LatencyMs     int64          `json:"latency_ms,omitempty"`
+	OutputStarted bool           `json:"output_started,omitempty"`
+	ToolStarted   bool           `json:"tool_started,omitempty"`
+}
+
+// Begin opens a turn: POST /v1/turns.
+func (c *Client) Begin(ctx context.Context, r BeginRequest) (*Step, error) {
+	var out Step
+	return &out, c.do(ctx, http.MethodPost, "/v1/turns", r, &out)
+}
+
+// Report reports an attempt's outcome: POST /v1/turns/{id}/outcomes.
+func (c *Client) Report(ctx context.Context, turnID string, o Outcome) (*Step, error) {
+	var out Step
+	return &out, c.do(ctx, http.MethodPost, "/v1/turns/"+url.PathEscape(turnID)+"/outcomes", o, &out)
+}
+
+// Resume continues a turn after a wait: POST /v1/turns/{id}/resume.
+func (c *Client) Resume(ctx context.Context, turnID string) (*Step, error) {
+	var out Step
+	return &out, c.do(ctx, http.MethodPost, "/v1/turns/"+url.PathEscape(turnID)+"/resume", nil, &out)
+}
+
+// Turn reads a turn (GET /v1/turns/{id}) into out (any JSON shape).
+func (c *Client) Turn(ctx context.Context, turnID string, out any) error {
+	return c.do(ctx, http.MethodGet, "/v1/turns/"+url.PathEscape(turnID), nil, out)
+}
+
+// SelectModel is `/model` on a session; model "default" clears it.
+func (c *Client) SelectModel(ctx context.Context, agent, session, model, source, profile string, out any) error {
+	body := map[string]string{"model": model}
+	if source != "" {
+		body["source"] = source
+	}
+	if profile != "" {
+		body["profile"] = profile
+	}
+	return c.do(ctx, http.MethodPost, sessionPath(agent, session)+"/model", body, out)
+}
+
+// Reset is `/new` (kind new) or `/reset`.
+func (c *Client) Reset(ctx context.Context, agent, session, kind string, out any) error {
+	return c.do(ctx, http.MethodPost, sessionPath(agent, session)+"/reset", map[string]string{"kind": kind}, out)
+}
+
+// Pin pins an auth profile (source user | auto).
+func (c *Client) Pin(ctx context.Context, agent, session, profile, source string, out any) error {
+	body := map[string]string{"profile": profile}
+	if source != "" {
+		body["source"] = source
+	}
+	return c.do(ctx, http.MethodPost, sessionPath(agent, session)+"/pin", body, out)
+}
+
+// Session reads a session: GET /v1/sessions/{agent}/{session}.
+func (c *Client) Session(ctx context.Context, agent, session string, out any) error {
+	return c.do(ctx, http.MethodGet, sessionPath(agent, session), nil, out)
+}
+
+// Profile is one auth profile's usageStats.
+type Profile struct {
+	ID             string         `json:"id"`
+	Provider       string         `json:"provider,omitempty"`
+	LastUsed       int64          `json:"lastUsed,omitempty"`
+	ErrorCount     int            `json:"errorCount"`
+	FailureCounts  map[string]int `json:"failureCounts,omitempty"`
+	LastFailureAt  int64          `json:"lastFailureAt,omitempty"`
+	CooldownUntil  int64          `json:"cooldownUntil,omitempty"`
+	CooldownReason string         `json:"cooldownReason,omitempty"`
+	CooldownModel  string         `json:"cooldownModel,omitempty"`
+	DisabledUntil  int64          `json:"disabledUntil,omitempty"`
+	DisabledReason string         `json:"disabledReason,omitempty"`
+	Usable         bool           `json:"usable"`
+}
+
+// Profiles reads usageStats: GET /v1/profiles (agent "" = the default).
+func (c *Client) Profiles(ctx context.Context, agent string) ([]Profile, error) {
+	var out struct {
+		Profiles []Profile `json:"profiles"`
+	}
+	p := "/v1/profiles"
+	if agent != "" {
+		p += "?agent=" + url.QueryEscape(agent)
+	}
+	return out.Profiles, c.do(ctx, http.MethodGet, p, nil, &out)
+}
+
+// Decisions reads decision records after stream sequence since into out.
+func (c *Client) Decisions(ctx context.Context, since uint64, out any) error {
+	return c.do(ctx, http.MethodGet, "/v1/decisions?since="+strconv.FormatUint(since, 10), nil, out)
+}
+
+func sessionPath(agent, session string) string {
+	return "/v1/sessions/" + url.PathEscape(agent) + "/" + url.PathEscape(session)
+}
+
+// Do sends one request with a JSON body (nil = none) and decodes a 2xx
+// answer into out; any other status is an *[Error].
+func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
+	return c.do(ctx, method, path, body, out)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.BaseURL, "/")+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		e := &Error{Status: resp.StatusCode}
+		if json.Unmarshal(b, e) != nil {
+			e.Code, e.Detail = "http_"+strconv.Itoa(resp.StatusCode), strings.TrimSpace(string(b))
+		}
+		return e
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(b, out)
+}

@@ -1,0 +1,87 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/commands/policy"
+)
+
+// APIError is an error answered to a client: an HTTP status, a stable
+// code and a detail in words. It never carries a stack trace or an
+// internal error's text for a 5xx (those are logged).
+type APIError struct {
+	Status int
+	Code   string
+	Detail string
+	// RetryAfterMs, when > 0, is sent as Retry-After (seconds, rounded up).
+	RetryAfterMs int64
+}
+
+func (e *APIError) Error() string { return e.Code + ": " + e.Detail }
+
+func apiErr(status int, code, format string, args ...any) *APIError {
+	return &APIError{Status: status, Code: code, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Error codes (ErrorBody.Error), one per kind of refusal.
+const (
+	CodeInvalidJSON       = "invalid_json"
+	CodeInvalidRequest    = "invalid_request"
+	CodeBodyTooLarge      = "body_too_large"
+	CodeUnauthorized      = "unauthorized"
+	CodeNotFound          = "not_found"
+	CodeMethodNotAllowed  = "method_not_allowed"
+	CodeUnknownAgent      = "unknown_agent"
+	CodeUnknownTurn       = "unknown_turn"
+	CodeAttemptNotPlanned = "attempt_not_planned"
+	CodeOutcomeMismatch   = "outcome_mismatch"
+	CodeTurnExists        = "turn_exists"
+	CodeWaitNotOver       = "wait_not_over"
+	CodeNoConfig          = "no_config"
+	CodeUnknownProfile    = "unknown_profile"
+	CodeContention        = "contention"
+	CodeUnavailable       = "unavailable"
+	CodeInternal          = "internal"
+)
+
+// toAPI maps an engine error to the client's answer; ok is false for an
+// internal error (the caller logs it and answers 500).
+func toAPI(err error) (*APIError, bool) {
+	var ae *APIError
+	var wait *engine.WaitNotOverError
+	var att *engine.AttemptError
+	switch {
+	case errors.As(err, &ae):
+		return ae, true
+	case errors.As(err, &wait):
+		return &APIError{Status: http.StatusTooEarly, Code: CodeWaitNotOver, RetryAfterMs: wait.RemainingMs,
+			Detail: "the turn waits " + strconv.FormatInt(wait.RemainingMs, 10) + " ms more (resume_at " + strconv.FormatInt(wait.ResumeAt, 10) + "); resume after that"}, true
+	case errors.As(err, &att) && errors.Is(err, engine.ErrAttemptNotPlanned):
+		return apiErr(http.StatusConflict, CodeAttemptNotPlanned, "turn %s has started %d attempt(s); attempt %d was never planned: report the attempt of the last call action",
+			att.TurnID, att.Planned, att.Attempt), true
+	case errors.As(err, &att) && errors.Is(err, engine.ErrOutcomeMismatch):
+		return apiErr(http.StatusConflict, CodeOutcomeMismatch, "attempt %d of turn %s was already reported with the other result (ok vs error)", att.Attempt, att.TurnID), true
+	case errors.Is(err, engine.ErrUnknownTurn):
+		return apiErr(http.StatusNotFound, CodeUnknownTurn, "%v", err), true
+	case errors.Is(err, engine.ErrTurnExists):
+		return apiErr(http.StatusConflict, CodeTurnExists, "%v", err), true
+	case errors.Is(err, engine.ErrNoConfig):
+		return apiErr(http.StatusServiceUnavailable, CodeNoConfig, "no config is applied for this agent: start `fledger serve --config FILE` or run `fledger config apply FILE`"), true
+	case errors.Is(err, policy.ErrUnknownProfile):
+		return apiErr(http.StatusUnprocessableEntity, CodeUnknownProfile, "%v", err), true
+	case errors.Is(err, policy.ErrPinProvider), errors.Is(err, policy.ErrBadSource), errors.Is(err, policy.ErrNoModel):
+		return apiErr(http.StatusUnprocessableEntity, CodeInvalidRequest, "%v", err), true
+	case errors.Is(err, engine.ErrBadRequest):
+		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%v", err), true
+	case errors.Is(err, engine.ErrConflictRetries):
+		return &APIError{Status: http.StatusServiceUnavailable, Code: CodeContention, RetryAfterMs: 100,
+			Detail: "too many concurrent writers on the same profile or turn; retry"}, true
+	case errors.Is(err, engine.ErrClosed):
+		return apiErr(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down"), true
+	}
+	return nil, false
+}

@@ -1,0 +1,318 @@
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Route is one HTTP route the service registers.
+type Route struct {
+	Method, Path string
+}
+
+// Routes lists every route of [Service.Handler] (schemas/openapi.v1.yaml
+// documents each; a test checks it).
+var Routes = []Route{
+	{"POST", "/v1/turns"},
+	{"GET", "/v1/turns/{turn_id}"},
+	{"POST", "/v1/turns/{turn_id}/outcomes"},
+	{"POST", "/v1/turns/{turn_id}/resume"},
+	{"GET", "/v1/sessions/{agent}/{session}"},
+	{"POST", "/v1/sessions/{agent}/{session}/model"},
+	{"POST", "/v1/sessions/{agent}/{session}/reset"},
+	{"POST", "/v1/sessions/{agent}/{session}/pin"},
+	{"POST", "/v1/sessions/{agent}/{session}/compaction"},
+	{"GET", "/v1/profiles"},
+	{"GET", "/v1/decisions"},
+	{"GET", "/healthz"},
+	{"GET", "/metrics"},
+}
+
+// Handler returns the JSON HTTP API: the routes of [Routes], each request
+// body limited to MaxBytesReader(Config.MaxBodyBytes) and decoded with
+// unknown fields refused, the bearer token checked in constant time (when
+// Config.Token is set; /healthz is open), every error answered as
+// [ErrorBody] with its status, and a panic answered 500 and logged —
+// never a stack trace to the client.
+func (s *Service) Handler() http.Handler {
+	mux := http.NewServeMux()
+	h := map[string]http.Handler{
+		"POST /v1/turns": jsonOp(s, bodyRequired, func(r *http.Request, q *BeginRequest) error { return nil }, s.Begin),
+		"GET /v1/turns/{turn_id}": jsonOp(s, noBody, func(r *http.Request, q *TurnRef) error {
+			q.TurnID, q.Agent = r.PathValue("turn_id"), r.URL.Query().Get("agent")
+			return nil
+		}, s.Turn),
+		"POST /v1/turns/{turn_id}/outcomes": jsonOp(s, bodyRequired, func(r *http.Request, q *OutcomeRequest) error {
+			return pathField(&q.TurnID, "turn_id", r.PathValue("turn_id"))
+		}, s.Outcome),
+		"POST /v1/turns/{turn_id}/resume": jsonOp(s, bodyOptional, func(r *http.Request, q *TurnRef) error {
+			return pathField(&q.TurnID, "turn_id", r.PathValue("turn_id"))
+		}, s.Resume),
+		"GET /v1/sessions/{agent}/{session}": jsonOp(s, noBody, func(r *http.Request, q *SessionRef) error {
+			q.Agent, q.Session = r.PathValue("agent"), r.PathValue("session")
+			return nil
+		}, s.Session),
+		"POST /v1/sessions/{agent}/{session}/model": jsonOp(s, bodyRequired, func(r *http.Request, q *ModelRequest) error {
+			return sessionPath(r, &q.Agent, &q.Session)
+		}, s.SelectModel),
+		"POST /v1/sessions/{agent}/{session}/reset": jsonOp(s, bodyOptional, func(r *http.Request, q *ResetRequest) error {
+			return sessionPath(r, &q.Agent, &q.Session)
+		}, s.Reset),
+		"POST /v1/sessions/{agent}/{session}/pin": jsonOp(s, bodyRequired, func(r *http.Request, q *PinRequest) error {
+			return sessionPath(r, &q.Agent, &q.Session)
+		}, s.Pin),
+		"POST /v1/sessions/{agent}/{session}/compaction": jsonOp(s, bodyOptional, func(r *http.Request, q *SessionRef) error {
+			return sessionPath(r, &q.Agent, &q.Session)
+		}, s.Compaction),
+		"GET /v1/profiles": jsonOp(s, noBody, func(r *http.Request, q *ProfilesRequest) error {
+			q.Agent = r.URL.Query().Get("agent")
+			return nil
+		}, s.Profiles),
+		"GET /v1/decisions": jsonOp(s, noBody, func(r *http.Request, q *DecisionsRequest) error {
+			v := r.URL.Query()
+			q.Agent = v.Get("agent")
+			var err error
+			if x := v.Get("since"); x != "" {
+				if q.Since, err = strconv.ParseUint(x, 10, 64); err != nil {
+					return apiErr(http.StatusBadRequest, CodeInvalidRequest, "since %q is not a stream sequence", x)
+				}
+			}
+			if x := v.Get("limit"); x != "" {
+				if q.Limit, err = strconv.Atoi(x); err != nil || q.Limit < 1 {
+					return apiErr(http.StatusBadRequest, CodeInvalidRequest, "limit %q is not a positive number", x)
+				}
+			}
+			return nil
+		}, s.Decisions),
+		"GET /healthz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h, code := s.Health(r.Context())
+			writeJSON(w, code, h)
+		}),
+		"GET /metrics": s.metrics.handler,
+	}
+	for _, rt := range Routes {
+		mux.Handle(rt.Method+" "+rt.Path, h[rt.Method+" "+rt.Path])
+	}
+	return s.guard(mux)
+}
+
+// guard wraps the mux: recover, metrics, auth, JSON 404/405.
+func (s *Service) guard(mux *http.ServeMux) http.Handler {
+	var want [32]byte
+	if s.cfg.Token != "" {
+		want = sha256.Sum256([]byte(s.cfg.Token))
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rw := &statusWriter{ResponseWriter: w}
+		_, pattern := mux.Handler(r)
+		route := pattern
+		if route == "" {
+			route = "unmatched"
+		}
+		defer func() {
+			if p := recover(); p != nil {
+				id := uuid.NewString()
+				s.cfg.Log.Error("serve: panic", "request", id, "route", route, "panic", fmt.Sprint(p))
+				if rw.status == 0 {
+					writeError(rw, apiErr(http.StatusInternalServerError, CodeInternal, "internal error (request %s)", id))
+				}
+			}
+			s.metrics.observe(route, rw.code(), time.Since(start))
+		}()
+		if s.cfg.Token != "" && pattern != "GET /healthz" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			sum := sha256.Sum256([]byte(got))
+			if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+				rw.Header().Set("WWW-Authenticate", `Bearer realm="fledger"`)
+				writeError(rw, apiErr(http.StatusUnauthorized, CodeUnauthorized, "a valid Authorization: Bearer <token> header is required"))
+				return
+			}
+		}
+		if pattern == "" {
+			writeError(rw, s.unmatched(mux, r))
+			return
+		}
+		mux.ServeHTTP(rw, r)
+	})
+}
+
+// unmatched tells a wrong method on a known path (405) from an unknown
+// path (404).
+func (s *Service) unmatched(mux *http.ServeMux, r *http.Request) *APIError {
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		if m == r.Method {
+			continue
+		}
+		r2 := r.Clone(r.Context())
+		r2.Method = m
+		if _, p := mux.Handler(r2); p != "" {
+			return apiErr(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed on %s (use %s)", r.Method, r.URL.Path, m)
+		}
+	}
+	return apiErr(http.StatusNotFound, CodeNotFound, "no route %s %s", r.Method, r.URL.Path)
+}
+
+type bodyRule int
+
+const (
+	noBody bodyRule = iota
+	bodyOptional
+	bodyRequired
+)
+
+// jsonOp adapts an operation to HTTP: decode the body (size-limited,
+// unknown fields refused, exactly one JSON object), fill path and query
+// fields, run op, answer its result or its error.
+func jsonOp[Req, Resp any](s *Service, rule bodyRule, fill func(*http.Request, *Req) error,
+	op func(context.Context, *Req) (*Resp, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := new(Req)
+		if rule != noBody {
+			if err := decodeBody(w, r, s.cfg.MaxBodyBytes, q, rule == bodyRequired); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
+		if err := fill(r, q); err != nil {
+			s.answerError(w, r, err)
+			return
+		}
+		resp, err := op(r.Context(), q)
+		if err != nil {
+			s.answerError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, resp)
+	})
+}
+
+func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, required bool) *APIError {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		return apiErr(http.StatusUnsupportedMediaType, CodeInvalidRequest, "Content-Type %q is not application/json", ct)
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if errors.Is(err, io.EOF) && !required {
+		return nil
+	}
+	if err == nil {
+		if _, err2 := dec.Token(); !errors.Is(err2, io.EOF) {
+			err = errors.New("more than one JSON value in the body")
+			var mb *http.MaxBytesError
+			if errors.As(err2, &mb) {
+				err = err2
+			}
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	var mb *http.MaxBytesError
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &mb):
+		return apiErr(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the request body is larger than %d bytes", mb.Limit)
+	case errors.Is(err, io.EOF):
+		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "the request body is empty; a JSON object is required")
+	case errors.As(err, &se):
+		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "malformed JSON at byte %d: %v", se.Offset, err)
+	case errors.As(err, &te):
+		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "field %q: %s is not a %s", te.Field, te.Value, te.Type)
+	default:
+		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "%v", err)
+	}
+}
+
+func pathField(dst *string, name, v string) error {
+	if *dst != "" && *dst != v {
+		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q in the body differs from the path's %q", name, *dst, v)
+	}
+	*dst = v
+	return nil
+}
+
+func sessionPath(r *http.Request, agent, session *string) error {
+	if err := pathField(agent, "agent", r.PathValue("agent")); err != nil {
+		return err
+	}
+	return pathField(session, "session", r.PathValue("session"))
+}
+
+// answerError answers a known error with its status; anything else is
+// logged and answered 500 without its text.
+func (s *Service) answerError(w http.ResponseWriter, r *http.Request, err error) {
+	if ae, ok := toAPI(err); ok {
+		writeError(w, ae)
+		return
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		writeError(w, apiErr(http.StatusServiceUnavailable, CodeUnavailable, "the request was cancelled or timed out"))
+		return
+	}
+	id := uuid.NewString()
+	s.cfg.Log.Error("serve: request failed", "request", id, "method", r.Method, "path", r.URL.Path, "err", err)
+	writeError(w, apiErr(http.StatusInternalServerError, CodeInternal, "internal error (request %s)", id))
+}
+
+func writeError(w http.ResponseWriter, e *APIError) {
+	if e.RetryAfterMs > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt((e.RetryAfterMs+999)/1000, 10))
+	}
+	writeJSON(w, e.Status, ErrorBody{Error: e.Code, Detail: e.Detail})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"internal","detail":"response encoding failed"}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) code() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,130 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+)
+
+// MicroName is the NATS micro service name; MicroPrefix the subject
+// prefix of its endpoints (outside the stream's fledger.> subjects, so a
+// request is never stored as an event).
+const (
+	MicroName    = "fledger"
+	MicroVersion = "1.0.0"
+	MicroPrefix  = "fledgerapi.v1"
+)
+
+// MicroEndpoints maps each micro endpoint (subject MicroPrefix + "." +
+// name) to the HTTP route with the same operation. Requests are the HTTP
+// bodies with the path fields (turn_id, agent, session) added; answers are
+// the same JSON; errors carry Nats-Service-Error-Code = the HTTP status,
+// Nats-Service-Error = the detail, and the [ErrorBody] as data.
+var MicroEndpoints = map[string]Route{
+	"turns.begin":    {"POST", "/v1/turns"},
+	"turns.get":      {"GET", "/v1/turns/{turn_id}"},
+	"turns.outcome":  {"POST", "/v1/turns/{turn_id}/outcomes"},
+	"turns.resume":   {"POST", "/v1/turns/{turn_id}/resume"},
+	"sessions.get":   {"GET", "/v1/sessions/{agent}/{session}"},
+	"sessions.model": {"POST", "/v1/sessions/{agent}/{session}/model"},
+	"sessions.reset": {"POST", "/v1/sessions/{agent}/{session}/reset"},
+	"sessions.pin":   {"POST", "/v1/sessions/{agent}/{session}/pin"},
+	"profiles.list":  {"GET", "/v1/profiles"},
+	"decisions.list": {"GET", "/v1/decisions"},
+	"health":         {"GET", "/healthz"},
+}
+
+// StartMicro registers the micro service "fledger" on nc with an
+// endpoint per operation ([MicroEndpoints]). Stop it (micro.Service.Stop)
+// before closing the service; requests in flight finish first.
+func (s *Service) StartMicro(nc *nats.Conn) (micro.Service, error) {
+	svc, err := micro.AddService(nc, micro.Config{Name: MicroName, Version: MicroVersion,
+		Description: "fledger failover ledger: the step protocol, session commands and reads (same operations as the HTTP API)"})
+	if err != nil {
+		return nil, err
+	}
+	g := svc.AddGroup(MicroPrefix)
+	handlers := map[string]micro.Handler{
+		"turns.begin":         microOp(s, s.Begin),
+		"turns.get":           microOp(s, s.Turn),
+		"turns.outcome":       microOp(s, s.Outcome),
+		"turns.resume":        microOp(s, s.Resume),
+		"sessions.get":        microOp(s, s.Session),
+		"sessions.model":      microOp(s, s.SelectModel),
+		"sessions.reset":      microOp(s, s.Reset),
+		"sessions.pin":        microOp(s, s.Pin),
+		"sessions.compaction": microOp(s, s.Compaction),
+		"profiles.list":       microOp(s, s.Profiles),
+		"decisions.list":      microOp(s, s.Decisions),
+		"health": micro.HandlerFunc(func(r micro.Request) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			h, _ := s.Health(ctx)
+			_ = r.RespondJSON(h)
+		}),
+	}
+	for name, h := range handlers {
+		if err := g.AddEndpoint(strings.ReplaceAll(name, ".", "_"), h, micro.WithEndpointSubject(name), micro.WithEndpointMetadata(map[string]string{"http": MicroEndpoints[name].Method + " " + MicroEndpoints[name].Path})); err != nil {
+			_ = svc.Stop()
+			return nil, err
+		}
+	}
+	return svc, nil
+}
+
+// microTimeout bounds one micro request.
+const microTimeout = 30 * time.Second
+
+func microOp[Req, Resp any](s *Service, op func(context.Context, *Req) (*Resp, error)) micro.Handler {
+	return micro.HandlerFunc(func(r micro.Request) {
+		q := new(Req)
+		data := r.Data()
+		if int64(len(data)) > s.cfg.MaxBodyBytes {
+			microError(r, apiErr(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the request is larger than %d bytes", s.cfg.MaxBodyBytes))
+			return
+		}
+		if len(bytes.TrimSpace(data)) > 0 {
+			dec := json.NewDecoder(bytes.NewReader(data))
+			dec.DisallowUnknownFields()
+			err := dec.Decode(q)
+			if err == nil {
+				if _, err2 := dec.Token(); !errors.Is(err2, io.EOF) {
+					err = errors.New("more than one JSON value in the request")
+				}
+			}
+			if err != nil {
+				microError(r, apiErr(http.StatusBadRequest, CodeInvalidJSON, "%v", err))
+				return
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), microTimeout)
+		defer cancel()
+		resp, err := op(ctx, q)
+		if err != nil {
+			ae, ok := toAPI(err)
+			if !ok {
+				id := uuid.NewString()
+				s.cfg.Log.Error("serve: micro request failed", "request", id, "subject", r.Subject(), "err", err)
+				ae = apiErr(http.StatusInternalServerError, CodeInternal, "internal error (request %s)", id)
+			}
+			microError(r, ae)
+			return
+		}
+		_ = r.RespondJSON(resp)
+	})
+}
+
+func microError(r micro.Request, e *APIError) {
+	b, _ := json.Marshal(ErrorBody{Error: e.Code, Detail: e.Detail})
+	_ = r.Error(strconv.Itoa(e.Status), e.Detail, b)
+}

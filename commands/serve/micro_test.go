@@ -1,0 +1,61 @@
+package serve_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/commands/serve"
+)
+
+func microCall(t *testing.T, nc *nats.Conn, ep string, req, out any) *nats.Msg {
+	t.Helper()
+	b, _ := json.Marshal(req)
+	m, err := nc.Request(serve.MicroPrefix+"."+ep, b, 5*time.Second)
+	require_NoError(t, err)
+	if out != nil && m.Header.Get("Nats-Service-Error-Code") == "" {
+		require_NoError(t, json.Unmarshal(m.Data, out))
+	}
+	return m
+}
+
+// The micro service "fledger" answers the same operations: begin, an
+// outcome, a read, and an error with its status code.
+func TestMicro_BeginOutcomeRead(t *testing.T) {
+	srv, st := defaultServer(t, &fakeClock{now: t0}, func(c *serve.Config) {
+		c.EngineOptions = append(c.EngineOptions, engine.WithConflictRetries(8))
+	})
+	ms, err := srv.svc.StartMicro(st.Conn())
+	require_NoError(t, err)
+	t.Cleanup(func() { _ = ms.Stop() })
+	nc := st.Conn()
+
+	var begun serve.TurnStep
+	microCall(t, nc, "turns.begin", serve.BeginRequest{Session: "s1"}, &begun)
+	if begun.Next.Action != "call" || begun.Next.Attempt != 1 {
+		t.Fatalf("begin %+v", begun)
+	}
+	var done serve.TurnStep
+	microCall(t, nc, "turns.outcome", map[string]any{"turn_id": begun.TurnID, "attempt": 1, "ok": true}, &done)
+	if done.Next.Action != "done" || done.Next.AnsweredBy != "anthropic/claude-opus-4-6" {
+		t.Fatalf("outcome %+v", done)
+	}
+	var profs serve.ProfilesView
+	microCall(t, nc, "profiles.list", serve.ProfilesRequest{}, &profs)
+	if len(profs.Profiles) != 3 || profs.Profiles[0].LastUsed == 0 {
+		t.Fatalf("profiles %+v", profs)
+	}
+	m := microCall(t, nc, "turns.outcome", map[string]any{"turn_id": "nope", "attempt": 1, "ok": true}, nil)
+	var eb serve.ErrorBody
+	_ = json.Unmarshal(m.Data, &eb)
+	if m.Header.Get("Nats-Service-Error-Code") != "404" || eb.Error != serve.CodeUnknownTurn {
+		t.Fatalf("unknown turn over micro: %v %s", m.Header, m.Data)
+	}
+	m = microCall(t, nc, "turns.begin", map[string]any{"session": "s1", "bogus": 1}, nil)
+	if m.Header.Get("Nats-Service-Error-Code") != "400" {
+		t.Fatalf("unknown field over micro: %v %s", m.Header, m.Data)
+	}
+}

@@ -1,0 +1,96 @@
+package serve
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/projections"
+)
+
+// projector keeps the projection database caught up with the stream: a
+// background catch-up every interval, and on demand before a read. One
+// catch-up runs at a time (a Projector is not safe for concurrent use).
+type projector struct {
+	db    *projections.DB
+	src   events.Store
+	log   *slog.Logger
+	mu    sync.Mutex
+	p     *projections.Projector
+	quit  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+	ctx   context.Context
+	abort context.CancelFunc
+}
+
+func startProjector(db *projections.DB, src events.Store, every time.Duration, log *slog.Logger) *projector {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &projector{db: db, src: src, log: log, p: projections.NewProjector(db, projections.WithSkipUnknown(true)),
+		quit: make(chan struct{}), done: make(chan struct{}), ctx: ctx, abort: cancel}
+	go p.loop(every)
+	return p
+}
+
+func (p *projector) loop(every time.Duration) {
+	defer close(p.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.quit:
+			return
+		case <-t.C:
+			if _, err := p.catchUp(p.ctx); err != nil && p.ctx.Err() == nil {
+				p.log.Warn("projections: catch-up", "err", err)
+			}
+		}
+	}
+}
+
+// catchUp folds the stream up to its last sequence and returns the
+// checkpoint reached.
+func (p *projector) catchUp(ctx context.Context) (uint64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	to, err := p.src.LastSeq(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	if cp, err := p.db.Checkpoint(ctx); err == nil && cp >= to {
+		return cp, nil
+	}
+	res, err := p.p.CatchUp(ctx, p.src, to)
+	return res.To, err
+}
+
+func (p *projector) checkpoint(ctx context.Context) uint64 {
+	cp, err := p.db.Checkpoint(ctx)
+	if err != nil {
+		p.log.Warn("projections: checkpoint", "err", err)
+	}
+	return cp
+}
+
+// stop ends the loop after the batch in progress and runs one last
+// catch-up, both bounded by ctx (then the running batch is abandoned: it
+// rolls back, and its events are folded on the next start).
+func (p *projector) stop(ctx context.Context) {
+	p.once.Do(func() {
+		close(p.quit)
+		stopAbort := context.AfterFunc(ctx, p.abort)
+		defer stopAbort()
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			p.abort()
+			<-p.done
+		}
+		if _, err := p.catchUp(ctx); err != nil && ctx.Err() == nil {
+			p.log.Warn("projections: final catch-up", "err", err)
+		}
+		p.abort()
+	})
+}

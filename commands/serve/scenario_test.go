@@ -1,0 +1,178 @@
+package serve_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fledger/fledger/commands/classify"
+	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/commands/scenario"
+	"github.com/fledger/fledger/commands/serve"
+	"github.com/fledger/fledger/commands/serve/client"
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/projections"
+)
+
+// Every fixture scenario driven through the HTTP API (the gateway makes
+// the scripted calls, sleeps each wait on the scenario's virtual clock and
+// resumes) records the same events — type, agent, key, correlation, time,
+// commit sequence and payload; only event ids and causation ids, random
+// UUIDv7s, differ — and the same projection dump as `fledger run` of the
+// scenario into another store.
+func TestScenarios_HTTPEqualsRun(t *testing.T) {
+	files, err := filepath.Glob("../../fixtures/scenarios/*.yaml")
+	require_NoError(t, err)
+	if len(files) == 0 {
+		t.Fatal("no fixture scenarios")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			sc, err := scenario.LoadFile(f)
+			require_NoError(t, err)
+			ctx := ctxT(t)
+
+			runStore := openStore(t)
+			_, err = scenario.Run(ctx, runStore, sc, scenario.Options{Agent: "main"})
+			require_NoError(t, err)
+
+			httpStore := openStore(t)
+			clock := scenario.NewClock(sc.Start, false)
+			seeds := func(turnID string) uint64 {
+				h := fnv.New64a()
+				h.Write([]byte(sc.Name + "\x00" + turnID))
+				return h.Sum64()
+			}
+			srv := startServer(t, httpStore, serve.Config{Config: sc.Loaded, ConfigSource: "scenario:" + sc.Name,
+				EngineOptions: []engine.Option{engine.WithClock(clock), engine.WithSeeds(seeds)}})
+			driveScenario(t, ctx, srv.cl, sc, clock)
+
+			want, got := eventLines(t, runStore), eventLines(t, httpStore)
+			if strings.Join(want, "\n") != strings.Join(got, "\n") {
+				t.Fatalf("events differ\n--- fledger run\n%s\n--- HTTP\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
+			}
+			if a, b := dump(t, runStore), dump(t, httpStore); a != b {
+				t.Fatalf("projections differ\n--- fledger run\n%s\n--- HTTP\n%s", a, b)
+			}
+		})
+	}
+}
+
+func driveScenario(t *testing.T, ctx context.Context, cl *client.Client, sc *scenario.Scenario, clock *scenario.Clock) {
+	t.Helper()
+	for i := range sc.Script {
+		s := &sc.Script[i]
+		clock.AdvanceTo(sc.Start.Add(s.Offset))
+		if c := s.Command; c != nil {
+			var err error
+			switch c.Do {
+			case "model":
+				m, prof, _ := strings.Cut(c.Model, "@")
+				err = cl.SelectModel(ctx, "main", c.Session, m, c.Source, prof, nil)
+			case "model_default":
+				err = cl.SelectModel(ctx, "main", c.Session, "default", "", "", nil)
+			case "pin":
+				err = cl.Pin(ctx, "main", c.Session, c.Profile, c.Source, nil)
+			case "new", "reset":
+				err = cl.Reset(ctx, "main", c.Session, c.Do, nil)
+			case "compaction":
+				err = cl.Do(ctx, "POST", "/v1/sessions/main/"+c.Session+"/compaction", nil, nil)
+			default:
+				t.Fatalf("script[%d]: command %q", i, c.Do)
+			}
+			require_NoError(t, err)
+			continue
+		}
+		tr := s.Turn
+		step, err := cl.Begin(ctx, client.BeginRequest{Agent: "main", Session: tr.Session, Chat: tr.Chat, Model: tr.Model, Source: tr.Source, TurnID: tr.ID})
+		require_NoError(t, err)
+		used := make([]int, len(tr.Responses))
+		for n := 0; ; n++ {
+			if n > 500 {
+				t.Fatalf("turn %s does not end", tr.ID)
+			}
+			next := step.Next
+			switch next.Action {
+			case "call":
+				resp := pick(tr, sc.Default, used, next)
+				if resp == nil {
+					t.Fatalf("turn %s attempt %d: no scripted response", tr.ID, next.Attempt)
+				}
+				_ = clock.Sleep(ctx, time.Duration(resp.LatencyMs)*time.Millisecond)
+				out := client.Outcome{Attempt: next.Attempt, LatencyMs: resp.LatencyMs, OK: resp.OK}
+				if !resp.OK {
+					out.Error = wireError(t, resp.Error)
+				}
+				step, err = cl.Report(ctx, step.TurnID, out)
+			case "wait":
+				_ = clock.Sleep(ctx, time.Duration(next.Ms)*time.Millisecond)
+				step, err = cl.Resume(ctx, step.TurnID)
+			default:
+				n = -1
+			}
+			require_NoError(t, err)
+			if n < 0 {
+				break
+			}
+		}
+	}
+}
+
+// pick answers a call the way `fledger run` does: the first unused
+// response for the candidate (and profile), else the default.
+func pick(tr *scenario.Turn, def *scenario.Response, used []int, n client.Next) *scenario.Response {
+	cand := n.Provider + "/" + n.Model
+	for i := range tr.Responses {
+		x := &tr.Responses[i]
+		if x.Candidate != cand || (x.Profile != "" && x.Profile != n.Profile) || used[i] >= max(1, x.Repeat) {
+			continue
+		}
+		used[i]++
+		return x
+	}
+	if def != nil && (def.Candidate == "" || def.Candidate == cand) {
+		return def
+	}
+	return nil
+}
+
+// wireError sends a scripted provider error as the gateway would: its
+// JSON fields (status, code, type, message, body, headers, name).
+func wireError(t *testing.T, pe *classify.ProviderError) *client.ProviderError {
+	b, err := json.Marshal(pe)
+	require_NoError(t, err)
+	var out client.ProviderError
+	require_NoError(t, json.Unmarshal(b, &out))
+	if pe.Cause != nil || pe.ID != "" {
+		t.Fatalf("scripted error uses cause/id, which the client type does not carry: %s", b)
+	}
+	return &out
+}
+
+func eventLines(t *testing.T, st events.Store) []string {
+	var out []string
+	for ev, err := range st.Read(ctxT(t), 1) {
+		require_NoError(t, err)
+		b, _ := json.Marshal(ev.Data)
+		corr := ev.CorrelationID
+		out = append(out, fmt.Sprintf("%d/%d %s %s %s %s corr=%s %s", ev.Seq, ev.Index, ev.At.UTC().Format(time.RFC3339Nano), ev.Type, ev.Agent, ev.Key, corr, b))
+	}
+	return out
+}
+
+func dump(t *testing.T, st events.Store) string {
+	db, err := projections.Open(ctxT(t), t.TempDir()+"/dump.sqlite")
+	require_NoError(t, err)
+	defer db.Close()
+	_, err = projections.NewProjector(db).CatchUp(ctxT(t), st, 0)
+	require_NoError(t, err)
+	var b bytes.Buffer
+	require_NoError(t, db.Dump(ctxT(t), &b))
+	return b.String()
+}

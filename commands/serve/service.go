@@ -1,0 +1,578 @@
+// Package serve is the failover ledger as a service for gateways in any
+// language: the step protocol (begin a turn, report each attempt's
+// outcome, resume after a wait), session commands and reads, over a JSON
+// HTTP API ([Service.Handler]) and the same operations as a NATS micro
+// service named "fledger" ([Service.StartMicro]). Every operation is an
+// [engine.Engine] step, so several serve instances on one stream share
+// one truth about cooldowns, and any instance can continue a turn another
+// began.
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fledger/fledger/commands/config"
+	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/projections"
+)
+
+// Defaults of [Config].
+const (
+	DefaultAgent           = "main"
+	DefaultMaxBodyBytes    = 1 << 20
+	DefaultResumeGrace     = time.Second
+	DefaultProjectInterval = 500 * time.Millisecond
+	DefaultDecisionsLimit  = 500
+	MaxDecisionsLimit      = 5000
+)
+
+// Config configures a [Service].
+type Config struct {
+	// Store is the event store (required).
+	Store events.Store
+	// Agents are the agent ids served (stream namespaces; default
+	// ["main"]); the first is the default agent of requests naming none.
+	Agents []string
+	// Config, when set, is applied to every served agent at start
+	// (engine.ApplyConfig: nothing is appended when the agent's latest
+	// ConfigApplied has the same hash). Without it the agent's latest
+	// ConfigApplied is used; with neither, turns are refused (no_config).
+	Config       *config.Loaded
+	ConfigSource string
+	// Projections, when set, is kept caught up with the stream in the
+	// background (every ProjectInterval, default 500 ms) and serves GET
+	// /v1/decisions and the lag in GET /healthz.
+	Projections     *projections.DB
+	ProjectInterval time.Duration
+	// Token, when set, is required as "Authorization: Bearer <token>" on
+	// every route but /healthz.
+	Token string
+	// MaxBodyBytes limits every request body (default 1 MiB).
+	MaxBodyBytes int64
+	// ResumeGrace: a resume that arrives this early (or less) before the
+	// wait ends is held until then instead of answered 425 (default 1 s;
+	// negative = never hold).
+	ResumeGrace time.Duration
+	// EngineOptions are passed to every engine (tests: WithClock,
+	// WithSeeds).
+	EngineOptions []engine.Option
+	// Metrics, when set (e.g. the projections/metrics registry), is
+	// gathered at /metrics together with the service's own registry
+	// (requests, engine commits and conflicts, projection lag). Without
+	// it the service's registry also holds the Go and process collectors.
+	Metrics prometheus.Gatherer
+	// Log receives request errors and lifecycle messages (default
+	// slog.Default()).
+	Log *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if len(c.Agents) == 0 {
+		c.Agents = []string{DefaultAgent}
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.ResumeGrace == 0 {
+		c.ResumeGrace = DefaultResumeGrace
+	}
+	if c.ProjectInterval <= 0 {
+		c.ProjectInterval = DefaultProjectInterval
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.ConfigSource == "" {
+		c.ConfigSource = "serve"
+	}
+}
+
+// Validate checks the config after defaults.
+func (c *Config) Validate() error {
+	if c.Store == nil {
+		return errors.New("serve: no store")
+	}
+	seen := map[string]bool{}
+	for _, a := range c.Agents {
+		if _, err := events.AggregateFilter(a, events.AggTurn); err != nil {
+			return fmt.Errorf("serve: agent %q: %w", a, err)
+		}
+		if seen[a] {
+			return fmt.Errorf("serve: agent %q listed twice", a)
+		}
+		seen[a] = true
+	}
+	return nil
+}
+
+// Service holds the engines of the served agents and the operations the
+// HTTP API and the micro service expose. It is safe for concurrent use.
+type Service struct {
+	cfg     Config
+	engines map[string]*engine.Engine
+	proj    *projector
+	metrics *metrics
+	clock   engine.Clock
+}
+
+// New starts an engine per served agent (each caught up with the
+// stream), applies cfg.Config, and starts the background projector. Close
+// it when done.
+func New(ctx context.Context, cfg Config) (*Service, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Service{cfg: cfg, engines: map[string]*engine.Engine{}}
+	for _, a := range cfg.Agents {
+		e, err := engine.New(ctx, cfg.Store, a, cfg.EngineOptions...)
+		if err != nil {
+			s.closeEngines()
+			return nil, fmt.Errorf("serve: agent %s: %w", a, err)
+		}
+		s.engines[a] = e
+		s.clock = e.Clock()
+		if cfg.Config != nil {
+			if _, _, err := e.ApplyConfig(ctx, cfg.ConfigSource, cfg.Config); err != nil {
+				s.closeEngines()
+				return nil, fmt.Errorf("serve: apply config to agent %s: %w", a, err)
+			}
+		}
+	}
+	s.metrics = newMetrics(s)
+	if cfg.Projections != nil {
+		s.proj = startProjector(cfg.Projections, cfg.Store, cfg.ProjectInterval, cfg.Log)
+	}
+	return s, nil
+}
+
+func (s *Service) closeEngines() {
+	for _, e := range s.engines {
+		e.Close()
+	}
+}
+
+// Close finishes the projector's batch in progress (and one last
+// catch-up, bounded by ctx) and stops the engines. It closes neither the
+// store nor the projection database.
+func (s *Service) Close(ctx context.Context) {
+	if s.proj != nil {
+		s.proj.stop(ctx)
+	}
+	s.closeEngines()
+}
+
+// Agents lists the served agents, the default first.
+func (s *Service) Agents() []string { return append([]string(nil), s.cfg.Agents...) }
+
+func (s *Service) engine(agent string) (*engine.Engine, string, error) {
+	if agent == "" {
+		agent = s.cfg.Agents[0]
+	}
+	e := s.engines[agent]
+	if e == nil {
+		return nil, agent, apiErr(http.StatusNotFound, CodeUnknownAgent, "agent %q is not served here (served: %s)", agent, strings.Join(s.cfg.Agents, ", "))
+	}
+	return e, agent, nil
+}
+
+// turnEngine finds the served agent that knows turn id (agent "" = look
+// in every served agent, after syncing it with the stream).
+func (s *Service) turnEngine(ctx context.Context, agent, id string) (*engine.Engine, string, error) {
+	if id == "" {
+		return nil, "", apiErr(http.StatusBadRequest, CodeInvalidRequest, "turn_id is required")
+	}
+	if agent != "" {
+		e, a, err := s.engine(agent)
+		return e, a, err
+	}
+	for _, a := range s.cfg.Agents {
+		e := s.engines[a]
+		if err := e.Sync(ctx); err != nil {
+			return nil, "", err
+		}
+		if t, ok := e.Turn(id); ok && t.Phase != "" {
+			return e, a, nil
+		}
+	}
+	return nil, "", apiErr(http.StatusNotFound, CodeUnknownTurn, "no served agent has turn %q", id)
+}
+
+func step(agent string, st *engine.Step) *TurnStep {
+	return &TurnStep{TurnID: st.TurnID, Agent: agent, Next: nextJSON(st.Next), Replayed: st.Replayed}
+}
+
+func splitModel(s, field string) (events.ModelRef, error) {
+	p, m, ok := strings.Cut(s, "/")
+	if !ok || p == "" || m == "" {
+		return events.ModelRef{}, apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is not provider/model", field, s)
+	}
+	return events.ModelRef{Provider: p, Model: m}, nil
+}
+
+var selectionSources = map[string]bool{policy.SourceUser: true, policy.SourceDefault: true, policy.SourceAuto: true,
+	policy.SourceLegacy: true, policy.SourceCron: true}
+
+// Begin opens a turn (POST /v1/turns). With a model, it is first selected
+// for the session (source user by default), as `fledger run` does; with
+// source cron it is the cron payload's model for this turn only.
+func (s *Service) Begin(ctx context.Context, r *BeginRequest) (*TurnStep, error) {
+	if r.Session == "" {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "session is required")
+	}
+	switch r.Chat {
+	case "", engine.ChatDirect, engine.ChatGroup, engine.ChatChannel:
+	default:
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "chat %q is not direct|group|channel", r.Chat)
+	}
+	if r.Source != "" && !selectionSources[r.Source] {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "source %q is not user|default|auto|legacy|cron", r.Source)
+	}
+	if r.Source != "" && r.Model == "" {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "source is given without a model")
+	}
+	e, agent, err := s.engine(r.Agent)
+	if err != nil {
+		return nil, err
+	}
+	req := engine.TurnRequest{TurnID: r.TurnID, Session: r.Session, Agent: agent, Chat: r.Chat}
+	if r.Model != "" {
+		ref, err := splitModel(r.Model, "model")
+		if err != nil {
+			return nil, err
+		}
+		if r.Source == policy.SourceCron {
+			req.Cron = &policy.CronPayload{Model: ref}
+		} else {
+			src := r.Source
+			if src == "" {
+				src = policy.SourceUser
+			}
+			if _, err := e.SelectModel(ctx, r.Session, ref, src, nil, ""); err != nil {
+				return nil, err
+			}
+		}
+	}
+	st, err := e.BeginTurn(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return step(agent, st), nil
+}
+
+// Outcome reports an attempt's outcome (POST /v1/turns/{id}/outcomes).
+func (s *Service) Outcome(ctx context.Context, r *OutcomeRequest) (*TurnStep, error) {
+	if r.Attempt < 1 {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "attempt must be ≥ 1 (the attempt of the call action)")
+	}
+	if r.OK == (r.Error != nil) {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, `give exactly one of "ok": true and "error": {…}`)
+	}
+	if r.LatencyMs < 0 {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "latency_ms must be ≥ 0")
+	}
+	if r.Error != nil && r.Error.Status < 0 {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "error.status must be ≥ 0")
+	}
+	e, agent, err := s.turnEngine(ctx, r.Agent, r.TurnID)
+	if err != nil {
+		return nil, err
+	}
+	rep := engine.AttemptReport{Attempt: r.Attempt, OK: r.OK, LatencyMs: r.LatencyMs}
+	if !r.OK {
+		var callErr error = r.Error
+		if r.OutputStarted || r.ToolStarted {
+			callErr = &engine.ReplayUnsafeError{Err: callErr, OutputStarted: r.OutputStarted, ToolStarted: r.ToolStarted}
+		}
+		rep.Err = callErr
+	}
+	st, err := e.ReportOutcome(ctx, r.TurnID, rep)
+	if err != nil {
+		return nil, err
+	}
+	return step(agent, st), nil
+}
+
+// Resume continues a turn after a wait (POST /v1/turns/{id}/resume). A
+// resume up to ResumeGrace early is held until the wait ends.
+func (s *Service) Resume(ctx context.Context, r *TurnRef) (*TurnStep, error) {
+	e, agent, err := s.turnEngine(ctx, r.Agent, r.TurnID)
+	if err != nil {
+		return nil, err
+	}
+	st, err := e.ResumeTurn(ctx, r.TurnID)
+	var wait *engine.WaitNotOverError
+	if errors.As(err, &wait) && s.cfg.ResumeGrace >= 0 && time.Duration(wait.RemainingMs)*time.Millisecond <= s.cfg.ResumeGrace {
+		if err := e.Clock().Sleep(ctx, time.Duration(wait.RemainingMs)*time.Millisecond); err != nil {
+			return nil, err
+		}
+		st, err = e.ResumeTurn(ctx, r.TurnID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return step(agent, st), nil
+}
+
+// Turn reads a turn's state and current step (GET /v1/turns/{id}).
+func (s *Service) Turn(ctx context.Context, r *TurnRef) (*TurnView, error) {
+	e, agent, err := s.turnEngine(ctx, r.Agent, r.TurnID)
+	if err != nil {
+		return nil, err
+	}
+	st, err := e.CurrentStep(ctx, r.TurnID)
+	if err != nil {
+		return nil, err
+	}
+	t, _ := e.Turn(r.TurnID)
+	return &TurnView{TurnID: r.TurnID, Agent: agent, Session: t.Session, Phase: t.Phase, Attempts: t.Attempts, Next: nextJSON(st.Next)}, nil
+}
+
+func (s *Service) sessionEngine(ctx context.Context, agent, session string) (*engine.Engine, string, error) {
+	if session == "" {
+		return nil, "", apiErr(http.StatusBadRequest, CodeInvalidRequest, "session is required")
+	}
+	e, a, err := s.engine(agent)
+	if err != nil {
+		return nil, "", err
+	}
+	return e, a, e.Sync(ctx)
+}
+
+func sessionResult(agent, session string, e *engine.Engine, evs []events.Event) *SessionCommandResult {
+	out := &SessionCommandResult{Session: sessionView(agent, session, e.Session(session)), Events: []string{}}
+	for _, ev := range evs {
+		out.Events = append(out.Events, ev.Type)
+	}
+	return out
+}
+
+func sessionView(agent, key string, s policy.SessionState) SessionView {
+	v := SessionView{Agent: agent, Session: key, Source: s.Source, Pin: s.Pin, PinProvider: s.PinProvider, PinSource: s.PinSource,
+		CompactionCount: s.CompactionCount, LastReset: s.LastReset}
+	if s.Model != (policy.ModelRef{}) {
+		v.Model = s.Model.String()
+	}
+	if s.Origin != (policy.ModelRef{}) {
+		v.Origin = s.Origin.String()
+	}
+	v.NoticeActive, v.NoticeSelected = s.Notice.Active, s.Notice.Selected
+	return v
+}
+
+// SelectModel is `/model` (POST /v1/sessions/{agent}/{session}/model);
+// model "default" clears the override.
+func (s *Service) SelectModel(ctx context.Context, r *ModelRequest) (*SessionCommandResult, error) {
+	e, agent, err := s.sessionEngine(ctx, r.Agent, r.Session)
+	if err != nil {
+		return nil, err
+	}
+	if r.Model == "" {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, `model is required ("provider/model" or "default")`)
+	}
+	if r.Source != "" && !selectionSources[r.Source] {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "source %q is not user|default|auto|legacy|cron", r.Source)
+	}
+	var evs []events.Event
+	if r.Model == "default" {
+		if r.Origin != "" || r.Profile != "" {
+			return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "model default takes no origin or profile")
+		}
+		evs, err = e.ClearModel(ctx, r.Session, agent)
+	} else {
+		ref, err := splitModel(r.Model, "model")
+		if err != nil {
+			return nil, err
+		}
+		var origin *events.ModelRef
+		if r.Origin != "" {
+			o, err := splitModel(r.Origin, "origin")
+			if err != nil {
+				return nil, err
+			}
+			origin = &o
+		}
+		evs, err = e.SelectModel(ctx, r.Session, ref, r.Source, origin, r.Profile)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sessionResult(agent, r.Session, e, evs), nil
+}
+
+// Reset is `/new` or `/reset` (POST …/reset).
+func (s *Service) Reset(ctx context.Context, r *ResetRequest) (*SessionCommandResult, error) {
+	e, agent, err := s.sessionEngine(ctx, r.Agent, r.Session)
+	if err != nil {
+		return nil, err
+	}
+	kind := r.Kind
+	if kind == "" {
+		kind = "reset"
+	}
+	if kind != "new" && kind != "reset" {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "kind %q is not new|reset", r.Kind)
+	}
+	evs, err := e.Reset(ctx, r.Session, kind)
+	if err != nil {
+		return nil, err
+	}
+	return sessionResult(agent, r.Session, e, evs), nil
+}
+
+// Compaction records a completed compaction (POST …/compaction): an
+// automatic pin is cleared unless autoPinSurvivesCompaction.
+func (s *Service) Compaction(ctx context.Context, r *SessionRef) (*SessionCommandResult, error) {
+	e, agent, err := s.sessionEngine(ctx, r.Agent, r.Session)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := e.CompleteCompaction(ctx, r.Session)
+	if err != nil {
+		return nil, err
+	}
+	return sessionResult(agent, r.Session, e, evs), nil
+}
+
+// Pin pins an auth profile (POST …/pin).
+func (s *Service) Pin(ctx context.Context, r *PinRequest) (*SessionCommandResult, error) {
+	e, agent, err := s.sessionEngine(ctx, r.Agent, r.Session)
+	if err != nil {
+		return nil, err
+	}
+	if r.Profile == "" {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "profile is required")
+	}
+	if r.Source != "" && r.Source != policy.PinUser && r.Source != policy.PinAuto {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "source %q is not user|auto", r.Source)
+	}
+	evs, err := e.PinProfile(ctx, r.Session, r.Profile, r.Source)
+	if err != nil {
+		return nil, err
+	}
+	return sessionResult(agent, r.Session, e, evs), nil
+}
+
+// Session reads a session's selection (GET /v1/sessions/{agent}/{session}).
+func (s *Service) Session(ctx context.Context, r *SessionRef) (*SessionView, error) {
+	e, agent, err := s.sessionEngine(ctx, r.Agent, r.Session)
+	if err != nil {
+		return nil, err
+	}
+	v := sessionView(agent, r.Session, e.Session(r.Session))
+	return &v, nil
+}
+
+// Profiles reads every profile's usageStats (GET /v1/profiles): the
+// configured profiles and any with recorded state, sorted by id, as of
+// the stream's last sequence.
+func (s *Service) Profiles(ctx context.Context, r *ProfilesRequest) (*ProfilesView, error) {
+	e, agent, err := s.engine(r.Agent)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Sync(ctx); err != nil {
+		return nil, err
+	}
+	now := events.Millis(e.Clock().Now())
+	ids := map[string]string{}
+	for _, id := range e.Profiles() {
+		ids[id] = ""
+	}
+	if cfg, ok := e.Config(); ok {
+		for _, p := range cfg.Profiles {
+			ids[p.ID] = p.Provider
+		}
+	}
+	out := &ProfilesView{Agent: agent, Now: now, Profiles: []ProfileView{}}
+	for id, prov := range ids {
+		p := e.Profile(id)
+		if prov == "" {
+			prov = p.Provider
+		}
+		out.Profiles = append(out.Profiles, ProfileView{ID: id, Provider: prov, LastUsed: p.LastUsed, ErrorCount: p.ErrorCount,
+			FailureCounts: p.FailureCounts, LastFailureAt: p.LastFailureAt, CooldownUntil: p.CooldownUntil, CooldownReason: p.CooldownReason,
+			CooldownModel: p.CooldownModel, DisabledUntil: p.DisabledUntil, DisabledReason: p.DisabledReason,
+			Usable: p.UnusableUntil() <= now})
+	}
+	sort.Slice(out.Profiles, func(i, j int) bool { return out.Profiles[i].ID < out.Profiles[j].ID })
+	return out, nil
+}
+
+// Decisions reads model_fallback_decision records stored after stream
+// sequence Since (GET /v1/decisions), from the projections caught up to
+// the stream first.
+func (s *Service) Decisions(ctx context.Context, r *DecisionsRequest) (*DecisionsView, error) {
+	if s.proj == nil {
+		return nil, apiErr(http.StatusServiceUnavailable, CodeUnavailable, "this server keeps no projections")
+	}
+	if r.Agent != "" {
+		if _, _, err := s.engine(r.Agent); err != nil {
+			return nil, err
+		}
+	}
+	limit := r.Limit
+	switch {
+	case limit == 0:
+		limit = DefaultDecisionsLimit
+	case limit < 0 || limit > MaxDecisionsLimit:
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "limit must be in 1..%d", MaxDecisionsLimit)
+	}
+	cp, err := s.proj.catchUp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all, err := s.proj.db.Decisions(ctx, projections.DecisionFilter{Agent: r.Agent})
+	if err != nil {
+		return nil, err
+	}
+	out := &DecisionsView{Decisions: []projections.Decision{}, NextSince: r.Since, Checkpoint: cp}
+	for _, d := range all {
+		if d.Seq <= r.Since {
+			continue
+		}
+		if len(out.Decisions) == limit {
+			break
+		}
+		out.Decisions = append(out.Decisions, d)
+		out.NextSince = d.Seq
+	}
+	if len(out.Decisions) < limit && cp > out.NextSince {
+		out.NextSince = cp
+	}
+	return out, nil
+}
+
+// Health reports the store's reachability and the projection lag (GET
+// /healthz). Status is ok, or unavailable with the error.
+func (s *Service) Health(ctx context.Context) (*Health, int) {
+	h := &Health{Status: "ok", Agents: s.Agents()}
+	last, err := s.cfg.Store.LastSeq(ctx, "")
+	if err != nil {
+		h.Status, h.Error = "unavailable", "event store unreachable"
+		s.cfg.Log.Warn("healthz: store", "err", err)
+		return h, http.StatusServiceUnavailable
+	}
+	h.LastSeq = last
+	if s.proj != nil {
+		h.Checkpoint = s.proj.checkpoint(ctx)
+		if last > h.Checkpoint {
+			h.Lag = last - h.Checkpoint
+		}
+	}
+	return h, http.StatusOK
+}

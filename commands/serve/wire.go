@@ -1,0 +1,278 @@
+package serve
+
+import (
+	"github.com/fledger/fledger/commands/classify"
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/projections"
+)
+
+// The JSON wire types of the HTTP API and the NATS micro service
+// (schemas/openapi.v1.yaml). Field names are snake_case; times are Unix
+// ms UTC; durations are ms.
+
+// BeginRequest opens a turn: POST /v1/turns.
+type BeginRequest struct {
+	// Agent is the agent id: the stream namespace and the OpenClaw agent
+	// whose agents.entries model applies ("" = the server's default agent).
+	Agent string `json:"agent,omitempty"`
+	// Session is the session key (required).
+	Session string `json:"session"`
+	// Chat is direct | group | channel ("" = direct).
+	Chat string `json:"chat,omitempty"`
+	// Model, "provider/model", is selected for the session first (as
+	// `/model` with Source) — or, with source cron, is the cron payload's
+	// model for this turn only.
+	Model string `json:"model,omitempty"`
+	// Source of Model: user (default) | default | auto | legacy | cron.
+	Source string `json:"source,omitempty"`
+	// TurnID, when set, names the turn (default: a fresh UUIDv7). A begin
+	// re-sent with the same id and session returns the turn's current step.
+	TurnID string `json:"turn_id,omitempty"`
+}
+
+// TurnStep is the answer to every turn operation.
+type TurnStep struct {
+	TurnID string `json:"turn_id"`
+	Agent  string `json:"agent"`
+	Next   Next   `json:"next"`
+	// Replayed is true when the step had already been decided (a repeated
+	// report): nothing was appended.
+	Replayed bool `json:"replayed,omitempty"`
+}
+
+// OutcomeRequest reports an attempt's outcome:
+// POST /v1/turns/{turn_id}/outcomes.
+type OutcomeRequest struct {
+	// TurnID comes from the path (HTTP) or the body (NATS).
+	TurnID string `json:"turn_id,omitempty"`
+	// Agent narrows the turn lookup ("" = every served agent).
+	Agent string `json:"agent,omitempty"`
+	// Attempt is next.attempt of the call being reported.
+	Attempt int `json:"attempt"`
+	// OK: the call answered. Otherwise Error is the provider's error.
+	OK    bool                    `json:"ok,omitempty"`
+	Error *classify.ProviderError `json:"error,omitempty"`
+	// LatencyMs is how long the call took (optional).
+	LatencyMs int64 `json:"latency_ms,omitempty"`
+	// OutputStarted / ToolStarted: assistant output or a tool call had
+	// started before the error, so the attempt may not be replayed.
+	OutputStarted bool `json:"output_started,omitempty"`
+	ToolStarted   bool `json:"tool_started,omitempty"`
+}
+
+// TurnRef names a turn: POST /v1/turns/{turn_id}/resume, GET
+// /v1/turns/{turn_id}.
+type TurnRef struct {
+	TurnID string `json:"turn_id"`
+	Agent  string `json:"agent,omitempty"`
+}
+
+// Next is what the gateway does now. Action is call | wait | done |
+// exhausted | stop; only that action's fields are set.
+type Next struct {
+	Action string `json:"action"`
+	// call: make the call with this provider, model and auth profile
+	// ("" = the provider's default credentials), then report its outcome
+	// for Attempt.
+	Provider       string `json:"provider,omitempty"`
+	Model          string `json:"model,omitempty"`
+	Profile        string `json:"profile,omitempty"`
+	Attempt        int    `json:"attempt,omitempty"`
+	Kind           string `json:"kind,omitempty"`
+	CandidateIndex int    `json:"candidate_index,omitempty"`
+	Round          int    `json:"round,omitempty"`
+	// wait: sleep Ms, then POST /v1/turns/{turn_id}/resume. ResumeAt is
+	// the same moment as Unix ms.
+	Ms       int64 `json:"ms,omitempty"`
+	ResumeAt int64 `json:"resume_at,omitempty"`
+	// done: AnsweredBy ("provider/model") answered, with Profile.
+	AnsweredBy string `json:"answered_by,omitempty"`
+	// exhausted: Summary is what the user sees (RawError: it is the single
+	// attempt's own error text), Attempts the failed and skipped
+	// candidates, SoonestCooldownExpiry Unix ms (0 = unknown).
+	Summary               string                    `json:"summary,omitempty"`
+	RawError              bool                      `json:"raw_error,omitempty"`
+	Attempts              []events.ExhaustedAttempt `json:"attempts,omitempty"`
+	SoonestCooldownExpiry int64                     `json:"soonest_cooldown_expiry,omitempty"`
+	// stop: Disposition compaction | abort | refusal | coordination |
+	// failover (reason unknown), with the provider's redacted Message.
+	Disposition string `json:"disposition,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+	Message     string `json:"message,omitempty"`
+	// Notices to show the user now (Delivered false: recorded, not shown
+	// in group and channel chats).
+	Notices []Notice `json:"notices"`
+}
+
+// Notice is a user-visible operational notice.
+type Notice struct {
+	Kind      string `json:"kind"`
+	Text      string `json:"text"`
+	Delivered bool   `json:"delivered"`
+}
+
+func nextJSON(n policy.Next) Next {
+	out := Next{Action: n.Kind, Notices: []Notice{}}
+	for _, x := range n.Notices {
+		out.Notices = append(out.Notices, Notice{Kind: x.Kind, Text: x.Text, Delivered: x.Delivered})
+	}
+	switch n.Kind {
+	case policy.NextCall:
+		c := n.Call
+		out.Provider, out.Model, out.Profile, out.Attempt = c.Provider, c.Model, c.ProfileID, c.Attempt
+		out.Kind, out.CandidateIndex, out.Round = c.Kind, c.CandidateIndex, c.Round
+	case policy.NextWait:
+		out.Ms, out.ResumeAt = n.WaitMs, n.ResumeAt
+	case policy.NextDone:
+		out.AnsweredBy, out.Profile = n.AnsweredBy.String(), n.ProfileID
+	case policy.NextExhausted:
+		out.Summary, out.RawError, out.Attempts, out.SoonestCooldownExpiry = n.Summary, n.RawError, n.Attempts, n.SoonestCooldownExpiry
+	case policy.NextStop:
+		out.Disposition, out.Reason, out.Message = n.Disposition, n.Reason, n.Message
+	}
+	return out
+}
+
+// ModelRequest is `/model`: POST /v1/sessions/{agent}/{session}/model.
+type ModelRequest struct {
+	Agent   string `json:"agent,omitempty"`
+	Session string `json:"session,omitempty"`
+	// Model is "provider/model", or "default" to clear the override
+	// (`/model default`).
+	Model string `json:"model"`
+	// Source: user (default) | default | auto | legacy | cron.
+	Source string `json:"source,omitempty"`
+	// Origin ("provider/model") is the configured model an auto override
+	// fell back from (source auto only).
+	Origin string `json:"origin,omitempty"`
+	// Profile also pins that auth profile as a user pin
+	// (`/model p/m@profile`).
+	Profile string `json:"profile,omitempty"`
+}
+
+// ResetRequest is `/new` or `/reset`: POST …/reset.
+type ResetRequest struct {
+	Agent   string `json:"agent,omitempty"`
+	Session string `json:"session,omitempty"`
+	// Kind is new | reset ("" = reset).
+	Kind string `json:"kind,omitempty"`
+}
+
+// PinRequest pins an auth profile: POST …/pin.
+type PinRequest struct {
+	Agent   string `json:"agent,omitempty"`
+	Session string `json:"session,omitempty"`
+	Profile string `json:"profile"`
+	// Source: user (default) | auto.
+	Source string `json:"source,omitempty"`
+}
+
+// SessionRef names a session: GET /v1/sessions/{agent}/{session}.
+type SessionRef struct {
+	Agent   string `json:"agent,omitempty"`
+	Session string `json:"session"`
+}
+
+// SessionView is a session's selection state.
+type SessionView struct {
+	Agent   string `json:"agent"`
+	Session string `json:"session"`
+	// Model/Source: the stored override ("" = none).
+	Model  string `json:"model,omitempty"`
+	Source string `json:"source,omitempty"`
+	Origin string `json:"origin,omitempty"`
+	// Pin, PinProvider, PinSource (auto | user): the auth-profile pin.
+	Pin         string `json:"pin,omitempty"`
+	PinProvider string `json:"pin_provider,omitempty"`
+	PinSource   string `json:"pin_source,omitempty"`
+	// NoticeActive / NoticeSelected: the fallback-notice state.
+	NoticeActive    string `json:"notice_active,omitempty"`
+	NoticeSelected  string `json:"notice_selected,omitempty"`
+	CompactionCount int    `json:"compaction_count"`
+	LastReset       string `json:"last_reset,omitempty"`
+}
+
+// SessionCommandResult is the answer to a session command.
+type SessionCommandResult struct {
+	Session SessionView `json:"session"`
+	// Events are the types of the events recorded (none when nothing
+	// changed).
+	Events []string `json:"events"`
+}
+
+// ProfilesRequest reads usageStats: GET /v1/profiles?agent=.
+type ProfilesRequest struct {
+	Agent string `json:"agent,omitempty"`
+}
+
+// ProfilesView lists usageStats with OpenClaw's field names.
+type ProfilesView struct {
+	Agent    string        `json:"agent"`
+	Now      int64         `json:"now"`
+	Profiles []ProfileView `json:"profiles"`
+}
+
+// ProfileView is one auth profile's usageStats (Unix ms; 0 = none).
+type ProfileView struct {
+	ID             string         `json:"id"`
+	Provider       string         `json:"provider,omitempty"`
+	LastUsed       int64          `json:"lastUsed,omitempty"`
+	ErrorCount     int            `json:"errorCount"`
+	FailureCounts  map[string]int `json:"failureCounts,omitempty"`
+	LastFailureAt  int64          `json:"lastFailureAt,omitempty"`
+	CooldownUntil  int64          `json:"cooldownUntil,omitempty"`
+	CooldownReason string         `json:"cooldownReason,omitempty"`
+	CooldownModel  string         `json:"cooldownModel,omitempty"`
+	DisabledUntil  int64          `json:"disabledUntil,omitempty"`
+	DisabledReason string         `json:"disabledReason,omitempty"`
+	// Usable is false while a window (cooldown, disable) is active.
+	Usable bool `json:"usable"`
+}
+
+// TurnView is a turn's state: GET /v1/turns/{turn_id}.
+type TurnView struct {
+	TurnID  string `json:"turn_id"`
+	Agent   string `json:"agent"`
+	Session string `json:"session"`
+	// Phase is running | waiting | succeeded | exhausted | stopped.
+	Phase    string `json:"phase"`
+	Attempts int    `json:"attempts"`
+	Next     Next   `json:"next"`
+}
+
+// DecisionsRequest reads model_fallback_decision records after a stream
+// sequence: GET /v1/decisions?since=SEQ&agent=&limit=.
+type DecisionsRequest struct {
+	Since uint64 `json:"since,omitempty"`
+	Agent string `json:"agent,omitempty"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+// DecisionsView is a page of decision records in stream order; pass
+// NextSince as since to read on.
+type DecisionsView struct {
+	Decisions  []projections.Decision `json:"decisions"`
+	NextSince  uint64                 `json:"next_since"`
+	Checkpoint uint64                 `json:"checkpoint"`
+}
+
+// Health is GET /healthz.
+type Health struct {
+	Status string `json:"status"`
+	// LastSeq is the stream's last sequence; Checkpoint the projections'
+	// and Lag the difference.
+	LastSeq    uint64   `json:"last_seq"`
+	Checkpoint uint64   `json:"checkpoint"`
+	Lag        uint64   `json:"lag"`
+	Agents     []string `json:"agents"`
+	Error      string   `json:"error,omitempty"`
+}
+
+// ErrorBody is every error's JSON shape.
+type ErrorBody struct {
+	// Error is a stable machine-readable code (e.g. unknown_turn); Detail
+	// says what was wrong in words.
+	Error  string `json:"error"`
+	Detail string `json:"detail"`
+}
