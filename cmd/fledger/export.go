@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/projections/export"
+	"github.com/fledger/fledger/projections/metrics"
+)
+
+func init() { register(newExportCmd) }
+
+// defaultMetricsAddr is the address the help suggests for --metrics:
+// loopback only, on the port OpenTelemetry's Prometheus exporter uses.
+const defaultMetricsAddr = "127.0.0.1:9464"
+
+// exportFlags are `fledger export`'s flags.
+type exportFlags struct {
+	format, out, consumer, endpoint, metricsAddr string
+	headers                                      []string
+	since                                        uint64
+	follow                                       bool
+	batch                                        int
+}
+
+func newExportCmd(g *globals) *cobra.Command {
+	var f exportFlags
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Export model_fallback_decision records as JSON Lines or OpenTelemetry logs; serve Prometheus metrics",
+		Long: `Export every model_fallback_decision record (one FallbackStepped event) in
+stream order, with OpenClaw's field names plus seq, time (RFC 3339 UTC, ms)
+and agent; previews are redacted. See docs/exporters.md.
+
+--format jsonl writes one record per line to stdout, or appended to --out
+FILE. --format otlp sends OpenTelemetry log records over OTLP/HTTP to
+--endpoint, retrying with back-off while the collector refuses them.
+
+Without --follow the export reads from --since SEQ (inclusive; default the
+beginning) to the stream's current end and exits. With --follow it tails
+the stream through the durable JetStream consumer --consumer: a restarted
+exporter resumes where the last one stopped, and a message is acknowledged
+only after its records were written and flushed, or accepted by the
+collector (--since then only sets where a new consumer starts). With
+--out FILE the file is exactly-once across crashes: the export resumes
+after the file's last complete line. To stdout or OTLP a crash between
+delivery and acknowledgement may deliver that batch twice.
+
+--metrics ADDR serves Prometheus metrics at http://ADDR/metrics while the
+export runs (e.g. ` + defaultMetricsAddr + `, loopback only; bind another
+address only on purpose: the metrics name profiles and models).`,
+		Example: `  fledger export --format jsonl
+  fledger export --format jsonl --follow --out decisions.jsonl
+  fledger export --format otlp --endpoint http://127.0.0.1:4318 --follow --metrics
+  fledger export --since 120`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runExport(cmd, g, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "jsonl", "output format: jsonl | otlp")
+	fl.Uint64Var(&f.since, "since", 0, "first stream sequence to export (inclusive); with --follow, only for a new consumer")
+	fl.BoolVar(&f.follow, "follow", false, "keep exporting new records through a durable consumer until interrupted")
+	fl.StringVar(&f.consumer, "consumer", "", "durable consumer name for --follow (default fledger-export-<format>)")
+	fl.StringVar(&f.out, "out", "", "jsonl: append to FILE (exactly-once across restarts) instead of stdout")
+	fl.StringVar(&f.endpoint, "endpoint", "", "otlp: collector OTLP/HTTP URL, e.g. http://127.0.0.1:4318 (/v1/logs is added when no path is given)")
+	fl.StringArrayVar(&f.headers, "header", nil, "otlp: extra request header KEY=VALUE (repeatable)")
+	fl.IntVar(&f.batch, "batch", export.DefaultBatch, "most commits per batch handed to the sink (and records per OTLP request)")
+	fl.StringVar(&f.metricsAddr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics, e.g. "+defaultMetricsAddr+" (loopback); \"\" = off")
+	return cmd
+}
+
+func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
+	ctx := cmd.Context()
+	if f.batch <= 0 {
+		return fmt.Errorf("export: --batch must be positive")
+	}
+	switch f.format {
+	case "jsonl":
+		if f.endpoint != "" || len(f.headers) > 0 {
+			return fmt.Errorf("export: --endpoint and --header are for --format otlp")
+		}
+	case "otlp":
+		if f.endpoint == "" {
+			return fmt.Errorf("export: --format otlp needs --endpoint URL")
+		}
+		if f.out != "" {
+			return fmt.Errorf("export: --out is for --format jsonl")
+		}
+	default:
+		return fmt.Errorf("export: unknown --format %q (want jsonl or otlp)", f.format)
+	}
+	st, err := openStore(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	sink, closeSink, err := exportSink(ctx, cmd, f)
+	if err != nil {
+		return err
+	}
+	defer closeSink()
+
+	if f.metricsAddr != "" {
+		stop, err := serveMetrics(ctx, cmd, st, f.metricsAddr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+
+	if !f.follow {
+		_, err := export.Range(ctx, st, f.since, sink, f.batch)
+		if err != nil && ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	consumer := f.consumer
+	if consumer == "" {
+		consumer = "fledger-export-" + f.format
+	}
+	errOut := cmd.ErrOrStderr()
+	return export.Follow(ctx, st, sink, export.FollowConfig{
+		Consumer: consumer,
+		Since:    f.since,
+		Batch:    f.batch,
+		OnError:  func(err error) { fmt.Fprintln(errOut, "fledger export:", err) },
+	})
+}
+
+// exportSink builds the sink --format names and its closer.
+func exportSink(ctx context.Context, cmd *cobra.Command, f *exportFlags) (export.Sink, func(), error) {
+	if f.format == "otlp" {
+		hdr := map[string]string{}
+		for _, h := range f.headers {
+			k, v, ok := strings.Cut(h, "=")
+			if !ok || k == "" {
+				return nil, nil, fmt.Errorf("export: --header %q: want KEY=VALUE", h)
+			}
+			hdr[k] = v
+		}
+		o, err := export.NewOTLP(ctx, export.OTLPConfig{Endpoint: f.endpoint, Headers: hdr, Batch: f.batch})
+		if err != nil {
+			return nil, nil, err
+		}
+		return o, func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			_ = o.Shutdown(sctx)
+		}, nil
+	}
+	if f.out != "" {
+		j, err := export.OpenJSONLFile(f.out)
+		if err != nil {
+			return nil, nil, err
+		}
+		return j, func() { _ = j.Close() }, nil
+	}
+	j := export.NewJSONL(cmd.OutOrStdout())
+	return j, func() { _ = j.Close() }, nil
+}
+
+// serveMetrics folds the stream into Prometheus metrics in the background
+// and serves them at addr/metrics until stop is called.
+func serveMetrics(ctx context.Context, cmd *cobra.Command, st events.Store, addr string) (stop func(), err error) {
+	m := metrics.New(metrics.WithStore(st), metrics.WithProcessMetrics())
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("export: --metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	fctx, cancel := context.WithCancel(ctx)
+	errOut := cmd.ErrOrStderr()
+	go func() {
+		if err := m.Follow(fctx, st); err != nil {
+			fmt.Fprintln(errOut, "fledger export: metrics:", err)
+		}
+	}()
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintln(errOut, "fledger export: metrics:", err)
+		}
+	}()
+	fmt.Fprintf(errOut, "fledger export: metrics at http://%s/metrics\n", ln.Addr())
+	return func() {
+		cancel()
+		sctx, c := context.WithTimeout(context.Background(), 2*time.Second)
+		defer c()
+		_ = srv.Shutdown(sctx)
+	}, nil
+}

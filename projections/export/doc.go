@@ -1,0 +1,20 @@
+// Package export is the read side that emits model_fallback_decision
+// records: every FallbackStepped event on the stream, in stream order, as a
+// [Record] with OpenClaw's field names (reference §8) plus the stream
+// sequence, the decision time and the agent.
+//
+// A [Sink] receives records in batches: [JSONL] writes JSON Lines to a
+// writer or a file, [OTLP] sends OpenTelemetry log records over OTLP/HTTP
+// with the official Go SDK. [Range] exports a stream range once;
+// [Follow] tails the stream through a durable JetStream pull consumer and
+// acknowledges each message only after the sink delivered its records, so
+// a restarted exporter resumes where the last one stopped.
+//
+// Delivery guarantees (docs/exporters.md "Resume semantics"): at the
+// JetStream level delivery is at least once — a crash after the sink
+// delivered a batch and before the acknowledgement reached the server
+// redelivers that batch. A [JSONL] file sink opened with [OpenJSONLFile]
+// closes that gap: it reads the position of its last complete line and
+// drops records at or before it, so the file holds every record exactly
+// once, in order.
+package export

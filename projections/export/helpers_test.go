@@ -1,0 +1,92 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fledger/fledger/commands/scenario"
+	"github.com/fledger/fledger/events"
+)
+
+func require_NoError(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// openStore opens a store on an embedded server in a fresh temp dir.
+func openStore(t testing.TB) events.Store {
+	t.Helper()
+	st, err := events.Open(context.Background(), events.WithDataDir(t.TempDir()))
+	require_NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// runScenario plays fixtures/scenarios/<name>.yaml into st under agent.
+func runScenario(t testing.TB, ctx context.Context, st events.Store, name, agent string) {
+	t.Helper()
+	sc, err := scenario.LoadFile(filepath.Join("..", "..", "fixtures", "scenarios", name+".yaml"))
+	require_NoError(t, err)
+	_, err = scenario.Run(ctx, st, sc, scenario.Options{Agent: agent})
+	require_NoError(t, err)
+}
+
+// allScenarios are the fixture scenarios with decision records.
+var allScenarios = []string{"anthropic-overload", "chain-overload", "group-chat-suppressed", "incident-day",
+	"model-scoped-cooldown", "rate-limit-storm", "user-model-strict", "billing-disable-expiry", "context-overflow"}
+
+// runAll plays every scenario of allScenarios into st, each under its own
+// name as agent (24 decision records in all).
+func runAll(t testing.TB, ctx context.Context, st events.Store) {
+	t.Helper()
+	for _, n := range allScenarios {
+		runScenario(t, ctx, st, n, n)
+	}
+}
+
+// exportAll returns the JSONL export of the whole stream.
+func exportAll(t testing.TB, ctx context.Context, st events.Store) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	sink := NewJSONL(&buf)
+	_, err := Range(ctx, st, 0, sink, 3)
+	require_NoError(t, err)
+	require_NoError(t, sink.Close())
+	return buf.Bytes()
+}
+
+// lines splits JSONL output into its lines (without newlines).
+func lines(b []byte) []string {
+	var out []string
+	for _, l := range bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n")) {
+		if len(l) > 0 {
+			out = append(out, string(l))
+		}
+	}
+	return out
+}
+
+// seqOf returns a JSONL line's seq.
+func seqOf(t testing.TB, line string) uint64 {
+	t.Helper()
+	var r struct {
+		Seq uint64 `json:"seq"`
+	}
+	require_NoError(t, json.Unmarshal([]byte(line), &r))
+	return r.Seq
+}
+
+// t0 is a fixed decision time for hand-built events.
+func t0() time.Time { return time.Date(2026, 3, 2, 9, 0, 0, 250e6, time.UTC) }

@@ -1,0 +1,31 @@
+package export
+
+import "context"
+
+// Sink receives decision records in stream order, in batches.
+//
+// Export returns nil only once every record of recs is delivered: written
+// and flushed (and synced, for a file), or accepted by the collector. On an
+// error some, none or all records may have been delivered; the caller
+// offers the same batch again (at least once), so a sink should drop a
+// record it already delivered when it can tell (see [JSONL]).
+type Sink interface {
+	Export(ctx context.Context, recs []Record) error
+}
+
+// cursor is the position of the last delivered record: its commit's
+// stream sequence and how many records of that commit were delivered.
+type cursor struct {
+	seq uint64
+	n   int
+}
+
+// delivered reports whether r is at or before the cursor.
+func (c cursor) delivered(r *Record) bool {
+	return r.Seq < c.seq || (r.Seq == c.seq && r.ordinal < c.n)
+}
+
+// advance moves the cursor to r.
+func (c *cursor) advance(r *Record) {
+	c.seq, c.n = r.Seq, r.ordinal+1
+}
