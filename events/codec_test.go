@@ -81,3 +81,13 @@ func TestDecodeCommit_UnknownTypeNamesTypeAndSequence(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// Every catalog type names its aggregate key, so no decider can emit an
+// event whose key KeyOf does not know.
+func TestKeyOf_EveryCatalogType(t *testing.T) {
+	for _, p := range events.Examples() {
+		if events.KeyOf(p) == "" {
+			t.Errorf("KeyOf(%s) is empty", p.EventType())
+		}
+	}
+}

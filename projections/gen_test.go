@@ -62,37 +62,6 @@ func newGen(t testing.TB, st events.Store) *gen {
 	return g
 }
 
-// keyOf returns the aggregate key of a payload.
-func keyOf(p events.Payload, turn string) string {
-	switch e := p.(type) {
-	case events.ConfigApplied:
-		return e.Hash
-	case events.ProfileFailureRecorded:
-		return e.ProfileID
-	case events.ProfileSucceeded:
-		return e.ProfileID
-	case events.ProfileCleared:
-		return e.ProfileID
-	case events.SessionModelSelected:
-		return e.Session
-	case events.SessionModelCleared:
-		return e.Session
-	case events.SessionAuthPinned:
-		return e.Session
-	case events.SessionAuthUnpinned:
-		return e.Session
-	case events.SessionReset:
-		return e.Session
-	case events.FallbackNoticeStateChanged:
-		return e.Session
-	case events.CompactionCompleted:
-		return e.Session
-	case interface{ ProfileKey() string }:
-		return e.ProfileKey()
-	}
-	return turn
-}
-
 // commit appends payloads as one commit (under the turn's subject when
 // there is a turn, else the first event's) and folds them into g's state.
 func (g *gen) commit(turn string, ps []events.Payload) {
@@ -103,7 +72,7 @@ func (g *gen) commit(turn string, ps []events.Payload) {
 	at := time.UnixMilli(g.now).UTC()
 	evs := make([]events.Event, len(ps))
 	for i, p := range ps {
-		evs[i] = events.New(agent, keyOf(p, turn), at, p, events.WithCorrelation(turn))
+		evs[i] = events.New(agent, aggregateKey(p, turn), at, p, events.WithCorrelation(turn))
 		switch p.EventAggregate() {
 		case events.AggProfile:
 			k := evs[i].Key
@@ -267,4 +236,16 @@ func TestGenerateDataDir(t *testing.T) {
 	defer st.Close()
 	g := generate(t, st, n)
 	t.Logf("%d commits, %d events, last sequence %d", g.commits, g.events, g.lastSeq)
+}
+
+// aggregateKey is the payload's own key; the generator's test-only types
+// fall back to the turn they belong to.
+func aggregateKey(p events.Payload, turn string) string {
+	if k := events.KeyOf(p); k != "" {
+		return k
+	}
+	if e, ok := p.(interface{ ProfileKey() string }); ok {
+		return e.ProfileKey()
+	}
+	return turn
 }

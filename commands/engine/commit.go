@@ -77,7 +77,7 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 			if i > 0 {
 				opts = append(opts, events.WithCausation(evs[0].ID))
 			}
-			evs[i] = events.New(e.agent, keyOf(p), at, p, opts...)
+			evs[i] = events.New(e.agent, events.KeyOf(p), at, p, opts...)
 		}
 		if e.beforeAppend != nil {
 			e.beforeAppend(subject)
@@ -135,58 +135,4 @@ func profileOf(ps []events.Payload) (string, error) {
 		id = pid
 	}
 	return id, nil
-}
-
-// keyOf is the aggregate key of a payload: the turn id, session key,
-// profile id or config hash it names.
-func keyOf(p events.Payload) string {
-	switch e := p.(type) {
-	case events.TurnStarted:
-		return e.TurnID
-	case events.AttemptStarted:
-		return e.TurnID
-	case events.AttemptFailed:
-		return e.TurnID
-	case events.AttemptSucceeded:
-		return e.TurnID
-	case events.RetryScheduled:
-		return e.TurnID
-	case events.CandidateSkipped:
-		return e.TurnID
-	case events.FallbackStepped:
-		return e.TurnID
-	case events.ChainRetryScheduled:
-		return e.TurnID
-	case events.NoticeSent:
-		return e.TurnID
-	case events.TurnSucceeded:
-		return e.TurnID
-	case events.TurnExhausted:
-		return e.TurnID
-	case events.TurnStopped:
-		return e.TurnID
-	case events.ProfileFailureRecorded:
-		return e.ProfileID
-	case events.ProfileSucceeded:
-		return e.ProfileID
-	case events.ProfileCleared:
-		return e.ProfileID
-	case events.SessionModelSelected:
-		return e.Session
-	case events.SessionModelCleared:
-		return e.Session
-	case events.SessionAuthPinned:
-		return e.Session
-	case events.SessionAuthUnpinned:
-		return e.Session
-	case events.SessionReset:
-		return e.Session
-	case events.FallbackNoticeStateChanged:
-		return e.Session
-	case events.CompactionCompleted:
-		return e.Session
-	case events.ConfigApplied:
-		return e.Hash
-	}
-	return ""
 }

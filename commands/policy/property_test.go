@@ -241,7 +241,8 @@ func TestProp_ReplayIsDeterministic(t *testing.T) {
 		for _, p := range logs[0] {
 			st = EvolveTurn(st, p)
 			sess = EvolveSession(sess, p)
-			if id := profileIDOf(p); id != "" {
+			if p.EventAggregate() == events.AggProfile {
+				id := events.KeyOf(p)
 				prof[id] = EvolveProfile(prof[id], p)
 			}
 		}

@@ -221,21 +221,9 @@ func (d *decider) emit(p events.Payload) {
 			}
 			d.profiles, d.copied = m, true
 		}
-		id := profileIDOf(p)
+		id := events.KeyOf(p)
 		d.profiles[id] = EvolveProfile(d.profiles[id], p)
 	}
-}
-
-func profileIDOf(p events.Payload) string {
-	switch e := p.(type) {
-	case events.ProfileFailureRecorded:
-		return e.ProfileID
-	case events.ProfileSucceeded:
-		return e.ProfileID
-	case events.ProfileCleared:
-		return e.ProfileID
-	}
-	return ""
 }
 
 func (d *decider) done(next Next) Decision {

@@ -52,7 +52,7 @@ func (h *harness) apply(d Decision, err error) Next {
 		case events.AggSession:
 			h.sess = EvolveSession(h.sess, p)
 		case events.AggProfile:
-			id := profileIDOf(p)
+			id := events.KeyOf(p)
 			h.profiles[id] = EvolveProfile(h.profiles[id], p)
 		}
 	}

@@ -127,7 +127,7 @@ func EvolveTurn(s TurnState, p events.Payload) TurnState {
 			AutoOriginProbe: ts.AutoOriginProbe, Phase: PhaseRunning, RoundOnlyOverload: true,
 		}
 	}
-	if p.EventAggregate() != events.AggTurn || turnIDOf(p) != s.TurnID {
+	if p.EventAggregate() != events.AggTurn || events.KeyOf(p) != s.TurnID {
 		return s
 	}
 	switch e := p.(type) {
@@ -217,33 +217,4 @@ func EvolveTurn(s TurnState, p events.Payload) TurnState {
 		s.Phase = PhaseStopped
 	}
 	return s
-}
-
-// turnIDOf returns the TurnID of a turn payload.
-func turnIDOf(p events.Payload) string {
-	switch e := p.(type) {
-	case events.AttemptStarted:
-		return e.TurnID
-	case events.AttemptFailed:
-		return e.TurnID
-	case events.AttemptSucceeded:
-		return e.TurnID
-	case events.RetryScheduled:
-		return e.TurnID
-	case events.CandidateSkipped:
-		return e.TurnID
-	case events.FallbackStepped:
-		return e.TurnID
-	case events.ChainRetryScheduled:
-		return e.TurnID
-	case events.NoticeSent:
-		return e.TurnID
-	case events.TurnSucceeded:
-		return e.TurnID
-	case events.TurnExhausted:
-		return e.TurnID
-	case events.TurnStopped:
-		return e.TurnID
-	}
-	return ""
 }
