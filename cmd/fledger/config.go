@@ -53,10 +53,25 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 				_, err := out.Write(buf.Bytes())
 				return err
 			}
-			fmt.Fprintf(out, "%s: valid, %d profiles, %d agents, hash %s\n", args[0], len(l.Policy.Profiles), len(l.Policy.Agents), l.Hash)
+			if l.Policy.Defaults.Primary.Model == "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s sets no agents.defaults.model.primary: a turn that names no model cannot start\n", args[0])
+			}
+			fmt.Fprintf(out, "%s: valid, %s, %s, hash %s\n", args[0], plural(len(l.Policy.Profiles), "profile"), plural(len(l.Policy.Agents), "agent entry", "agent entries"), l.Hash)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&showCanonical, "canonical", false, "print the effective config (all defaults explicit) as JSON")
 	return cmd
+}
+
+// plural renders "1 profile", "2 profiles" (forms[1] overrides the plural).
+func plural(n int, forms ...string) string {
+	one, many := forms[0], forms[0]+"s"
+	if len(forms) > 1 {
+		many = forms[1]
+	}
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -59,7 +59,7 @@ export runs (e.g. ` + defaultMetricsAddr + `, loopback only; bind another
 address only on purpose: the metrics name profiles and models).`,
 		Example: `  fledger export --format jsonl
   fledger export --format jsonl --follow --out decisions.jsonl
-  fledger export --format otlp --endpoint http://127.0.0.1:4318 --follow --metrics
+  fledger export --format otlp --endpoint http://127.0.0.1:4318 --follow --metrics 127.0.0.1:9464
   fledger export --since 120`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runExport(cmd, g, &f) },

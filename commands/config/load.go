@@ -43,6 +43,9 @@ func LoadFile(path string) (*Loaded, error) {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("config: %s is a directory, not a config file", path)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("config: read %s: %w", path, err)
