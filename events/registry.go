@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	fastjson "github.com/goccy/go-json"
 )
 
 // Upcaster turns a stored payload of version N into the same type's
@@ -148,10 +150,10 @@ func (e *typeEntry) upcast(raw json.RawMessage, v int) (json.RawMessage, error) 
 }
 
 // decode unmarshals raw (at the current version) into a new value of the
-// registered Go type.
+// registered Go type (with go-json, see decode.go).
 func (e *typeEntry) decode(raw json.RawMessage) (Payload, error) {
 	v := reflect.New(e.goType)
-	if err := json.Unmarshal(raw, v.Interface()); err != nil {
+	if err := fastjson.Unmarshal(raw, v.Interface()); err != nil {
 		return nil, err
 	}
 	return v.Elem().Interface().(Payload), nil

@@ -508,14 +508,13 @@ func (s *store) ReadSubject(ctx context.Context, filter string) ([]Event, uint64
 		last uint64
 		derr error
 	)
-	err := s.scan(ctx, 1, filter, readBatch, func(seq uint64, subj string, m *nats.Msg) bool {
-		evs, err := s.reg.DecodeCommit(m.Data, seq, subj)
-		if err != nil {
-			derr = err
+	err := s.readDecoded(ctx, 1, filter, func(d *decodedMsg) bool {
+		if d.err != nil {
+			derr = d.err
 			return false
 		}
-		out = append(out, evs...)
-		last = seq
+		out = append(out, d.evs...)
+		last = d.seq
 		return true
 	})
 	if derr != nil {
@@ -527,20 +526,20 @@ func (s *store) ReadSubject(ctx context.Context, filter string) ([]Event, uint64
 	return out, last, nil
 }
 
-// Read implements [Store].
+// Read implements [Store]. Messages are decoded ahead of the caller on
+// several goroutines (readahead.go) and yielded in stream order.
 func (s *store) Read(ctx context.Context, from uint64) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		stopped := false
-		err := s.scan(ctx, from, "", readBatch, func(seq uint64, subj string, m *nats.Msg) bool {
-			evs, err := s.reg.DecodeCommit(m.Data, seq, subj)
-			if err != nil {
-				if !yield(Event{Seq: seq, Index: -1}, err) {
+		err := s.readDecoded(ctx, from, "", func(d *decodedMsg) bool {
+			if d.err != nil {
+				if !yield(Event{Seq: d.seq, Index: -1}, d.err) {
 					stopped = true
 					return false
 				}
 				return true
 			}
-			for _, ev := range evs {
+			for _, ev := range d.evs {
 				if !yield(ev, nil) {
 					stopped = true
 					return false

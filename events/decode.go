@@ -1,0 +1,153 @@
+package events
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	fastjson "github.com/goccy/go-json"
+)
+
+// The read path. Decoding stored commits is most of the cost of reading
+// the stream (projection rebuilds, replay, engine catch-up), so it uses
+// github.com/goccy/go-json, a faster drop-in for encoding/json's Unmarshal
+// with the same rules (case-insensitive field names, last duplicate key
+// wins, invalid UTF-8 replaced, trailing data refused). Only decoding
+// switched: everything written (commits, ids for de-duplication, golden
+// files) is still produced by encoding/json and the hand-written envelope
+// writer in codec.go. The differential tests in decode_test.go check that
+// both decoders give the same events and refuse the same inputs.
+//
+// Each commit is scanned twice: once for the envelopes (payloads kept as
+// raw bytes, since the payload's type is only known from its envelope and
+// may need upcasting), once per payload into its registered Go type.
+
+// wireCommit is a stored commit as read back.
+type wireCommit struct {
+	Events []wireEnvelope `json:"events"`
+}
+
+// wireEnvelope is [Envelope] with a cheaper "at" decoder.
+type wireEnvelope struct {
+	ID            string          `json:"id"`
+	Type          string          `json:"type"`
+	SchemaVersion int             `json:"schema_version"`
+	At            wireTime        `json:"at"`
+	Agent         string          `json:"agent"`
+	Aggregate     Aggregate       `json:"aggregate"`
+	Key           string          `json:"key"`
+	CausationID   string          `json:"causation_id,omitempty"`
+	CorrelationID string          `json:"correlation_id,omitempty"`
+	Payload       json.RawMessage `json:"payload"`
+}
+
+// wireTime decodes the RFC 3339 UTC times the codec writes
+// ("2006-01-02T15:04:05.999Z", 0 to 9 fraction digits) without
+// time.Parse, and anything else exactly as time.Time does.
+type wireTime time.Time
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (t *wireTime) UnmarshalJSON(b []byte) error {
+	if v, ok := parseUTC(b); ok {
+		*t = wireTime(v)
+		return nil
+	}
+	return (*time.Time)(t).UnmarshalJSON(b)
+}
+
+// parseUTC parses a quoted "YYYY-MM-DDTHH:MM:SS[.fffffffff]Z" and reports
+// whether b had that form with every field in range. It gives the same
+// value as time.Parse(time.RFC3339, …) for such inputs; callers fall back
+// to time.Time's own decoder when ok is false (other offsets, errors).
+func parseUTC(b []byte) (time.Time, bool) {
+	const base = len(`"2006-01-02T15:04:05Z"`)
+	n := len(b)
+	if n < base || n > base+10 || b[0] != '"' || b[n-1] != '"' || b[n-2] != 'Z' ||
+		b[5] != '-' || b[8] != '-' || b[11] != 'T' || b[14] != ':' || b[17] != ':' {
+		return time.Time{}, false
+	}
+	num := func(i, w int) int {
+		v := 0
+		for _, c := range b[i : i+w] {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	year, month, day := num(1, 4), num(6, 2), num(9, 2)
+	hour, min, sec := num(12, 2), num(15, 2), num(18, 2)
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 ||
+		min < 0 || min > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	if day > 28 && day > daysIn(time.Month(month), year) {
+		return time.Time{}, false
+	}
+	nsec := 0
+	if frac := b[20 : n-2]; len(frac) > 0 {
+		// ".f" to ".fffffffff"; a bare "." or a comma is left to time.Parse.
+		if len(frac) < 2 || frac[0] != '.' {
+			return time.Time{}, false
+		}
+		if nsec = num(21, len(frac)-1); nsec < 0 {
+			return time.Time{}, false
+		}
+		for range 10 - len(frac) {
+			nsec *= 10
+		}
+	}
+	return time.Date(year, time.Month(month), day, hour, min, sec, nsec, time.UTC), true
+}
+
+func daysIn(m time.Month, year int) int {
+	return time.Date(year, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+// DecodeCommit decodes one stored message body into its events, upcasting
+// each payload to its type's current version and decoding it into the
+// registered Go type. seq and subject are the message's stream sequence and
+// subject; they are copied into each event (Seq) and into errors. Any
+// failure returns a *[DecodeError] and no events: a commit is decoded whole
+// or not at all.
+func (r *Registry) DecodeCommit(data []byte, seq uint64, subject string) ([]Event, error) {
+	var c wireCommit
+	if err := fastjson.Unmarshal(data, &c); err != nil {
+		return nil, &DecodeError{Seq: seq, Subject: subject, Index: -1, Err: err}
+	}
+	if len(c.Events) == 0 {
+		return nil, &DecodeError{Seq: seq, Subject: subject, Index: -1, Err: errors.New("commit holds no events")}
+	}
+	out := make([]Event, len(c.Events))
+	for i := range c.Events {
+		w := &c.Events[i]
+		e := r.lookup(w.Type)
+		if e == nil {
+			return nil, &DecodeError{Seq: seq, Subject: subject, Type: w.Type, Index: i,
+				Err: fmt.Errorf("%w: %q", ErrUnknownType, w.Type)}
+		}
+		raw, version := w.Payload, w.SchemaVersion
+		if version != e.version {
+			var err error
+			if raw, err = e.upcast(raw, version); err != nil {
+				return nil, &DecodeError{Seq: seq, Subject: subject, Type: w.Type, Index: i, Err: err}
+			}
+			version = e.version
+		}
+		p, err := e.decode(raw)
+		if err != nil {
+			return nil, &DecodeError{Seq: seq, Subject: subject, Type: w.Type, Index: i, Err: err}
+		}
+		out[i] = Event{
+			Envelope: Envelope{
+				ID: w.ID, Type: w.Type, SchemaVersion: version, At: time.Time(w.At),
+				Agent: w.Agent, Aggregate: w.Aggregate, Key: w.Key,
+				CausationID: w.CausationID, CorrelationID: w.CorrelationID, Payload: raw,
+			},
+			Data: p, Seq: seq, Index: i,
+		}
+	}
+	return out, nil
+}

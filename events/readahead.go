@@ -1,0 +1,151 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Decoding is most of the cost of reading the stream, so Read and
+// ReadSubject decode ahead: one goroutine fetches messages with scan
+// (batched direct gets, the next batch requested as soon as the previous
+// one is received) and cuts them into chunks, GOMAXPROCS workers decode
+// the chunks in parallel, and the caller's goroutine takes the chunks in
+// stream order. At most readAheadChunks chunks per worker are in flight.
+
+const (
+	// chunkMsgs is how many messages a worker decodes at a time: enough to
+	// make the hand-over cheap next to decoding, few enough to start soon.
+	chunkMsgs = 32
+	// readAheadChunks bounds the chunks fetched or decoded but not yet
+	// consumed, per worker.
+	readAheadChunks = 4
+)
+
+// decodedMsg is one message's decoded events, or its *DecodeError.
+type decodedMsg struct {
+	seq     uint64
+	subject string
+	data    []byte
+	evs     []Event
+	err     error
+}
+
+// decodeChunk is a run of consecutive messages decoded by one worker;
+// done is closed once every message of it is decoded, or once the worker
+// skipped it (skipped: the context was done).
+type decodeChunk struct {
+	msgs    []decodedMsg
+	skipped bool
+	done    chan struct{}
+}
+
+func newDecodeChunk() *decodeChunk {
+	return &decodeChunk{msgs: make([]decodedMsg, 0, chunkMsgs), done: make(chan struct{})}
+}
+
+// readDecoded reads the messages with sequence >= from matching filter
+// like scan and calls fn with each one decoded, in stream order, until fn
+// returns false or no message is pending. It returns scan's error (nil
+// when fn stopped the read).
+func (s *store) readDecoded(ctx context.Context, from uint64, filter string, fn func(*decodedMsg) bool) error {
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 {
+		return s.scan(ctx, from, filter, readBatch, func(seq uint64, subj string, m *nats.Msg) bool {
+			d := decodedMsg{seq: seq}
+			d.evs, d.err = s.reg.DecodeCommit(m.Data, seq, subj)
+			return fn(&d)
+		})
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	work := make(chan *decodeChunk, workers*readAheadChunks)
+	ordered := make(chan *decodeChunk, workers*readAheadChunks)
+
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for c := range work {
+				if c.skipped = ctx.Err() != nil; !c.skipped {
+					for i := range c.msgs {
+						d := &c.msgs[i]
+						d.evs, d.err = s.reg.DecodeCommit(d.data, d.seq, d.subject)
+						d.data = nil
+					}
+				}
+				close(c.done)
+			}
+		})
+	}
+
+	// The fetcher. scanErr is read after ordered is closed.
+	var scanErr error
+	go func() {
+		defer close(ordered)
+		defer close(work)
+		cur := newDecodeChunk()
+		// dispatch hands cur to the workers and the consumer, in that
+		// order, so every chunk the consumer waits for is being decoded.
+		// cur is replaced before the sends, so a chunk is handed out at
+		// most once even when a send gives up (a worker closes its done).
+		dispatch := func() bool {
+			c := cur
+			cur = newDecodeChunk()
+			select {
+			case work <- c:
+			case <-ctx.Done():
+				return false
+			}
+			select {
+			case ordered <- c:
+			case <-ctx.Done():
+				return false
+			}
+			return true
+		}
+		var last uint64
+		err := s.scan(ctx, from, filter, readBatch, func(seq uint64, subj string, m *nats.Msg) bool {
+			last = seq
+			cur.msgs = append(cur.msgs, decodedMsg{seq: seq, subject: subj, data: m.Data})
+			return len(cur.msgs) < chunkMsgs || dispatch()
+		})
+		if err == nil && len(cur.msgs) > 0 {
+			dispatch()
+		}
+		if err == nil && ctx.Err() != nil {
+			// Stopped by the caller's context rather than by the end of the
+			// stream: report it as scan would have.
+			err = fmt.Errorf("events: read after sequence %d: %w", last, ctx.Err())
+		}
+		scanErr = err
+	}()
+
+	// The consumer: fn runs on the caller's goroutine, in stream order.
+	stopped, aborted := false, false
+	for c := range ordered {
+		if stopped || aborted {
+			continue // drain until the fetcher has gone
+		}
+		<-c.done
+		if c.skipped {
+			// The caller's context is done; the fetcher reports it.
+			aborted = true
+			continue
+		}
+		for i := range c.msgs {
+			if !fn(&c.msgs[i]) {
+				stopped = true
+				cancel()
+				break
+			}
+		}
+	}
+	wg.Wait()
+	if stopped {
+		return nil
+	}
+	return scanErr
+}
