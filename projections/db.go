@@ -5,7 +5,12 @@ package projections
 // (with a log line); one with a higher version is refused with
 // [ErrNewerSchema]. Bump it whenever a table, a column or the meaning of
 // a value changes.
-const SchemaVersion = 1
+//
+// Version 2: the database is bound to the ledger it is built from
+// (projection_meta ledger_stream, ledger_created, ledger_first_id; see
+// [DB.Bind]). A version 1 database carries no fingerprint, may hold a mix
+// of two ledgers, and is rebuilt.
+const SchemaVersion = 2
 
 // tables lists the projection tables in dump order with their primary key
 // order (the dump's row order).

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/fledger/fledger/internal/sqlitedb"
 )
@@ -28,25 +29,65 @@ var (
 	ErrNewerSchema = errors.New("projections: database is from a newer fledger")
 )
 
-// DBError is the error [Open] and queries return for an unusable
-// projection database: it names the file and the command that rebuilds
-// it. errors.Is(err, ErrCorrupt) or errors.Is(err, ErrNewerSchema) holds.
+// DBError is the error [Open], queries and catch-ups return for an
+// unusable projection database: it names the file and the command that
+// rebuilds it. errors.Is(err, ErrCorrupt), errors.Is(err, ErrNewerSchema)
+// or errors.Is(err, ErrOtherLedger) holds.
 type DBError struct {
 	// Path is the database file.
 	Path string
 	// Detail says what is wrong.
 	Detail string
-	// Err is ErrCorrupt or ErrNewerSchema.
+	// Err is ErrCorrupt, ErrNewerSchema or ErrOtherLedger.
 	Err error
+	// Rebuild is the complete command that rebuilds the database from the
+	// right stream (the CLI sets it from its flags: --data, --nats, --db).
+	// When empty, [RebuildCommand] of Path is shown.
+	Rebuild string
 }
 
 // Error names the file, the problem and the rebuild command.
 func (e *DBError) Error() string {
-	return fmt.Sprintf("%v: %s: %s; the event stream is not affected — rebuild the projections with `fledger stats --rebuild --db %s` (or delete the file)",
-		e.Err, e.Path, e.Detail, e.Path)
+	cmd := e.Rebuild
+	if cmd == "" {
+		cmd = RebuildCommand(e.Path)
+	}
+	return fmt.Sprintf("%v: %s: %s; the event stream is not affected — rebuild the projections with `%s` (or delete the file)",
+		e.Err, e.Path, e.Detail, cmd)
 }
 
-// Unwrap returns ErrCorrupt or ErrNewerSchema.
+// RebuildCommand is the rebuild command for the database at path when
+// nothing else is known: for <dir>/projections.sqlite it is
+// `fledger --data <abs dir> stats --rebuild` (the embedded server's data
+// directory holds both); for another file name the data directory (and
+// --nats URL) cannot be told from the path, so it is a placeholder:
+// `fledger --data <data dir> stats --rebuild --db <abs path>`.
+func RebuildCommand(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	if filepath.Base(abs) == DefaultFile {
+		return "fledger --data " + ShellQuote(filepath.Dir(abs)) + " stats --rebuild"
+	}
+	return "fledger --data <data dir> stats --rebuild --db " + ShellQuote(abs)
+}
+
+// ShellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and -_./:=@,+ (for commands printed in messages).
+func ShellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+", r)) {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
+}
+
+// Unwrap returns ErrCorrupt, ErrNewerSchema or ErrOtherLedger.
 func (e *DBError) Unwrap() error { return e.Err }
 
 // DB is an open projection database. It is safe for concurrent use, but

@@ -19,7 +19,7 @@ func TestOpen_CorruptFileIsAClearErrorWithTheRebuildCommand(t *testing.T) {
 	require_NoError(t, os.WriteFile(path, bytes.Repeat([]byte("not a database "), 512), 0o644))
 	_, err := projections.Open(context.Background(), path)
 	require_ErrorIs(t, err, projections.ErrCorrupt)
-	if !strings.Contains(err.Error(), "fledger stats --rebuild --db "+path) || !strings.Contains(err.Error(), "stream is not affected") {
+	if !strings.Contains(err.Error(), "fledger --data ") || !strings.Contains(err.Error(), " stats --rebuild --db "+path) || !strings.Contains(err.Error(), "stream is not affected") {
 		t.Fatalf("message %q lacks the rebuild command", err)
 	}
 	require_NoError(t, projections.Remove(path))

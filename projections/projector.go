@@ -109,6 +109,9 @@ type Projector struct {
 	failAfter   int
 	written     int
 	log         *slog.Logger
+	// bound is set once the database was checked against (or bound to)
+	// the source's ledger.
+	bound bool
 
 	stmts statements
 }
@@ -141,12 +144,30 @@ type Result struct {
 // committed before it stays (the checkpoint names the last one), so
 // running CatchUp again resumes without loss or double counting.
 //
+// When src is a [StreamConn] (an [events.Store]), the first CatchUp of a
+// Projector first reads the stream's [Ledger] and [DB.Bind]s the database
+// to it: a database built from another ledger, or with a checkpoint
+// beyond the stream's end, fails with a *[DBError] wrapping
+// [ErrOtherLedger] before anything is read or written.
+//
 // Errors: a *[events.DecodeError] (naming the stream sequence) for a
 // message that cannot be decoded, an *[UnknownTypeError] for a type the
 // projections do not know (unless [WithSkipUnknown]), a *[DBError] for a
 // corrupt database, [ErrInjected], the source's or SQLite's error.
 func (p *Projector) CatchUp(ctx context.Context, src Source, to uint64) (Result, error) {
 	start := time.Now()
+	if !p.bound {
+		if sc, ok := src.(StreamConn); ok {
+			l, err := ReadLedger(ctx, sc)
+			if err != nil {
+				return Result{}, err
+			}
+			if err := p.db.Bind(ctx, l); err != nil {
+				return Result{}, err
+			}
+			p.bound = true
+		}
+	}
 	if err := p.prepare(ctx); err != nil {
 		return Result{}, err
 	}
@@ -366,7 +387,7 @@ func (p *Projector) apply(ctx context.Context, c *cache, ev *events.Event) error
 	return nil
 }
 
-// knownTypes are the event types projection schema version 1 folds or
+// knownTypes are the event types the projection schema folds or
 // deliberately ignores (ConfigApplied, RetryScheduled, … change no
 // projected column beyond what EvolveTurn keeps).
 var knownTypes = func() map[string]bool {

@@ -273,7 +273,7 @@ func (t *tableLineWriter) flush() { t.tw.Flush() }
 
 // cell keeps a table cell on one line and within n runes.
 func cell(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = cellText(strings.Join(strings.Fields(s), " "))
 	if s == "" {
 		return "-"
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -53,15 +52,15 @@ up to the stream's last sequence (--no-catch-up to skip).`,
 			if pf.json {
 				return projJSONLines(cmd.OutOrStdout(), rows)
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			tw := newTable(cmd.OutOrStdout())
 			fmt.Fprintln(tw, "SEQ\tAT\tTURN\tSESSION\tDECISION\tCANDIDATE\tATTEMPT\tREASON\tSTATUS\tNEXT\tSTEP OUTCOME")
 			for _, d := range rows {
 				status := "-"
 				if d.Status != 0 {
 					status = fmt.Sprint(d.Status)
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", d.Seq, projTime(d.At), d.TurnID,
-					projDash(d.SessionID), d.Decision, projRef(d.CandidateProvider, d.CandidateModel), d.Attempt, d.Total,
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", d.Seq, projTime(d.At), cellText(d.TurnID),
+					projDash(d.SessionID), cellText(d.Decision), projRef(d.CandidateProvider, d.CandidateModel), d.Attempt, d.Total,
 					projDash(d.Reason), status, projDash(projRef(d.NextCandidateProvider, d.NextCandidateModel)),
 					projDash(d.FallbackStepFinalOutcome))
 			}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/fledger/fledger/events"
 	"github.com/spf13/cobra"
@@ -47,9 +46,9 @@ stream sequence and the command exits 1.`,
 				seq = st.Watch(ctx, from)
 			}
 			out := cmd.OutOrStdout()
-			var tw *tabwriter.Writer
+			var tw *table
 			if !asJSON {
-				tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+				tw = newTable(out)
 				fmt.Fprintln(tw, "SEQ\tAT\tAGENT\tTYPE\tKEY\tPAYLOAD")
 			}
 			n := 0
@@ -73,7 +72,7 @@ stream sequence and the command exits 1.`,
 					}
 					continue
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", ev.Seq, ev.At.UTC().Format("2006-01-02T15:04:05.000Z"), ev.Agent, ev.Type, ev.Key, clip(string(ev.Payload), maxCols))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", ev.Seq, ev.At.UTC().Format("2006-01-02T15:04:05.000Z"), cellText(ev.Agent), cellText(ev.Type), cellText(ev.Key), cellText(clip(string(ev.Payload), maxCols)))
 				if follow {
 					tw.Flush()
 				}

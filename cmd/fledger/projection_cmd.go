@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +18,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/projections"
 	"github.com/fledger/fledger/replay"
 )
@@ -31,17 +36,32 @@ type projectionFlags struct {
 	// temporary database (tmpDir, removed by close).
 	at     string
 	tmpDir string
+	// hint is the complete rebuild command for the database in use (set
+	// by openProjections); it replaces the generic one in *DBErrors.
+	hint string
 }
 
 func (pf *projectionFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&pf.db, "db", "", "projection database (default <--data>/"+projections.DefaultFile+")")
+	f.StringVar(&pf.db, "db", "", "projection database (default <--data>/"+projections.DefaultFile+"; with --nats <--data>/projections-nats-<hash of the URL>.sqlite)")
 	f.BoolVar(&pf.noCatchUp, "no-catch-up", false, "query the projection as it is, without first catching up to the stream's last sequence")
 	f.BoolVar(&pf.json, "json", false, "print JSON Lines (one object per row) instead of a table")
 	f.BoolVar(&pf.skipUnknown, "skip-unknown", false, "skip events of unknown types (logged, counted in skipped_events) instead of failing")
 	f.BoolVar(&pf.rebuild, "rebuild", false, "delete the projection database and rebuild it from sequence 1 (the stream is not touched)")
 	f.IntVar(&pf.batch, "batch", projections.DefaultBatchEvents, "events per catch-up transaction")
 	f.StringVar(&pf.at, "at", "", "read the state as of this RFC 3339 time: rebuilds the projections into a temporary database up to the last commit at or before it")
+	// Every *DBError the command returns (open, catch-up, query) names
+	// the complete rebuild command of this invocation.
+	if run := cmd.RunE; run != nil {
+		cmd.RunE = func(c *cobra.Command, args []string) error {
+			err := run(c, args)
+			var de *projections.DBError
+			if pf.hint != "" && errors.As(err, &de) && de.Rebuild == "" {
+				de.Rebuild = pf.hint
+			}
+			return err
+		}
+	}
 }
 
 // close closes db and removes the temporary database of --at.
@@ -105,11 +125,90 @@ func openProjectionsAt(cmd *cobra.Command, g *globals, pf *projectionFlags) (*pr
 	return db, nil
 }
 
+// path is --db, else the default database of the stream the global flags
+// select: <--data>/projections.sqlite for the embedded server, and
+// <--data>/projections-nats-<hash>.sqlite for --nats URL, so projections
+// of a remote stream never share a file with the local ledger's (or with
+// another server's). The ledger fingerprint check (projections.DB.Bind)
+// still guards every catch-up, e.g. a stream recreated under the same URL.
 func (pf *projectionFlags) path(g *globals) string {
 	if pf.db != "" {
 		return pf.db
 	}
+	if g.NATSURL != "" {
+		return filepath.Join(g.DataDir, natsDBFile(g.NATSURL))
+	}
 	return filepath.Join(g.DataDir, projections.DefaultFile)
+}
+
+// natsDBFile is the default projection database file name for --nats
+// url: projections-nats-<12 hex of sha256(servers, stream)>.sqlite, the
+// servers being the comma-separated URLs without credentials, lower-cased
+// (changing the user or password keeps the file).
+func natsDBFile(url string) string {
+	parts := strings.Split(url, ",")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if u, err := neturl.Parse(p); err == nil && u.User != nil {
+			u.User = nil
+			p = u.String()
+		}
+		parts[i] = strings.ToLower(p)
+	}
+	sum := sha256.Sum256([]byte(strings.Join(parts, ",") + "\x00" + events.StreamName))
+	return "projections-nats-" + hex.EncodeToString(sum[:6]) + ".sqlite"
+}
+
+// rebuildCommand is the complete command that rebuilds the database of
+// this invocation from the same stream: absolute --data, the --nats
+// connection flags (a password in the URL or --nats-password is shown as a
+// placeholder, never printed), and --db when it was given.
+func (pf *projectionFlags) rebuildCommand(g *globals) string {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	args := []string{"fledger", "--data", projections.ShellQuote(abs(g.DataDir))}
+	if g.NATSURL != "" {
+		args = append(args, "--nats", projections.ShellQuote(redactURLs(g.NATSURL)))
+		for _, f := range []struct{ flag, val string }{
+			{"--nats-user", g.NATSUser}, {"--nats-creds", g.NATSCreds}, {"--nats-tls-ca", g.NATSTLSCA},
+			{"--nats-tls-cert", g.NATSTLSCert}, {"--nats-tls-key", g.NATSTLSKey},
+		} {
+			if f.val == "" {
+				continue
+			}
+			v := f.val
+			if f.flag != "--nats-user" {
+				v = abs(v)
+			}
+			args = append(args, f.flag, projections.ShellQuote(v))
+		}
+		if g.NATSPassword != "" {
+			args = append(args, "--nats-password", "<password>")
+		}
+	}
+	args = append(args, "stats", "--rebuild")
+	if pf.db != "" {
+		args = append(args, "--db", projections.ShellQuote(abs(pf.db)))
+	}
+	return strings.Join(args, " ")
+}
+
+// redactURLs replaces the password of each comma-separated URL with
+// "xxxxx".
+func redactURLs(url string) string {
+	parts := strings.Split(url, ",")
+	for i, p := range parts {
+		if u, err := neturl.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			if _, has := u.User.Password(); has {
+				parts[i] = u.Redacted()
+			}
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // openProjections opens the projection database (rebuilding it first with
@@ -124,6 +223,7 @@ func openProjections(cmd *cobra.Command, g *globals, pf *projectionFlags) (*proj
 	errOut := cmd.ErrOrStderr()
 	log := slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	path := pf.path(g)
+	pf.hint = pf.rebuildCommand(g)
 	if pf.rebuild {
 		if err := projections.Remove(path); err != nil {
 			return nil, err
@@ -150,10 +250,17 @@ func catchUpProjections(ctx context.Context, g *globals, pf *projectionFlags, db
 		return err
 	}
 	defer st.Close()
-	target, err := st.LastSeq(ctx, "")
+	// Bind the database to this stream before anything else: a database
+	// built from another ledger (or ahead of this stream) is refused, not
+	// mixed, and an empty one adopts this ledger's fingerprint.
+	ledger, err := projections.ReadLedger(ctx, st)
 	if err != nil {
 		return err
 	}
+	if err := db.Bind(ctx, ledger); err != nil {
+		return err
+	}
+	target := ledger.LastSeq
 	from, err := db.Checkpoint(ctx)
 	if err != nil {
 		return err
@@ -250,7 +357,7 @@ func projDash(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return "-"
 	}
-	return s
+	return cellText(s)
 }
 
 // projTime renders Unix ms for tables (UTC, seconds) or "-".

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -44,7 +43,7 @@ The projection is first caught up to the stream's last sequence
 			if pf.json {
 				return projJSONLines(cmd.OutOrStdout(), rows)
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			tw := newTable(cmd.OutOrStdout())
 			fmt.Fprintln(tw, "AGENT\tSESSION\tSELECTED\tSOURCE\tAUTO ORIGIN\tPIN\tPIN SOURCE\tFALLBACK NOTICE\tLAST RESET")
 			for _, s := range rows {
 				notice := "-"
@@ -55,7 +54,7 @@ The projection is first caught up to the stream's last sequence
 				if s.LastReset != "" {
 					reset = s.LastReset + " " + projTime(s.LastResetAt)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Agent, s.SessionKey,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cellText(s.Agent), cellText(s.SessionKey),
 					projDash(projRef(s.ProviderOverride, s.ModelOverride)), projDash(s.ModelOverrideSource),
 					projDash(projRef(s.AutoOriginProvider, s.AutoOriginModel)), projDash(s.AuthProfileOverride),
 					projDash(s.AuthProfileOverrideSource), notice, reset)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -65,10 +64,10 @@ The projection is first caught up to the stream's last sequence
 			if pf.json {
 				return projJSONLines(cmd.OutOrStdout(), out)
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			tw := newTable(cmd.OutOrStdout())
 			fmt.Fprintln(tw, "AGENT\tPROFILE\tSTATUS\tERRORS\tFAILURES\tLAST USED\tLAST FAILURE")
 			for _, r := range out {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.Agent, r.ProfileID, r.Status, r.ErrorCount,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", cellText(r.Agent), cellText(r.ProfileID), cellText(r.Status), r.ErrorCount,
 					projCounts(r.FailureCounts), projTime(r.LastUsed), projTime(r.LastFailureAt))
 			}
 			return tw.Flush()

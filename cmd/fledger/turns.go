@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,7 +49,7 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
 			if pf.json {
 				return projJSONLines(cmd.OutOrStdout(), rows)
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			tw := newTable(cmd.OutOrStdout())
 			fmt.Fprintln(tw, "STARTED\tTURN\tSESSION\tREQUESTED\tANSWERED BY\tATTEMPTS\tOUTCOME\tREASON\tDURATION")
 			for _, r := range rows {
 				dur := "-"
@@ -61,7 +60,7 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
 				if answered != "" && r.AnsweredProfileID != "" {
 					answered += " @" + r.AnsweredProfileID
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", projTime(r.StartedAt), r.TurnID, projDash(r.SessionID),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", projTime(r.StartedAt), cellText(r.TurnID), projDash(r.SessionID),
 					projDash(r.RequestedModel), projDash(answered), r.Attempts, r.Outcome, projDash(r.Reason), dur)
 			}
 			return tw.Flush()

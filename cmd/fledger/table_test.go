@@ -1,0 +1,40 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// A key holding terminal escapes, tabs or bidi overrides prints as visible
+// escapes and never adds a column, a row or a colour.
+func TestTable_EscapesControlCharacters(t *testing.T) {
+	var out bytes.Buffer
+	tw := newTable(&out)
+	fmt.Fprintln(tw, "KEY\tNEXT")
+	fmt.Fprintf(tw, "%s\t%s\n", cellText("s\x1b[31mred\tx\ny\u202eevil\x00"), "ok")
+	fmt.Fprintf(tw, "%s\t%s\n", "plain\x07bell", "ok")
+	if err := tw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, bad := range []string{"\x1b", "\x00", "\x07", "\u202e"} {
+		if strings.Contains(got, bad) {
+			t.Fatalf("output contains raw %q:\n%s", bad, got)
+		}
+	}
+	lines := strings.Split(strings.TrimRight(got, "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want 3 rows, got %d:\n%s", len(lines), got)
+	}
+	if want := `s\x1b[31mred\tx\ny\u202eevil\x00`; !strings.Contains(lines[1], want) {
+		t.Fatalf("row 2 = %q, want it to contain %q", lines[1], want)
+	}
+	if !strings.Contains(lines[2], `plain\abell`) {
+		t.Fatalf("row 3 = %q", lines[2])
+	}
+	if cellText("openai:user@example.com") != "openai:user@example.com" {
+		t.Fatal("ordinary text must pass unchanged")
+	}
+}
