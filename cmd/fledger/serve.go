@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fledger/fledger/commands/config"
+	"github.com/fledger/fledger/commands/engine"
 	"github.com/fledger/fledger/commands/serve"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/projections"
@@ -105,7 +106,8 @@ service, finishes the projector's batch and closes the store.`,
 			}()
 			defer func() { stopMetrics(); <-metricsDone }()
 			svc, err := serve.New(ctx, serve.Config{Store: st, Agents: agents, Config: loaded, ConfigSource: cfgFile,
-				Projections: db, Token: token, MaxBodyBytes: maxBody, Log: log, Metrics: pm.Registry()})
+				Projections: db, Token: token, MaxBodyBytes: maxBody, Log: log, Metrics: pm.Registry(),
+				EngineOptions: []engine.Option{engine.WithAppendObserver(pm.ObserveAppend)}})
 			if err != nil {
 				return err
 			}
@@ -135,7 +137,7 @@ service, finishes the projector's batch and closes the store.`,
 				}
 				stopMicro = ms.Stop
 			}
-			log.Info("fledger serve", "http", "http://"+ln.Addr().String(), "agents", svc.Agents(), "micro", !noMicro,
+			log.Info("fledger serve", "http", serve.ListenURL(httpAddr, ln.Addr()), "agents", svc.Agents(), "micro", !noMicro,
 				"nats", natsDesc(g, st.ClientURL()), "auth", token != "")
 
 			select {

@@ -35,8 +35,8 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 	decide func() (policy.Decision, error)) (policy.Decision, []events.Event, error) {
 	var last error
 	subject := ""
+	start := time.Now()
 	if e.observe != nil {
-		start := time.Now()
 		defer func() { e.observe(time.Since(start)) }()
 	}
 	for try := 0; try <= e.opt.retries; try++ {
@@ -99,9 +99,15 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 			continue
 		}
 		if err != nil {
+			if isValidationError(err) {
+				// Refused before anything was stored: the step can be
+				// taken again once fixed; nothing is half-recorded.
+				return dec, nil, fmt.Errorf("%w: %w", ErrInvalidDecision, err)
+			}
 			return dec, nil, err
 		}
 		e.commits.Add(1)
+		e.observeAppend(start)
 		if err := e.st.waitApplied(ctx, res.Seq); err != nil {
 			return dec, nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/fledger/fledger/events"
 )
@@ -20,6 +21,8 @@ type options struct {
 	seeds    func(turnID string) uint64
 	retries  int
 	registry *events.Registry
+	// appendObserver: see WithAppendObserver (append_observer.go).
+	appendObserver func(time.Duration)
 }
 
 func defaultOptions() options {

@@ -25,6 +25,11 @@ func (e *Engine) SelectModel(ctx context.Context, session string, m events.Model
 	if m.Provider == "" || m.Model == "" {
 		return nil, fmt.Errorf("%w: model %q is not provider/model", ErrBadRequest, m.String())
 	}
+	if profile != "" {
+		if err := CheckKey("profile", events.AggProfile, profile); err != nil {
+			return nil, err
+		}
+	}
 	if source == "" {
 		source = policy.SourceUser
 	}
@@ -53,6 +58,9 @@ func (e *Engine) ClearModel(ctx context.Context, session, agent string) ([]event
 // `/model …@profile` (survives resets and compaction); source auto records
 // an automatic pin (e.g. imported session state).
 func (e *Engine) PinProfile(ctx context.Context, session, profile, source string) ([]events.Event, error) {
+	if err := CheckKey("profile", events.AggProfile, profile); err != nil {
+		return nil, err
+	}
 	return e.sessionCommand(ctx, session, func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error) {
 		switch source {
 		case "", policy.PinUser:
@@ -100,6 +108,9 @@ func (e *Engine) sessionCommand(ctx context.Context, session string,
 	decide func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error)) ([]events.Event, error) {
 	if session == "" {
 		return nil, fmt.Errorf("%w: empty session", ErrBadRequest)
+	}
+	if err := CheckKey("session", events.AggSession, session); err != nil {
+		return nil, err
 	}
 	_, evs, err := e.commit(ctx, e.opt.clock.Now(), home{agg: events.AggSession, key: session}, "", func() (policy.Decision, error) {
 		cfg := e.st.configs[e.st.current]

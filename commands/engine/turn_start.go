@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,15 +15,11 @@ import (
 // fresh UUIDv7 turn id, a seed from the engine's seed source. Shared by
 // [Engine.RunTurn] and [Engine.BeginTurn].
 func (e *Engine) normalizeTurn(req TurnRequest) (TurnRequest, error) {
-	if req.Session == "" {
-		return req, fmt.Errorf("%w: empty session", ErrBadRequest)
+	if err := ValidateTurnRequest(req); err != nil {
+		return req, err
 	}
-	switch req.Chat {
-	case "":
+	if req.Chat == "" {
 		req.Chat = ChatDirect
-	case ChatDirect, ChatGroup, ChatChannel:
-	default:
-		return req, fmt.Errorf("%w: chat %q is not direct|group|channel", ErrBadRequest, req.Chat)
 	}
 	if req.TurnID == "" {
 		req.TurnID = uuid.Must(uuid.NewV7()).String()
@@ -52,6 +49,13 @@ func (e *Engine) decideStart(req TurnRequest, now time.Time) func() (policy.Deci
 			lastProbe = v.lastAutoProbeAt
 		}
 		sel, err := cfg.Select(env.Session, policy.SelectRequest{Agent: req.Agent, Cron: req.Cron, Now: ms, LastAutoProbeAt: lastProbe})
+		if errors.Is(err, policy.ErrNoModel) {
+			agent := req.Agent
+			if agent == "" {
+				agent = e.agent
+			}
+			return policy.Decision{}, &NoModelError{Agent: agent}
+		}
 		if err != nil {
 			return policy.Decision{}, err
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fledger/fledger/commands/classify"
 	"github.com/fledger/fledger/commands/config"
+	"github.com/fledger/fledger/commands/engine"
 	"github.com/fledger/fledger/events"
 )
 
@@ -332,6 +333,11 @@ func (v *validator) turn(path string, t *Turn, raw json.RawMessage) {
 	if t.Session == "" {
 		v.add(path+".session", "is required")
 	}
+	v.key(path+".session", events.AggSession, t.Session)
+	v.key(path+".id", events.AggTurn, t.ID)
+	if len(t.Agent) > events.MaxAgentLen {
+		v.add(path+".agent", fmt.Sprintf("is %d bytes; the limit is %d", len(t.Agent), events.MaxAgentLen))
+	}
 	switch t.Chat {
 	case "", "direct", "group", "channel":
 	default:
@@ -399,16 +405,21 @@ func (v *validator) command(path string, c *Command) {
 	if c.Session == "" {
 		v.add(path+".session", "is required")
 	}
+	v.key(path+".session", events.AggSession, c.Session)
 	switch c.Do {
 	case "model":
-		m, _ := splitProfile(c.Model)
-		if _, _, ok := splitModel(m); !ok {
+		if _, p, err := engine.ParseModelSelection(c.Model); err != nil {
 			v.add(path+".model", fmt.Sprintf("%q is not provider/model[@profile]", c.Model))
+		} else if p != "" {
+			if err := engine.ValidateKey(events.AggProfile, p); err != nil {
+				v.add(path+".model", "profile "+err.Error())
+			}
 		}
 	case "pin":
 		if c.Profile == "" {
 			v.add(path+".profile", "is required")
 		}
+		v.key(path+".profile", events.AggProfile, c.Profile)
 		if c.Source != "" && c.Source != "auto" && c.Source != "user" {
 			v.add(path+".source", fmt.Sprintf("%q is not auto|user", c.Source))
 		}
@@ -460,12 +471,31 @@ func parseExpectTime(s string, start time.Time) (int64, bool) {
 	return events.Millis(t), true
 }
 
+// splitModel splits "provider/model" (engine.ParseModelRef).
 func splitModel(s string) (string, string, bool) {
-	p, m, ok := strings.Cut(s, "/")
-	return p, m, ok && p != "" && m != ""
+	ref, err := engine.ParseModelRef(s)
+	return ref.Provider, ref.Model, err == nil
 }
 
+// splitProfile splits `/model`'s "provider/model[@profile]" into the
+// model and the profile with the engine's parser
+// (engine.ParseModelSelection), the one `fledger serve` uses too.
 func splitProfile(s string) (string, string) {
-	m, p, _ := strings.Cut(s, "@")
-	return m, p
+	ref, p, err := engine.ParseModelSelection(s)
+	if err != nil {
+		return s, ""
+	}
+	return ref.String(), p
+}
+
+// key adds a problem at path when id could not be stored as an aggregate
+// key (too long for events.MaxKeyLen, not UTF-8); "" is checked by the
+// caller ("is required").
+func (v *validator) key(path string, agg events.Aggregate, id string) {
+	if id == "" {
+		return
+	}
+	if err := engine.ValidateKey(agg, id); err != nil {
+		v.add(path, err.Error())
+	}
 }

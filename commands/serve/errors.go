@@ -54,9 +54,12 @@ func toAPI(err error) (*APIError, bool) {
 	var ae *APIError
 	var wait *engine.WaitNotOverError
 	var att *engine.AttemptError
+	var noModel *engine.NoModelError
 	switch {
 	case errors.As(err, &ae):
 		return ae, true
+	case errors.As(err, &noModel):
+		return apiErr(http.StatusServiceUnavailable, CodeNoConfig, "%s", noModel.Error()), true
 	case errors.As(err, &wait):
 		return &APIError{Status: http.StatusTooEarly, Code: CodeWaitNotOver, RetryAfterMs: wait.RemainingMs,
 			Detail: "the turn waits " + strconv.FormatInt(wait.RemainingMs, 10) + " ms more (resume_at " + strconv.FormatInt(wait.ResumeAt, 10) + "); resume after that"}, true

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/fledger/fledger/commands/engine"
 )
 
 // Route is one HTTP route the service registers.
@@ -132,7 +135,7 @@ func (s *Service) guard(mux *http.ServeMux) http.Handler {
 			s.metrics.observe(route, rw.code(), time.Since(start))
 		}()
 		if s.cfg.Token != "" && pattern != "GET /healthz" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			got, ok := bearerToken(r.Header.Get("Authorization"))
 			sum := sha256.Sum256([]byte(got))
 			if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 				rw.Header().Set("WWW-Authenticate", `Bearer realm="fledger"`)
@@ -202,7 +205,10 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, requ
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
 		return apiErr(http.StatusUnsupportedMediaType, CodeInvalidRequest, "Content-Type %q is not application/json", ct)
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	// raw keeps what the decoder read, to describe a refused field by its
+	// path (decodeDetail).
+	var raw bytes.Buffer
+	dec := json.NewDecoder(io.TeeReader(http.MaxBytesReader(w, r.Body, limit), &raw))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	if errors.Is(err, io.EOF) && !required {
@@ -221,19 +227,13 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, requ
 		return nil
 	}
 	var mb *http.MaxBytesError
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &mb):
 		return apiErr(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the request body is larger than %d bytes", mb.Limit)
 	case errors.Is(err, io.EOF):
 		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "the request body is empty; a JSON object is required")
-	case errors.As(err, &se):
-		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "malformed JSON at byte %d: %v", se.Offset, err)
-	case errors.As(err, &te):
-		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "field %q: %s is not a %s", te.Field, te.Value, te.Type)
 	default:
-		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "%v", err)
+		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "%s", decodeDetail(err, v, raw.Bytes()))
 	}
 }
 
@@ -255,6 +255,10 @@ func sessionPath(r *http.Request, agent, session *string) error {
 // answerError answers a known error with its status; anything else is
 // logged and answered 500 without its text.
 func (s *Service) answerError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, engine.ErrInvalidDecision) {
+		writeError(w, s.invalidDecision(err, "method", r.Method, "path", r.URL.Path))
+		return
+	}
 	if ae, ok := toAPI(err); ok {
 		writeError(w, ae)
 		return

@@ -14,6 +14,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+
+	"github.com/fledger/fledger/commands/engine"
 )
 
 // MicroName is the NATS micro service name; MicroPrefix the subject
@@ -103,7 +105,7 @@ func microOp[Req, Resp any](s *Service, op func(context.Context, *Req) (*Resp, e
 				}
 			}
 			if err != nil {
-				microError(r, apiErr(http.StatusBadRequest, CodeInvalidJSON, "%v", err))
+				microError(r, apiErr(http.StatusBadRequest, CodeInvalidJSON, "%s", decodeDetail(err, q, data)))
 				return
 			}
 		}
@@ -112,6 +114,9 @@ func microOp[Req, Resp any](s *Service, op func(context.Context, *Req) (*Resp, e
 		resp, err := op(ctx, q)
 		if err != nil {
 			ae, ok := toAPI(err)
+			if errors.Is(err, engine.ErrInvalidDecision) {
+				ae, ok = s.invalidDecision(err, "subject", r.Subject()), true
+			}
 			if !ok {
 				id := uuid.NewString()
 				s.cfg.Log.Error("serve: micro request failed", "request", id, "subject", r.Subject(), "err", err)

@@ -214,11 +214,11 @@ func step(agent string, st *engine.Step) *TurnStep {
 }
 
 func splitModel(s, field string) (events.ModelRef, error) {
-	p, m, ok := strings.Cut(s, "/")
-	if !ok || p == "" || m == "" {
+	ref, err := engine.ParseModelRef(s)
+	if err != nil {
 		return events.ModelRef{}, apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is not provider/model", field, s)
 	}
-	return events.ModelRef{Provider: p, Model: m}, nil
+	return ref, nil
 }
 
 var selectionSources = map[string]bool{policy.SourceUser: true, policy.SourceDefault: true, policy.SourceAuto: true,
@@ -230,6 +230,14 @@ var selectionSources = map[string]bool{policy.SourceUser: true, policy.SourceDef
 func (s *Service) Begin(ctx context.Context, r *BeginRequest) (*TurnStep, error) {
 	if r.Session == "" {
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "session is required")
+	}
+	if err := checkKey("session", events.AggSession, r.Session); err != nil {
+		return nil, err
+	}
+	if r.TurnID != "" {
+		if err := checkKey("turn_id", events.AggTurn, r.TurnID); err != nil {
+			return nil, err
+		}
 	}
 	switch r.Chat {
 	case "", engine.ChatDirect, engine.ChatGroup, engine.ChatChannel:
@@ -247,19 +255,27 @@ func (s *Service) Begin(ctx context.Context, r *BeginRequest) (*TurnStep, error)
 		return nil, err
 	}
 	req := engine.TurnRequest{TurnID: r.TurnID, Session: r.Session, Agent: agent, Chat: r.Chat}
+	// Nothing is recorded (not even the model selection) for a turn that
+	// cannot start.
+	if err := engine.ValidateTurnRequest(req); err != nil {
+		return nil, err
+	}
 	if r.Model != "" {
-		ref, err := splitModel(r.Model, "model")
+		ref, profile, err := modelSelection(r.Model, "model")
 		if err != nil {
 			return nil, err
 		}
 		if r.Source == policy.SourceCron {
+			if profile != "" {
+				return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "a cron model (source cron) takes no @profile")
+			}
 			req.Cron = &policy.CronPayload{Model: ref}
 		} else {
 			src := r.Source
 			if src == "" {
 				src = policy.SourceUser
 			}
-			if _, err := e.SelectModel(ctx, r.Session, ref, src, nil, ""); err != nil {
+			if _, err := e.SelectModel(ctx, r.Session, ref, src, nil, profile); err != nil {
 				return nil, err
 			}
 		}
@@ -343,6 +359,9 @@ func (s *Service) sessionEngine(ctx context.Context, agent, session string) (*en
 	if session == "" {
 		return nil, "", apiErr(http.StatusBadRequest, CodeInvalidRequest, "session is required")
 	}
+	if err := checkKey("session", events.AggSession, session); err != nil {
+		return nil, "", err
+	}
 	e, a, err := s.engine(agent)
 	if err != nil {
 		return nil, "", err
@@ -391,9 +410,15 @@ func (s *Service) SelectModel(ctx context.Context, r *ModelRequest) (*SessionCom
 		}
 		evs, err = e.ClearModel(ctx, r.Session, agent)
 	} else {
-		ref, err := splitModel(r.Model, "model")
+		ref, profile, err := modelSelection(r.Model, "model")
 		if err != nil {
 			return nil, err
+		}
+		switch {
+		case profile == "":
+			profile = r.Profile
+		case r.Profile != "" && r.Profile != profile:
+			return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "model %q names profile %q but profile is %q; give one of them", r.Model, profile, r.Profile)
 		}
 		var origin *events.ModelRef
 		if r.Origin != "" {
@@ -403,7 +428,7 @@ func (s *Service) SelectModel(ctx context.Context, r *ModelRequest) (*SessionCom
 			}
 			origin = &o
 		}
-		evs, err = e.SelectModel(ctx, r.Session, ref, r.Source, origin, r.Profile)
+		evs, err = e.SelectModel(ctx, r.Session, ref, r.Source, origin, profile)
 		if err != nil {
 			return nil, err
 		}

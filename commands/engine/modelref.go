@@ -1,0 +1,71 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fledger/fledger/events"
+)
+
+// ParseModelRef parses "provider/model". The provider is everything before
+// the first '/', the model everything after it (it may hold more '/' and
+// '@', e.g. "openrouter/meta/llama@free"); both must be non-empty. Errors
+// wrap [ErrBadRequest].
+func ParseModelRef(s string) (events.ModelRef, error) {
+	p, m, ok := strings.Cut(s, "/")
+	if !ok || p == "" || m == "" {
+		return events.ModelRef{}, fmt.Errorf("%w: model %q is not provider/model", ErrBadRequest, s)
+	}
+	return events.ModelRef{Provider: p, Model: m}, nil
+}
+
+// ParseModelSelection parses the argument of `/model provider/model[@profile]`:
+// the model and the auth profile to pin ("" = none). It is the one parser
+// of that syntax (the scenario runner and `fledger serve` use it).
+//
+// The profile is split off at the last '@' — except that an '@' which
+// starts a "provider:name" profile id wins over later ones, so a profile
+// id that itself holds an '@' (an OAuth profile named by e-mail, e.g.
+// "openai-codex:me@example.com") is kept whole:
+//
+//	openai/gpt-5@openai:backup              → openai/gpt-5, openai:backup
+//	openai-codex/gpt-5@openai-codex:me@x.io → openai-codex/gpt-5, openai-codex:me@x.io
+//	vertex/claude@2024@vertex:work          → vertex/claude@2024, vertex:work
+//
+// Errors wrap [ErrBadRequest]: a model that is not provider/model, or an
+// empty profile after '@'.
+func ParseModelSelection(s string) (events.ModelRef, string, error) {
+	model, profile, hasProfile := s, "", false
+	if slash := strings.IndexByte(s, '/'); slash >= 0 {
+		at := -1
+		for i := slash + 1; i < len(s); i++ {
+			if s[i] == '@' && startsProfileID(s[i+1:]) {
+				at = i
+				break
+			}
+		}
+		if at < 0 {
+			if i := strings.LastIndexByte(s, '@'); i > slash {
+				at = i
+			}
+		}
+		if at >= 0 {
+			model, profile, hasProfile = s[:at], s[at+1:], true
+		}
+	}
+	ref, err := ParseModelRef(model)
+	if err != nil {
+		return events.ModelRef{}, "", fmt.Errorf("%w: model %q is not provider/model[@profile]", ErrBadRequest, s)
+	}
+	if hasProfile && profile == "" {
+		return events.ModelRef{}, "", fmt.Errorf("%w: model %q has an empty profile after @", ErrBadRequest, s)
+	}
+	return ref, profile, nil
+}
+
+// startsProfileID reports whether s begins with "<provider>:" — a
+// non-empty provider holding no '@', '/' or ':'.
+func startsProfileID(s string) bool {
+	i := strings.IndexAny(s, "@/:")
+	return i > 0 && s[i] == ':'
+}

@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/fledger/fledger/events"
+)
+
+// Ids that become aggregate keys (session keys, turn ids, profile ids) are
+// checked before anything is decided or appended, with the events
+// package's own limits, so a request that could never be stored is refused
+// up front instead of breaking a later decision of a turn already started.
+
+// keyCheckAgent is a valid agent id used only to ask [events.Subject]
+// whether a key is acceptable (the agent does not affect the key check).
+const keyCheckAgent = "a"
+
+// ValidateKey reports why key cannot be the key of an aggregate of kind
+// agg (nil = it can): empty, longer than [events.MaxKeyLen] bytes, not
+// valid UTF-8 (the JSON envelope could not carry it unchanged), or refused
+// by [events.Subject]. The error reads after a field name: "session is
+// 600 bytes; the limit is 512".
+func ValidateKey(agg events.Aggregate, key string) error {
+	switch {
+	case key == "":
+		return errors.New("is empty")
+	case len(key) > events.MaxKeyLen:
+		return fmt.Errorf("is %d bytes; the limit is %d", len(key), events.MaxKeyLen)
+	case !utf8.ValidString(key):
+		return errors.New("is not valid UTF-8")
+	}
+	if _, err := events.Subject(keyCheckAgent, agg, key); err != nil {
+		return fmt.Errorf("cannot be stored: %v", err)
+	}
+	return nil
+}
+
+// CheckKey is [ValidateKey] as an [ErrBadRequest] naming field: "engine:
+// bad request: session is 600 bytes; the limit is 512".
+func CheckKey(field string, agg events.Aggregate, key string) error {
+	if err := ValidateKey(agg, key); err != nil {
+		return fmt.Errorf("%w: %s %v", ErrBadRequest, field, err)
+	}
+	return nil
+}
+
+// checkAgentID checks an OpenClaw agent id given with a request ("" = the
+// defaults) against the events package's agent limit.
+func checkAgentID(agent string) error {
+	if agent == "" {
+		return nil
+	}
+	if len(agent) > events.MaxAgentLen {
+		return fmt.Errorf("%w: agent is %d bytes; the limit is %d", ErrBadRequest, len(agent), events.MaxAgentLen)
+	}
+	if !utf8.ValidString(agent) {
+		return fmt.Errorf("%w: agent is not valid UTF-8", ErrBadRequest)
+	}
+	return nil
+}
+
+// ValidateTurnRequest checks the ids of req that become aggregate keys
+// (session, turn id when given) and its chat and agent, without filling
+// defaults or touching the stream. [Engine.BeginTurn] and
+// [Engine.RunTurn] run it first; a caller that records something before
+// beginning the turn (a `/model` selection) runs it before that, so a turn
+// that cannot start leaves nothing behind. Errors wrap [ErrBadRequest].
+func ValidateTurnRequest(req TurnRequest) error {
+	if req.Session == "" {
+		return fmt.Errorf("%w: empty session", ErrBadRequest)
+	}
+	if err := CheckKey("session", events.AggSession, req.Session); err != nil {
+		return err
+	}
+	if req.TurnID != "" {
+		if err := CheckKey("turn id", events.AggTurn, req.TurnID); err != nil {
+			return err
+		}
+	}
+	switch req.Chat {
+	case "", ChatDirect, ChatGroup, ChatChannel:
+	default:
+		return fmt.Errorf("%w: chat %q is not direct|group|channel", ErrBadRequest, req.Chat)
+	}
+	return checkAgentID(req.Agent)
+}
+
+// ErrInvalidDecision: the event store refused a decision's events as
+// invalid (envelope, payload, subject or size). Nothing was appended: the
+// turn or session is exactly as it was before the step. Inputs are
+// validated up front, so this is a bug, never a client error.
+var ErrInvalidDecision = errors.New("engine: the event store refused the decision; nothing was appended")
+
+// isValidationError reports whether an append error is the store refusing
+// the commit's content (it then appended nothing) rather than a conflict,
+// a transport or a context error.
+func isValidationError(err error) bool {
+	return errors.Is(err, events.ErrInvalidEnvelope) || errors.Is(err, events.ErrInvalidPayload) ||
+		errors.Is(err, events.ErrInvalidSubject) || errors.Is(err, events.ErrUnknownType) ||
+		errors.Is(err, events.ErrTooLarge) || errors.Is(err, events.ErrEmptyCommit)
+}

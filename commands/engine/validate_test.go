@@ -1,0 +1,213 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fledger/fledger/commands/config"
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/events"
+)
+
+func lastSeq(t *testing.T, st events.Store) uint64 {
+	t.Helper()
+	n, err := st.LastSeq(ctxT(t), "")
+	require_NoError(t, err)
+	return n
+}
+
+// Ids that become aggregate keys are refused before anything is appended,
+// with ErrBadRequest naming the field and the limit; an id at the limit
+// runs a whole turn (its auto pin is a session-keyed event).
+func TestKeys_OverlongIdsRefusedUpFront(t *testing.T) {
+	st := openStore(t)
+	e := newEngine(t, st, newFakeClock())
+	ctx := ctxT(t)
+	long := strings.Repeat("k", events.MaxKeyLen+1)
+	before := lastSeq(t, st)
+
+	check := func(name string, err error, field string) {
+		t.Helper()
+		if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), field) || !strings.Contains(err.Error(), "512") {
+			t.Fatalf("%s: got %v, want ErrBadRequest naming %s and the limit", name, err, field)
+		}
+	}
+	_, err := e.BeginTurn(ctx, TurnRequest{Session: long})
+	check("BeginTurn session", err, "session")
+	_, err = e.BeginTurn(ctx, TurnRequest{Session: "s", TurnID: long})
+	check("BeginTurn turn id", err, "turn id")
+	res, err := e.RunTurn(ctx, TurnRequest{Session: long}, script{})
+	check("RunTurn session", err, "session")
+	if res != nil {
+		t.Fatalf("RunTurn returned a result for a refused turn: %+v", res)
+	}
+	_, err = e.SelectModel(ctx, long, events.ModelRef{Provider: "openai", Model: "gpt-5"}, "", nil, "")
+	check("SelectModel session", err, "session")
+	_, err = e.SelectModel(ctx, "s", events.ModelRef{Provider: "openai", Model: "gpt-5"}, "", nil, long)
+	check("SelectModel profile", err, "profile")
+	_, err = e.PinProfile(ctx, "s", long, "")
+	check("PinProfile profile", err, "profile")
+	_, err = e.Reset(ctx, long, "new")
+	check("Reset session", err, "session")
+	_, err = e.CompleteCompaction(ctx, long)
+	check("CompleteCompaction session", err, "session")
+	if _, err := e.BeginTurn(ctx, TurnRequest{Session: "bad\xffutf8"}); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("invalid UTF-8 session: %v", err)
+	}
+	if got := lastSeq(t, st); got != before {
+		t.Fatalf("refused requests appended: last seq %d → %d", before, got)
+	}
+	if u := e.Unfinished(""); len(u) != 0 {
+		t.Fatalf("unfinished turns: %v", u)
+	}
+
+	// At the limit everything is stored, through to the success's auto pin.
+	edge := strings.Repeat("k", events.MaxKeyLen)
+	r, err := e.RunTurn(ctx, TurnRequest{Session: edge, TurnID: strings.Repeat("t", events.MaxKeyLen)}, script{})
+	require_NoError(t, err)
+	if r.Outcome != OutcomeSucceeded || e.Session(edge).Pin == "" {
+		t.Fatalf("turn at the key limit: outcome %s, pin %q", r.Outcome, e.Session(edge).Pin)
+	}
+}
+
+func TestParseModelSelection(t *testing.T) {
+	for _, c := range []struct {
+		in, model, profile string
+		bad                bool
+	}{
+		{in: "openai/gpt-5", model: "openai/gpt-5"},
+		{in: "openai/gpt-5@openai:api-key-backup", model: "openai/gpt-5", profile: "openai:api-key-backup"},
+		{in: "openai-codex/gpt-5@openai-codex:me@example.com", model: "openai-codex/gpt-5", profile: "openai-codex:me@example.com"},
+		{in: "vertex/claude@2024@vertex:work", model: "vertex/claude@2024", profile: "vertex:work"},
+		{in: "openai/gpt-5@nope", model: "openai/gpt-5", profile: "nope"},
+		{in: "openrouter/meta/llama@openrouter:a", model: "openrouter/meta/llama", profile: "openrouter:a"},
+		{in: "openai/gpt-5@", bad: true},
+		{in: "gpt-5@openai:a", bad: true},
+		{in: "openai/", bad: true},
+		{in: "/gpt-5", bad: true},
+		{in: "", bad: true},
+	} {
+		ref, p, err := ParseModelSelection(c.in)
+		if c.bad {
+			if !errors.Is(err, ErrBadRequest) {
+				t.Errorf("%q: got %v, %q, %v; want ErrBadRequest", c.in, ref, p, err)
+			}
+			continue
+		}
+		if err != nil || ref.String() != c.model || p != c.profile {
+			t.Errorf("%q: got %q, %q, %v; want %q, %q", c.in, ref.String(), p, err, c.model, c.profile)
+		}
+	}
+}
+
+// Every appended commit is observed once; a command that appends nothing
+// is not.
+func TestWithAppendObserver(t *testing.T) {
+	st := openStore(t)
+	var n atomic.Int64
+	e := newEngine(t, st, newFakeClock(), WithAppendObserver(func(d time.Duration) {
+		if d < 0 {
+			t.Errorf("negative latency %v", d)
+		}
+		n.Add(1)
+	}))
+	ctx := ctxT(t)
+	_, err := e.RunTurn(ctx, TurnRequest{Session: "s"}, script{"anthropic/claude-opus-4-6": rateLimit()})
+	if err != nil {
+		var ex *ExhaustedError
+		if !errors.As(err, &ex) {
+			require_NoError(t, err)
+		}
+	}
+	if got, want := uint64(n.Load()), e.Stats().Commits; got != want || got == 0 {
+		t.Fatalf("observed %d appends, engine committed %d", got, want)
+	}
+	_, err = e.PinProfile(ctx, "s2", "anthropic:b", "")
+	require_NoError(t, err)
+	before := n.Load()
+	evs, err := e.PinProfile(ctx, "s2", "anthropic:b", "") // already pinned: no append
+	require_NoError(t, err)
+	if len(evs) != 0 {
+		t.Fatalf("repeated pin appended %v", types(evs))
+	}
+	if n.Load() != before {
+		t.Fatalf("a no-op command was observed")
+	}
+	if _, err := New(ctx, st, "main", WithAppendObserver(nil)); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("nil observer: %v", err)
+	}
+}
+
+// An empty config (no primary) refuses turns as a missing configuration,
+// naming the agent and the key to set.
+func TestNoModelConfigured(t *testing.T) {
+	st := openStore(t)
+	ctx := ctxT(t)
+	e, err := New(ctx, st, "main", WithClock(newFakeClock()))
+	require_NoError(t, err)
+	t.Cleanup(e.Close)
+	l, err := config.Parse([]byte(`{}`), "empty")
+	require_NoError(t, err)
+	_, _, err = e.ApplyConfig(ctx, "empty", l)
+	require_NoError(t, err)
+	before := lastSeq(t, st)
+	_, err = e.BeginTurn(ctx, TurnRequest{Session: "s"})
+	var nm *NoModelError
+	if !errors.As(err, &nm) || !errors.Is(err, ErrNoConfig) || !errors.Is(err, policy.ErrNoModel) ||
+		err.Error() != "no model configured for agent main: set agents.defaults.model.primary (or select a model for the session with /model)" {
+		t.Fatalf("got %v", err)
+	}
+	if lastSeq(t, st) != before {
+		t.Fatal("appended")
+	}
+}
+
+// refusingStore refuses appends as invalid while refuse is set.
+type refusingStore struct {
+	events.Store
+	refuse atomic.Bool
+}
+
+func (s *refusingStore) Append(ctx context.Context, subject string, expected uint64, evs ...events.Event) (events.AppendResult, error) {
+	if s.refuse.Load() {
+		return events.AppendResult{}, &events.EventError{Index: 0, Type: evs[0].Type, Field: "key", Reason: "refused by the test", Err: events.ErrInvalidEnvelope}
+	}
+	return s.Store.Append(ctx, subject, expected, evs...)
+}
+
+// A decision the store refuses as invalid is ErrInvalidDecision, appends
+// nothing and leaves the turn where it was: the same report succeeds once
+// the store accepts it, and the attempt cannot be reported the other way
+// in between.
+func TestInvalidDecision_NothingAppendedTurnNotStuck(t *testing.T) {
+	st := &refusingStore{Store: openStore(t)}
+	e := newEngine(t, st, newFakeClock())
+	ctx := ctxT(t)
+	step, err := e.BeginTurn(ctx, TurnRequest{Session: "s", TurnID: "t1"})
+	require_NoError(t, err)
+	before := lastSeq(t, st)
+	st.refuse.Store(true)
+	_, err = e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: step.Next.Call.Attempt, OK: true})
+	if !errors.Is(err, ErrInvalidDecision) || !errors.Is(err, events.ErrInvalidEnvelope) || errors.Is(err, ErrBadRequest) {
+		t.Fatalf("got %v, want ErrInvalidDecision wrapping the store's error", err)
+	}
+	if lastSeq(t, st) != before {
+		t.Fatal("a refused decision appended")
+	}
+	if ts, _ := e.Turn("t1"); ts.Phase != policy.PhaseRunning || !ts.InFlight {
+		t.Fatalf("turn state changed: %+v", ts)
+	}
+	st.refuse.Store(false)
+	step, err = e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: 1, OK: true})
+	require_NoError(t, err)
+	if step.Next.Kind != policy.NextDone {
+		t.Fatalf("next %s, want done", step.Next.Kind)
+	}
+	if _, err := e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: 1, Err: rateLimit()}); !errors.Is(err, ErrOutcomeMismatch) {
+		t.Fatalf("a failure report after the success: %v", err)
+	}
+}

@@ -1,0 +1,168 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+)
+
+// decodeDetail turns a JSON decode error of a request body into words
+// about the request's fields — never Go type or struct names:
+// "body must be a JSON object", "attempt: expected an integer, got
+// string", "error.headers: expected an object of strings, got array".
+// v is the request being decoded.
+func decodeDetail(err error, v any, raw []byte) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("malformed JSON at byte %d: %s", se.Offset, strings.TrimPrefix(se.Error(), "json: "))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the body ends inside a JSON value"
+	case errors.As(err, &te):
+		if te.Field == "" {
+			return "body must be a JSON object"
+		}
+		field := te.Field
+		// The lenient provider error is read through its own wire shape;
+		// its fields are still error.<name> to the client.
+		if _, ok := v.(*OutcomeRequest); ok && te.Struct != "OutcomeRequest" && !strings.HasPrefix(field, "error") {
+			field = "error." + field
+		}
+		return fmt.Sprintf("%s: expected %s, got %s", field, jsonKind(te.Type), gotKind(te.Value))
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if strings.HasPrefix(msg, "unknown field ") {
+		return msg
+	}
+	// The only custom decoder in a request is the provider error's
+	// (OutcomeRequest.error): describe the field it refused by its path.
+	if _, ok := v.(*OutcomeRequest); ok {
+		if p := providerErrorShape(raw); p != "" {
+			return p
+		}
+		return "error: " + msg
+	}
+	return msg
+}
+
+// providerErrorShape checks the shapes of the fields of an outcome
+// report's "error" (as documented: status and code numbers or strings,
+// message and body any JSON, headers an object, cause an object or a
+// string) and describes the first one that is wrong ("" = none found).
+func providerErrorShape(raw []byte) string {
+	var top struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(raw, &top) != nil || len(top.Error) == 0 {
+		return ""
+	}
+	if k := kindOf(top.Error); k != "object" && k != "null" {
+		return "error: expected an object, got " + k
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(top.Error, &fields) != nil {
+		return ""
+	}
+	want := func(name, expected string, ok ...string) string {
+		v, present := fields[name]
+		if !present {
+			return ""
+		}
+		k := kindOf(v)
+		for _, o := range append(ok, "null") {
+			if k == o {
+				return ""
+			}
+		}
+		return fmt.Sprintf("error.%s: expected %s, got %s", name, expected, k)
+	}
+	for _, f := range []struct {
+		name, expected string
+		ok             []string
+	}{
+		{"status", "a number or a numeric string", []string{"number", "string"}},
+		{"code", "a string or a number", []string{"string", "number", "boolean"}},
+		{"type", "a string", []string{"string", "number", "boolean"}},
+		{"name", "a string", []string{"string", "number", "boolean"}},
+		{"id", "a string", []string{"string", "number", "boolean"}},
+		{"provider", "a string", []string{"string", "number", "boolean"}},
+		{"model", "a string", []string{"string", "number", "boolean"}},
+		{"headers", "an object of strings", []string{"object"}},
+		{"cause", "an object or a string", []string{"object", "string"}},
+		{"received_at", "an RFC 3339 time string", []string{"string"}},
+	} {
+		if p := want(f.name, f.expected, f.ok...); p != "" {
+			return p
+		}
+	}
+	return ""
+}
+
+// kindOf names the JSON kind of a raw value: object, array, string,
+// number, boolean, null.
+func kindOf(raw json.RawMessage) string {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{':
+			return "object"
+		case '[':
+			return "array"
+		case '"':
+			return "string"
+		case 't', 'f':
+			return "boolean"
+		case 'n':
+			return "null"
+		}
+		return "number"
+	}
+	return "nothing"
+}
+
+// jsonKind names the JSON shape a Go type is read from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Map:
+		if t.Key().Kind() == reflect.String {
+			return "an object of strings"
+		}
+		return "an object"
+	case reflect.Struct:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 && t.Name() == "RawMessage" {
+			return "a JSON value"
+		}
+		return "an array"
+	}
+	return "another value"
+}
+
+// gotKind shortens UnmarshalTypeError.Value ("number 1.5", "array").
+func gotKind(v string) string {
+	if v == "" {
+		return "another value"
+	}
+	return v
+}
