@@ -35,6 +35,11 @@ stream sequence and the command exits 1.`,
 			if from == 0 {
 				from = 1
 			}
+			if typ != "" {
+				if _, ok := events.NewCatalogRegistry().Version(typ); !ok {
+					return fmt.Errorf("--type %q is not an event type; see docs/events.md (e.g. AttemptFailed, FallbackStepped)", typ)
+				}
+			}
 			ctx := cmd.Context()
 			st, err := openStore(ctx, g)
 			if err != nil {

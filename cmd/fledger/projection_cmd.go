@@ -360,10 +360,10 @@ func projDash(s string) string {
 	return cellText(s)
 }
 
-// projTime renders Unix ms for tables (UTC, seconds) or "-".
+// projTime renders Unix ms for tables (RFC 3339 UTC, seconds) or "-".
 func projTime(t projections.UnixMillis) string {
 	if t == 0 {
 		return "-"
 	}
-	return time.UnixMilli(int64(t)).UTC().Format("2006-01-02 15:04:05")
+	return time.UnixMilli(int64(t)).UTC().Format("2006-01-02T15:04:05Z")
 }

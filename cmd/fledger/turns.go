@@ -33,6 +33,11 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
   fledger turns --outcome exhausted --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch outcome {
+			case "", projections.OutcomeSucceeded, projections.OutcomeExhausted, projections.OutcomeStopped, projections.OutcomeUnfinished:
+			default:
+				return fmt.Errorf("--outcome %q: want succeeded, exhausted, stopped or unfinished", outcome)
+			}
 			t, err := projSince(since, time.Now())
 			if err != nil {
 				return err
