@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fledger/fledger/commands/redact"
 	"sort"
 	"strings"
 	"time"
@@ -268,7 +269,7 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) {
 		}
 	case events.CandidateSkipped:
 		st.Kind = "skip"
-		st.Text = fmt.Sprintf("skip %s/%s: %s (%s, %s)", e.Provider, e.Model, e.Message, e.Reason, e.Decision)
+		st.Text = fmt.Sprintf("skip %s/%s: %s (%s, %s)", e.Provider, e.Model, oneLine(e.Message, 200), e.Reason, e.Decision)
 		if e.SoonestExpiry > 0 {
 			st.Details = append(st.Details, "soonest profile expiry "+at(e.SoonestExpiry))
 		}
@@ -320,7 +321,7 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) {
 		st.Kind, st.Text = "end", x.End
 	case events.TurnExhausted:
 		x.Outcome, x.Attempts, x.DurationMs = "exhausted", len(e.Attempts), e.DurationMs
-		x.End = fmt.Sprintf("exhausted (%s): %s", msDur(e.DurationMs), e.Summary)
+		x.End = fmt.Sprintf("exhausted (%s): %s", msDur(e.DurationMs), redact.String(e.Summary))
 		st.Kind, st.Text = "end", x.End
 		if e.SoonestCooldownExpiry > 0 {
 			st.Details = append(st.Details, "soonest cooldown expiry "+at(e.SoonestCooldownExpiry))
@@ -425,8 +426,11 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
+// oneLine flattens provider text to one line of at most n runes. It
+// redacts again: events written before a redaction rule existed keep what
+// that older redactor missed, and redacting is idempotent.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(redact.String(s)), " ")
 	r := []rune(s)
 	if len(r) <= n {
 		return s

@@ -42,6 +42,7 @@ func ClassifyAt(e *ProviderError, now time.Time) Result {
 	v, disp := decide(sigs)
 	res := Result{Reason: v.reason, Disposition: disp}
 	res.Evidence = Evidence{Rule: v.rule.id, Source: v.rule.source, Field: v.field, Match: preview(v.match)}
+	res.Evidence.CauseTruncated = e != nil && e.CauseTruncated
 	if v.reason == ReasonContextOverflow && v.ceiling != nil {
 		c := *v.ceiling
 		res.RequestSizeCeiling = &c

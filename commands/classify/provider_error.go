@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fledger/fledger/commands/redact"
 )
 
 // ProviderError is one failed provider call as the gateway saw it: the input
@@ -23,6 +25,9 @@ import (
 //   - headers: an object whose values are strings, numbers or arrays of
 //     strings (joined with ", ").
 //   - cause: a nested error object, or a string (taken as its message).
+//     At most [MaxDecodedCauses] nested causes are decoded; deeper ones are
+//     skipped without being parsed and CauseTruncated is set on the outermost
+//     error (see decode.go).
 type ProviderError struct {
 	// ID is the caller's identifier for the input line. Classify ignores it;
 	// `fledger classify` echoes it.
@@ -57,6 +62,10 @@ type ProviderError struct {
 	// ReceivedAt is when the response arrived. It resolves an HTTP-date
 	// Retry-After when the caller passes no decision time (see [ClassifyAt]).
 	ReceivedAt time.Time `json:"received_at,omitzero"`
+	// CauseTruncated is set by UnmarshalJSON on the outermost error when the
+	// JSON nested more than [MaxDecodedCauses] causes: the deeper ones were
+	// dropped, unread. Classify reports it in Evidence.CauseTruncated.
+	CauseTruncated bool `json:"cause_truncated,omitempty"`
 
 	// statusCode holds a non-numeric JSON status ("RESOURCE_EXHAUSTED").
 	statusCode string
@@ -113,80 +122,6 @@ func (e *ProviderError) Unwrap() error {
 	return e.Cause
 }
 
-// providerErrorWire reads every field as raw JSON so UnmarshalJSON can accept
-// the flexible shapes documented on ProviderError.
-type providerErrorWire struct {
-	ID         json.RawMessage            `json:"id"`
-	Provider   json.RawMessage            `json:"provider"`
-	Model      json.RawMessage            `json:"model"`
-	Status     json.RawMessage            `json:"status"`
-	Code       json.RawMessage            `json:"code"`
-	Type       json.RawMessage            `json:"type"`
-	Message    json.RawMessage            `json:"message"`
-	Body       json.RawMessage            `json:"body"`
-	Headers    map[string]json.RawMessage `json:"headers"`
-	Cause      json.RawMessage            `json:"cause"`
-	Name       json.RawMessage            `json:"name"`
-	ReceivedAt json.RawMessage            `json:"received_at"`
-}
-
-// UnmarshalJSON accepts the flexible shapes described on [ProviderError].
-// Unknown fields are ignored.
-func (e *ProviderError) UnmarshalJSON(data []byte) error {
-	var w providerErrorWire
-	if err := json.Unmarshal(data, &w); err != nil {
-		return err
-	}
-	*e = ProviderError{}
-	var err error
-	if e.ID, err = scalarText("id", w.ID); err != nil {
-		return err
-	}
-	if e.Provider, err = scalarText("provider", w.Provider); err != nil {
-		return err
-	}
-	if e.Model, err = scalarText("model", w.Model); err != nil {
-		return err
-	}
-	if e.Code, err = scalarText("code", w.Code); err != nil {
-		return err
-	}
-	if e.Type, err = scalarText("type", w.Type); err != nil {
-		return err
-	}
-	if e.Name, err = scalarText("name", w.Name); err != nil {
-		return err
-	}
-	e.Message = anyText(w.Message)
-	e.Body = anyText(w.Body)
-	if err := e.setStatus(w.Status); err != nil {
-		return err
-	}
-	if len(w.Headers) > 0 {
-		e.Headers = make(map[string]string, len(w.Headers))
-		for k, raw := range w.Headers {
-			e.Headers[k] = headerText(raw)
-		}
-	}
-	if s := string(bytes.TrimSpace(w.ReceivedAt)); s != "" && s != "null" {
-		if err := json.Unmarshal(w.ReceivedAt, &e.ReceivedAt); err != nil {
-			return fmt.Errorf("received_at: %w", err)
-		}
-	}
-	if c := bytes.TrimSpace(w.Cause); len(c) > 0 && !bytes.Equal(c, []byte("null")) {
-		cause := &ProviderError{}
-		if c[0] == '"' {
-			if err := json.Unmarshal(c, &cause.Message); err != nil {
-				return fmt.Errorf("cause: %w", err)
-			}
-		} else if err := json.Unmarshal(c, cause); err != nil {
-			return fmt.Errorf("cause: %w", err)
-		}
-		e.Cause = cause
-	}
-	return nil
-}
-
 func (e *ProviderError) setStatus(raw json.RawMessage) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -207,10 +142,10 @@ func (e *ProviderError) setStatus(raw json.RawMessage) error {
 	}
 	var f float64
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return fmt.Errorf("status: want a number or a numeric string, got %s", truncate(string(raw), 40))
+		return fmt.Errorf("status: want a number or a numeric string, got %s", redact.Preview(string(raw), 40))
 	}
 	if f != float64(int(f)) || f < 0 || f > 999 {
-		return fmt.Errorf("status: %s is not an HTTP status", truncate(string(raw), 40))
+		return fmt.Errorf("status: %s is not an HTTP status", redact.Preview(string(raw), 40))
 	}
 	e.Status = int(f)
 	return nil
@@ -230,7 +165,7 @@ func scalarText(field string, raw json.RawMessage) (string, error) {
 		}
 		return s, nil
 	case '{', '[':
-		return "", fmt.Errorf("%s: want a string, got %s", field, truncate(string(raw), 40))
+		return "", fmt.Errorf("%s: want a string, got %s", field, redact.Preview(string(raw), 40))
 	}
 	return string(raw), nil // number or boolean, kept as written
 }

@@ -57,4 +57,8 @@ type Evidence struct {
 	// Disposition explains a refusal, abort or coordination disposition, which
 	// is decided separately from the reason.
 	Disposition *Evidence `json:"disposition,omitempty"`
+	// CauseTruncated is set when the input's JSON nested more causes than
+	// [MaxDecodedCauses]: the deeper ones were dropped at decode time and
+	// never classified.
+	CauseTruncated bool `json:"cause_truncated,omitempty"`
 }

@@ -42,6 +42,25 @@ const (
 	// KindSecret is any other credential value after a secret-looking key
 	// (token=, secret=, password=, authorization:, access_token=, …).
 	KindSecret Kind = "secret"
+	// KindBasicAuth is the credential after "Basic " (HTTP basic auth,
+	// base64 of user:password).
+	KindBasicAuth Kind = "basic_auth"
+	// KindAuthHeader is an Authorization / Proxy-Authorization header value
+	// of any other scheme (Digest, AWS4-HMAC-SHA256, a bare token, …).
+	KindAuthHeader Kind = "auth_header"
+	// KindAWSSecret is an AWS secret access key or session token (the value
+	// after aws_secret_access_key=, "SecretAccessKey":, aws_session_token=, …).
+	KindAWSSecret Kind = "aws_secret"
+	// KindCookie is a Cookie / Set-Cookie header value.
+	KindCookie Kind = "cookie"
+	// KindSession is a session id (sessionid=, session_id=, sid=, …).
+	KindSession Kind = "session"
+	// KindPrivateKey is a whole PEM private key block, BEGIN to END (or to
+	// the end of the text when the END line is missing).
+	KindPrivateKey Kind = "private_key"
+	// KindUserinfo is the user[:password] part of a URL
+	// (https://user:pass@host keeps its scheme and host).
+	KindUserinfo Kind = "userinfo"
 )
 
 // Marker returns the replacement text for kind, e.g. "[REDACTED:api_key]".
@@ -56,21 +75,42 @@ func Marker(kind Kind) string { return "[REDACTED:" + string(kind) + "]" }
 // (for example a plain English word after "token:"), so ordinary prose is not
 // mangled. hints are lower-case literals of which at least one must occur in
 // the text for a regex rule to run at all.
+//
+// find, when set, is a hand-written linear scanner for shapes neither a
+// regex nor keyValue expresses (PEM blocks, URL userinfo, header lines).
+// A span found after a quote (JSON "password": "…") is a quoted span: with
+// keyValue.anyQuoted it is replaced whatever its shape (see quotedValue).
 type rule struct {
 	kind  Kind
 	hints []string
 	re    *regexp.Regexp
 	kv    *keyValue
+	find  func(s, lower string) []span
 	group int
 	min   int
 	keep  func(v string) bool
 }
 
+// span is a candidate replacement s[st:en]; quoted is set for a value that
+// was opened by a quote after its key (anyQuoted rules only).
+type span struct {
+	st, en int
+	quoted bool
+}
+
 // rules run in order; each sees the output of the previous ones.
 var rules = []rule{
+	// PEM private key blocks, redacted whole: first, so no other rule
+	// replaces pieces of the base64 body.
+	{kind: KindPrivateKey, find: pemSpans, min: 1},
+	// URL userinfo (https://user:pass@host): before the e-mail rule, which
+	// would otherwise take "pass@host" and leave the user name.
+	{kind: KindUserinfo, find: userinfoSpans, min: 1},
 	// "Authorization: Bearer <token>" and "bearer <token>" in SDK dumps and
 	// proxy logs. The word "Bearer" is kept.
 	{kind: KindBearer, kv: &keyValue{names: []string{"bearer"}, sep: sepSpace, value: isTokenByte, trailEq: true}, min: 12, keep: looksLikeToken},
+	// "Basic <base64 user:password>" anywhere. The word "Basic" is kept.
+	{kind: KindBasicAuth, kv: &keyValue{names: []string{"basic"}, sep: sepSpace, value: isBase64Byte, trailEq: true}, min: 8, keep: looksLikeBase64},
 	// JWTs: OAuth access tokens (Codex, Claude OAuth), Vertex id tokens.
 	{kind: KindJWT, hints: []string{"eyj"}, re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), min: 17},
 	// OpenAI (sk-, sk-proj-, sk-svcacct-, sk-admin-), Anthropic (sk-ant-api03-,
@@ -90,17 +130,37 @@ var rules = []rule{
 	// Hugging Face, Perplexity, Replicate, Slack, AWS access key ids.
 	{kind: KindAPIKey, hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "hf_", "pplx-", "r8_", "xox", "akia", "asia"},
 		re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]+|github_pat_[A-Za-z0-9_]+|hf_[A-Za-z0-9]+|pplx-[A-Za-z0-9]+|r8_[A-Za-z0-9]+|xox[abposr]-[A-Za-z0-9\-]+|(?:AKIA|ASIA)[0-9A-Z]{16})\b`), min: 14},
-	// Query-string credentials: Gemini "?key=AIza…", signed URLs.
-	{kind: KindAPIKey, kv: &keyValue{names: []string{"key=", "api_key=", "apikey=", "api-key=", "access_token=", "token=", "sig=", "signature="}, query: true, value: isQueryByte}, min: 1, keep: notMarker},
+	// "Authorization:" / "Proxy-Authorization:" header values of any scheme
+	// (the scheme word is kept), and Cookie / Set-Cookie header values.
+	{kind: KindAuthHeader, find: authHeaderSpans, min: 1},
+	{kind: KindCookie, find: cookieHeaderSpans, min: 1},
+	// AWS secret access keys and session tokens, and any other value after a
+	// compound key naming a secret ("SecretAccessKey", "db_password", …).
+	{kind: KindAWSSecret, find: secretKeySpans(true), min: 1},
+	{kind: KindSecret, find: secretKeySpans(false), min: 1},
+	// Query-string credentials: Gemini "?key=AIza…", signed URLs, OAuth.
+	{kind: KindAPIKey, kv: &keyValue{names: []string{"key=", "api_key=", "apikey=", "api-key=", "x-api-key="}, query: true, value: isQueryByte}, min: 1, keep: notMarker},
+	{kind: KindSecret, kv: &keyValue{names: []string{
+		"access_token=", "refresh_token=", "id_token=", "token=", "auth=", "secret=", "client_secret=",
+		"password=", "passwd=", "pwd=", "sig=", "signature=", "x-amz-signature=", "x-amz-credential=",
+		"x-amz-security-token=",
+	}, query: true, value: isQueryByte}, min: 1, keep: notMarker},
+	{kind: KindSession, kv: &keyValue{names: []string{"sessionid=", "session_id=", "session=", "sid=", "phpsessid=", "jsessionid="}, query: true, value: isQueryByte}, min: 1, keep: notMarker},
 	// "Incorrect API key provided: <value>", "api key: <value>", "apiKey=<value>".
-	{kind: KindAPIKey, kv: &keyValue{names: []string{"api key", "api_key", "api-key", "apikey", "x-api-key", "x-goog-api-key", "subscription-key"}, provided: true, sep: sepOptional, value: isKeyByte}, min: 16, keep: looksLikeToken},
-	// Other credentials after a secret-looking key.
+	{kind: KindAPIKey, kv: &keyValue{names: []string{"api key", "api_key", "api-key", "apikey", "x-api-key", "x-goog-api-key", "subscription-key"}, provided: true, sep: sepOptional, value: isKeyByte, anyQuoted: true}, min: 16, keep: looksLikeToken},
+	// Session ids: "sessionid=…", "session_id": "…", "sid=…".
+	{kind: KindSession, kv: &keyValue{names: []string{
+		"sessionid", "session_id", "session-id", "sessid", "phpsessid", "jsessionid", "sid", "session",
+	}, sep: sepRequired, value: isSecretByte, anyQuoted: true}, min: 8, keep: looksLikeSessionID},
+	// Other credentials after a secret-looking key. A quoted value (JSON,
+	// Python repr) is replaced whatever its shape.
 	{kind: KindSecret, kv: &keyValue{names: []string{
 		"access_token", "access-token", "accesstoken", "refresh_token", "refresh-token", "refreshtoken",
 		"id_token", "id-token", "idtoken", "session_token", "session-token", "sessiontoken",
 		"client_secret", "client-secret", "clientsecret", "secret_key", "secret-key", "secretkey",
-		"secret", "password", "passwd", "authorization", "token", "key",
-	}, sep: sepRequired, value: isSecretByte}, min: 8, keep: looksLikeToken},
+		"secret", "password", "passwd", "pwd", "authorization", "token", "auth_token", "auth-token", "authtoken",
+	}, sep: sepRequired, value: isSecretByte, anyQuoted: true}, min: 6, keep: looksLikeToken},
+	{kind: KindSecret, kv: &keyValue{names: []string{"key"}, sep: sepRequired, value: isSecretByte}, min: 8, keep: looksLikeToken},
 	// E-mail addresses (OAuth profile ids are "provider:<email>").
 	{kind: KindEmail, hints: []string{"@"}, re: regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]+`), min: 6},
 	// OpenAI organisation ids (org-<24>), Groq/others (org_<ulid>).
@@ -135,10 +195,13 @@ type keyValue struct {
 	sep      int
 	value    func(c byte) bool
 	trailEq  bool
+	// anyQuoted: a value opened by a quote runs to its closing quote and
+	// is replaced whatever its shape (quotedValue decides, not keep/min).
+	anyQuoted bool
 }
 
-func (kv *keyValue) spans(s, lower string) [][2]int {
-	var out [][2]int
+func (kv *keyValue) spans(s, lower string) []span {
+	var out []span
 	for _, name := range kv.names {
 		for i := 0; i < len(lower); {
 			k := strings.Index(lower[i:], name)
@@ -170,14 +233,16 @@ func (kv *keyValue) spans(s, lower string) [][2]int {
 			if kv.provided && strings.HasPrefix(lower[j:], " provided") {
 				j += len(" provided")
 			}
-			switch kv.sep {
-			case sepSpace:
+			switch {
+			case kv.query:
+				// the name ends in '=': the value follows at once
+			case kv.sep == sepSpace:
 				st := j
 				j = skipSpaces(s, j)
 				if j == st {
 					continue
 				}
-			case sepRequired, sepOptional:
+			default: // sepRequired, sepOptional
 				j = skipQuote(s, j)
 				j = skipSpaces(s, j)
 				if j < len(s) && (s[j] == ':' || s[j] == '=') {
@@ -186,7 +251,15 @@ func (kv *keyValue) spans(s, lower string) [][2]int {
 					continue
 				}
 				j = skipSpaces(s, j)
+				q := j
 				j = skipQuote(s, j)
+				if kv.anyQuoted && j > q {
+					if e, ok := closingQuote(s, j, s[q:j]); ok && e > j {
+						out = append(out, span{j, e, true})
+						i = e
+						continue
+					}
+				}
 			}
 			e := j
 			for e < len(s) && kv.value(s[e]) {
@@ -196,13 +269,35 @@ func (kv *keyValue) spans(s, lower string) [][2]int {
 				e++
 			}
 			if e > j {
-				out = append(out, [2]int{j, e})
+				out = append(out, span{st: j, en: e})
 				i = e // values are not rescanned: linear in len(s) per name
 			}
 		}
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a][0] < out[b][0] })
+	sort.Slice(out, func(a, b int) bool { return out[a].st < out[b].st })
 	return out
+}
+
+// closingQuote returns the end of a quoted value starting at i, opened by
+// quote (`"`, `'` or an escaped `\"`): the offset of the closing quote. The
+// value ends at a line break; an unclosed quote gives ok false.
+func closingQuote(s string, i int, quote string) (int, bool) {
+	for k := i; k < len(s); k++ {
+		switch c := s[k]; c {
+		case '\\':
+			if quote == `\"` && k+1 < len(s) && s[k+1] == '"' {
+				return k, true
+			}
+			k++ // an escaped character inside the value
+		case '"', '\'':
+			if quote == string(c) {
+				return k, true
+			}
+		case '\n', '\r':
+			return k, false
+		}
+	}
+	return len(s), false
 }
 
 func skipSpaces(s string, i int) int {
@@ -212,9 +307,13 @@ func skipSpaces(s string, i int) int {
 	return i
 }
 
+// skipQuote skips one quote: `"`, `'`, or a JSON-escaped `\"` (a JSON
+// document quoted inside a JSON string).
 func skipQuote(s string, i int) int {
 	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
 		i++
+	} else if i+1 < len(s) && s[i] == '\\' && s[i+1] == '"' {
+		i += 2
 	}
 	return i
 }
@@ -242,7 +341,7 @@ func isSecretByte(c byte) bool {
 // String returns s with every secret-shaped substring replaced by its marker.
 // It is safe on any input (invalid UTF-8 is passed through) and idempotent.
 func String(s string) string {
-	if !mayHoldSecret(s) {
+	if !mayHoldSecret(s) && !mayHoldKeyedSecret(asciiLower(s)) {
 		return s
 	}
 	lower := asciiLower(s)
@@ -265,14 +364,17 @@ func (r *rule) hinted(lower string) bool {
 
 // spans returns the candidate spans of r in s (lower is s lower-cased, the
 // same length as s).
-func (r *rule) spans(s, lower string) [][2]int {
+func (r *rule) spans(s, lower string) []span {
+	if r.find != nil {
+		return r.find(s, lower)
+	}
 	if r.kv != nil {
 		return r.kv.spans(s, lower)
 	}
 	if !r.hinted(lower) {
 		return nil
 	}
-	var out [][2]int
+	var out []span
 	for _, m := range r.re.FindAllStringSubmatchIndex(s, -1) {
 		st, en := m[0], m[1]
 		if r.group > 0 {
@@ -281,7 +383,7 @@ func (r *rule) spans(s, lower string) [][2]int {
 				continue
 			}
 		}
-		out = append(out, [2]int{st, en})
+		out = append(out, span{st: st, en: en})
 	}
 	return out
 }
@@ -294,8 +396,15 @@ func (r *rule) apply(s, lower string) (string, bool) {
 	var b strings.Builder
 	last := 0
 	for _, x := range sp {
-		start, end := x[0], x[1]
-		if start < last || end-start < r.min || r.keep != nil && !r.keep(s[start:end]) {
+		start, end := x.st, x.en
+		if start < last {
+			continue
+		}
+		if x.quoted {
+			if !quotedValue(s[start:end]) {
+				continue
+			}
+		} else if end-start < r.min || r.keep != nil && !r.keep(s[start:end]) {
 			continue
 		}
 		if r.re != nil && start > 0 && isWordByte(s[start-1]) {

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/fledger/fledger/commands/redact"
 	"strings"
 
 	"github.com/fledger/fledger/commands/engine"
@@ -40,7 +41,7 @@ func (rep *Report) turnReport(res *engine.TurnResult) *TurnReport {
 			if detail == "" {
 				detail = e.Error.BodyPreview
 			}
-			add(ev, "failed", "   ✗ %s%s (%d ms): %s", e.Reason, status(e.Status), e.LatencyMs, cut(detail, 110))
+			add(ev, "failed", "   ✗ %s%s (%d ms): %s", e.Reason, status(e.Status), e.LatencyMs, cut(redact.String(detail), 110))
 		case events.RetryScheduled:
 			ra := ""
 			if e.RetryAfterMs > 0 {
@@ -67,7 +68,7 @@ func (rep *Report) turnReport(res *engine.TurnResult) *TurnReport {
 			}
 			add(ev, "profile", "   profile %s: %s failure #%d, %s", e.ProfileID, e.Reason, e.ErrorCount, strings.Join(what, ", "))
 		case events.CandidateSkipped:
-			add(ev, "skip", "skip %s/%s: %s", e.Provider, e.Model, e.Message)
+			add(ev, "skip", "skip %s/%s: %s", e.Provider, e.Model, redact.String(e.Message))
 		case events.FallbackStepped:
 			switch e.Decision {
 			case "candidate_failed":

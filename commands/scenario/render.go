@@ -3,6 +3,7 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/fledger/fledger/commands/redact"
 	"io"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ func WriteText(w io.Writer, rep *Report) error {
 		case "succeeded":
 			fmt.Fprintf(&b, "  ⇒ answered by %s%s after %d %s (%s)\n", t.AnsweredBy, at(t.Profile), t.Attempts, plural(t.Attempts, "attempt"), ms(t.DurationMs))
 		case "exhausted":
-			fmt.Fprintf(&b, "  ⇒ exhausted after %d %s (%s): %s\n", t.Attempts, plural(t.Attempts, "attempt"), ms(t.DurationMs), t.Summary)
+			fmt.Fprintf(&b, "  ⇒ exhausted after %d %s (%s): %s\n", t.Attempts, plural(t.Attempts, "attempt"), ms(t.DurationMs), redact.String(t.Summary))
 			if t.SoonestCooldown != nil {
 				fmt.Fprintf(&b, "    soonest cooldown expiry %s\n", rep.offset(t.SoonestCooldown.UnixMilli()))
 			}
