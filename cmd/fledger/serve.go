@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -88,11 +87,22 @@ service, finishes the projector's batch and closes the store.`,
 			if err := os.MkdirAll(g.DataDir, 0o755); err != nil {
 				return err
 			}
-			db, err := projections.Open(ctx, filepath.Join(g.DataDir, projections.DefaultFile), projections.WithLogger(log))
+			// The same database the query commands use for this stream
+			// (embedded or --nats), bound to the ledger before serving so
+			// a database built from another stream is refused at start.
+			dbPath := (&projectionFlags{}).path(g)
+			db, err := projections.Open(ctx, dbPath, projections.WithLogger(log))
 			if err != nil {
 				return err
 			}
 			defer db.Close()
+			ledger, err := projections.ReadLedger(ctx, st)
+			if err != nil {
+				return err
+			}
+			if err := db.Bind(ctx, ledger); err != nil {
+				return err
+			}
 			// The exporters' Prometheus fold of the stream, served at
 			// /metrics with the service's own metrics.
 			pm := metrics.New(metrics.WithStore(st), metrics.WithProjection("sqlite", db.Checkpoint), metrics.WithProcessMetrics())
