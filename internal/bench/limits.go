@@ -1,0 +1,361 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/sqlitedb"
+)
+
+// The raw limits use nats.go's jetstream package directly on a stream of
+// their own ("BENCH", subjects bench.>) of the same embedded server that
+// holds fledger's stream, and modernc SQLite with fledger's settings
+// (internal/sqlitedb: WAL, synchronous=NORMAL, one connection).
+
+const rawStream = "BENCH"
+
+// rawJS returns a JetStream context on st's connection (async publish
+// window 4096, stall wait 1 min so sync-always acks never time it out) and
+// a fresh BENCH stream on that server.
+func rawJS(ctx context.Context, st events.Store) (jetstream.JetStream, error) {
+	js, err := jetstream.New(st.Conn(), jetstream.WithPublishAsyncMaxPending(4096))
+	if err != nil {
+		return nil, err
+	}
+	_ = js.DeleteStream(ctx, rawStream)
+	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: rawStream, Subjects: []string{"bench.>"},
+		Storage: jetstream.FileStorage, Replicas: 1})
+	return js, err
+}
+
+// publishSync publishes n messages (bodies reused in a cycle, subjects over
+// 1000 keys), each waiting for its ack; it returns msgs/s and the per-publish
+// latencies.
+func publishSync(ctx context.Context, js jetstream.JetStream, bodies [][]byte, n int) (float64, []time.Duration, error) {
+	lat := make([]time.Duration, 0, n)
+	start := time.Now()
+	for i := range n {
+		t := time.Now()
+		if _, err := js.Publish(ctx, "bench.sync."+strconv.Itoa(i%1000), bodies[i%len(bodies)]); err != nil {
+			return 0, nil, fmt.Errorf("sync publish %d: %w", i, err)
+		}
+		lat = append(lat, time.Since(t))
+	}
+	return rate(n, time.Since(start)), lat, nil
+}
+
+// publishAsync publishes n messages without waiting per message (at most
+// 4096 in flight) and waits for every ack; it returns msgs/s.
+func publishAsync(ctx context.Context, js jetstream.JetStream, bodies [][]byte, n int) (float64, error) {
+	start := time.Now()
+	for i := range n {
+		if _, err := js.PublishAsync("bench.async."+strconv.Itoa(i%1000), bodies[i%len(bodies)],
+			jetstream.WithStallWait(time.Minute)); err != nil {
+			return 0, fmt.Errorf("async publish %d: %w", i, err)
+		}
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	return rate(n, time.Since(start)), nil
+}
+
+// fsyncLatencies writes n 512-byte records to a file in dir, each
+// followed by fsync, and returns each write+fsync's duration: the disk's
+// own floor under a durable append.
+func fsyncLatencies(dir string, n int) ([]time.Duration, error) {
+	f, err := os.Create(filepath.Join(dir, "fsync.bin"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, 512)
+	lat := make([]time.Duration, 0, n)
+	for i := range n {
+		t := time.Now()
+		if _, err := f.WriteAt(buf, int64(i)*512); err != nil {
+			return nil, err
+		}
+		if err := f.Sync(); err != nil {
+			return nil, err
+		}
+		lat = append(lat, time.Since(t))
+	}
+	return lat, nil
+}
+
+// rawTable opens a fresh SQLite database with a 15-column table (the width
+// of usage_stats) keyed by (agent, key), and a one-row checkpoint table.
+func rawTable(ctx context.Context, path string) (*sql.DB, error) {
+	db, err := sqlitedb.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	_, err = db.ExecContext(ctx, `CREATE TABLE t (a TEXT NOT NULL, k TEXT NOT NULL, c1 TEXT, c2 INTEGER, c3 INTEGER,
+		c4 INTEGER, c5 INTEGER, c6 TEXT, c7 INTEGER, c8 TEXT, c9 TEXT, c10 INTEGER, c11 TEXT, c12 INTEGER, c13 INTEGER,
+		PRIMARY KEY (a, k)) WITHOUT ROWID;
+		CREATE TABLE cp (id INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
+		INSERT INTO cp VALUES (1, 0)`)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+const rawUpsertSQL = `INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (a, k) DO UPDATE SET c1 = excluded.c1, c2 = excluded.c2, c3 = excluded.c3, c4 = excluded.c4,
+	c5 = excluded.c5, c6 = excluded.c6, c7 = excluded.c7, c8 = excluded.c8, c9 = excluded.c9,
+	c10 = excluded.c10, c11 = excluded.c11, c12 = excluded.c12, c13 = excluded.c13`
+
+// batchWriter writes upserts 1000 rows per transaction with a prepared
+// statement, plus a checkpoint update per transaction.
+type batchWriter struct {
+	ctx     context.Context
+	db      *sql.DB
+	up, cp  *sql.Stmt
+	tx      *sql.Tx
+	ts      *sql.Stmt
+	inTx, n int
+}
+
+func newBatchWriter(ctx context.Context, db *sql.DB) (*batchWriter, error) {
+	up, err := db.PrepareContext(ctx, rawUpsertSQL)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := db.PrepareContext(ctx, `UPDATE cp SET seq = ? WHERE id = 1`)
+	if err != nil {
+		return nil, err
+	}
+	return &batchWriter{ctx: ctx, db: db, up: up, cp: cp}, nil
+}
+
+func (w *batchWriter) row(seq uint64, args ...any) error {
+	if w.tx == nil {
+		tx, err := w.db.BeginTx(w.ctx, nil)
+		if err != nil {
+			return err
+		}
+		w.tx, w.ts = tx, tx.StmtContext(w.ctx, w.up)
+	}
+	if _, err := w.ts.ExecContext(w.ctx, args...); err != nil {
+		return err
+	}
+	w.n++
+	if w.inTx++; w.inTx == 1000 {
+		return w.flush(seq)
+	}
+	return nil
+}
+
+func (w *batchWriter) flush(seq uint64) error {
+	if w.tx == nil {
+		return nil
+	}
+	if _, err := w.tx.StmtContext(w.ctx, w.cp).ExecContext(w.ctx, int64(seq)); err != nil {
+		return err
+	}
+	err := w.tx.Commit()
+	w.tx, w.ts, w.inTx = nil, nil, 0
+	return err
+}
+
+func (w *batchWriter) close() {
+	if w.tx != nil {
+		_ = w.tx.Rollback()
+	}
+	_ = w.up.Close()
+	_ = w.cp.Close()
+}
+
+// rawUpsert writes n rows over 1000 keys, 1000 rows per transaction, and
+// returns rows/s.
+func rawUpsert(ctx context.Context, path string, n int) (float64, error) {
+	db, err := rawTable(ctx, path)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	w, err := newBatchWriter(ctx, db)
+	if err != nil {
+		return 0, err
+	}
+	defer w.close()
+	keys := make([]string, 1000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("anthropic:profile-%04d", i)
+	}
+	const t0 = int64(1_772_442_000_000)
+	start := time.Now()
+	for i := range n {
+		if err := w.row(uint64(i), "main", keys[i%1000], "anthropic", t0+int64(i), t0, i%7, t0+int64(i),
+			`{"rate_limit":2}`, t0+30_000, "rate_limit", "claude-opus-4-6", 0, "", t0+int64(i), i); err != nil {
+			return 0, err
+		}
+	}
+	if err := w.flush(uint64(n)); err != nil {
+		return 0, err
+	}
+	return rate(n, time.Since(start)), nil
+}
+
+// orderedMessages opens an ordered consumer over fledger's stream on st's
+// server (default pull settings).
+func orderedMessages(ctx context.Context, st events.Store) (jetstream.MessagesContext, error) {
+	js, err := jetstream.New(st.Conn())
+	if err != nil {
+		return nil, err
+	}
+	s, err := js.Stream(ctx, events.StreamName)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return nil, err
+	}
+	return c.Messages()
+}
+
+// rawRead reads the first last messages of fledger's stream with an
+// ordered consumer, bytes only, and returns messages/s, bytes read.
+func rawRead(ctx context.Context, st events.Store, last uint64) (float64, int64, error) {
+	start := time.Now()
+	it, err := orderedMessages(ctx, st)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer it.Stop()
+	var bytes int64
+	for n := uint64(0); n < last; n++ {
+		m, err := it.Next()
+		if err != nil {
+			return 0, 0, err
+		}
+		bytes += int64(len(m.Data()))
+	}
+	return rate(int(last), time.Since(start)), bytes, nil
+}
+
+// rawPipeline is the design's "pipeline" (jetstream-sqlite-limits.md) on
+// fledger's own stream, without fledger: an ordered consumer reads each
+// commit, encoding/json decodes it into an events.Commit (payloads kept as
+// raw JSON), and every event becomes one prepared UPSERT keyed by agent
+// and aggregate key, 1000 rows and a checkpoint update per transaction, on
+// one goroutine. It returns events/s: the raw read+decode+upsert rate a
+// rebuild is compared with.
+func rawPipeline(ctx context.Context, st events.Store, path string, last uint64) (float64, int, error) {
+	db, err := rawTable(ctx, path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	w, err := newBatchWriter(ctx, db)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer w.close()
+	start := time.Now()
+	it, err := orderedMessages(ctx, st)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer it.Stop()
+	var seq uint64
+	for seq < last {
+		m, err := it.Next()
+		if err != nil {
+			return 0, 0, err
+		}
+		meta, err := m.Metadata()
+		if err != nil {
+			return 0, 0, err
+		}
+		seq = meta.Sequence.Stream
+		var c events.Commit
+		if err := json.Unmarshal(m.Data(), &c); err != nil {
+			return 0, 0, fmt.Errorf("decode %d: %w", seq, err)
+		}
+		for i := range c.Events {
+			e := &c.Events[i]
+			if err := w.row(seq, e.Agent, string(e.Aggregate)+"/"+e.Key, e.Type, int64(seq), e.At.UnixMilli(), i,
+				e.SchemaVersion, string(e.Aggregate), len(e.Payload), e.ID, e.CorrelationID, w.n%7, e.CausationID,
+				int64(seq), w.n); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	if err := w.flush(seq); err != nil {
+		return 0, 0, err
+	}
+	return rate(w.n, time.Since(start)), w.n, nil
+}
+
+// publishFill publishes generated commits asynchronously to fledger's
+// stream with the store's headers (message id, expected stream): the fast
+// way to write a large realistic stream. wait flushes the acks.
+type publishFill struct {
+	js     jetstream.JetStream
+	msgs   int
+	failed atomic.Int64
+	first  atomic.Value
+}
+
+func newPublishFill(st events.Store) (*publishFill, error) {
+	p := &publishFill{}
+	js, err := jetstream.New(st.Conn(), jetstream.WithPublishAsyncMaxPending(4096),
+		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) {
+			if p.failed.Add(1) == 1 {
+				p.first.Store(err)
+			}
+		}))
+	p.js = js
+	return p, err
+}
+
+func (p *publishFill) emit(subject, id string, body []byte) error {
+	m := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
+	m.Header.Set(jetstream.MsgIDHeader, id)
+	m.Header.Set(jetstream.ExpectedStreamHeader, events.StreamName)
+	if _, err := p.js.PublishMsgAsync(m, jetstream.WithStallWait(time.Minute)); err != nil {
+		return err
+	}
+	p.msgs++
+	return nil
+}
+
+func (p *publishFill) wait(ctx context.Context) error {
+	select {
+	case <-p.js.PublishAsyncComplete():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if n := p.js.PublishAsyncPending(); n != 0 {
+		return fmt.Errorf("%d async publishes still pending", n)
+	}
+	if n := p.failed.Load(); n > 0 {
+		return fmt.Errorf("%d async publishes failed, first: %v", n, p.first.Load())
+	}
+	return nil
+}
+
+func rate(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
