@@ -75,33 +75,11 @@ func newGenerator(reg *events.Registry, l *config.Loaded, agent string, seed uin
 	return g, err
 }
 
-// keyOf is the aggregate key of a payload's event.
+// keyOf is the payload's own aggregate key; payloads the catalog does not
+// know (none today) fall back to home, the turn they belong to.
 func keyOf(p events.Payload, home string) string {
-	switch e := p.(type) {
-	case events.ConfigApplied:
-		return e.Hash
-	case events.ProfileFailureRecorded:
-		return e.ProfileID
-	case events.ProfileSucceeded:
-		return e.ProfileID
-	case events.ProfileCleared:
-		return e.ProfileID
-	case events.SessionModelSelected:
-		return e.Session
-	case events.SessionModelCleared:
-		return e.Session
-	case events.SessionAuthPinned:
-		return e.Session
-	case events.SessionAuthUnpinned:
-		return e.Session
-	case events.SessionReset:
-		return e.Session
-	case events.FallbackNoticeStateChanged:
-		return e.Session
-	case events.CompactionCompleted:
-		return e.Session
-	case interface{ ProfileKey() string }:
-		return e.ProfileKey()
+	if k := events.KeyOf(p); k != "" {
+		return k
 	}
 	return home
 }
