@@ -238,11 +238,14 @@ func TestGenerateDataDir(t *testing.T) {
 	t.Logf("%d commits, %d events, last sequence %d", g.commits, g.events, g.lastSeq)
 }
 
-// aggregateKey is the payload's own key, or the turn's for a payload the
-// catalog does not know.
+// aggregateKey is the payload's own key; the generator's test-only types
+// fall back to the turn they belong to.
 func aggregateKey(p events.Payload, turn string) string {
 	if k := events.KeyOf(p); k != "" {
 		return k
+	}
+	if e, ok := p.(interface{ ProfileKey() string }); ok {
+		return e.ProfileKey()
 	}
 	return turn
 }
