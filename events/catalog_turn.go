@@ -20,8 +20,9 @@ type ProviderErrorRecord struct {
 	MessagePreview string `json:"message_preview,omitempty"`
 	// BodyPreview is the redacted, truncated raw body.
 	BodyPreview string `json:"body_preview,omitempty"`
-	// Hash is "sha256:<hex>" of the unredacted message and body, so equal
-	// errors can be grouped without storing them.
+	// Hash is "sha256:<hex>" of the redacted message and body (the first
+	// 16 384 runes of each), so equal errors can be grouped; it is never
+	// taken over raw text, which would let a reader confirm a guessed secret.
 	Hash string `json:"hash,omitempty"`
 }
 

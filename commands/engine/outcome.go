@@ -74,8 +74,16 @@ func errorRecord(pe *classify.ProviderError) events.ProviderErrorRecord {
 		BodyPreview:    redact.Preview(body, bodyPreviewRunes),
 	}
 	if msg != "" || body != "" {
-		sum := sha256.Sum256([]byte(msg + "\x00" + body))
+		// The hash groups equal errors without storing them. It is taken
+		// over redacted text (the first hashPreviewRunes of each), never
+		// the raw text: a hash of raw text would let anyone who reads the
+		// stream confirm a guessed secret ("password=hunter2") offline.
+		sum := sha256.Sum256([]byte(redact.Preview(msg, hashPreviewRunes) + "\x00" + redact.Preview(body, hashPreviewRunes)))
 		rec.Hash = "sha256:" + hex.EncodeToString(sum[:])
 	}
 	return rec
 }
+
+// hashPreviewRunes bounds the redacted text ProviderErrorRecord.Hash is
+// computed over, so a 10 MB body costs no more than a short one.
+const hashPreviewRunes = 16384

@@ -34,3 +34,20 @@ func TestErrorRecord_CyclicAndDeepCausesAreBounded(t *testing.T) {
 		t.Fatalf("a cause's text is kept, redacted: %q", rec.MessagePreview)
 	}
 }
+
+// The stored hash is of redacted text: it cannot confirm a guessed secret,
+// and two errors differing only in their secret share it.
+func TestErrorRecord_HashIsOfRedactedText(t *testing.T) {
+	a := errorRecord(&classify.ProviderError{Message: "login failed: password=hunter2"})
+	b := errorRecord(&classify.ProviderError{Message: "login failed: password=swordfish"})
+	if a.Hash == "" || a.Hash != b.Hash {
+		t.Fatalf("hashes %q and %q: want equal, non-empty (secrets redacted before hashing)", a.Hash, b.Hash)
+	}
+	if strings.Contains(a.MessagePreview, "hunter2") {
+		t.Fatalf("preview keeps the password: %q", a.MessagePreview)
+	}
+	c := errorRecord(&classify.ProviderError{Message: "login failed: account locked"})
+	if c.Hash == a.Hash {
+		t.Fatal("different errors must hash differently")
+	}
+}

@@ -152,6 +152,12 @@ var rules = []rule{
 	{kind: KindSession, kv: &keyValue{names: []string{
 		"sessionid", "session_id", "session-id", "sessid", "phpsessid", "jsessionid", "sid", "session",
 	}, sep: sepRequired, value: isSecretByte, anyQuoted: true}, min: 8, keep: looksLikeSessionID},
+	// A password or secret written key=value with nothing between (form
+	// bodies, DSNs, log lines): the value is replaced whatever its shape,
+	// even a plain word ("password=swordfish"), which the token-shaped
+	// rule below would keep.
+	{kind: KindSecret, hints: []string{"password=", "passwd=", "pwd=", "secret="},
+		re: regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|client_secret|secret)=([^\s&"',;)\]}]+)`), group: 1, min: 1, keep: notMarker},
 	// Other credentials after a secret-looking key. A quoted value (JSON,
 	// Python repr) is replaced whatever its shape.
 	{kind: KindSecret, kv: &keyValue{names: []string{
@@ -318,6 +324,34 @@ func skipQuote(s string, i int) int {
 	return i
 }
 
+// prefixBoundary reports whether a vendor-prefix match at start begins a
+// token: at the start, after a non-word byte, after an underscore (an
+// identifier such as key_sk-ant-… still carries the key), or after an
+// escape sequence such as \n, \t or \u0022 — JSON-quoted text turns a
+// newline before a key into the two bytes `\n`, and the "n" must not hide
+// the key behind it.
+func prefixBoundary(s string, start int) bool {
+	if start == 0 || !isWordByte(s[start-1]) || s[start-1] == '_' {
+		return true
+	}
+	if start >= 2 && s[start-2] == '\\' && strings.IndexByte("nrtbfv0", s[start-1]) >= 0 {
+		return true
+	}
+	if start >= 6 && s[start-6] == '\\' && s[start-5] == 'u' {
+		for _, c := range []byte(s[start-4 : start]) {
+			if !isHexByte(c) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func isHexByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
 func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
@@ -407,7 +441,7 @@ func (r *rule) apply(s, lower string) (string, bool) {
 		} else if end-start < r.min || r.keep != nil && !r.keep(s[start:end]) {
 			continue
 		}
-		if r.re != nil && start > 0 && isWordByte(s[start-1]) {
+		if r.re != nil && !prefixBoundary(s, start) {
 			continue // a prefix inside a longer word ("task-…", "disk-…"): the regexes carry no \b so Go can scan for their literal prefix
 		}
 		if last == 0 {

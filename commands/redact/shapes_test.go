@@ -209,3 +209,46 @@ func TestString_NewShapesLinear(t *testing.T) {
 		}
 	}
 }
+
+// A key after an escaped newline (JSON-quoted text: the two bytes `\n`),
+// after an escaped quote (\u0022) or inside an identifier (key_…) is still
+// a key; a vendor prefix inside an ordinary word is not.
+func TestString_VendorPrefixAfterEscapes(t *testing.T) {
+	key := "sk-ant-api03-ZZLEAKabcdefghijklmnopqrstuvwxyz0123456789"
+	jwt := "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLXZhbHVlLWhlcmU"
+	for _, in := range []string{
+		`upstream failed\n` + key,
+		`upstream failed\t` + key,
+		`{\u0022k\u0022:\u0022` + key + `\u0022}`,
+		`key_` + key,
+		`failed\n` + jwt,
+	} {
+		out := String(in)
+		if strings.Contains(out, "ZZLEAK") || strings.Contains(out, "c2lnbmF0dXJl") {
+			t.Errorf("String(%q) = %q: secret survived", in, out)
+		}
+	}
+	for _, in := range []string{"task-abcdefghijklmnopqrstuvwxyz0123456789", "disk-abcdefghijklmnopqrstuvwxyz0123456789"} {
+		if out := String(in); out != in {
+			t.Errorf("String(%q) = %q: ordinary word redacted", in, out)
+		}
+	}
+}
+
+// key=value passwords are replaced whatever their shape; prose is kept.
+func TestString_PasswordEqualsAnyValue(t *testing.T) {
+	cases := map[string]string{
+		"login failed: password=swordfish":             "login failed: password=[REDACTED:secret]",
+		"dsn host=db user=app password=hunter2 port=5": "dsn host=db user=app password=[REDACTED:secret] port=5",
+		"client_secret=abc&x=1":                        "client_secret=[REDACTED:secret]&x=1",
+		"the password is required":                     "the password is required",
+	}
+	for in, want := range cases {
+		if got := String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+		if got := String(String(in)); got != String(in) {
+			t.Errorf("not idempotent on %q: %q", in, got)
+		}
+	}
+}
