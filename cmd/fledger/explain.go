@@ -37,7 +37,7 @@ share an id, name one with --agent.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			w := cmd.OutOrStdout()
+			w := newTermWriter(cmd.OutOrStdout())
 			if (len(args) == 1) == (session != "") {
 				return fmt.Errorf("give a TURN_ID or --session, not both or neither")
 			}

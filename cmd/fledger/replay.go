@@ -55,7 +55,7 @@ recording has no outcome for is shown as unknown, never invented.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			w := cmd.OutOrStdout()
+			w := newTermWriter(cmd.OutOrStdout())
 			if verify && whatIf != "" {
 				return fmt.Errorf("--verify and --what-if are separate runs; pick one")
 			}

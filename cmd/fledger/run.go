@@ -55,7 +55,7 @@ script steps are always skipped.`,
 			if check {
 				scenario.Check(sc, rep)
 			}
-			out := cmd.OutOrStdout()
+			out := newTermWriter(cmd.OutOrStdout())
 			if asJSON {
 				err = scenario.WriteJSON(out, rep)
 			} else {

@@ -70,5 +70,24 @@ func unsafeRune(r rune, inCell bool) bool {
 	if r == '\t' || r == '\n' {
 		return inCell
 	}
-	return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == utf8.RuneError
+	// Controls, format characters (bidi marks and overrides, zero-width
+	// spaces and joiners, BOM, soft hyphen, tag characters), line and
+	// paragraph separators, and undecodable bytes.
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029 ||
+		r == 0x034f || r == utf8.RuneError
+}
+
+// termWriter escapes what a terminal would act on in free text (explain,
+// run and replay output): every character table escapes except tab and
+// newline, which lay the text out. Stored keys and provider text are user
+// input; an operator reading them must not have their terminal driven.
+type termWriter struct{ w io.Writer }
+
+func newTermWriter(w io.Writer) io.Writer { return termWriter{w} }
+
+func (t termWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(t.w, escapeControls(string(p), false)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

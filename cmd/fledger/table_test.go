@@ -38,3 +38,16 @@ func TestTable_EscapesControlCharacters(t *testing.T) {
 		t.Fatal("ordinary text must pass unchanged")
 	}
 }
+
+// Free text (explain, run, replay) keeps its tabs and newlines but never
+// passes a terminal escape, a bidi override or a zero-width character.
+func TestTermWriter_EscapesTerminalControls(t *testing.T) {
+	var out bytes.Buffer
+	w := newTermWriter(&out)
+	fmt.Fprintf(w, "turn %s\tsession %s\n", "t\x1b[2J", "s\u202e\u200bx")
+	got := out.String()
+	want := "turn t\\x1b[2J\tsession s\\u202e\\u200bx\n"
+	if got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
