@@ -58,6 +58,11 @@ func (pf *projectionFlags) add(cmd *cobra.Command) {
 			var de *projections.DBError
 			if pf.hint != "" && errors.As(err, &de) && de.Rebuild == "" {
 				de.Rebuild = pf.hint
+				if pf.db != "" && errors.Is(err, projections.ErrOtherLedger) {
+					// --db named another ledger's database: rebuilding it
+					// here would overwrite that ledger's projections.
+					de.Rebuild += "`, which overwrites that file with this ledger's projections; to keep it, drop --db (this ledger has its own default database) or give a new path, e.g. `--db new.sqlite"
+				}
 			}
 			return err
 		}
