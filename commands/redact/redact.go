@@ -375,6 +375,13 @@ func isSecretByte(c byte) bool {
 // String returns s with every secret-shaped substring replaced by its marker.
 // It is safe on any input (invalid UTF-8 is passed through) and idempotent.
 func String(s string) string {
+	if strings.IndexByte(s, '%') >= 0 {
+		// URL-encoded separators hide a credential from every rule
+		// ("api_key%3Dabc…", "https%3A%2F%2Fuser%3Apass%40host"): decode
+		// them first. A preview then shows the decoded separator, which
+		// is what a reader wants anyway; decoding is idempotent.
+		s = separatorDecoder.Replace(s)
+	}
 	if !mayHoldSecret(s) && !mayHoldKeyedSecret(asciiLower(s)) {
 		return s
 	}
@@ -386,6 +393,13 @@ func String(s string) string {
 	}
 	return s
 }
+
+// separatorDecoder decodes the percent-encoded separators credentials
+// hide behind: = : / @ & ? and the double quote, in either hex case.
+var separatorDecoder = strings.NewReplacer(
+	"%3D", "=", "%3d", "=", "%3A", ":", "%3a", ":", "%2F", "/", "%2f", "/",
+	"%40", "@", "%26", "&", "%3F", "?", "%3f", "?", "%22", `"`,
+)
 
 func (r *rule) hinted(lower string) bool {
 	for _, h := range r.hints {

@@ -252,3 +252,22 @@ func TestString_PasswordEqualsAnyValue(t *testing.T) {
 		}
 	}
 }
+
+// Credentials behind percent-encoded separators are found too.
+func TestString_URLEncodedCredentials(t *testing.T) {
+	for _, in := range []string{
+		"GET /v1?api_key%3Dabc123secretvalue9 failed",
+		"proxy https%3A%2F%2Fuser%3Ap4ssw0rd%40host.example%2Fx refused",
+		"form password%3Dswordfish%26user%3Dme",
+	} {
+		out := String(in)
+		for _, secret := range []string{"abc123secretvalue9", "p4ssw0rd", "swordfish"} {
+			if strings.Contains(out, secret) {
+				t.Errorf("String(%q) = %q keeps %q", in, out, secret)
+			}
+		}
+		if String(out) != out {
+			t.Errorf("not idempotent: %q", out)
+		}
+	}
+}
