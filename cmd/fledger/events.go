@@ -36,7 +36,13 @@ stream sequence and the command exits 1.`,
 				from = 1
 			}
 			if typ != "" {
-				if _, ok := events.NewCatalogRegistry().Version(typ); !ok {
+				reg := events.NewCatalogRegistry()
+				if _, ok := reg.Version(typ); !ok {
+					for _, t := range reg.Types() {
+						if strings.EqualFold(t, typ) {
+							return fmt.Errorf("--type %q is not an event type; did you mean %s?", typ, t)
+						}
+					}
 					return fmt.Errorf("--type %q is not an event type; see docs/events.md (e.g. AttemptFailed, FallbackStepped)", typ)
 				}
 			}
