@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/fledger/fledger/commands/engine"
 	"github.com/fledger/fledger/commands/policy"
@@ -69,17 +70,17 @@ func toAPI(err error) (*APIError, bool) {
 	case errors.As(err, &att) && errors.Is(err, engine.ErrOutcomeMismatch):
 		return apiErr(http.StatusConflict, CodeOutcomeMismatch, "attempt %d of turn %s was already reported with the other result (ok vs error)", att.Attempt, att.TurnID), true
 	case errors.Is(err, engine.ErrUnknownTurn):
-		return apiErr(http.StatusNotFound, CodeUnknownTurn, "%v", err), true
+		return apiErr(http.StatusNotFound, CodeUnknownTurn, "%s", userDetail(err)), true
 	case errors.Is(err, engine.ErrTurnExists):
-		return apiErr(http.StatusConflict, CodeTurnExists, "%v", err), true
+		return apiErr(http.StatusConflict, CodeTurnExists, "%s", userDetail(err)), true
 	case errors.Is(err, engine.ErrNoConfig):
 		return apiErr(http.StatusServiceUnavailable, CodeNoConfig, "no config is applied for this agent: start `fledger serve --config FILE` or run `fledger config apply FILE`"), true
 	case errors.Is(err, policy.ErrUnknownProfile):
-		return apiErr(http.StatusUnprocessableEntity, CodeUnknownProfile, "%v", err), true
+		return apiErr(http.StatusUnprocessableEntity, CodeUnknownProfile, "%s", userDetail(err)), true
 	case errors.Is(err, policy.ErrPinProvider), errors.Is(err, policy.ErrBadSource), errors.Is(err, policy.ErrNoModel):
-		return apiErr(http.StatusUnprocessableEntity, CodeInvalidRequest, "%v", err), true
+		return apiErr(http.StatusUnprocessableEntity, CodeInvalidRequest, "%s", userDetail(err)), true
 	case errors.Is(err, engine.ErrBadRequest):
-		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%v", err), true
+		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s", userDetail(err)), true
 	case errors.Is(err, engine.ErrConflictRetries):
 		return &APIError{Status: http.StatusServiceUnavailable, Code: CodeContention, RetryAfterMs: 100,
 			Detail: "too many concurrent writers on the same profile or turn; retry"}, true
@@ -87,4 +88,20 @@ func toAPI(err error) (*APIError, bool) {
 		return apiErr(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down"), true
 	}
 	return nil, false
+}
+
+// userDetail is err's text without the package prefixes ("engine: bad
+// request: ", "policy: ", "events: ") that mean something to a Go caller
+// but nothing to a gateway reading the detail.
+func userDetail(err error) string {
+	msg := err.Error()
+	for changed := true; changed; {
+		changed = false
+		for _, p := range []string{"engine: bad request: ", "engine: ", "policy: ", "events: ", "classify: "} {
+			if strings.HasPrefix(msg, p) {
+				msg, changed = msg[len(p):], true
+			}
+		}
+	}
+	return msg
 }
