@@ -29,15 +29,39 @@ func freePorts(t *testing.T, n int) []int {
 }
 
 // startCluster starts a 3-node JetStream cluster on loopback and returns
-// the client URL of the first node.
+// the client URL of the first node. The route ports are reserved and then
+// released before the servers bind them, so another process can take one
+// in between on a busy machine: a start whose nodes do not become ready is
+// torn down and tried again on fresh ports (3 tries).
 func startCluster(t *testing.T) string {
 	t.Helper()
+	var lastErr error
+	for try := 0; try < 3; try++ {
+		url, stop, err := tryStartCluster(t)
+		if err == nil {
+			t.Cleanup(stop)
+			return url
+		}
+		lastErr = err
+		t.Logf("cluster start %d: %v; retrying on fresh ports", try+1, err)
+	}
+	t.Fatalf("cluster: %v", lastErr)
+	return ""
+}
+
+func tryStartCluster(t *testing.T) (string, func(), error) {
 	routes := freePorts(t, 3)
 	var urls []*url.URL
 	for _, p := range routes {
 		urls = append(urls, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", p)})
 	}
-	var first string
+	var servers []*server.Server
+	stop := func() {
+		for _, s := range servers {
+			s.Shutdown()
+			s.WaitForShutdown()
+		}
+	}
 	for i, p := range routes {
 		opts := &server.Options{
 			ServerName: fmt.Sprintf("n%d", i),
@@ -51,17 +75,20 @@ func startCluster(t *testing.T) string {
 			Routes:     urls,
 		}
 		s, err := server.NewServer(opts)
-		require_NoError(t, err)
-		s.Start()
-		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-		if !s.ReadyForConnections(10 * time.Second) {
-			t.Fatal("cluster node not ready")
+		if err != nil {
+			stop()
+			return "", nil, err
 		}
-		if i == 0 {
-			first = s.ClientURL()
+		servers = append(servers, s)
+		s.Start()
+	}
+	for i, s := range servers {
+		if !s.ReadyForConnections(30 * time.Second) {
+			stop()
+			return "", nil, fmt.Errorf("node n%d not ready for connections", i)
 		}
 	}
-	return first
+	return servers[0].ClientURL(), stop, nil
 }
 
 // TestCluster_ReplicatedConflictIsTheSameTypedError checks the R3 path:
