@@ -14,12 +14,13 @@ func Catalog() []Payload {
 		RetryScheduled{}, CandidateSkipped{}, FallbackStepped{},
 		ChainRetryScheduled{}, NoticeSent{}, TurnSucceeded{}, TurnExhausted{},
 		TurnStopped{},
+		AuthOrderSet{},
 	}
 }
 
 // KeyOf returns the aggregate key a payload names: the turn id of a turn
 // event, the profile id of a profile event, the session key of a session
-// event, the hash of a ConfigApplied; "" for a payload it does not know.
+// event, the hash of a ConfigApplied, the provider of an AuthOrderSet; "" for a payload it does not know.
 // It is the key to pass to [New] and the key state is folded under.
 func KeyOf(p Payload) string {
 	switch e := p.(type) {
@@ -69,6 +70,8 @@ func KeyOf(p Payload) string {
 		return e.TurnID
 	case TurnStopped:
 		return e.TurnID
+	case AuthOrderSet:
+		return e.Provider
 	}
 	return ""
 }

@@ -20,6 +20,9 @@ const (
 	AggSession Aggregate = "session"
 	// AggTurn holds one turn's attempts and fallback steps. Key: the turn id.
 	AggTurn Aggregate = "turn"
+	// AggOrder holds the agent's stored auth-profile order override of one
+	// provider (AuthOrderSet). Key: the provider id, e.g. "openai".
+	AggOrder Aggregate = "order"
 )
 
 // Envelope is the stored form of one event. Field names are the JSON wire

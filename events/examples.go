@@ -104,5 +104,6 @@ func Examples() []Payload {
 		},
 		TurnStopped{TurnID: "turn-01JH8Z", Disposition: "compaction", Reason: "context_overflow",
 			Message: "prompt is too long: 210000 tokens > 200000 maximum", Attempts: 1, DurationMs: 640},
+		AuthOrderSet{Provider: "openai", ProfileIDs: []string{"openai:work@example.com", "openai:user@example.com"}, By: "cli"},
 	}
 }

@@ -402,6 +402,9 @@ var knownTypes = func() map[string]bool {
 		"RetryScheduled", "CandidateSkipped", "FallbackStepped",
 		"ChainRetryScheduled", "NoticeSent", "TurnSucceeded", "TurnExhausted",
 		"TurnStopped",
+		// AuthOrderSet (aggregate order) is a decider input, not a
+		// projected row: known, and folded by nothing here.
+		"AuthOrderSet",
 	} {
 		m[t] = true
 	}

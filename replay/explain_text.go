@@ -125,6 +125,11 @@ func ExplainTimeline(ctx context.Context, src Source, agent, session string, fro
 			if ev.Aggregate == events.AggSession && ev.Key == session && ev.CorrelationID == "" && in(ev.At) {
 				cmd = append(cmd, sessionWords(ev))
 			}
+			// The agent's stored auth order applies to every session's
+			// rotation from then on, so each timeline shows it.
+			if o, ok := ev.Data.(events.AuthOrderSet); ok && in(ev.At) {
+				cmd = append(cmd, orderWords(o))
+			}
 		}
 		if len(cmd) > 0 {
 			tl.Entries = append(tl.Entries, TimelineEntry{Seq: c.Seq, At: c.Events[0].At, Agent: c.agent(), Kind: "command", Text: strings.Join(cmd, "; ")})
@@ -159,6 +164,18 @@ func sessionWords(ev events.Event) string {
 		return fmt.Sprintf("fallback-notice state: selected %s, active %s", e.Selected, firstNonEmpty(e.Active, "none"))
 	}
 	return ev.Type
+}
+
+// orderWords says an AuthOrderSet in words.
+func orderWords(o events.AuthOrderSet) string {
+	by := ""
+	if o.By != "" {
+		by = " (by " + o.By + ")"
+	}
+	if len(o.ProfileIDs) == 0 {
+		return fmt.Sprintf("stored auth order of %s cleared%s", o.Provider, by)
+	}
+	return fmt.Sprintf("stored auth order of %s → %s%s", o.Provider, strings.Join(o.ProfileIDs, ", "), by)
 }
 
 // WriteTimeline renders tl for people: each command on one line, each

@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -199,5 +200,31 @@ func TestVerify_UnexplainedCommitIsNamed(t *testing.T) {
 	require_NoError(t, err)
 	if rep.OK() || len(rep.Divergences) != 1 || rep.Divergences[0].Seq != seq || rep.Divergences[0].Decision != replay.DecisionUnexplained {
 		t.Fatalf("want one unexplained divergence at seq %d:\n%s", seq, dumpReport(t, rep))
+	}
+}
+
+// An AuthOrderSet naming a profile the config does not have (appended by
+// hand) is reported: SetOrder refuses it.
+func TestVerify_TamperedAuthOrderIsNamed(t *testing.T) {
+	st := openStore(t)
+	runScenario(t, st, "stored-order", "demo")
+	rep, err := replay.Verify(context.Background(), st, replay.VerifyOptions{})
+	require_NoError(t, err)
+	if !rep.OK() || rep.Checked[replay.DecisionAuthOrder] != 2 {
+		t.Fatalf("clean run: want 2 auth orders verified:\n%s", dumpReport(t, rep))
+	}
+	_, last := foldStore(t, st, "demo")
+	ev := events.New("demo", "openai", last.Add(time.Minute),
+		events.AuthOrderSet{Provider: "openai", ProfileIDs: []string{"openai:team-a", "openai:ghost"}, By: "cli"})
+	res, err := st.Append(context.Background(), events.MustSubject("demo", events.AggOrder, "openai"), events.AnySeq, ev)
+	require_NoError(t, err)
+	rep, err = replay.Verify(context.Background(), st, replay.VerifyOptions{})
+	require_NoError(t, err)
+	if rep.OK() || len(rep.Divergences) != 1 {
+		t.Fatalf("want one divergence at seq %d:\n%s", res.Seq, dumpReport(t, rep))
+	}
+	d := rep.Divergences[0]
+	if d.Seq != res.Seq || d.Decision != replay.DecisionAuthOrder || !strings.Contains(d.Message, `"openai:ghost"`) {
+		t.Fatalf("divergence %+v", d)
 	}
 }

@@ -21,6 +21,7 @@ const (
 	DecisionResume      = "resume"        // after a wait: policy.Resume
 	DecisionSession     = "session"       // a session command: policy.SelectModel, PinProfile, …
 	DecisionClear       = "profile_clear" // an operator's ProfileCleared: policy.ClearProfile
+	DecisionAuthOrder   = "auth_order"    // an operator's AuthOrderSet: policy.Config.SetOrder
 	DecisionConfig      = "config"        // ConfigApplied: the canonical config parses to its hash
 	DecisionUnexplained = "unexplained"   // turn events no decision of the turn's state can produce
 	DecisionDecode      = "decode"        // a message that cannot be decoded
@@ -155,7 +156,7 @@ func (v *verifier) note(format string, a ...any) {
 func (v *verifier) check(f *engine.Fold, c *commit) {
 	ag := c.agent()
 	now := events.Millis(c.Events[0].At)
-	var turnEv, sessEv, profEv *events.Event
+	var turnEv, sessEv, profEv, orderEv *events.Event
 	for i := range c.Events {
 		ev := &c.Events[i]
 		if ca, ok := ev.Data.(events.ConfigApplied); ok {
@@ -175,6 +176,10 @@ func (v *verifier) check(f *engine.Fold, c *commit) {
 			if profEv == nil {
 				profEv = ev
 			}
+		case events.AggOrder:
+			if orderEv == nil {
+				orderEv = ev
+			}
 		}
 	}
 	switch {
@@ -184,6 +189,8 @@ func (v *verifier) check(f *engine.Fold, c *commit) {
 		v.checkSession(f, c, sessEv)
 	case profEv != nil:
 		v.checkClear(f, c)
+	case orderEv != nil:
+		v.checkOrder(f, c)
 	default:
 		if _, ok := c.Events[0].Data.(events.ConfigApplied); !ok {
 			v.note("seq %d (%s): not a decision verify knows; taken as recorded", c.Seq, c.Events[0].Type)
@@ -481,6 +488,31 @@ func (v *verifier) checkClear(f *engine.Fold, c *commit) {
 		return
 	}
 	v.compare(c, base, key, policy.Decision{Events: []events.Payload{policy.ClearProfile(prof, cl.By, cl.Note)}}, nil)
+}
+
+// checkOrder re-decides an operator's AuthOrderSet commit (`auth order
+// set`): every id must be a configured profile of the provider, once.
+func (v *verifier) checkOrder(f *engine.Fold, c *commit) {
+	first := c.Events[0]
+	key := "order:" + c.agent() + ":" + first.Key
+	base := Divergence{Seq: c.Seq, Index: -1, Agent: c.agent(), Decision: DecisionAuthOrder}
+	v.rep.Checked[DecisionAuthOrder]++
+	set, ok := first.Data.(events.AuthOrderSet)
+	if !ok {
+		base.Decision, base.Type = DecisionUnexplained, first.Type
+		base.Message = "an auth-order event that no decision produces"
+		base.Recorded, _, _ = canonical(first.Data)
+		v.rep.Checked[DecisionUnexplained]++
+		v.diverge(base, key)
+		return
+	}
+	cfg := f.Current()
+	if cfg == nil {
+		v.compare(c, base, key, policy.Decision{}, fmt.Errorf("no config in force for agent %q", c.agent()))
+		return
+	}
+	p, err := cfg.SetOrder(set.Provider, set.ProfileIDs, set.By)
+	v.compare(c, base, key, policy.Decision{Events: []events.Payload{p}}, err)
 }
 
 func samePayloads(exp []events.Payload, rec []events.Event) bool {

@@ -173,7 +173,7 @@ recording has no outcome for is shown as unknown, never invented.`,
 func writeVerify(w interface{ Write([]byte) (int, error) }, rep *replay.VerifyReport) {
 	var kinds []string
 	for _, k := range []string{replay.DecisionStart, replay.DecisionOutcome, replay.DecisionResume, replay.DecisionSession,
-		replay.DecisionClear, replay.DecisionConfig, replay.DecisionUnexplained} {
+		replay.DecisionClear, replay.DecisionAuthOrder, replay.DecisionConfig, replay.DecisionUnexplained} {
 		if n := rep.Checked[k]; n > 0 {
 			kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
 		}

@@ -84,3 +84,9 @@ func (f *Fold) ProfileIDs() []string {
 	sort.Strings(out)
 	return out
 }
+
+// StoredOrder returns the stored auth-profile order of provider (nil when
+// none): the policy.Env.StoredOrder entry the engine passes.
+func (f *Fold) StoredOrder(provider string) []string {
+	return append([]string(nil), f.st.orders[provider]...)
+}

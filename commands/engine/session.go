@@ -126,3 +126,50 @@ func (e *Engine) sessionCommand(ctx context.Context, session string,
 	})
 	return evs, err
 }
+
+// SetAuthOrder records `models auth order set --provider <provider> <ids…>`
+// (seed 000 "Rotation order"): the agent's stored auth-profile order for
+// provider, ahead of auth.order in every later rotation. Every id must be a
+// configured profile of provider, listed once (policy.Config.SetOrder); an
+// empty ids clears the override. The AuthOrderSet is appended under
+// fledger.<agent>.order.<provider>, guarded by that subject's last
+// sequence. by names who set it.
+func (e *Engine) SetAuthOrder(ctx context.Context, provider string, ids []string, by string) ([]events.Event, error) {
+	if provider == "" {
+		return nil, fmt.Errorf("%w: empty provider", ErrBadRequest)
+	}
+	if err := CheckKey("provider", events.AggOrder, provider); err != nil {
+		return nil, err
+	}
+	_, evs, err := e.commit(ctx, e.opt.clock.Now(), home{agg: events.AggOrder, key: provider}, "", func() (policy.Decision, error) {
+		cfg := e.st.configs[e.st.current]
+		if cfg == nil {
+			return policy.Decision{}, ErrNoConfig
+		}
+		p, err := cfg.SetOrder(provider, ids, by)
+		if err != nil {
+			return policy.Decision{}, err
+		}
+		return policy.Decision{Events: []events.Payload{p}}, nil
+	})
+	return evs, err
+}
+
+// AuthOrder returns the stored auth-profile order of provider as folded so
+// far (nil when none is stored).
+func (e *Engine) AuthOrder(provider string) []string {
+	e.st.mu.RLock()
+	defer e.st.mu.RUnlock()
+	return append([]string(nil), e.st.orders[provider]...)
+}
+
+// AuthOrders returns every stored auth-profile order, by provider.
+func (e *Engine) AuthOrders() map[string][]string {
+	e.st.mu.RLock()
+	defer e.st.mu.RUnlock()
+	out := make(map[string][]string, len(e.st.orders))
+	for k, v := range e.st.orders {
+		out[k] = append([]string(nil), v...)
+	}
+	return out
+}

@@ -40,6 +40,9 @@ type state struct {
 	sessions   map[string]*sessionView
 	turns      map[string]policy.TurnState
 	probeAt    map[string]int64
+	// orders is the stored auth-profile order override by provider
+	// (AuthOrderSet; policy.Env.StoredOrder).
+	orders map[string][]string
 
 	// configs holds every config seen, by hash; current is the hash of the
 	// agent's last ConfigApplied.
@@ -58,6 +61,7 @@ func newState(agent string) *state {
 		sessions:   map[string]*sessionView{},
 		turns:      map[string]policy.TurnState{},
 		probeAt:    map[string]int64{},
+		orders:     map[string][]string{},
 		configs:    map[string]*policy.Config{},
 	}
 	s.changed = sync.NewCond(s.mu.RLocker())
@@ -153,6 +157,12 @@ func (s *state) fold(ev *events.Event) {
 		}
 	case events.AggTurn:
 		s.foldTurn(ev)
+	case events.AggOrder:
+		if o := policy.EvolveOrder(s.orders[ev.Key], ev.Data); o != nil {
+			s.orders[ev.Key] = o
+		} else {
+			delete(s.orders, ev.Key)
+		}
 	}
 }
 
@@ -239,7 +249,7 @@ func (s *state) waitApplied(ctx context.Context, seq uint64) error {
 // reading; the maps are the cache's own and must not be retained past the
 // read lock (the decider copies before it writes).
 func (s *state) env(cfg *policy.Config, session string, now int64) policy.Env {
-	env := policy.Env{Config: cfg, Profiles: s.profiles, ProbeAt: s.probeAt, Now: now}
+	env := policy.Env{Config: cfg, Profiles: s.profiles, StoredOrder: s.orders, ProbeAt: s.probeAt, Now: now}
 	if v := s.sessions[session]; v != nil {
 		env.Session, env.SkipMarks = v.state, v.skipMarks
 	}

@@ -25,7 +25,10 @@ func WriteText(w io.Writer, rep *Report) error {
 	for _, st := range rep.Steps {
 		b.WriteString("\n")
 		if c := st.Command; c != nil {
-			fmt.Fprintf(&b, "%-9s %s  session %s", st.Offset, c.Text, c.Session)
+			fmt.Fprintf(&b, "%-9s %s", st.Offset, c.Text)
+			if c.Session != "" {
+				fmt.Fprintf(&b, "  session %s", c.Session)
+			}
 			if len(c.Events) > 0 {
 				fmt.Fprintf(&b, "  → %s", strings.Join(c.Events, ", "))
 			}

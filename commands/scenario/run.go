@@ -57,10 +57,11 @@ type StepReport struct {
 	Turn    *TurnReport    `json:"turn,omitempty"`
 }
 
-// CommandReport is a session command and the events it recorded.
+// CommandReport is a session command (or an agent command such as
+// auth_order, with no session) and the events it recorded.
 type CommandReport struct {
 	Text    string   `json:"text"`
-	Session string   `json:"session"`
+	Session string   `json:"session,omitempty"`
 	Events  []string `json:"events"`
 	Error   string   `json:"error,omitempty"`
 }
@@ -229,6 +230,12 @@ func runCommand(ctx context.Context, eng *engine.Engine, c *Command) (*CommandRe
 	case "compaction":
 		cr.Text = "compaction completed"
 		evs, err = eng.CompleteCompaction(ctx, c.Session)
+	case "auth_order":
+		cr.Text = "auth order set --provider " + c.Provider + " " + strings.Join(c.Profiles, " ")
+		if len(c.Profiles) == 0 {
+			cr.Text = "auth order clear --provider " + c.Provider
+		}
+		evs, err = eng.SetAuthOrder(ctx, c.Provider, c.Profiles, "scenario")
 	}
 	for _, ev := range evs {
 		cr.Events = append(cr.Events, ev.Type)

@@ -82,15 +82,20 @@ type Turn struct {
 
 // Command is a session command: do is model (`/model p/m[@profile]`, with
 // source), model_default (`/model default`), pin (profile, source auto or
-// user), new (`/new`), reset (`/reset`) or compaction (a completed
-// compaction).
+// user), new (`/new`), reset (`/reset`), compaction (a completed
+// compaction) or auth_order (`models auth order set --provider <provider>
+// <profiles…>`: the agent's stored auth-profile order; no session; an
+// empty profiles list clears it).
 type Command struct {
 	Do      string `json:"do"`
-	Session string `json:"session"`
+	Session string `json:"session,omitempty"`
 	Model   string `json:"model,omitempty"`
 	Source  string `json:"source,omitempty"`
 	Profile string `json:"profile,omitempty"`
 	Agent   string `json:"agent,omitempty"`
+	// Provider and Profiles are the stored order of do: auth_order.
+	Provider string   `json:"provider,omitempty"`
+	Profiles []string `json:"profiles,omitempty"`
 }
 
 // Response is one scripted provider answer.
@@ -402,6 +407,16 @@ func (v *validator) response(path string, raw json.RawMessage, isDefault bool) *
 }
 
 func (v *validator) command(path string, c *Command) {
+	if c.Do == "auth_order" {
+		if c.Provider == "" {
+			v.add(path+".provider", "is required")
+		}
+		v.key(path+".provider", events.AggOrder, c.Provider)
+		for i, p := range c.Profiles {
+			v.key(fmt.Sprintf("%s.profiles[%d]", path, i), events.AggProfile, p)
+		}
+		return
+	}
 	if c.Session == "" {
 		v.add(path+".session", "is required")
 	}
@@ -425,7 +440,7 @@ func (v *validator) command(path string, c *Command) {
 		}
 	case "model_default", "new", "reset", "compaction":
 	default:
-		v.add(path+".do", fmt.Sprintf("%q is not model|model_default|pin|new|reset|compaction", c.Do))
+		v.add(path+".do", fmt.Sprintf("%q is not model|model_default|pin|new|reset|compaction|auth_order", c.Do))
 	}
 }
 

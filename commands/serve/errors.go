@@ -77,7 +77,7 @@ func toAPI(err error) (*APIError, bool) {
 		return apiErr(http.StatusServiceUnavailable, CodeNoConfig, "no config is applied for this agent: start `fledger serve --config FILE` or run `fledger config apply FILE`"), true
 	case errors.Is(err, policy.ErrUnknownProfile):
 		return apiErr(http.StatusUnprocessableEntity, CodeUnknownProfile, "%s", userDetail(err)), true
-	case errors.Is(err, policy.ErrPinProvider), errors.Is(err, policy.ErrBadSource), errors.Is(err, policy.ErrNoModel):
+	case errors.Is(err, policy.ErrPinProvider), errors.Is(err, policy.ErrBadSource), errors.Is(err, policy.ErrNoModel), errors.Is(err, policy.ErrBadOrder):
 		return apiErr(http.StatusUnprocessableEntity, CodeInvalidRequest, "%s", userDetail(err)), true
 	case errors.Is(err, engine.ErrBadRequest):
 		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s", userDetail(err)), true

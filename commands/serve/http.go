@@ -36,6 +36,7 @@ var Routes = []Route{
 	{"POST", "/v1/sessions/{agent}/{session}/reset"},
 	{"POST", "/v1/sessions/{agent}/{session}/pin"},
 	{"POST", "/v1/sessions/{agent}/{session}/compaction"},
+	{"POST", "/v1/agents/{agent}/auth/order/{provider}"},
 	{"GET", "/v1/profiles"},
 	{"GET", "/v1/decisions"},
 	{"GET", "/healthz"},
@@ -78,6 +79,12 @@ func (s *Service) Handler() http.Handler {
 		"POST /v1/sessions/{agent}/{session}/compaction": jsonOp(s, bodyOptional, func(r *http.Request, q *SessionRef) error {
 			return sessionPath(r, &q.Agent, &q.Session)
 		}, s.Compaction),
+		"POST /v1/agents/{agent}/auth/order/{provider}": jsonOp(s, bodyOptional, func(r *http.Request, q *AuthOrderRequest) error {
+			if err := pathField(&q.Agent, "agent", r.PathValue("agent")); err != nil {
+				return err
+			}
+			return pathField(&q.Provider, "provider", r.PathValue("provider"))
+		}, s.SetAuthOrder),
 		"GET /v1/profiles": jsonOp(s, noBody, func(r *http.Request, q *ProfilesRequest) error {
 			q.Agent = r.URL.Query().Get("agent")
 			return nil

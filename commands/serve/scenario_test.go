@@ -83,6 +83,8 @@ func driveScenario(t *testing.T, ctx context.Context, cl *client.Client, sc *sce
 				err = cl.Reset(ctx, "main", c.Session, c.Do, nil)
 			case "compaction":
 				err = cl.Do(ctx, "POST", "/v1/sessions/main/"+c.Session+"/compaction", nil, nil)
+			case "auth_order":
+				err = cl.Do(ctx, "POST", "/v1/agents/main/auth/order/"+c.Provider, map[string]any{"profiles": c.Profiles, "by": "scenario"}, nil)
 			default:
 				t.Fatalf("script[%d]: command %q", i, c.Do)
 			}

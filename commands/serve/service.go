@@ -601,3 +601,34 @@ func (s *Service) Health(ctx context.Context) (*Health, int) {
 	}
 	return h, http.StatusOK
 }
+
+// SetAuthOrder is `models auth order set|clear` (POST
+// /v1/agents/{agent}/auth/order/{provider}).
+func (s *Service) SetAuthOrder(ctx context.Context, r *AuthOrderRequest) (*AuthOrderResult, error) {
+	if r.Provider == "" {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "provider is required")
+	}
+	e, agent, err := s.engine(r.Agent)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Sync(ctx); err != nil {
+		return nil, err
+	}
+	by := r.By
+	if by == "" {
+		by = "api"
+	}
+	evs, err := e.SetAuthOrder(ctx, r.Provider, r.Profiles, by)
+	if err != nil {
+		return nil, err
+	}
+	out := &AuthOrderResult{Agent: agent, Provider: r.Provider, Profiles: e.AuthOrder(r.Provider), Events: []string{}}
+	if out.Profiles == nil {
+		out.Profiles = []string{}
+	}
+	for _, ev := range evs {
+		out.Events = append(out.Events, ev.Type)
+	}
+	return out, nil
+}

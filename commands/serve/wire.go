@@ -168,6 +168,26 @@ type PinRequest struct {
 	Source string `json:"source,omitempty"`
 }
 
+// AuthOrderRequest stores the agent's auth-profile order of a provider
+// (POST /v1/agents/{agent}/auth/order/{provider}); an empty or absent
+// profiles list clears it.
+type AuthOrderRequest struct {
+	Agent    string   `json:"agent,omitempty"`
+	Provider string   `json:"provider,omitempty"`
+	Profiles []string `json:"profiles,omitempty"`
+	// By names who sets it (default "api").
+	By string `json:"by,omitempty"`
+}
+
+// AuthOrderResult is the stored order after the command and the events it
+// recorded.
+type AuthOrderResult struct {
+	Agent    string   `json:"agent"`
+	Provider string   `json:"provider"`
+	Profiles []string `json:"profiles"`
+	Events   []string `json:"events"`
+}
+
 // SessionRef names a session: GET /v1/sessions/{agent}/{session}.
 type SessionRef struct {
 	Agent   string `json:"agent,omitempty"`

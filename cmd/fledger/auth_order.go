@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fledger/fledger/commands/engine"
+)
+
+func init() { register(newAuthCmd) }
+
+func newAuthCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "auth",
+		Short: "Manage the agent's auth-profile settings recorded on the stream",
+	}
+	order := &cobra.Command{
+		Use:   "order",
+		Short: "Set, clear or show the stored auth-profile order (models auth order set)",
+		Long: `The stored auth-profile order is the first source of the rotation order
+(seed 000 "Rotation order"): when set for a provider, only its profiles are
+tried, in its order, ahead of auth.order and the configured profiles. It is
+recorded per agent and provider as an AuthOrderSet event under
+fledger.<agent>.order.<provider>; clearing it returns to auth.order.`,
+	}
+	order.AddCommand(newAuthOrderSetCmd(g), newAuthOrderClearCmd(g), newAuthOrderGetCmd(g))
+	cmd.AddCommand(order)
+	return cmd
+}
+
+type authOrderFlags struct {
+	agent, provider, by string
+}
+
+func (f *authOrderFlags) add(cmd *cobra.Command, withProvider, required bool) {
+	cmd.Flags().StringVar(&f.agent, "agent", "main", "agent id the order belongs to")
+	if withProvider {
+		cmd.Flags().StringVar(&f.provider, "provider", "", "provider id, e.g. openai")
+		if required {
+			_ = cmd.MarkFlagRequired("provider")
+		}
+	}
+}
+
+// withEngine opens the store and an engine for agent (caught up with the
+// stream, so it decides under the config in force) and runs f.
+func withEngine(ctx context.Context, g *globals, agent string, f func(*engine.Engine) error) error {
+	st, err := openStore(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	eng, err := engine.New(ctx, st, agent)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	return f(eng)
+}
+
+func setAuthOrder(cmd *cobra.Command, g *globals, f *authOrderFlags, ids []string) error {
+	return withEngine(cmd.Context(), g, f.agent, func(eng *engine.Engine) error {
+		evs, err := eng.SetAuthOrder(cmd.Context(), f.provider, ids, f.by)
+		if errors.Is(err, engine.ErrNoConfig) {
+			return fmt.Errorf("%w (record one with `fledger config apply --agent %s FILE`)", err, f.agent)
+		}
+		if err != nil {
+			return err
+		}
+		out := cmd.OutOrStdout()
+		seq := uint64(0)
+		if len(evs) > 0 {
+			seq = evs[0].Seq
+		}
+		if len(ids) == 0 {
+			fmt.Fprintf(out, "cleared the stored auth order of %s for agent %q (stream sequence %d); auth.order applies\n", f.provider, f.agent, seq)
+			return nil
+		}
+		fmt.Fprintf(out, "stored auth order of %s for agent %q: %s (stream sequence %d)\n", f.provider, f.agent, strings.Join(ids, " "), seq)
+		return nil
+	})
+}
+
+func newAuthOrderSetCmd(g *globals) *cobra.Command {
+	f := &authOrderFlags{}
+	cmd := &cobra.Command{
+		Use:   "set --provider PROVIDER PROFILE_ID...",
+		Short: "Store the auth-profile order of a provider (an AuthOrderSet event)",
+		Long: `Store PROFILE_ID... as the agent's auth-profile order for --provider. Every
+id must be a configured profile of the provider in the config in force, each
+listed once; otherwise nothing is recorded and the error names the id.`,
+		Example: `  fledger auth order set --provider openai openai:work openai:personal`,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return setAuthOrder(cmd, g, f, args)
+		},
+	}
+	f.add(cmd, true, true)
+	cmd.Flags().StringVar(&f.by, "by", "cli", "who sets the order (recorded in the event)")
+	return cmd
+}
+
+func newAuthOrderClearCmd(g *globals) *cobra.Command {
+	f := &authOrderFlags{}
+	cmd := &cobra.Command{
+		Use:   "clear --provider PROVIDER",
+		Short: "Clear the stored auth-profile order of a provider (back to auth.order)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return setAuthOrder(cmd, g, f, nil)
+		},
+	}
+	f.add(cmd, true, true)
+	cmd.Flags().StringVar(&f.by, "by", "cli", "who clears the order (recorded in the event)")
+	return cmd
+}
+
+func newAuthOrderGetCmd(g *globals) *cobra.Command {
+	f := &authOrderFlags{}
+	cmd := &cobra.Command{
+		Use:   "get [--provider PROVIDER]",
+		Short: "Show the stored auth-profile orders of the agent",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withEngine(cmd.Context(), g, f.agent, func(eng *engine.Engine) error {
+				writeAuthOrders(cmd.OutOrStdout(), f.agent, f.provider, eng.AuthOrders())
+				return nil
+			})
+		},
+	}
+	f.add(cmd, true, false)
+	return cmd
+}
+
+func writeAuthOrders(w io.Writer, agent, provider string, orders map[string][]string) {
+	if provider != "" {
+		if o := orders[provider]; len(o) > 0 {
+			fmt.Fprintf(w, "%s: %s\n", provider, strings.Join(o, " "))
+		} else {
+			fmt.Fprintf(w, "%s: no stored order for agent %q (auth.order applies)\n", provider, agent)
+		}
+		return
+	}
+	if len(orders) == 0 {
+		fmt.Fprintf(w, "no stored auth order for agent %q (auth.order applies)\n", agent)
+		return
+	}
+	ps := make([]string, 0, len(orders))
+	for p := range orders {
+		ps = append(ps, p)
+	}
+	sort.Strings(ps)
+	for _, p := range ps {
+		fmt.Fprintf(w, "%s: %s\n", p, strings.Join(orders[p], " "))
+	}
+}

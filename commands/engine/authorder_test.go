@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/events"
+)
+
+// attemptProfiles lists the profile of every AttemptStarted of a turn.
+func attemptProfiles(evs []events.Event) string {
+	var out []string
+	for _, ev := range evs {
+		if a, ok := ev.Data.(events.AttemptStarted); ok {
+			out = append(out, a.ProfileID)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// A stored order (AuthOrderSet) overrides auth.order in the rotation;
+// clearing it returns to auth.order.
+func TestSetAuthOrder_RotationFollowsStoredOrder(t *testing.T) {
+	st := openStore(t)
+	clock := newFakeClock()
+	e := newEngine(t, st, clock)
+	ctx := ctxT(t)
+	fail := script{"anthropic/claude-opus-4-6": rateLimit()}
+
+	res, err := e.RunTurn(ctx, TurnRequest{TurnID: "t1", Session: "s1"}, fail)
+	require_NoError(t, err)
+	if got := attemptProfiles(res.Events); got != "anthropic:a,anthropic:a,anthropic:a,anthropic:a,anthropic:b,openai:a" {
+		t.Fatalf("auth.order turn tried %s", got)
+	}
+
+	evs, err := e.SetAuthOrder(ctx, "anthropic", []string{"anthropic:b", "anthropic:a"}, "test")
+	require_NoError(t, err)
+	if len(evs) != 1 || evs[0].Type != "AuthOrderSet" || evs[0].Aggregate != events.AggOrder || evs[0].Key != "anthropic" {
+		t.Fatalf("set events %+v", evs)
+	}
+	if subj, _ := events.SubjectOf(&evs[0].Envelope); subj != "fledger.main.order.anthropic" {
+		t.Fatalf("subject %s", subj)
+	}
+	if got := strings.Join(e.AuthOrder("anthropic"), ","); got != "anthropic:b,anthropic:a" {
+		t.Fatalf("stored order %s", got)
+	}
+	clock.Advance(48 * time.Hour)
+	res, err = e.RunTurn(ctx, TurnRequest{TurnID: "t2", Session: "s2"}, fail)
+	require_NoError(t, err)
+	if got := attemptProfiles(res.Events); got != "anthropic:b,anthropic:b,anthropic:b,anthropic:b,anthropic:a,openai:a" {
+		t.Fatalf("stored-order turn tried %s", got)
+	}
+
+	evs, err = e.SetAuthOrder(ctx, "anthropic", nil, "test")
+	require_NoError(t, err)
+	if len(evs) != 1 || len(evs[0].Data.(events.AuthOrderSet).ProfileIDs) != 0 || e.AuthOrder("anthropic") != nil {
+		t.Fatalf("clear events %+v, stored %v", evs, e.AuthOrder("anthropic"))
+	}
+	clock.Advance(48 * time.Hour)
+	res, err = e.RunTurn(ctx, TurnRequest{TurnID: "t3", Session: "s3"}, fail)
+	require_NoError(t, err)
+	if got := attemptProfiles(res.Events); got != "anthropic:a,anthropic:a,anthropic:a,anthropic:a,anthropic:b,openai:a" {
+		t.Fatalf("cleared-order turn tried %s", got)
+	}
+
+	// A second engine (and a fresh fold) sees the same stored order.
+	f := NewFold("main")
+	for ev, err := range st.Read(ctx, 1) {
+		require_NoError(t, err)
+		f.Apply(ev.Seq, "", []events.Event{ev})
+	}
+	if f.StoredOrder("anthropic") != nil {
+		t.Fatalf("fold stored order %v after clear", f.StoredOrder("anthropic"))
+	}
+}
+
+func TestSetAuthOrder_Refused(t *testing.T) {
+	e := newEngine(t, openStore(t), newFakeClock())
+	ctx := ctxT(t)
+	cases := []struct {
+		ids  []string
+		want error
+		name string
+	}{
+		{[]string{"anthropic:a", "anthropic:zz"}, policy.ErrUnknownProfile, "anthropic:zz"},
+		{[]string{"anthropic:a", "openai:a"}, policy.ErrBadOrder, "openai:a"},
+		{[]string{"anthropic:a", "anthropic:a"}, policy.ErrBadOrder, "anthropic:a"},
+	}
+	for _, c := range cases {
+		_, err := e.SetAuthOrder(ctx, "anthropic", c.ids, "test")
+		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), `"`+c.name+`"`) {
+			t.Errorf("SetAuthOrder(%v): %v, want %v naming %q", c.ids, err, c.want, c.name)
+		}
+	}
+	if _, err := e.SetAuthOrder(ctx, "", nil, "test"); !errors.Is(err, ErrBadRequest) {
+		t.Errorf("empty provider: %v", err)
+	}
+	if o := e.AuthOrders(); len(o) != 0 {
+		t.Errorf("refused orders stored: %v", o)
+	}
+}
