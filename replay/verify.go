@@ -470,11 +470,7 @@ func (v *verifier) checkClear(f *engine.Fold, c *commit) {
 	v.rep.Checked[DecisionClear]++
 	cl, ok := first.Data.(events.ProfileCleared)
 	if !ok {
-		base.Decision, base.Type = DecisionUnexplained, first.Type
-		base.Message = "a profile health event outside any turn decision: only an operator's ProfileCleared is decided alone"
-		base.Recorded, _, _ = canonical(first.Data)
-		v.rep.Checked[DecisionUnexplained]++
-		v.diverge(base, key)
+		v.unexplained(base, key, first, "a profile health event outside any turn decision: only an operator's ProfileCleared is decided alone")
 		return
 	}
 	cfg := f.Current()
@@ -499,11 +495,7 @@ func (v *verifier) checkOrder(f *engine.Fold, c *commit) {
 	v.rep.Checked[DecisionAuthOrder]++
 	set, ok := first.Data.(events.AuthOrderSet)
 	if !ok {
-		base.Decision, base.Type = DecisionUnexplained, first.Type
-		base.Message = "an auth-order event that no decision produces"
-		base.Recorded, _, _ = canonical(first.Data)
-		v.rep.Checked[DecisionUnexplained]++
-		v.diverge(base, key)
+		v.unexplained(base, key, first, "an auth-order event that no decision produces")
 		return
 	}
 	cfg := f.Current()
@@ -513,6 +505,15 @@ func (v *verifier) checkOrder(f *engine.Fold, c *commit) {
 	}
 	p, err := cfg.SetOrder(set.Provider, set.ProfileIDs, set.By)
 	v.compare(c, base, key, policy.Decision{Events: []events.Payload{p}}, err)
+}
+
+// unexplained reports an operator-command commit whose first event no
+// decision of its kind produces.
+func (v *verifier) unexplained(base Divergence, key string, first events.Event, msg string) {
+	base.Decision, base.Type, base.Message = DecisionUnexplained, first.Type, msg
+	base.Recorded, _, _ = canonical(first.Data)
+	v.rep.Checked[DecisionUnexplained]++
+	v.diverge(base, key)
 }
 
 func samePayloads(exp []events.Payload, rec []events.Event) bool {
