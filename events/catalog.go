@@ -15,6 +15,8 @@ func Catalog() []Payload {
 		ChainRetryScheduled{}, NoticeSent{}, TurnSucceeded{}, TurnExhausted{},
 		TurnStopped{},
 		AuthOrderSet{},
+		// Appended after the first release: the catalog only grows at the end.
+		ProfileUsed{},
 	}
 }
 
@@ -31,6 +33,8 @@ func KeyOf(p Payload) string {
 	case ProfileSucceeded:
 		return e.ProfileID
 	case ProfileCleared:
+		return e.ProfileID
+	case ProfileUsed:
 		return e.ProfileID
 	case SessionModelSelected:
 		return e.Session

@@ -67,6 +67,27 @@ type ProfileSucceeded struct {
 func (ProfileSucceeded) EventType() string         { return "ProfileSucceeded" }
 func (ProfileSucceeded) EventAggregate() Aggregate { return AggProfile }
 
+// ProfileUsed records a successful call on a profile that had no failure
+// state for the success to clear (errorCount 0, no cooldown, no disable):
+// only lastUsed moves. It changes no failure field, so it commutes with
+// every other event of the profile — a failure another turn records at the
+// same moment is never undone by it — and needs no guard: successes on a
+// hot profile never conflict (docs/engine.md "Subjects and consistency").
+// A success that does clear something is a [ProfileSucceeded].
+type ProfileUsed struct {
+	ProfileID string `json:"profile_id"`
+	Provider  string `json:"provider"`
+	Model     string `json:"model,omitempty"`
+	TurnID    string `json:"turn_id,omitempty"`
+	Attempt   int    `json:"attempt,omitempty"`
+	// LastUsed is the success time, Unix ms. The profile's lastUsed becomes
+	// the later of its own and this one.
+	LastUsed int64 `json:"last_used"`
+}
+
+func (ProfileUsed) EventType() string         { return "ProfileUsed" }
+func (ProfileUsed) EventAggregate() Aggregate { return AggProfile }
+
 // ProfileCleared records an operator clearing a profile's failure state,
 // e.g. after a recharge (seed 000 "Billing disables": recharging does not
 // itself clear persisted state). All failure fields reset; lastUsed stays.

@@ -34,7 +34,7 @@ func (r *Registry) EncodeCommit(evs []Event) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return marshalCommit(envs)
+	return marshalCommit(envs, 0)
 }
 
 // encodeEnvelopes checks and completes every event's envelope (see
@@ -54,15 +54,22 @@ func (r *Registry) encodeEnvelopes(evs []Event) ([]Envelope, error) {
 	return envs, nil
 }
 
-// marshalCommit writes {"events":[…]}.
-func marshalCommit(envs []Envelope) ([]byte, error) {
-	n := 16
+// marshalCommit writes {"events":[…]}, or {"basis":N,"events":[…]} when
+// basis is not 0.
+func marshalCommit(envs []Envelope, basis uint64) ([]byte, error) {
+	n := 40
 	for i := range envs {
 		n += 256 + len(envs[i].Payload)
 	}
 	var b bytes.Buffer
 	b.Grow(n)
-	b.WriteString(`{"events":[`)
+	if basis != 0 {
+		b.WriteString(`{"basis":`)
+		b.WriteString(strconv.FormatUint(basis, 10))
+		b.WriteString(`,"events":[`)
+	} else {
+		b.WriteString(`{"events":[`)
+	}
 	for i := range envs {
 		if i > 0 {
 			b.WriteByte(',')

@@ -25,6 +25,7 @@ import (
 
 // wireCommit is a stored commit as read back.
 type wireCommit struct {
+	Basis  uint64         `json:"basis"`
 	Events []wireEnvelope `json:"events"`
 }
 
@@ -146,7 +147,7 @@ func (r *Registry) DecodeCommit(data []byte, seq uint64, subject string) ([]Even
 				Agent: w.Agent, Aggregate: w.Aggregate, Key: w.Key,
 				CausationID: w.CausationID, CorrelationID: w.CorrelationID, Payload: raw,
 			},
-			Data: p, Seq: seq, Index: i,
+			Data: p, Seq: seq, Index: i, Basis: c.Basis,
 		}
 	}
 	return out, nil

@@ -14,6 +14,7 @@ import (
 // events and fail on the same inputs.
 func (r *Registry) decodeCommitStd(data []byte, seq uint64, subject string) ([]Event, error) {
 	var c struct {
+		Basis  uint64     `json:"basis"`
 		Events []Envelope `json:"events"`
 	}
 	if err := json.Unmarshal(data, &c); err != nil {
@@ -42,7 +43,7 @@ func (r *Registry) decodeCommitStd(data []byte, seq uint64, subject string) ([]E
 		if err := json.Unmarshal(raw, v.Interface()); err != nil {
 			return nil, &DecodeError{Seq: seq, Subject: subject, Type: env.Type, Index: i, Err: err}
 		}
-		out[i] = Event{Envelope: *env, Data: v.Elem().Interface().(Payload), Seq: seq, Index: i}
+		out[i] = Event{Envelope: *env, Data: v.Elem().Interface().(Payload), Seq: seq, Index: i, Basis: c.Basis}
 	}
 	return out, nil
 }

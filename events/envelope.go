@@ -63,6 +63,12 @@ type Event struct {
 	Seq uint64
 	// Index is the event's position inside its commit (0-based).
 	Index int
+	// Basis is the stream position the decision that wrote the event's
+	// commit was taken on: the last stream sequence folded into the state
+	// it read (0 = not recorded; commits before it was recorded). Several
+	// events of one commit share a Basis. Replay re-decides from exactly
+	// that state ([AppendRequest].Basis).
+	Basis uint64
 }
 
 // Payload is implemented by every catalog payload type.
@@ -77,6 +83,9 @@ type Payload interface {
 // produced, stored as a single JetStream message so that a reader sees all
 // of them or none.
 type Commit struct {
+	// Basis is the stream position the decision was taken on (see
+	// [Event].Basis); omitted when 0.
+	Basis  uint64     `json:"basis,omitempty"`
 	Events []Envelope `json:"events"`
 }
 

@@ -105,5 +105,7 @@ func Examples() []Payload {
 		TurnStopped{TurnID: "turn-01JH8Z", Disposition: "compaction", Reason: "context_overflow",
 			Message: "prompt is too long: 210000 tokens > 200000 maximum", Attempts: 1, DurationMs: 640},
 		AuthOrderSet{Provider: "openai", ProfileIDs: []string{"openai:work@example.com", "openai:user@example.com"}, By: "cli"},
+		ProfileUsed{ProfileID: "openai:work@example.com", Provider: "openai", Model: "gpt-5",
+			TurnID: "turn-01JH9A", Attempt: 1, LastUsed: t0 + 5100},
 	}
 }

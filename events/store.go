@@ -30,9 +30,42 @@ const AnySeq uint64 = math.MaxUint64
 type AppendResult struct {
 	// Seq is the stream sequence of the commit's message.
 	Seq uint64
-	// Duplicate is true when the commit (same first event id) was already
+	// Duplicate is true when a commit with the same message id was already
 	// stored: nothing new was written and Seq is the earlier message's.
 	Duplicate bool
+	// Taken is true when Duplicate and the stored commit is not this one
+	// (its first event id differs): another writer already stored the
+	// decision for this message id ([AppendRequest].MsgID), so this one
+	// lost the race and must not act as if it were recorded.
+	Taken bool
+	// Events is the stored commit as every reader decodes it (Seq, Index
+	// and Basis set), so a writer can fold what it wrote without reading
+	// it back; nil when Duplicate.
+	Events []Event
+}
+
+// AppendRequest is one commit to store ([Store].AppendCommit).
+type AppendRequest struct {
+	// Subject is the aggregate subject the commit is stored under (made by
+	// [Subject], no wildcards).
+	Subject string
+	// Guard is the subject or filter whose last sequence must be Expected
+	// ("" = Subject): the consistency boundary the decision depends on.
+	Guard string
+	// Expected is Guard's expected last sequence: 0 = no message yet,
+	// [AnySeq] = no expectation.
+	Expected uint64
+	// MsgID is the JetStream Nats-Msg-Id ("" = the first event's id). A
+	// decider that names the step it decides (e.g. "turn T after its
+	// commit at N") makes two writers deciding the same step share one
+	// id, so the server stores only the first within the stream's
+	// de-duplication window, and the second gets Taken.
+	MsgID string
+	// Basis is the stream position the decision's state was folded to,
+	// recorded in the commit ([Event].Basis; 0 = not recorded).
+	Basis uint64
+	// Events are the commit's events, in order (at least one).
+	Events []Event
 }
 
 // Store is fledger's event store on a JetStream stream. One decision is
@@ -62,6 +95,12 @@ type Store interface {
 	// wildcards (e.g. fledger.a.profile.> to serialise every profile of
 	// agent a), sent as Nats-Expected-Last-Subject-Sequence-Subject.
 	AppendGuarded(ctx context.Context, subject, guard string, expected uint64, evs ...Event) (AppendResult, error)
+
+	// AppendCommit is Append with every setting of the commit spelled out:
+	// guard, expectation, message id and the decision's basis. Concurrent
+	// calls share fsyncs (group commit, see [WithGroupCommit]); a single
+	// call is sent at once, never held back for company.
+	AppendCommit(ctx context.Context, req AppendRequest) (AppendResult, error)
 
 	// ReadSubject returns every event stored under filter (a subject, or a
 	// filter with wildcards), in stream order, and the stream sequence of
@@ -308,15 +347,22 @@ func (s *store) ClientURL() string {
 
 // Append implements [Store].
 func (s *store) Append(ctx context.Context, subject string, expected uint64, evs ...Event) (AppendResult, error) {
-	return s.append(ctx, subject, subject, expected, evs)
+	return s.AppendCommit(ctx, AppendRequest{Subject: subject, Expected: expected, Events: evs})
 }
 
 // AppendGuarded implements [Store].
 func (s *store) AppendGuarded(ctx context.Context, subject, guard string, expected uint64, evs ...Event) (AppendResult, error) {
-	if err := checkFilter(guard); err != nil {
+	return s.AppendCommit(ctx, AppendRequest{Subject: subject, Guard: guard, Expected: expected, Events: evs})
+}
+
+// AppendCommit implements [Store].
+func (s *store) AppendCommit(ctx context.Context, req AppendRequest) (AppendResult, error) {
+	if req.Guard == "" {
+		req.Guard = req.Subject
+	} else if err := checkFilter(req.Guard); err != nil {
 		return AppendResult{}, err
 	}
-	return s.append(ctx, subject, guard, expected, evs)
+	return s.append(ctx, req)
 }
 
 // checkFilter accepts fledger.… subjects and filters.
@@ -327,7 +373,8 @@ func checkFilter(f string) error {
 	return nil
 }
 
-func (s *store) append(ctx context.Context, subject, guard string, expected uint64, evs []Event) (AppendResult, error) {
+func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, error) {
+	subject, guard, expected, evs := req.Subject, req.Guard, req.Expected, req.Events
 	if s.isClosed() {
 		return AppendResult{}, ErrClosed
 	}
@@ -349,7 +396,7 @@ func (s *store) append(ctx context.Context, subject, guard string, expected uint
 			}
 		}
 	}
-	body, err := marshalCommit(envs)
+	body, err := marshalCommit(envs, req.Basis)
 	if err != nil {
 		return AppendResult{}, err
 	}
@@ -358,7 +405,10 @@ func (s *store) append(ctx context.Context, subject, guard string, expected uint
 	}
 
 	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
-	id := envs[0].ID
+	id := req.MsgID
+	if id == "" {
+		id = envs[0].ID
+	}
 	msg.Header.Set(jetstream.MsgIDHeader, id)
 	msg.Header.Set(jetstream.ExpectedStreamHeader, StreamName)
 	if expected != AnySeq {
@@ -369,9 +419,19 @@ func (s *store) append(ctx context.Context, subject, guard string, expected uint
 	}
 	pctx, cancel := withTimeout(ctx, s.cfg.timeout)
 	defer cancel()
-	ack, err := s.js.PublishMsg(pctx, msg)
+	ack, err := s.publish(pctx, msg)
 	if err == nil {
-		return AppendResult{Seq: ack.Sequence, Duplicate: ack.Duplicate}, nil
+		res := AppendResult{Seq: ack.Sequence, Duplicate: ack.Duplicate}
+		if res.Duplicate {
+			if id != envs[0].ID {
+				res.Taken = s.takenBy(pctx, res.Seq, envs[0].ID)
+			}
+			return res, nil
+		}
+		if evs, derr := s.reg.DecodeCommit(body, res.Seq, subject); derr == nil {
+			res.Events = evs
+		}
+		return res, nil
 	}
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) && (apiErr.ErrorCode == CodeWrongLastSequence || apiErr.ErrorCode == CodeWrongLastSequenceConstant) {
@@ -379,7 +439,11 @@ func (s *store) append(ctx context.Context, subject, guard string, expected uint
 		// re-sent commit whose first send was stored reports a conflict:
 		// look for its id among the guard's messages after expected.
 		if seq, ok := s.findMsgID(pctx, guard, expected, id); ok {
-			return AppendResult{Seq: seq, Duplicate: true}, nil
+			res := AppendResult{Seq: seq, Duplicate: true}
+			if id != envs[0].ID {
+				res.Taken = s.takenBy(pctx, seq, envs[0].ID)
+			}
+			return res, nil
 		}
 		ce := &ConflictError{Subject: subject, Guard: guard, Expected: expected, Code: int(apiErr.ErrorCode)}
 		if apiErr.ErrorCode == CodeWrongLastSequence {
@@ -392,6 +456,27 @@ func (s *store) append(ctx context.Context, subject, guard string, expected uint
 		return AppendResult{}, ce
 	}
 	return AppendResult{}, fmt.Errorf("events: append to %s: %w", subject, err)
+}
+
+// takenBy reports whether the commit stored at seq is another one than the
+// commit whose first event id is firstID (a message id shared by two
+// writers deciding the same step). A commit that cannot be read back is
+// taken as another one: the caller then re-reads the stream, which is
+// safe either way.
+func (s *store) takenBy(ctx context.Context, seq uint64, firstID string) bool {
+	m, err := s.stream.GetMsg(ctx, seq)
+	if err != nil {
+		return true
+	}
+	var c struct {
+		Events []struct {
+			ID string `json:"id"`
+		} `json:"events"`
+	}
+	if json.Unmarshal(m.Data, &c) != nil || len(c.Events) == 0 {
+		return true
+	}
+	return c.Events[0].ID != firstID
 }
 
 // dupScanLimit bounds how many later messages of the guard are searched for

@@ -394,7 +394,7 @@ var knownTypes = func() map[string]bool {
 	m := map[string]bool{}
 	for _, t := range []string{
 		"ConfigApplied",
-		"ProfileFailureRecorded", "ProfileSucceeded", "ProfileCleared",
+		"ProfileFailureRecorded", "ProfileSucceeded", "ProfileUsed", "ProfileCleared",
 		"SessionModelSelected", "SessionModelCleared", "SessionAuthPinned",
 		"SessionAuthUnpinned", "SessionReset", "FallbackNoticeStateChanged",
 		"CompactionCompleted",

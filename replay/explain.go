@@ -267,6 +267,9 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) {
 		if e.KeptCooldownUntil > 0 {
 			st.Details = append(st.Details, fmt.Sprintf("a %s cooldown for model %s until %s is kept", e.KeptCooldownReason, e.KeptCooldownModel, at(e.KeptCooldownUntil)))
 		}
+	case events.ProfileUsed:
+		st.Kind = "profile"
+		st.Text = fmt.Sprintf("profile %s: success recorded (no failure state to clear), lastUsed %s", e.ProfileID, at(e.LastUsed))
 	case events.CandidateSkipped:
 		st.Kind = "skip"
 		st.Text = fmt.Sprintf("skip %s/%s: %s (%s, %s)", e.Provider, e.Model, oneLine(e.Message, 200), e.Reason, e.Decision)

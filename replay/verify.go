@@ -33,7 +33,18 @@ type VerifyOptions struct {
 	Agent string
 	// ToSeq stops after this stream sequence (0 = the stream's end).
 	ToSeq uint64
+	// Window is how many commits verify reads ahead of its fold (0 =
+	// [DefaultVerifyWindow]): a decision recorded with a basis (the stream
+	// position its state was folded to) is re-decided on the fold at
+	// exactly that position, which verify can rebuild as long as the
+	// commit lies at most Window commits after its basis.
+	Window int
 }
+
+// DefaultVerifyWindow is the default [VerifyOptions].Window: far more
+// commits than can land between a decision and its append under any
+// concurrency fledger runs at (the lag is the decisions in flight).
+const DefaultVerifyWindow = 8192
 
 // Divergence is a recorded commit that does not follow from its inputs:
 // the first event where what the deciders produce (Expected) and what was
@@ -85,41 +96,58 @@ type VerifyReport struct {
 func (r *VerifyReport) OK() bool { return r.Diverged == 0 }
 
 // Verify folds the stream in order and, at every recorded decision,
-// rebuilds the decider's inputs as the engine did — the config in force
-// (the agent's latest ConfigApplied, or the one TurnStarted names), the
-// session, profile, probe-throttle and skip-cache state at the stream
-// position just before the commit, the provider outcome recorded in the
+// rebuilds the decider's inputs as the engine had them — the config in
+// force (the agent's latest ConfigApplied, or the one TurnStarted names),
+// the session, profile, probe-throttle and skip-cache state folded to the
+// decision's basis (the stream position its state was folded to, recorded
+// in the commit; for commits written before bases were recorded, the
+// position just before the commit), the provider outcome recorded in the
 // commit's AttemptFailed/AttemptSucceeded (classification included), and
 // the decision time (the commit's event time) — re-runs the decider and
 // compares its events with the recorded ones, payload by payload in
 // canonical JSON.
 //
+// Under concurrency a decision's basis lies before commits of other turns
+// that were stored between its read and its append, so verify reads up to
+// VerifyOptions.Window commits ahead of its fold and re-decides each
+// commit when the fold reaches its basis: one pass, linear in the stream.
+// A commit whose basis is older than the window is reported in Notes and
+// checked on the state just before it.
+//
 // The classification itself is taken as recorded: the raw provider error
 // is never stored (only redacted previews and a hash), so the classifier
 // cannot be re-run. A decision re-decided after an append conflict is
-// recorded once, and is verified against the state just before its
-// commit, which is what the winning decision saw.
+// recorded once, with the basis of the decision that was stored.
 //
 // Errors are read errors only; divergences are in the report.
 func Verify(ctx context.Context, src Source, opt VerifyOptions) (*VerifyReport, error) {
 	v := &verifier{rep: &VerifyReport{Checked: map[string]int{}}, folds: map[string]*engine.Fold{}, seen: map[string]bool{}}
+	window := opt.Window
+	if window <= 0 {
+		window = DefaultVerifyWindow
+	}
+	la := &lookahead{v: v}
 	err := walk(ctx, src, 1, opt.ToSeq, func(c *commit) error {
 		v.rep.LastSeq = c.Seq
 		if c.Err != nil {
-			v.diverge(Divergence{Seq: c.Seq, Index: -1, Decision: DecisionDecode, Message: c.Err.Error()}, fmt.Sprintf("decode:%d", c.Seq))
-			return nil
+			la.push(c)
+		} else {
+			if opt.Agent != "" && c.agent() != opt.Agent {
+				return nil
+			}
+			v.rep.Commits++
+			v.rep.Events += len(c.Events)
+			la.push(c)
 		}
-		ag := c.agent()
-		if opt.Agent != "" && ag != opt.Agent {
-			return nil
+		for len(la.queue) > window {
+			la.advance()
 		}
-		v.rep.Commits++
-		v.rep.Events += len(c.Events)
-		f := v.fold(ag)
-		v.check(f, c)
-		f.Apply(c.Seq, "", c.Events)
 		return nil
 	})
+	for len(la.queue) > 0 {
+		la.advance()
+	}
+	sort.SliceStable(v.rep.Divergences, func(i, j int) bool { return v.rep.Divergences[i].Seq < v.rep.Divergences[j].Seq })
 	return v.rep, err
 }
 

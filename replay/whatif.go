@@ -277,6 +277,8 @@ func profileID(p events.Payload) string {
 		return e.ProfileID
 	case events.ProfileSucceeded:
 		return e.ProfileID
+	case events.ProfileUsed:
+		return e.ProfileID
 	case events.ProfileCleared:
 		return e.ProfileID
 	}

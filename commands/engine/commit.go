@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/fledger/fledger/commands/policy"
@@ -11,26 +14,47 @@ import (
 )
 
 // home is the aggregate a decision is stored under when it touches no
-// profile: the turn (turn decisions) or the session (session commands).
+// profile's failure state: the turn (turn decisions) or the session
+// (session commands).
 type home struct {
 	agg events.Aggregate
 	key string
 }
 
+// ErrStepTaken: the turn step a [Engine.RunTurn] decision was for had
+// already been decided by another writer (another engine or client
+// reporting on the same turn); nothing was appended by this one and the
+// turn is left to that writer.
+var ErrStepTaken = errors.New("engine: the turn's step was decided by another writer")
+
+// errStepTaken is what a decide function returns when the turn is no
+// longer at the step it was called for; commit returns it too when the
+// store says the step's message id was taken by another commit.
+var errStepTaken = ErrStepTaken
+
 // commit decides and appends one decision atomically. decide runs with
-// the state's read lock held, so the state it sees and the guard sequence
-// are one consistent snapshot; it must not block or keep references to
-// the maps it is given.
+// the state's read lock held, so the state it sees, the guard sequence
+// and the basis it records are one consistent snapshot (the fold of the
+// stream up to the basis); it must not block or keep references to the
+// maps it is given.
 //
-// Subject and guard (docs/engine.md "Consistency"): a decision holding a
-// ProfileFailureRecorded or ProfileSucceeded for profile P (at most one
-// profile per decision) is stored under fledger.<agent>.profile.<P> with
-// that subject's last sequence as the expectation, so two engines failing
-// the same profile conflict and the loser re-decides on the winner's
-// counts; any other decision is stored under its home subject (the turn or
-// the session), guarded the same way. On a conflict commit waits until the
-// state has folded the winning commit and decides again, at most
-// e.opt.retries times. An empty decision appends nothing (seq 0).
+// Where it goes (docs/engine.md "Subjects and consistency"): a decision
+// that changes a profile's failure state (ProfileFailureRecorded,
+// ProfileSucceeded, ProfileCleared for P; at most one profile) is stored
+// under fledger.<agent>.profile.<P>, guarded by that subject's last
+// sequence, so two engines failing the same profile conflict and the loser
+// re-decides on the winner's counts; any other decision — including a
+// success that only records usage (ProfileUsed), which commutes with
+// everything else on the profile — is stored under its home subject (the
+// turn or the session), guarded the same way. A turn decision's message id
+// names the step it decides (stepMsgID), so two writers deciding the same
+// step of a turn, whatever subjects they store under, are stored once: the
+// loser gets errStepTaken.
+//
+// On a conflict commit waits until the state has folded the winning commit
+// and decides again, at most e.opt.retries times. An empty decision
+// appends nothing (seq 0). The commit is folded into the state as soon as
+// it is acknowledged when nothing unknown lies before it (applyOwn).
 func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 	decide func() (policy.Decision, error)) (policy.Decision, []events.Event, error) {
 	var last error
@@ -51,38 +75,34 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 			e.st.mu.RUnlock()
 			return dec, nil, err
 		}
-		agg, key := h.agg, h.key
-		prof, err := profileOf(dec.Events)
+		req, err := e.route(h, dec.Events)
 		if err != nil {
 			e.st.mu.RUnlock()
 			return dec, nil, err
 		}
-		if prof != "" {
-			agg, key = events.AggProfile, prof
+		subject = req.Subject
+		req.Expected = e.st.subjectSeq[req.Subject]
+		req.Basis = e.st.applied
+		if h.agg == events.AggTurn {
+			req.MsgID = stepMsgID(e.agent, h.key, e.st.turnLast[h.key])
 		}
-		subject, err = events.Subject(e.agent, agg, key)
-		if err != nil {
-			e.st.mu.RUnlock()
-			return dec, nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
-		}
-		expected := e.st.subjectSeq[subject]
 		e.st.mu.RUnlock()
 
-		evs := make([]events.Event, len(dec.Events))
+		req.Events = make([]events.Event, len(dec.Events))
 		for i, p := range dec.Events {
 			opts := []events.EventOpt{}
 			if corr != "" {
 				opts = append(opts, events.WithCorrelation(corr))
 			}
 			if i > 0 {
-				opts = append(opts, events.WithCausation(evs[0].ID))
+				opts = append(opts, events.WithCausation(req.Events[0].ID))
 			}
-			evs[i] = events.New(e.agent, events.KeyOf(p), at, p, opts...)
+			req.Events[i] = events.New(e.agent, events.KeyOf(p), at, p, opts...)
 		}
 		if e.beforeAppend != nil {
 			e.beforeAppend(subject)
 		}
-		res, err := e.store.Append(ctx, subject, expected, evs...)
+		res, err := e.store.AppendCommit(ctx, req)
 		var ce *events.ConflictError
 		if errors.As(err, &ce) {
 			e.conflicts.Add(1)
@@ -106,21 +126,66 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 			}
 			return dec, nil, err
 		}
+		if res.Taken {
+			// Another writer decided this step first: fold its commit so
+			// the caller reads the recorded decision.
+			if err := e.st.waitApplied(ctx, res.Seq); err != nil {
+				return dec, nil, err
+			}
+			return policy.Decision{}, nil, errStepTaken
+		}
 		e.commits.Add(1)
 		e.observeAppend(start)
+		evs := res.Events
+		if evs == nil { // a re-sent commit of ours, stored before
+			evs = req.Events
+			for i := range evs {
+				evs[i].Seq, evs[i].Index, evs[i].Basis = res.Seq, i, req.Basis
+			}
+		} else {
+			e.st.applyOwn(res.Seq, subject, evs)
+		}
 		if err := e.st.waitApplied(ctx, res.Seq); err != nil {
 			return dec, nil, err
-		}
-		for i := range evs {
-			evs[i].Seq, evs[i].Index = res.Seq, i
 		}
 		return dec, evs, nil
 	}
 	return policy.Decision{}, nil, &ConflictRetriesError{Subject: subject, Tries: e.opt.retries + 1, Last: last}
 }
 
-// profileOf returns the one profile a decision's health events touch ("" =
-// none), or ErrMultiProfileDecision.
+// route names the subject a decision is stored under, which is also its
+// guard (see commit). Call with the state's read lock held.
+func (e *Engine) route(h home, ps []events.Payload) (events.AppendRequest, error) {
+	agg, key := h.agg, h.key
+	prof, err := profileOf(ps)
+	if err != nil {
+		return events.AppendRequest{}, err
+	}
+	if prof != "" {
+		agg, key = events.AggProfile, prof
+	}
+	subject, err := events.Subject(e.agent, agg, key)
+	if err != nil {
+		return events.AppendRequest{}, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	return events.AppendRequest{Subject: subject}, nil
+}
+
+// stepMsgID is the message id of the decision on turn turnID taken after
+// the turn's commit at prev (0 = the turn's start): every writer deciding
+// that step derives the same id, so JetStream stores only one of them.
+func stepMsgID(agent, turnID string, prev uint64) string {
+	h := sha256.New()
+	h.Write([]byte(agent))
+	h.Write([]byte{0})
+	h.Write([]byte(turnID))
+	h.Write([]byte{0})
+	h.Write([]byte(strconv.FormatUint(prev, 10)))
+	return "step-" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// profileOf returns the one profile whose failure state a decision changes
+// ("" = none), or ErrMultiProfileDecision. A ProfileUsed changes none.
 func profileOf(ps []events.Payload) (string, error) {
 	id := ""
 	for _, p := range ps {

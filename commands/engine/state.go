@@ -2,10 +2,8 @@ package engine
 
 import (
 	"context"
-	"fmt"
+	"strings"
 	"sync"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
@@ -24,9 +22,12 @@ type sessionView struct {
 // state is one engine's in-process view of its agent's events: every
 // aggregate folded with the shared policy.Evolve* functions, plus the last
 // stream sequence of every subject (the guards of the next appends). It is
-// fed, in stream order and one whole commit at a time, by an ordered
-// consumer on fledger.<agent>.>; applied is the stream sequence of the
-// last commit folded. Readers hold mu for reading while they decide.
+// fed in stream order, one whole commit at a time, by an ordered consumer
+// on the whole stream (other agents' commits only move applied) and by the
+// engine's own commits as soon as they are acknowledged (follow.go), so it
+// is always the fold of a prefix of the stream: applied is the stream
+// sequence of the last commit folded, and the basis a decision records.
+// Readers hold mu for reading while they decide.
 type state struct {
 	agent string
 
@@ -36,10 +37,20 @@ type state struct {
 	failed  error // a fatal consumer error; waiters return it
 
 	subjectSeq map[string]uint64
-	profiles   map[string]policy.ProfileState
-	sessions   map[string]*sessionView
-	turns      map[string]policy.TurnState
-	probeAt    map[string]int64
+	// turnLast is the stream sequence of the last commit holding an event
+	// of each turn (kept after the turn ends): the step a decision on the
+	// turn decides, named in its message id (stepMsgID).
+	turnLast map[string]uint64
+	// own holds commits this engine appended that are not folded yet
+	// because a commit before them is not known yet (follow.go).
+	own map[uint64]ownCommit
+	// prefix is "fledger.<agent>." (encoded): the consumer reads the whole
+	// stream and skips other agents' commits by it.
+	prefix   string
+	profiles map[string]policy.ProfileState
+	sessions map[string]*sessionView
+	turns    map[string]policy.TurnState
+	probeAt  map[string]int64
 	// orders is the stored auth-profile order override by provider
 	// (AuthOrderSet; policy.Env.StoredOrder).
 	orders map[string][]string
@@ -57,6 +68,9 @@ func newState(agent string) *state {
 	s := &state{
 		agent:      agent,
 		subjectSeq: map[string]uint64{},
+		turnLast:   map[string]uint64{},
+		own:        map[uint64]ownCommit{},
+		prefix:     "fledger." + events.EncodeToken(agent) + ".",
 		profiles:   map[string]policy.ProfileState{},
 		sessions:   map[string]*sessionView{},
 		turns:      map[string]policy.TurnState{},
@@ -68,65 +82,47 @@ func newState(agent string) *state {
 	return s
 }
 
-// follow starts the ordered consumer that keeps s current. It returns once
-// the consumer is running; stop ends it.
-func (s *state) follow(ctx context.Context, st events.Store, reg *events.Registry) (stop func(), err error) {
-	js, err := jetstream.New(st.Conn())
-	if err != nil {
-		return nil, fmt.Errorf("engine: jetstream: %w", err)
-	}
-	stream, err := js.Stream(ctx, events.StreamName)
-	if err != nil {
-		return nil, fmt.Errorf("engine: stream %s: %w", events.StreamName, err)
-	}
-	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{"fledger." + events.EncodeToken(s.agent) + ".>"},
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("engine: watch %s: %w", s.agent, err)
-	}
-	cc, err := cons.Consume(func(m jetstream.Msg) {
-		meta, err := m.Metadata()
-		if err != nil {
-			s.fail(fmt.Errorf("engine: watch: %w", err))
-			return
-		}
-		evs, derr := reg.DecodeCommit(m.Data(), meta.Sequence.Stream, m.Subject())
-		s.apply(meta.Sequence.Stream, m.Subject(), evs, derr)
-	}, jetstream.PullMaxMessages(256))
-	if err != nil {
-		return nil, fmt.Errorf("engine: watch %s: %w", s.agent, err)
-	}
-	return cc.Stop, nil
-}
-
-func (s *state) fail(err error) {
+// apply folds one commit (all its events) stored at seq under subject,
+// then any of the engine's own commits that directly follow it.
+func (s *state) apply(seq uint64, subject string, evs []events.Event, derr error) {
 	s.mu.Lock()
-	if s.failed == nil {
-		s.failed = err
-	}
+	s.applyLocked(seq, subject, evs, derr)
 	s.mu.Unlock()
 	s.changed.Broadcast()
 }
 
-// apply folds one commit (all its events) stored at seq under subject.
-func (s *state) apply(seq uint64, subject string, evs []events.Event, derr error) {
-	s.mu.Lock()
+func (s *state) applyLocked(seq uint64, subject string, evs []events.Event, derr error) {
 	if seq <= s.applied {
-		s.mu.Unlock()
 		return
+	}
+	delete(s.own, seq)
+	s.foldCommit(seq, subject, evs, derr)
+	for {
+		c, ok := s.own[s.applied+1]
+		if !ok {
+			break
+		}
+		delete(s.own, s.applied+1)
+		s.foldCommit(s.applied+1, c.subject, c.evs, nil)
+	}
+}
+
+// foldCommit folds one commit at seq and makes it the last applied.
+func (s *state) foldCommit(seq uint64, subject string, evs []events.Event, derr error) {
+	s.applied = seq
+	if subject != "" && !strings.HasPrefix(subject, s.prefix) {
+		return // another agent's commit: only the position moves
 	}
 	s.subjectSeq[subject] = seq
 	if derr != nil {
 		s.decodeErrs++
 	}
 	for i := range evs {
+		if evs[i].Aggregate == events.AggTurn && evs[i].Agent == s.agent {
+			s.turnLast[evs[i].Key] = seq
+		}
 		s.fold(&evs[i])
 	}
-	s.applied = seq
-	s.mu.Unlock()
-	s.changed.Broadcast()
 }
 
 // fold applies one event. State is folded by the envelope's aggregate and
@@ -179,7 +175,7 @@ func (s *state) session(key string) *sessionView {
 // decider needs: the primary probe throttle (policy.Env.ProbeAt), the auth
 // skip cache (policy.Env.SkipMarks) and the auto-override probe time
 // (policy.SelectRequest.LastAutoProbeAt). A finished turn is kept only as
-// its id, session and phase.
+// its id, session, phase, attempt count and config hash.
 func (s *state) foldTurn(ev *events.Event) {
 	st := s.turns[ev.Key]
 	switch e := ev.Data.(type) {
@@ -200,7 +196,8 @@ func (s *state) foldTurn(ev *events.Event) {
 	st = policy.EvolveTurn(st, ev.Data)
 	switch st.Phase {
 	case policy.PhaseSucceeded, policy.PhaseExhausted, policy.PhaseStopped:
-		st = policy.TurnState{TurnID: st.TurnID, Session: st.Session, Phase: st.Phase, Attempts: st.Attempts}
+		st = policy.TurnState{TurnID: st.TurnID, Session: st.Session, Phase: st.Phase, Attempts: st.Attempts,
+			ConfigHash: st.ConfigHash}
 	}
 	s.turns[ev.Key] = st
 }

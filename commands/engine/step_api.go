@@ -98,11 +98,6 @@ type AttemptReport struct {
 	LatencyMs int64
 }
 
-// errStepTaken means the step a command was meant to decide was decided
-// by someone else first (a concurrent duplicate report on another
-// instance): the caller replays the recorded decision instead.
-var errStepTaken = errors.New("engine: step already decided")
-
 // Clock returns the engine's clock.
 func (e *Engine) Clock() Clock { return e.opt.clock }
 
@@ -127,7 +122,7 @@ func (e *Engine) BeginTurn(ctx context.Context, req TurnRequest) (*Step, error) 
 	}
 	now := e.opt.clock.Now()
 	dec, evs, err := e.commit(ctx, now, home{agg: events.AggTurn, key: req.TurnID}, req.TurnID, e.decideStart(req, now))
-	if errors.Is(err, ErrTurnExists) {
+	if errors.Is(err, ErrTurnExists) || errors.Is(err, errStepTaken) {
 		if s, ok, err := e.existingTurn(ctx, req); ok || err != nil {
 			return s, err
 		}
@@ -189,12 +184,12 @@ func (e *Engine) ReportOutcome(ctx context.Context, turnID string, r AttemptRepo
 		at := e.opt.clock.Now()
 		out := e.outcome(r, st.Current, at)
 		dec, evs, err := e.commit(ctx, at, home{agg: events.AggTurn, key: turnID}, turnID, func() (policy.Decision, error) {
+			if cur := e.st.turns[turnID]; cur.Phase != policy.PhaseRunning || !cur.InFlight || cur.Current.Attempt != r.Attempt {
+				return policy.Decision{}, errStepTaken
+			}
 			cur, env, err := e.turnEnv(turnID, at)
 			if err != nil {
 				return policy.Decision{}, err
-			}
-			if cur.Phase != policy.PhaseRunning || !cur.InFlight || cur.Current.Attempt != r.Attempt {
-				return policy.Decision{}, errStepTaken
 			}
 			return policy.OnOutcome(cur, env, out)
 		})
@@ -288,12 +283,12 @@ func (e *Engine) ResumeTurn(ctx context.Context, turnID string) (*Step, error) {
 	if st.Phase == policy.PhaseWaiting {
 		at := e.opt.clock.Now()
 		dec, evs, err := e.commit(ctx, at, home{agg: events.AggTurn, key: turnID}, turnID, func() (policy.Decision, error) {
+			if cur := e.st.turns[turnID]; cur.Phase != policy.PhaseWaiting || cur.ResumeAt != st.ResumeAt {
+				return policy.Decision{}, errStepTaken
+			}
 			cur, env, err := e.turnEnv(turnID, at)
 			if err != nil {
 				return policy.Decision{}, err
-			}
-			if cur.Phase != policy.PhaseWaiting || cur.ResumeAt != st.ResumeAt {
-				return policy.Decision{}, errStepTaken
 			}
 			return policy.Resume(cur, env)
 		})

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"math/bits"
 
@@ -234,7 +235,33 @@ func (p Params) RecordFailure(s ProfileState, prof Profile, f Failure, now int64
 // another model, which stays with its errorCount, its reason's count and
 // lastFailureAt (seeds; with ClearOtherModelCooldownOnSuccess it clears too,
 // as OpenClaw 2026.9.6 does).
-func (p Params) RecordSuccess(s ProfileState, prof Profile, model, turnID string, attempt int, now int64) events.ProfileSucceeded {
+//
+// When the success has no failure field to change (the profile is clean),
+// it is recorded as an [events.ProfileUsed], which moves lastUsed only and
+// so commutes with failures other turns record concurrently; otherwise as
+// an [events.ProfileSucceeded] (docs/engine.md "Subjects and consistency").
+func (p Params) RecordSuccess(s ProfileState, prof Profile, model, turnID string, attempt int, now int64) events.Payload {
+	ev := p.recordReset(s, prof, model, turnID, attempt, now)
+	if clearsNothing(s, ev) {
+		return events.ProfileUsed{ProfileID: prof.ID, Provider: prof.Provider, Model: model,
+			TurnID: turnID, Attempt: attempt, LastUsed: now}
+	}
+	return ev
+}
+
+// clearsNothing reports whether applying ev to s leaves every failure field
+// as it is.
+func clearsNothing(s ProfileState, ev events.ProfileSucceeded) bool {
+	return s.ErrorCount == ev.KeptErrorCount && sameCounts(s.FailureCounts, ev.KeptFailureCounts) &&
+		s.LastFailureAt == ev.KeptLastFailureAt &&
+		s.CooldownUntil == ev.KeptCooldownUntil && s.CooldownReason == ev.KeptCooldownReason &&
+		s.CooldownModel == ev.KeptCooldownModel && s.DisabledUntil == 0 && s.DisabledReason == ""
+}
+
+func sameCounts(a, b map[string]int) bool { return maps.Equal(a, b) }
+
+// recordReset is the ProfileSucceeded of a success of prof on model at now.
+func (p Params) recordReset(s ProfileState, prof Profile, model, turnID string, attempt int, now int64) events.ProfileSucceeded {
 	ev := events.ProfileSucceeded{ProfileID: prof.ID, Provider: prof.Provider, Model: model,
 		TurnID: turnID, Attempt: attempt, LastUsed: now}
 	if !p.ClearOtherModelCooldownOnSuccess && s.CooldownUntil > now && s.CooldownModel != "" && s.CooldownModel != model {
@@ -259,7 +286,8 @@ func ClearProfile(prof Profile, by, note string) events.ProfileCleared {
 // EvolveProfile folds one event into a profile's state. Events of other
 // profiles and other aggregates leave it unchanged. ProfileFailureRecorded
 // carries the resulting state, so it is copied; ProfileSucceeded resets the
-// failure fields to what it kept; ProfileCleared resets them all.
+// failure fields to what it kept; ProfileUsed moves lastUsed only (to the
+// later time, so concurrent successes commute); ProfileCleared resets them all.
 func EvolveProfile(s ProfileState, p events.Payload) ProfileState {
 	switch e := p.(type) {
 	case events.ProfileFailureRecorded:
@@ -283,6 +311,12 @@ func EvolveProfile(s ProfileState, p events.Payload) ProfileState {
 		s.LastFailureAt = e.KeptLastFailureAt
 		s.CooldownUntil, s.CooldownReason, s.CooldownModel = e.KeptCooldownUntil, e.KeptCooldownReason, e.KeptCooldownModel
 		s.DisabledUntil, s.DisabledReason = 0, ""
+	case events.ProfileUsed:
+		if !s.owns(e.ProfileID) {
+			return s
+		}
+		s.ProfileID, s.Provider = e.ProfileID, e.Provider
+		s.LastUsed, s.LastProbeAt = max(s.LastUsed, e.LastUsed), max(s.LastProbeAt, e.LastUsed)
 	case events.ProfileCleared:
 		if !s.owns(e.ProfileID) {
 			return s

@@ -230,11 +230,11 @@ type refusingStore struct {
 	refuse atomic.Bool
 }
 
-func (s *refusingStore) Append(ctx context.Context, subject string, expected uint64, evs ...events.Event) (events.AppendResult, error) {
+func (s *refusingStore) AppendCommit(ctx context.Context, req events.AppendRequest) (events.AppendResult, error) {
 	if s.refuse.Load() {
-		return events.AppendResult{}, &events.EventError{Index: 0, Type: evs[0].Type, Field: "key", Reason: "refused by the test", Err: events.ErrInvalidEnvelope}
+		return events.AppendResult{}, &events.EventError{Index: 0, Type: req.Events[0].Type, Field: "key", Reason: "refused by the test", Err: events.ErrInvalidEnvelope}
 	}
-	return s.Store.Append(ctx, subject, expected, evs...)
+	return s.Store.AppendCommit(ctx, req)
 }
 
 // A step whose events the store refuses is a 500 saying nothing was

@@ -47,6 +47,17 @@ func (s *timedStore) Append(ctx context.Context, subject string, expected uint64
 	return r, err
 }
 
+func (s *timedStore) AppendCommit(ctx context.Context, req events.AppendRequest) (events.AppendResult, error) {
+	t := time.Now()
+	r, err := s.Store.AppendCommit(ctx, req)
+	d := time.Since(t)
+	s.mu.Lock()
+	s.lat = append(s.lat, d)
+	s.appended = true
+	s.mu.Unlock()
+	return r, err
+}
+
 func (s *timedStore) AppendGuarded(ctx context.Context, subject, guard string, expected uint64, evs ...events.Event) (events.AppendResult, error) {
 	t := time.Now()
 	r, err := s.Store.AppendGuarded(ctx, subject, guard, expected, evs...)

@@ -178,7 +178,7 @@ func (m *Metrics) Apply(ev events.Event) {
 		m.turns.WithLabelValues("exhausted", d.Reason).Inc()
 	case events.TurnStopped:
 		m.turns.WithLabelValues("stopped", d.Reason).Inc()
-	case events.ProfileFailureRecorded, events.ProfileSucceeded, events.ProfileCleared:
+	case events.ProfileFailureRecorded, events.ProfileSucceeded, events.ProfileUsed, events.ProfileCleared:
 		k := profileKey{ev.Agent, ev.Key}
 		m.profiles[k] = policy.EvolveProfile(m.profiles[k], d)
 	}

@@ -1,0 +1,388 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fledger/fledger/commands/classify"
+	"github.com/fledger/fledger/commands/config"
+	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/replay"
+)
+
+// raceConfig: three anthropic profiles shared by every turn, openai fallback.
+const raceConfig = `
+auth:
+  profiles:
+    "anthropic:a": {provider: anthropic, type: api_key}
+    "anthropic:b": {provider: anthropic, type: api_key}
+    "anthropic:c": {provider: anthropic, type: api_key}
+    "openai:a": {provider: openai, type: api_key}
+  order:
+    anthropic: ["anthropic:a", "anthropic:b", "anthropic:c"]
+agents:
+  defaults:
+    model:
+      primary: anthropic/claude-opus-4-6
+      fallbacks: [openai/gpt-5]
+`
+
+var raceT0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+
+// raceClock moves with the wall clock from raceT0 and can be moved
+// forward (a turn's wait is skipped by moving it to the resume time); its
+// Sleep moves it instead of sleeping. Time never goes back.
+type raceClock struct {
+	mu     sync.Mutex
+	start  time.Time
+	offset time.Duration
+}
+
+func (c *raceClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return raceT0.Add(time.Since(c.start) + c.offset)
+}
+
+func (c *raceClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	c.offset += d
+	c.mu.Unlock()
+	return ctx.Err()
+}
+
+// advanceTo moves the clock to at least ms (Unix ms).
+func (c *raceClock) advanceTo(ms int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d := time.UnixMilli(ms).Sub(raceT0.Add(time.Since(c.start) + c.offset)); d > 0 {
+		c.offset += d
+	}
+}
+
+// twoInstances starts one embedded server on loopback and two stores (two
+// connections, as two gateway processes) with an engine each.
+func twoInstances(t *testing.T) (events.Store, *engine.Engine, *engine.Engine, *raceClock) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	st1, err := events.Open(ctx, events.WithDataDir(t.TempDir()), events.WithListen(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st1.Close() })
+	st2, err := events.Open(ctx, events.WithURL(st1.ClientURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st2.Close() })
+	clock := &raceClock{start: time.Now()}
+	var engs [2]*engine.Engine
+	for i, st := range []events.Store{st1, st2} {
+		e, err := engine.New(ctx, st, "main", engine.WithClock(clock), engine.WithConflictRetries(64),
+			engine.WithSeeds(func(string) uint64 { return 7 }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Close)
+		engs[i] = e
+	}
+	l, err := config.Parse([]byte(raceConfig), "race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := engs[0].ApplyConfig(ctx, "race", l); err != nil {
+		t.Fatal(err)
+	}
+	if err := engs[1].Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return st1, engs[0], engs[1], clock
+}
+
+func overloaded() error {
+	return &classify.ProviderError{Status: 529, Code: "overloaded_error",
+		Message: `Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}
+}
+
+func limited() error {
+	return &classify.ProviderError{Status: 429, Code: "rate_limit_error",
+		Message: `Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"Rate limited"}}`}
+}
+
+// barrier holds the first n callers until all n arrived (or a second
+// passed), then lets everyone through: both writers have decided before
+// either appends, so the race always happens.
+func barrier(n int32) func(string) {
+	var arrived atomic.Int32
+	release := make(chan struct{})
+	var once sync.Once
+	return func(string) {
+		if arrived.Add(1) > n {
+			return
+		}
+		if arrived.Load() == n {
+			once.Do(func() { close(release) })
+		}
+		select {
+		case <-release:
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// Two reports of one attempt racing on two instances: exactly one is
+// recorded; an identical one gets the recorded answer (Replayed), a
+// contradicting one ErrOutcomeMismatch, and the stream holds one outcome.
+func TestRace_TwoReportsOfOneAttempt(t *testing.T) {
+	cases := []struct {
+		name     string
+		a, b     engine.AttemptReport
+		mismatch bool
+	}{
+		{"success and success", engine.AttemptReport{Attempt: 1, OK: true}, engine.AttemptReport{Attempt: 1, OK: true}, false},
+		{"success and overload", engine.AttemptReport{Attempt: 1, OK: true}, engine.AttemptReport{Attempt: 1, Err: overloaded()}, true},
+		{"rate limit and rate limit", engine.AttemptReport{Attempt: 1, Err: limited()}, engine.AttemptReport{Attempt: 1, Err: limited()}, false},
+		{"rate limit and success", engine.AttemptReport{Attempt: 1, Err: limited()}, engine.AttemptReport{Attempt: 1, OK: true}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st, a, b, _ := twoInstances(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := a.BeginTurn(ctx, engine.TurnRequest{TurnID: "t1", Session: "s1"}); err != nil {
+				t.Fatal(err)
+			}
+			hook := barrier(2)
+			engine.SetBeforeAppend(a, hook)
+			engine.SetBeforeAppend(b, hook)
+			var wg sync.WaitGroup
+			steps, errs := make([]*engine.Step, 2), make([]error, 2)
+			for i, x := range []struct {
+				e *engine.Engine
+				r engine.AttemptReport
+			}{{a, tc.a}, {b, tc.b}} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					steps[i], errs[i] = x.e.ReportOutcome(ctx, "t1", x.r)
+				}()
+			}
+			wg.Wait()
+			var ok, replayed, mismatched int
+			for i := range errs {
+				switch {
+				case errs[i] == nil && steps[i].Replayed:
+					replayed++
+				case errs[i] == nil:
+					ok++
+				case errors.Is(errs[i], engine.ErrOutcomeMismatch):
+					mismatched++
+				default:
+					t.Fatalf("report %d: %v", i, errs[i])
+				}
+			}
+			if tc.mismatch && (ok != 1 || mismatched != 1) || !tc.mismatch && (ok != 1 || replayed != 1) {
+				t.Fatalf("recorded %d, replayed %d, mismatched %d", ok, replayed, mismatched)
+			}
+			if n := outcomesOf(t, st, "t1", 1); n != 1 {
+				t.Fatalf("%d outcomes recorded for attempt 1, want 1", n)
+			}
+			verifyOK(t, st)
+		})
+	}
+}
+
+// outcomesOf counts the recorded outcomes of one attempt of a turn.
+func outcomesOf(t *testing.T, st events.Store, turn string, attempt int) int {
+	t.Helper()
+	n := 0
+	for ev, err := range st.Read(context.Background(), 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch p := ev.Data.(type) {
+		case events.AttemptFailed:
+			if p.TurnID == turn && p.Attempt == attempt {
+				n++
+			}
+		case events.AttemptSucceeded:
+			if p.TurnID == turn && p.Attempt == attempt {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func verifyOK(t *testing.T, st events.Store) {
+	t.Helper()
+	rep, err := replay.Verify(context.Background(), st, replay.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Fatalf("verify: %d divergent commits of %d; first: %+v", rep.Diverged, rep.Commits, rep.Divergences[0])
+	}
+}
+
+// Two instances, eight clients each, every turn on the same three
+// profiles, 10% of calls failing, and every report sent twice at once —
+// to both instances, identical or contradicting: no attempt has two
+// outcomes, no turn goes on after its end, every failure is counted on
+// the count before it, nothing but the documented answers comes back, and
+// replay --verify passes on the ledger.
+func TestRace_TwoInstancesRacingReports(t *testing.T) {
+	st, a, b, clock := twoInstances(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const clients, turns = 16, 12
+	var wg sync.WaitGroup
+	errc := make(chan error, clients)
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(c), 99))
+			own, other := a, b
+			if c%2 == 1 {
+				own, other = b, a
+			}
+			for k := range turns {
+				if err := raceTurn(ctx, clock, own, other, fmt.Sprintf("c%d-t%d", c, k), fmt.Sprintf("s%d", c), rng); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	checkLedger(t, st)
+	verifyOK(t, st)
+}
+
+// raceTurn drives one turn, sending each outcome to both instances at
+// once: 20% of the time the second report contradicts the first.
+func raceTurn(ctx context.Context, clock *raceClock, own, other *engine.Engine, turn, session string, rng *rand.Rand) error {
+	step, err := own.BeginTurn(ctx, engine.TurnRequest{TurnID: turn, Session: session})
+	if err != nil {
+		return fmt.Errorf("begin %s: %w", turn, err)
+	}
+	for range 50 {
+		switch step.Next.Kind {
+		case policy.NextCall:
+		case policy.NextWait:
+			clock.advanceTo(step.Next.ResumeAt)
+			if step, err = own.ResumeTurn(ctx, turn); err != nil {
+				return fmt.Errorf("resume %s: %w", turn, err)
+			}
+			continue
+		default:
+			return nil
+		}
+		att := step.Next.Call.Attempt
+		mine := engine.AttemptReport{Attempt: att, OK: true}
+		// 10% of first calls fail; a retry or rotation fails half the
+		// time, so same-profile retries run out and failures are counted.
+		if rng.IntN(10) == 0 || att > 1 && rng.IntN(2) == 0 {
+			mine = engine.AttemptReport{Attempt: att, Err: limited()}
+		}
+		theirs := mine
+		if rng.IntN(5) == 0 {
+			if mine.OK {
+				theirs = engine.AttemptReport{Attempt: att, Err: overloaded()}
+			} else {
+				theirs = engine.AttemptReport{Attempt: att, OK: true}
+			}
+		}
+		var wg sync.WaitGroup
+		var s1, s2 *engine.Step
+		var e1, e2 error
+		wg.Add(2)
+		go func() { defer wg.Done(); s1, e1 = own.ReportOutcome(ctx, turn, mine) }()
+		go func() { defer wg.Done(); s2, e2 = other.ReportOutcome(ctx, turn, theirs) }()
+		wg.Wait()
+		for _, e := range []error{e1, e2} {
+			if e != nil && !errors.Is(e, engine.ErrOutcomeMismatch) {
+				return fmt.Errorf("report %s attempt %d: %w", turn, att, e)
+			}
+		}
+		switch {
+		case e1 == nil && e2 == nil:
+			if !s1.Replayed && !s2.Replayed {
+				return fmt.Errorf("%s attempt %d: both reports recorded", turn, att)
+			}
+		case e1 != nil && e2 != nil:
+			return fmt.Errorf("%s attempt %d: both reports refused: %v / %v", turn, att, e1, e2)
+		}
+		if e1 != nil { // the other instance's report was recorded: go on from it
+			s1 = s2
+		}
+		step = s1
+	}
+	return fmt.Errorf("turn %s did not end", turn)
+}
+
+// checkLedger scans the stream: at most one outcome per attempt, nothing
+// after a turn's end, and each failure counted on the profile's count as
+// folded just before it.
+func checkLedger(t *testing.T, st events.Store) {
+	t.Helper()
+	type key struct {
+		turn    string
+		attempt int
+	}
+	outcomes := map[key]int{}
+	ended := map[string]bool{}
+	profiles := map[string]policy.ProfileState{}
+	failures := 0
+	for ev, err := range st.Read(context.Background(), 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Aggregate == events.AggTurn && ended[ev.Key] {
+			t.Fatalf("seq %d: %s after turn %s ended", ev.Seq, ev.Type, ev.Key)
+		}
+		switch p := ev.Data.(type) {
+		case events.AttemptFailed:
+			outcomes[key{p.TurnID, p.Attempt}]++
+		case events.AttemptSucceeded:
+			outcomes[key{p.TurnID, p.Attempt}]++
+		case events.TurnSucceeded, events.TurnExhausted, events.TurnStopped:
+			ended[ev.Key] = true
+		case events.ProfileFailureRecorded:
+			failures++
+			before := profiles[p.ProfileID]
+			want := before.ErrorCount + 1
+			if p.CountersReset {
+				want = 1
+			}
+			if p.ErrorCount != want {
+				t.Fatalf("seq %d: %s failure recorded errorCount %d on a count of %d: a failure was lost", ev.Seq, p.ProfileID, p.ErrorCount, before.ErrorCount)
+			}
+		}
+		if ev.Aggregate == events.AggProfile {
+			profiles[ev.Key] = policy.EvolveProfile(profiles[ev.Key], ev.Data)
+		}
+	}
+	for k, n := range outcomes {
+		if n > 1 {
+			t.Fatalf("turn %s attempt %d has %d outcomes", k.turn, k.attempt, n)
+		}
+	}
+	if failures < 5 {
+		t.Fatalf("%d failures recorded: the test exercised too little", failures)
+	}
+}
