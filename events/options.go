@@ -59,6 +59,7 @@ type config struct {
 	registry        *Registry
 	validator       PayloadValidator
 	logger          *slog.Logger
+	groupCommit     bool
 	timeout         time.Duration
 }
 
@@ -68,6 +69,7 @@ func defaultConfig() config {
 		syncAlways:     true,
 		replicas:       1,
 		dupWindow:      DefaultDuplicateWindow,
+		groupCommit:    true,
 		maxCommitBytes: DefaultMaxCommitBytes,
 		maxEvents:      DefaultMaxEventsPerCommit,
 		timeout:        DefaultTimeout,
@@ -176,8 +178,17 @@ func WithReplicas(n int) Option {
 	}
 }
 
+// WithGroupCommit turns group commit on (the default) or off: concurrent
+// appends share fsyncs as ADR-50 atomic batches, while a lone append is
+// published at once (publish.go). Off, every append is its own publish.
+func WithGroupCommit(on bool) Option {
+	return func(c *config) error { c.groupCommit = on; return nil }
+}
+
 // WithDuplicateWindow sets how long the stream remembers commit ids to drop
-// re-sent appends (default [DefaultDuplicateWindow]; at least 100 ms).
+// re-sent appends (default [DefaultDuplicateWindow]; at least 100 ms, and
+// at least twice the timeout, which [Open] checks: the window is what makes
+// two writers deciding one turn step store once).
 func WithDuplicateWindow(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 100*time.Millisecond {

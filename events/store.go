@@ -146,6 +146,7 @@ type store struct {
 	js         jetstream.JetStream
 	stream     jetstream.Stream
 	directSubj string
+	group      *committer // nil without group commit
 
 	closeOnce sync.Once
 	closeErr  error
@@ -165,6 +166,12 @@ func Open(ctx context.Context, opts ...Option) (Store, error) {
 		if err := o(&cfg); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.dupWindow < 2*cfg.timeout {
+		// A turn step's message id de-duplicates racing writers only while
+		// the window covers the time from a decision's read to its append,
+		// which the timeout bounds (docs/engine.md "One outcome per step").
+		return nil, invalid("duplicate window %v is shorter than twice the timeout %v", cfg.dupWindow, cfg.timeout)
 	}
 	s := &store{cfg: cfg, reg: cfg.registry, closed: make(chan struct{})}
 	if s.reg == nil {
@@ -226,6 +233,14 @@ func Open(ctx context.Context, opts ...Option) (Store, error) {
 		return nil, err
 	}
 	s.directSubj = "$JS.API.DIRECT.GET." + StreamName
+	if cfg.groupCommit {
+		atomicOK := s.stream.CachedInfo().Config.AllowAtomicPublish
+		if !atomicOK && cfg.logger != nil {
+			cfg.logger.Warn("stream was created without atomic batch publish: concurrent appends will not share fsyncs (enable allow_atomic on the stream to get group commit)",
+				"stream", StreamName)
+		}
+		s.group = newCommitter(s.nc, s.js, cfg.timeout, atomicOK)
+	}
 	return s, nil
 }
 
@@ -251,6 +266,9 @@ func (s *store) streamConfig() jetstream.StreamConfig {
 		DenyDelete:        true,
 		DenyPurge:         true,
 		AllowDirect:       true,
+		// Group commit (publish.go): concurrent appends share one fsync
+		// as an atomic batch.
+		AllowAtomicPublish: true,
 	}
 }
 
@@ -322,6 +340,9 @@ func (s *store) isClosed() bool {
 func (s *store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closed)
+		if s.group != nil {
+			s.group.close()
+		}
 		if s.nc != nil {
 			s.nc.Close()
 		}
@@ -374,49 +395,15 @@ func checkFilter(f string) error {
 }
 
 func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, error) {
-	subject, guard, expected, evs := req.Subject, req.Guard, req.Expected, req.Events
 	if s.isClosed() {
 		return AppendResult{}, ErrClosed
 	}
-	if _, _, _, err := ParseSubject(subject); err != nil {
-		return AppendResult{}, err
-	}
-	if len(evs) > s.cfg.maxEvents {
-		return AppendResult{}, &EventError{Index: -1, Err: ErrTooLarge,
-			Reason: fmt.Sprintf("commit has %d events, the limit is %d", len(evs), s.cfg.maxEvents)}
-	}
-	envs, err := s.reg.encodeEnvelopes(evs)
+	msg, envs, err := s.commitMsg(req)
 	if err != nil {
 		return AppendResult{}, err
 	}
-	if v := s.cfg.validator; v != nil {
-		for i := range envs {
-			if err := v.ValidatePayload(envs[i].Type, envs[i].SchemaVersion, envs[i].Payload); err != nil {
-				return AppendResult{}, schemaError(i, envs[i].Type, err)
-			}
-		}
-	}
-	body, err := marshalCommit(envs, req.Basis)
-	if err != nil {
-		return AppendResult{}, err
-	}
-	if len(body) > s.cfg.maxCommitBytes {
-		return AppendResult{}, tooLarge(envs, len(body), s.cfg.maxCommitBytes)
-	}
-
-	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
-	id := req.MsgID
-	if id == "" {
-		id = envs[0].ID
-	}
-	msg.Header.Set(jetstream.MsgIDHeader, id)
-	msg.Header.Set(jetstream.ExpectedStreamHeader, StreamName)
-	if expected != AnySeq {
-		msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(expected, 10))
-		if guard != subject {
-			msg.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, guard)
-		}
-	}
+	subject, guard, expected, body := req.Subject, req.Guard, req.Expected, msg.Data
+	id := msg.Header.Get(jetstream.MsgIDHeader)
 	pctx, cancel := withTimeout(ctx, s.cfg.timeout)
 	defer cancel()
 	ack, err := s.publish(pctx, msg)
@@ -456,6 +443,51 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 		return AppendResult{}, ce
 	}
 	return AppendResult{}, fmt.Errorf("events: append to %s: %w", subject, err)
+}
+
+// commitMsg checks req and builds its message: the commit body (its
+// envelopes checked, validated and encoded) with the message id, stream
+// and expectation headers. req.Guard must be set.
+func (s *store) commitMsg(req AppendRequest) (*nats.Msg, []Envelope, error) {
+	if _, _, _, err := ParseSubject(req.Subject); err != nil {
+		return nil, nil, err
+	}
+	if len(req.Events) > s.cfg.maxEvents {
+		return nil, nil, &EventError{Index: -1, Err: ErrTooLarge,
+			Reason: fmt.Sprintf("commit has %d events, the limit is %d", len(req.Events), s.cfg.maxEvents)}
+	}
+	envs, err := s.reg.encodeEnvelopes(req.Events)
+	if err != nil {
+		return nil, nil, err
+	}
+	if v := s.cfg.validator; v != nil {
+		for i := range envs {
+			if err := v.ValidatePayload(envs[i].Type, envs[i].SchemaVersion, envs[i].Payload); err != nil {
+				return nil, nil, schemaError(i, envs[i].Type, err)
+			}
+		}
+	}
+	body, err := marshalCommit(envs, req.Basis)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(body) > s.cfg.maxCommitBytes {
+		return nil, nil, tooLarge(envs, len(body), s.cfg.maxCommitBytes)
+	}
+	msg := &nats.Msg{Subject: req.Subject, Data: body, Header: nats.Header{}}
+	id := req.MsgID
+	if id == "" {
+		id = envs[0].ID
+	}
+	msg.Header.Set(jetstream.MsgIDHeader, id)
+	msg.Header.Set(jetstream.ExpectedStreamHeader, StreamName)
+	if req.Expected != AnySeq {
+		msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(req.Expected, 10))
+		if req.Guard != req.Subject {
+			msg.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, req.Guard)
+		}
+	}
+	return msg, envs, nil
 }
 
 // takenBy reports whether the commit stored at seq is another one than the
@@ -534,12 +566,27 @@ func (s *store) scan(ctx context.Context, from uint64, filter string, batch int,
 		batch = readBatch
 	}
 	inbox := s.nc.NewRespInbox()
-	sub, err := s.nc.SubscribeSync(inbox)
+	// One batch is in flight at a time, so a channel of one batch (plus
+	// its status message) never drops a message; a SubscribeSync channel
+	// would allocate 64 Ki slots per scan, which dominated the cost of
+	// every conflict's duplicate check.
+	ch := make(chan *nats.Msg, batch+2)
+	sub, err := s.nc.ChanSubscribe(inbox, ch)
 	if err != nil {
 		return fmt.Errorf("events: read: %w", err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
 	_ = sub.SetPendingLimits(-1, -1)
+	next := func(ctx context.Context) (*nats.Msg, error) {
+		mctx, cancel := withTimeout(ctx, s.cfg.timeout)
+		defer cancel()
+		select {
+		case m := <-ch:
+			return m, nil
+		case <-mctx.Done():
+			return nil, mctx.Err()
+		}
+	}
 	for {
 		req, _ := json.Marshal(directBatch{Seq: from, NextFor: filter, Batch: batch, MaxBytes: readMaxBytes})
 		if err := s.nc.PublishRequest(s.directSubj, inbox, req); err != nil {
@@ -550,9 +597,7 @@ func (s *store) scan(ctx context.Context, from uint64, filter string, batch int,
 			// The timeout bounds each wait for the server, not the time fn
 			// takes: a slow reader (a projection writing SQLite on a busy
 			// machine) must not make the next message time out.
-			mctx, cancel := withTimeout(ctx, s.cfg.timeout)
-			m, err := sub.NextMsgWithContext(mctx)
-			cancel()
+			m, err := next(ctx)
 			if err != nil {
 				return fmt.Errorf("events: read from sequence %d: %w", from, err)
 			}

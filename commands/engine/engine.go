@@ -101,15 +101,28 @@ func (e *Engine) Close() {
 // stored when Sync was called, including other engines' appends. Decisions
 // do not need it (conflicts bring in what they miss); queries after
 // another process wrote do.
+//
+// It asks for the stream's last sequence (one cheap request, whatever the
+// number of subjects) and waits until the fold has reached it.
 func (e *Engine) Sync(ctx context.Context) error {
-	last, err := e.store.LastSeq(ctx, e.agentFilter())
+	last, err := e.store.LastSeq(ctx, "")
 	if err != nil {
 		return err
 	}
 	return e.st.waitApplied(ctx, last)
 }
 
-func (e *Engine) agentFilter() string { return "fledger." + events.EncodeToken(e.agent) + ".>" }
+// SyncTo waits until the engine's state includes every commit up to stream
+// sequence seq (another engine's [Engine.Position], say).
+func (e *Engine) SyncTo(ctx context.Context, seq uint64) error { return e.st.waitApplied(ctx, seq) }
+
+// Position is the stream sequence the engine's state is folded to: the
+// basis the next decision would record.
+func (e *Engine) Position() uint64 {
+	e.st.mu.RLock()
+	defer e.st.mu.RUnlock()
+	return e.st.applied
+}
 
 // Profile returns the usageStats of profile id as folded so far.
 func (e *Engine) Profile(id string) policy.ProfileState {

@@ -197,16 +197,27 @@ func (s *Service) turnEngine(ctx context.Context, agent, id string) (*engine.Eng
 		e, a, err := s.engine(agent)
 		return e, a, err
 	}
-	for _, a := range s.cfg.Agents {
-		e := s.engines[a]
-		if err := e.Sync(ctx); err != nil {
+	// A turn already folded is found without a round trip (the step itself
+	// syncs); otherwise every engine is brought up to the stream's end
+	// once and asked again.
+	for synced := false; ; synced = true {
+		for _, a := range s.cfg.Agents {
+			if t, ok := s.engines[a].Turn(id); ok && t.Phase != "" {
+				return s.engines[a], a, nil
+			}
+		}
+		if synced || len(s.cfg.Agents) == 0 {
+			return nil, "", apiErr(http.StatusNotFound, CodeUnknownTurn, "no served agent has turn %q", id)
+		}
+		if err := s.engines[s.cfg.Agents[0]].Sync(ctx); err != nil {
 			return nil, "", err
 		}
-		if t, ok := e.Turn(id); ok && t.Phase != "" {
-			return e, a, nil
+		for _, a := range s.cfg.Agents[1:] {
+			if err := s.engines[a].SyncTo(ctx, s.engines[s.cfg.Agents[0]].Position()); err != nil {
+				return nil, "", err
+			}
 		}
 	}
-	return nil, "", apiErr(http.StatusNotFound, CodeUnknownTurn, "no served agent has turn %q", id)
 }
 
 func step(agent string, st *engine.Step) *TurnStep {

@@ -1,0 +1,100 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+var groupT0 = time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)
+
+func openGroupStore(t *testing.T) *store {
+	t.Helper()
+	st, err := Open(context.Background(), WithDataDir(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st.(*store)
+}
+
+// turnMsg is a one-event commit on turn id's subject expecting expected.
+func turnMsg(t *testing.T, s *store, id string, expected uint64) *pendingPub {
+	t.Helper()
+	subj := MustSubject("main", AggTurn, id)
+	ev := New("main", id, groupT0, TurnSucceeded{TurnID: id, Attempts: 1})
+	msg, _, err := s.commitMsg(AppendRequest{Subject: subj, Guard: subj, Expected: expected, Events: []Event{ev}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &pendingPub{msg: msg, done: make(chan pubResult, 1)}
+}
+
+// A flush of batchMin or more messages is one atomic batch; when one
+// member's expectation fails the whole batch is refused by the server,
+// and each member is re-sent alone: only that member fails, every other
+// one is stored where its ack says; a member guarding a subject an
+// earlier member writes is held back and gets its own real answer.
+func TestGroupCommit_FlushAnswersEachMember(t *testing.T) {
+	cases := []struct {
+		name                                string
+		bad, sameSubject                    bool
+		wantBatches, wantFallbacks, wantBad int
+	}{
+		{name: "all valid: one batch", wantBatches: 1},
+		{name: "one stale expectation: refused, re-sent one by one", bad: true, wantFallbacks: 1, wantBad: 1},
+		{name: "two on one subject: the second held back", sameSubject: true, wantBatches: 1, wantBad: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openGroupStore(t)
+			ctx := context.Background()
+			// x already holds one message: expecting 0 on it is stale.
+			x := MustSubject("main", AggTurn, "x")
+			if _, err := s.Append(ctx, x, 0, New("main", "x", groupT0, TurnSucceeded{TurnID: "x", Attempts: 1})); err != nil {
+				t.Fatal(err)
+			}
+			c := s.group
+			c.close() // drive flushes by hand, with the committer's own code
+			s.group = nil
+			var group []*pendingPub
+			for i := range 10 {
+				group = append(group, turnMsg(t, s, fmt.Sprintf("t%d", i), 0))
+			}
+			if tc.bad {
+				group[4] = turnMsg(t, s, "x", 0)
+			}
+			if tc.sameSubject {
+				group[6] = turnMsg(t, s, "t2", 0)
+			}
+			c.flush(group)
+			bad := 0
+			for i, p := range group {
+				r := <-p.done
+				var apiErr *jetstream.APIError
+				if r.err != nil {
+					if !errors.As(r.err, &apiErr) || apiErr.ErrorCode != CodeWrongLastSequence {
+						t.Fatalf("member %d: %v", i, r.err)
+					}
+					bad++
+					continue
+				}
+				m, err := s.stream.GetMsg(ctx, r.ack.Sequence)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := m.Header.Get(jetstream.MsgIDHeader), p.msg.Header.Get(jetstream.MsgIDHeader); got != want {
+					t.Fatalf("member %d acked at seq %d, which holds %s, not %s", i, r.ack.Sequence, got, want)
+				}
+			}
+			st := c.stats()
+			if bad != tc.wantBad || st.Batches != uint64(tc.wantBatches) || st.Fallbacks != uint64(tc.wantFallbacks) {
+				t.Fatalf("bad %d, stats %+v; want bad %d, %d batches, %d fallbacks", bad, st, tc.wantBad, tc.wantBatches, tc.wantFallbacks)
+			}
+		})
+	}
+}
