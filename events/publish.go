@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,18 +19,30 @@ import (
 // each published message on its own, so concurrent appends published one
 // by one stay at the disk's fsync rate however many turns run. An ADR-50
 // atomic batch is written and synced once, whatever its size, but costs a
-// fixed 3–4 fsyncs of staging; measured on the project's machine, plain
-// and pipelined publishes win below about 8 messages, batches above. So
-// appends queue to a committer with at most two flushes in flight:
+// fixed 3–4 fsyncs of staging (the server stages each R1 batch in a
+// temporary file store); measured on the project's machine, plain and
+// pipelined publishes win below about 8 messages, batches above, and the
+// stream's single ingest loop makes one large batch cheaper than two
+// smaller ones in flight at once. So appends queue to a committer that
+// sends one flush at a time:
 //
 //   - a flush of one message is a plain publish: a lone decision is sent
 //     the moment it arrives and never waits for company;
-//   - a flush of 2 to batchMin-1 messages is pipelined (async publishes,
-//     then every ack);
-//   - a flush of batchMin or more is one atomic batch (at most batchMax);
-//     members that would make the batch fail for no reason of their own
-//     (one guarding a subject an earlier member writes, or repeating an
-//     earlier member's message id) are held back and sent after it.
+//   - a flush of 2 to groupBatchMin-1 messages is pipelined (async
+//     publishes, then every ack);
+//   - a flush of groupBatchMin or more is one atomic batch (at most
+//     groupBatchMax), its members answered from the commit's ack;
+//   - an urgent append (a decision others wait on) skips the queue and
+//     is sent at once, alone.
+//
+// Before a message joins a flush it is triaged against what this store
+// has written: a message whose expectation is already stale (its guard
+// has a newer message, acknowledged to this store) is answered with the
+// conflict at once, without costing a batch; one whose guard is being
+// written by the flush in flight (or by an earlier member of the same
+// flush) waits for the next flush, where it is triaged again. A batch
+// therefore fails only on another writer's commits (another instance), or
+// a duplicate message id.
 //
 // A batch is all or nothing: when the server rejects it (a member's
 // expectation failed, a duplicate message id) nothing is stored, and every
@@ -40,7 +53,7 @@ import (
 const (
 	groupBatchMin  = 8
 	groupBatchMax  = 256
-	groupInflight  = 2
+	groupInflight  = 1
 	codeAtomicOff  = 10174 // atomic publish is disabled on the stream
 	batchIDHeader  = "Nats-Batch-Id"
 	batchSeqHeader = "Nats-Batch-Sequence"
@@ -68,16 +81,32 @@ func GroupCommitStats(st Store) GroupStats {
 
 // publish sends one commit message and waits for its PubAck, through the
 // committer when the store groups commits.
-func (s *store) publish(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
+func (s *store) publish(ctx context.Context, msg *nats.Msg, urgent bool) (*jetstream.PubAck, error) {
 	if s.group == nil {
 		return s.js.PublishMsg(ctx, msg)
 	}
-	return s.group.publish(ctx, msg)
+	return s.group.publish(ctx, msg, urgent)
 }
 
 type pendingPub struct {
 	msg  *nats.Msg
 	done chan pubResult
+	// guard and expected are the message's expectation (guard "" = none).
+	guard    string
+	expected uint64
+}
+
+func newPending(msg *nats.Msg) *pendingPub {
+	p := &pendingPub{msg: msg, done: make(chan pubResult, 1)}
+	if v := msg.Header.Get(jetstream.ExpectedLastSubjSeqHeader); v != "" {
+		if n, err := strconv.ParseUint(v, 10, 64); err == nil {
+			p.guard, p.expected = msg.Subject, n
+			if g := msg.Header.Get(jetstream.ExpectedLastSubjSeqSubjHeader); g != "" {
+				p.guard = g
+			}
+		}
+	}
+	return p
 }
 
 type pubResult struct {
@@ -93,17 +122,24 @@ type committer struct {
 
 	mu    sync.Mutex
 	queue []*pendingPub
-	wake  chan struct{}
-	slots chan struct{}
-	quit  chan struct{}
-	wg    sync.WaitGroup
+	// known is the last sequence of recently written subjects (from this
+	// store's acks), knownOrder their order of writing, for eviction;
+	// inflight counts the messages sent per subject and not answered yet.
+	known      map[string]uint64
+	knownOrder []knownWrite
+	inflight   map[string]int
+	wake       chan struct{}
+	slots      chan struct{}
+	quit       chan struct{}
+	wg         sync.WaitGroup
 
 	single, pipelined, batches, batched, fallbacks atomic.Uint64
 }
 
 func newCommitter(nc *nats.Conn, js jetstream.JetStream, timeout time.Duration, atomicOK bool) *committer {
 	c := &committer{nc: nc, js: js, timeout: timeout, wake: make(chan struct{}, 1),
-		slots: make(chan struct{}, groupInflight), quit: make(chan struct{})}
+		slots: make(chan struct{}, groupInflight), quit: make(chan struct{}),
+		known: map[string]uint64{}, inflight: map[string]int{}}
 	c.atomic.Store(atomicOK)
 	c.wg.Add(1)
 	go c.run()
@@ -116,9 +152,13 @@ func (c *committer) stats() GroupStats {
 }
 
 // publish queues msg and waits for its PubAck. When ctx ends first the
-// message may still be stored: the outcome is unknown.
-func (c *committer) publish(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
-	p := &pendingPub{msg: msg, done: make(chan pubResult, 1)}
+// message may still be stored: the outcome is unknown. An urgent message
+// skips the queue: it is triaged and sent at once, alone.
+func (c *committer) publish(ctx context.Context, msg *nats.Msg, urgent bool) (*jetstream.PubAck, error) {
+	p := newPending(msg)
+	if urgent {
+		return c.publishNow(ctx, p)
+	}
 	c.mu.Lock()
 	c.queue = append(c.queue, p)
 	c.mu.Unlock()
@@ -131,6 +171,26 @@ func (c *committer) publish(ctx context.Context, msg *nats.Msg) (*jetstream.PubA
 	case <-c.quit:
 		return nil, ErrClosed
 	}
+}
+
+// publishNow sends p alone, now, without waiting for a flush slot.
+func (c *committer) publishNow(ctx context.Context, p *pendingPub) (*jetstream.PubAck, error) {
+	c.mu.Lock()
+	if p.guard != "" {
+		if last := c.lastOf(p.guard); last > p.expected {
+			c.mu.Unlock()
+			return nil, &jetstream.APIError{Code: 400, ErrorCode: CodeWrongLastSequence,
+				Description: "wrong last sequence: " + strconv.FormatUint(last, 10)}
+		}
+	}
+	c.inflight[p.msg.Subject]++
+	c.mu.Unlock()
+	c.single.Add(1)
+	ack, err := c.js.PublishMsg(ctx, p.msg)
+	c.mu.Lock()
+	c.answeredLocked(p, ack)
+	c.mu.Unlock()
+	return ack, err
 }
 
 func (c *committer) nudge() {
@@ -156,12 +216,8 @@ func (c *committer) run() {
 			case <-c.quit:
 				return
 			}
-			c.mu.Lock()
-			n := min(len(c.queue), groupBatchMax)
-			group := append([]*pendingPub(nil), c.queue[:n]...)
-			c.queue = append(c.queue[:0:0], c.queue[n:]...)
-			c.mu.Unlock()
-			if n == 0 {
+			group := c.take()
+			if len(group) == 0 {
 				<-c.slots
 				break
 			}
@@ -176,6 +232,123 @@ func (c *committer) run() {
 	}
 }
 
+// take triages the queue (see the package comment above) and returns the
+// next flush's messages, marked in flight; messages it holds stay queued.
+func (c *committer) take() []*pendingPub {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var group, keep []*pendingPub
+	ids := map[string]bool{}
+	for _, p := range c.queue {
+		if len(group) == groupBatchMax {
+			keep = append(keep, p)
+			continue
+		}
+		if p.guard != "" {
+			if last := c.lastOf(p.guard); last > p.expected {
+				p.done <- pubResult{err: &jetstream.APIError{Code: 400, ErrorCode: CodeWrongLastSequence,
+					Description: "wrong last sequence: " + strconv.FormatUint(last, 10)}}
+				continue
+			}
+			if c.writing(p.guard) {
+				keep = append(keep, p)
+				continue
+			}
+		}
+		id := p.msg.Header.Get(jetstream.MsgIDHeader)
+		if id != "" && ids[id] {
+			keep = append(keep, p) // a batch refuses a repeated id: next flush
+			continue
+		}
+		ids[id] = true
+		c.inflight[p.msg.Subject]++
+		group = append(group, p)
+	}
+	c.queue = keep
+	return group
+}
+
+// knownWrite is one entry of committer.knownOrder.
+type knownWrite struct {
+	subject string
+	seq     uint64
+}
+
+// knownMax bounds how many written subjects the committer remembers: only
+// recent writes can make a fresh expectation stale.
+const knownMax = 16384
+
+// answered records p's outcome: its subject is no longer in flight and,
+// when stored, is known at its sequence. Call with mu held.
+func (c *committer) answeredLocked(p *pendingPub, ack *jetstream.PubAck) {
+	subj := p.msg.Subject
+	if c.inflight[subj]--; c.inflight[subj] <= 0 {
+		delete(c.inflight, subj)
+	}
+	if ack == nil || ack.Sequence <= c.known[subj] {
+		return
+	}
+	c.known[subj] = ack.Sequence
+	c.knownOrder = append(c.knownOrder, knownWrite{subj, ack.Sequence})
+	if len(c.knownOrder) > knownMax {
+		old := c.knownOrder[0]
+		if c.known[old.subject] == old.seq {
+			delete(c.known, old.subject)
+		}
+		c.knownOrder = append(c.knownOrder[:0:0], c.knownOrder[1:]...)
+	}
+}
+
+// lastOf is the last known sequence of guard: a subject, or a filter with
+// '*' tokens matched against the tokens fledger writes (profile guards).
+func (c *committer) lastOf(guard string) uint64 {
+	if !strings.Contains(guard, "*") {
+		return c.known[guard]
+	}
+	var last uint64
+	for _, s := range expandGuard(guard) {
+		last = max(last, c.known[s])
+	}
+	return last
+}
+
+// writing reports whether a message on guard (or a subject it matches) is
+// in flight.
+func (c *committer) writing(guard string) bool {
+	if !strings.Contains(guard, "*") {
+		return c.inflight[guard] > 0
+	}
+	for _, s := range expandGuard(guard) {
+		if c.inflight[s] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// expandGuard lists the subjects fledger writes that a filter of the form
+// fledger.<agent>.*.<key> matches (one per subject token); other filters
+// expand to nothing (they are never triaged, only sent).
+func expandGuard(guard string) []string {
+	parts := strings.Split(guard, ".")
+	if len(parts) != 4 || parts[2] != "*" {
+		return nil
+	}
+	out := make([]string, len(subjectTokens))
+	for i, tok := range subjectTokens {
+		out[i] = parts[0] + "." + parts[1] + "." + string(tok) + "." + parts[3]
+	}
+	return out
+}
+
+// answer delivers r to p and records it.
+func (c *committer) answer(p *pendingPub, r pubResult) {
+	c.mu.Lock()
+	c.answeredLocked(p, r.ack)
+	c.mu.Unlock()
+	p.done <- r
+}
+
 func (c *committer) close() {
 	close(c.quit)
 	c.wg.Wait()
@@ -188,21 +361,13 @@ func (c *committer) flush(group []*pendingPub) {
 		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 		ack, err := c.js.PublishMsg(ctx, group[0].msg)
 		cancel()
-		group[0].done <- pubResult{ack, err}
+		c.answer(group[0], pubResult{ack, err})
 	case len(group) < groupBatchMin || !c.atomic.Load():
 		c.sendPipelined(group)
 	default:
-		batch, held := splitBatch(group)
-		if len(batch) < groupBatchMin {
-			c.sendPipelined(group)
-			return
-		}
-		if !c.sendBatch(batch) {
+		if !c.sendBatch(group) {
 			c.fallbacks.Add(1)
-			c.sendPipelined(batch)
-		}
-		if len(held) > 0 {
-			c.sendPipelined(held)
+			c.sendPipelined(group)
 		}
 	}
 }
@@ -215,7 +380,7 @@ func (c *committer) sendPipelined(group []*pendingPub) {
 	for i, p := range group {
 		f, err := c.js.PublishMsgAsync(p.msg)
 		if err != nil {
-			p.done <- pubResult{err: err}
+			c.answer(p, pubResult{err: err})
 			continue
 		}
 		futs[i] = f
@@ -228,12 +393,14 @@ func (c *committer) sendPipelined(group []*pendingPub) {
 		}
 		select {
 		case ack := <-f.Ok():
-			group[i].done <- pubResult{ack: ack}
+			c.answer(group[i], pubResult{ack: ack})
 		case err := <-f.Err():
-			group[i].done <- pubResult{err: err}
+			c.answer(group[i], pubResult{err: err})
 		case <-timer.C:
-			for _, p := range group[i:] {
-				p.done <- pubResult{err: fmt.Errorf("no ack within %v (the commit may be stored): %w", c.timeout, context.DeadlineExceeded)}
+			for j, p := range group[i:] {
+				if futs[i+j] != nil {
+					c.answer(p, pubResult{err: fmt.Errorf("no ack within %v (the commit may be stored): %w", c.timeout, context.DeadlineExceeded)})
+				}
 			}
 			return
 		}
@@ -273,39 +440,8 @@ func (c *committer) sendBatch(group []*pendingPub) bool {
 		c.batches.Add(1)
 		c.batched.Add(uint64(n))
 		for j, q := range group {
-			q.done <- pubResult{ack: &jetstream.PubAck{Stream: ack.Stream, Sequence: ack.Sequence - uint64(n-1-j), Domain: ack.Domain}}
+			c.answer(q, pubResult{ack: &jetstream.PubAck{Stream: ack.Stream, Sequence: ack.Sequence - uint64(n-1-j), Domain: ack.Domain}})
 		}
 	}
 	return true
-}
-
-// splitBatch holds back the members that would fail a batch on account of
-// an earlier member: an expectation on a subject an earlier member writes
-// (the server refuses it inside a batch), or an earlier member's message
-// id. Sent after the batch, they get their real answer (a conflict, or a
-// duplicate) from the state the batch left.
-func splitBatch(group []*pendingPub) (batch, held []*pendingPub) {
-	written := make(map[string]bool, len(group))
-	ids := make(map[string]bool, len(group))
-	for _, p := range group {
-		h := p.msg.Header
-		guard := ""
-		if h.Get(jetstream.ExpectedLastSubjSeqHeader) != "" {
-			guard = p.msg.Subject
-			if g := h.Get(jetstream.ExpectedLastSubjSeqSubjHeader); g != "" {
-				guard = g
-			}
-		}
-		id := h.Get(jetstream.MsgIDHeader)
-		if (guard != "" && written[guard]) || (id != "" && ids[id]) {
-			held = append(held, p)
-			continue
-		}
-		written[p.msg.Subject] = true
-		if id != "" {
-			ids[id] = true
-		}
-		batch = append(batch, p)
-	}
-	return batch, held
 }

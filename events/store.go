@@ -66,6 +66,10 @@ type AppendRequest struct {
 	Basis uint64
 	// Events are the commit's events, in order (at least one).
 	Events []Event
+	// Urgent sends the commit at once, alone, instead of in the next
+	// group commit: for a decision others are waiting on (a failure
+	// holding its profile), whose latency bounds their throughput.
+	Urgent bool
 }
 
 // Store is fledger's event store on a JetStream stream. One decision is
@@ -406,7 +410,7 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 	id := msg.Header.Get(jetstream.MsgIDHeader)
 	pctx, cancel := withTimeout(ctx, s.cfg.timeout)
 	defer cancel()
-	ack, err := s.publish(pctx, msg)
+	ack, err := s.publish(pctx, msg, req.Urgent)
 	if err == nil {
 		res := AppendResult{Seq: ack.Sequence, Duplicate: ack.Duplicate}
 		if res.Duplicate {

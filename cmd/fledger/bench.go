@@ -26,8 +26,14 @@ ordered-consumer read, a raw read+decode+upsert pipeline), then fledger's
 figures next to them (classification over every fixture vector,
 decide-and-append latency and attempts/s for a realistic mix, projection
 rebuild events/s and peak heap), with the ratio of each to its limit and
-the design's bars. It exits 0 even when a bar is missed: it is a
-measurement, printed MISS. The machine may be shared: read the ratios.`,
+the design's bars; then a concurrency sweep on fresh sync-always servers:
+turns/s, p50/p99 per turn, commits and conflicts at 1, 8, 64 and 256
+concurrent turns through the Go engine and at 1, 8, 16, 64 and 256 HTTP
+clients through an in-process fledger serve on 127.0.0.1, next to the raw
+sync and async publish rates at the same concurrency (--concurrency-only:
+the sweep alone, about 13 s with --quick, 45 s without). It exits 0 even
+when a bar is missed: it is a measurement, printed MISS. The machine may
+be shared: read the ratios.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !noTrace {
@@ -50,5 +56,9 @@ measurement, printed MISS. The machine may be shared: read the ratios.`,
 	f.StringVar(&o.Fixtures, "fixtures", "", "fixtures directory (default: fixtures/ found above the working directory)")
 	f.StringVar(&o.TempDir, "tmp", os.TempDir(), "directory for the temporary data directories")
 	f.BoolVar(&noTrace, "silent", false, "do not print progress to stderr")
+	f.BoolVar(&o.ConcurrencyOnly, "concurrency-only", false, "run only the concurrency sweep (engine and HTTP at 1…256 concurrent turns, raw publish at the same concurrency)")
+	f.BoolVar(&o.NoConcurrency, "no-concurrency", false, "leave the concurrency sweep out")
+	f.DurationVar(&o.LevelTime, "level-time", 0, "concurrency sweep: wall time of new turns per level (default 2s, --quick 500ms)")
+	cmd.MarkFlagsMutuallyExclusive("concurrency-only", "no-concurrency")
 	return cmd
 }

@@ -58,6 +58,10 @@ var errStepTaken = ErrStepTaken
 func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 	decide func() (policy.Decision, error)) (policy.Decision, []events.Event, error) {
 	var last error
+	var (
+		floor      uint64
+		floorGuard string
+	)
 	subject := ""
 	start := time.Now()
 	if e.observe != nil {
@@ -81,7 +85,14 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 			return dec, nil, err
 		}
 		subject = req.Subject
-		req.Expected = e.st.subjectSeq[req.Subject]
+		// After a conflict the fold holds everything up to the guard's
+		// last sequence as the server saw it: expect at least that, so
+		// a message the fold does not attribute to the guard (a stray
+		// subject a wildcard guard matches) cannot make it conflict
+		// forever.
+		if req.Guard == floorGuard {
+			req.Expected = max(req.Expected, floor)
+		}
 		req.Basis = e.st.applied
 		if h.agg == events.AggTurn {
 			req.MsgID = stepMsgID(e.agent, h.key, e.st.turnLast[h.key])
@@ -109,13 +120,14 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 			last = err
 			target := ce.Actual
 			if !ce.ActualKnown {
-				if target, err = e.store.LastSeq(ctx, subject); err != nil {
+				if target, err = e.store.LastSeq(ctx, ce.Guard); err != nil {
 					return dec, nil, err
 				}
 			}
 			if err := e.st.waitApplied(ctx, target); err != nil {
 				return dec, nil, err
 			}
+			floor, floorGuard = target, ce.Guard
 			continue
 		}
 		if err != nil {
@@ -153,22 +165,39 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 	return policy.Decision{}, nil, &ConflictRetriesError{Subject: subject, Tries: e.opt.retries + 1, Last: last}
 }
 
-// route names the subject a decision is stored under, which is also its
-// guard (see commit). Call with the state's read lock held.
+// route names the subject a decision is stored under, its guard and the
+// guard's expected last sequence (see commit and [events.ProfileGuards]).
+// Call with the state's read lock held.
 func (e *Engine) route(h home, ps []events.Payload) (events.AppendRequest, error) {
-	agg, key := h.agg, h.key
-	prof, err := profileOf(ps)
+	prof, kind, err := profileOf(ps)
 	if err != nil {
 		return events.AppendRequest{}, err
 	}
-	if prof != "" {
-		agg, key = events.AggProfile, prof
+	if kind == healthNone {
+		subject, err := events.Subject(e.agent, h.agg, h.key)
+		if err != nil {
+			return events.AppendRequest{}, fmt.Errorf("%w: %v", ErrBadRequest, err)
+		}
+		return events.AppendRequest{Subject: subject, Guard: subject, Expected: e.st.subjectSeq[subject]}, nil
 	}
-	subject, err := events.Subject(e.agent, agg, key)
+	g, err := events.ProfileGuardsOf(e.agent, prof)
 	if err != nil {
 		return events.AppendRequest{}, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
-	return events.AppendRequest{Subject: subject}, nil
+	if kind == healthReset {
+		return events.AppendRequest{Subject: g.Resets, Guard: g.Failures, Expected: e.st.subjectSeq[g.Failures]}, nil
+	}
+	if !e.st.profiles[prof].HasFailureState() {
+		// A failure on a clean profile: a reset stored since (decided on
+		// failure state this decision saw cleared already) changes
+		// nothing it depends on, so only failures and clears guard it.
+		return events.AppendRequest{Subject: g.Failures, Guard: g.Failures, Expected: e.st.subjectSeq[g.Failures], Urgent: true}, nil
+	}
+	var last uint64
+	for _, s := range g.Subjects {
+		last = max(last, e.st.subjectSeq[s])
+	}
+	return events.AppendRequest{Subject: g.Failures, Guard: g.AnyOf, Expected: last, Urgent: true}, nil
 }
 
 // stepMsgID is the message id of the decision on turn turnID taken after
@@ -184,26 +213,35 @@ func stepMsgID(agent, turnID string, prev uint64) string {
 	return "step-" + hex.EncodeToString(h.Sum(nil)[:16])
 }
 
+// How a decision changes a profile's health (route).
+const (
+	healthNone    = iota // no profile event, or only a ProfileUsed (commutes)
+	healthReset          // a ProfileSucceeded: clears failure state
+	healthFailure        // a ProfileFailureRecorded or ProfileCleared
+)
+
 // profileOf returns the one profile whose failure state a decision changes
-// ("" = none), or ErrMultiProfileDecision. A ProfileUsed changes none.
-func profileOf(ps []events.Payload) (string, error) {
-	id := ""
+// ("" = none) and how, or ErrMultiProfileDecision. A ProfileUsed changes
+// none.
+func profileOf(ps []events.Payload) (string, int, error) {
+	id, kind := "", healthNone
 	for _, p := range ps {
 		var pid string
+		k := healthFailure
 		switch e := p.(type) {
 		case events.ProfileFailureRecorded:
 			pid = e.ProfileID
 		case events.ProfileSucceeded:
-			pid = e.ProfileID
+			pid, k = e.ProfileID, healthReset
 		case events.ProfileCleared:
 			pid = e.ProfileID
 		default:
 			continue
 		}
 		if id != "" && pid != id {
-			return "", fmt.Errorf("%w: %s and %s", ErrMultiProfileDecision, id, pid)
+			return "", 0, fmt.Errorf("%w: %s and %s", ErrMultiProfileDecision, id, pid)
 		}
-		id = pid
+		id, kind = pid, max(kind, k)
 	}
-	return id, nil
+	return id, kind, nil
 }

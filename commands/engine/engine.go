@@ -33,6 +33,8 @@ type Engine struct {
 	closeOnce sync.Once
 	stop      func()
 
+	plocks profileLocks
+
 	commits, conflicts atomic.Uint64
 	// beforeAppend, when set (tests only), runs between a decision and its
 	// append.

@@ -183,6 +183,7 @@ func (e *Engine) ReportOutcome(ctx context.Context, turnID string, r AttemptRepo
 	if st.Phase == policy.PhaseRunning && st.InFlight && st.Current.Attempt == r.Attempt {
 		at := e.opt.clock.Now()
 		out := e.outcome(r, st.Current, at)
+		unlock := e.lockOutcome(st.Current.ProfileID, out.OK)
 		dec, evs, err := e.commit(ctx, at, home{agg: events.AggTurn, key: turnID}, turnID, func() (policy.Decision, error) {
 			if cur := e.st.turns[turnID]; cur.Phase != policy.PhaseRunning || !cur.InFlight || cur.Current.Attempt != r.Attempt {
 				return policy.Decision{}, errStepTaken
@@ -193,6 +194,7 @@ func (e *Engine) ReportOutcome(ctx context.Context, turnID string, r AttemptRepo
 			}
 			return policy.OnOutcome(cur, env, out)
 		})
+		unlock()
 		if !errors.Is(err, errStepTaken) {
 			if err != nil {
 				return nil, err

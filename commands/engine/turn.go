@@ -111,6 +111,7 @@ func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*
 				return res, err
 			}
 			at := e.opt.clock.Now()
+			unlock := e.lockOutcome(next.Call.ProfileID, out.OK)
 			dec, evs, err = e.commit(ctx, at, h, req.TurnID, func() (policy.Decision, error) {
 				st, env, err := e.turnEnv(req.TurnID, at)
 				if err != nil {
@@ -118,6 +119,7 @@ func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*
 				}
 				return policy.OnOutcome(st, env, out)
 			})
+			unlock()
 		case policy.NextWait:
 			if err = e.waitUntil(ctx, next.ResumeAt); err != nil {
 				return res, err

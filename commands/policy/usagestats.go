@@ -249,6 +249,15 @@ func (p Params) RecordSuccess(s ProfileState, prof Profile, model, turnID string
 	return ev
 }
 
+// HasFailureState reports whether s holds any failure field a success
+// would clear (errorCount, failure counts, lastFailureAt, a cooldown or a
+// disable, expired or not).
+func (s ProfileState) HasFailureState() bool {
+	return s.ErrorCount != 0 || len(s.FailureCounts) != 0 || s.LastFailureAt != 0 ||
+		s.CooldownUntil != 0 || s.CooldownReason != "" || s.CooldownModel != "" ||
+		s.DisabledUntil != 0 || s.DisabledReason != ""
+}
+
 // clearsNothing reports whether applying ev to s leaves every failure field
 // as it is.
 func clearsNothing(s ProfileState, ev events.ProfileSucceeded) bool {

@@ -35,6 +35,12 @@ type Options struct {
 	TempDir string
 	// Progress, when set, gets one line per phase.
 	Progress io.Writer
+	// ConcurrencyOnly runs the concurrency sweep alone (no other limit or
+	// figure); NoConcurrency leaves it out.
+	ConcurrencyOnly, NoConcurrency bool
+	// LevelTime is the concurrency sweep's wall time per level (0 = 2 s,
+	// Quick 0.5 s).
+	LevelTime time.Duration
 
 	// sizes overrides every size (tests).
 	sizes *sizes
@@ -47,11 +53,25 @@ type sizes struct {
 	attemptsFsync, attempts                                int
 	events                                                 int
 	stepTime                                               time.Duration
+	// The concurrency sweep: wall time per level and the levels (nil =
+	// sweepEngineLevels, sweepHTTPLevels).
+	levelTime                time.Duration
+	engineLevels, httpLevels []int
 }
 
 func sizesFor(o Options) sizes {
 	if o.sizes != nil {
-		return *o.sizes
+		s := *o.sizes
+		if s.engineLevels == nil {
+			s.engineLevels = sweepEngineLevels
+		}
+		if s.httpLevels == nil {
+			s.httpLevels = sweepHTTPLevels
+		}
+		if s.levelTime <= 0 {
+			s.levelTime = sweepQuickTime
+		}
+		return s
 	}
 	s := sizes{syncPub: 50_000, asyncPub: 300_000, syncPubFsync: 5_000, asyncPubFsync: 5_000, fsyncs: 2_000,
 		upserts: 1_000_000, classifyRounds: 1_000, attemptsFsync: 5_000, attempts: 10_000, events: 1_000_000,
@@ -64,6 +84,14 @@ func sizesFor(o Options) sizes {
 	if o.Events > 0 {
 		s.events = o.Events
 	}
+	s.levelTime = sweepLevelTime
+	if o.Quick {
+		s.levelTime = sweepQuickTime
+	}
+	if o.LevelTime > 0 {
+		s.levelTime = o.LevelTime
+	}
+	s.engineLevels, s.httpLevels = sweepEngineLevels, sweepHTTPLevels
 	return s
 }
 
@@ -98,7 +126,11 @@ type Report struct {
 	LoadAfter  string        `json:"load_after"`
 	Limits     []Measure     `json:"limits"`
 	Rows       []Row         `json:"rows"`
-	Notes      []string      `json:"notes,omitempty"`
+	// Concurrency is the concurrency sweep (nil when not run).
+	Concurrency *Sweep   `json:"concurrency,omitempty"`
+	Notes       []string `json:"notes,omitempty"`
+	// ConcurrencyOnly is set when the run was the sweep alone.
+	ConcurrencyOnly bool `json:"concurrency_only,omitempty"`
 }
 
 func loadavg() string {
@@ -125,15 +157,29 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			fmt.Fprintf(o.Progress, "%6.1fs  %s\n", time.Since(rep.Started).Seconds(), fmt.Sprintf(format, a...))
 		}
 	}
-	fixtures, err := findFixtures(o.Fixtures)
-	if err != nil {
-		return nil, err
-	}
 	tmp, err := os.MkdirTemp(o.TempDir, "fledger-bench-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
+	if o.ConcurrencyOnly {
+		rep.ConcurrencyOnly = true
+		bodies, avgBody, evPerCommit, err := commitBodies()
+		if err != nil {
+			return nil, err
+		}
+		if err := concurrencySection(ctx, rep, tmp, bodies, sz, progress); err != nil {
+			return nil, err
+		}
+		rep.Notes = append(rep.Notes, bodiesNote(len(bodies), avgBody, evPerCommit))
+		rep.LoadAfter = loadavg()
+		rep.Elapsed = time.Since(rep.Started)
+		return rep, nil
+	}
+	fixtures, err := findFixtures(o.Fixtures)
+	if err != nil {
+		return nil, err
+	}
 
 	open := func(name string, always bool) (events.Store, error) {
 		return events.Open(ctx, events.WithDataDir(filepath.Join(tmp, name)), events.WithSyncAlways(always, 0))
@@ -150,29 +196,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	defer ivSt.Close()
 
 	// Realistic commit bodies for the raw publishes.
-	var bodies [][]byte
-	l, err := loadConfig(3)
+	bodies, avgBody, evPerCommit, err := commitBodies()
 	if err != nil {
 		return nil, err
 	}
-	g, err := newGenerator(events.NewCatalogRegistry(), l, "raw", 99, func(_, _ string, b []byte) error {
-		bodies = append(bodies, b)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	for len(bodies) < 2000 {
-		if err := g.step(); err != nil {
-			return nil, err
-		}
-	}
-	bodyBytes := 0
-	for _, b := range bodies {
-		bodyBytes += len(b)
-	}
-	avgBody := bodyBytes / len(bodies)
-	evPerCommit := float64(g.Events) / float64(g.Commits)
 
 	// 1. Limits: publishes on both servers, fsync, SQLite.
 	lim := map[string]*Measure{}
@@ -274,6 +301,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	_ = syncSt.Close()
 	_ = ivSt.Close()
 
+	// 3b. Concurrency sweep, on fresh sync-always servers.
+	if !o.NoConcurrency {
+		if err := concurrencySection(ctx, rep, tmp, bodies, sz, progress); err != nil {
+			return nil, err
+		}
+	}
+
 	// 4. Rebuild: fill, raw read, raw pipeline, rebuild.
 	rbSt, err := open("rebuild", false)
 	if err != nil {
@@ -335,11 +369,60 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			Detail: "policy.OnOutcome(429) → cooldown + rotation; pure CPU, best of 5 batches"}, nil, "", true))
 	}
 	rep.Notes = append(rep.Notes,
-		fmt.Sprintf("raw publish bodies: %d realistic commits of %d B average (%.2f events/commit), reused in a cycle", len(bodies), avgBody, evPerCommit),
+		bodiesNote(len(bodies), avgBody, evPerCommit),
 		"decide+append: one engine, one turn at a time, zero-latency provider on a virtual clock; a decision is classify + decide + durable append + fold, timed from the call's return to the next call (or the turn's end)")
 	rep.LoadAfter = loadavg()
 	rep.Elapsed = time.Since(rep.Started)
 	return rep, nil
+}
+
+// commitBodies generates 2000 realistic commit bodies (the policy
+// deciders' commits with the bench config, encoded by the store's
+// registry) for the raw publishes; it returns them, their average size
+// and events per commit.
+func commitBodies() ([][]byte, int, float64, error) {
+	var bodies [][]byte
+	l, err := loadConfig(3)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	g, err := newGenerator(events.NewCatalogRegistry(), l, "raw", 99, func(_, _ string, b []byte) error {
+		bodies = append(bodies, b)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	for len(bodies) < 2000 {
+		if err := g.step(); err != nil {
+			return nil, 0, 0, err
+		}
+	}
+	n := 0
+	for _, b := range bodies {
+		n += len(b)
+	}
+	return bodies, n / len(bodies), float64(g.Events) / float64(g.Commits), nil
+}
+
+func bodiesNote(n, avg int, evPerCommit float64) string {
+	return fmt.Sprintf("raw publish bodies: %d realistic commits of %d B average (%.2f events/commit), reused in a cycle", n, avg, evPerCommit)
+}
+
+// concurrencySection runs the concurrency sweep into rep: the sweep
+// itself, its bar rows and a note.
+func concurrencySection(ctx context.Context, rep *Report, tmp string, bodies [][]byte, sz sizes, progress func(string, ...any)) error {
+	sw, err := runSweep(ctx, tmp, bodies, sz, progress)
+	if err != nil {
+		return fmt.Errorf("concurrency sweep: %w", err)
+	}
+	rep.Concurrency = sw
+	rep.Rows = append(rep.Rows, sweepRows(sw)...)
+	rep.Notes = append(rep.Notes, fmt.Sprintf("concurrency: fresh sync-always servers; %s per level of new turns back to back "+
+		"(one session per worker, warmed up first); one agent per level, 3 anthropic profiles + openai fallback, %d%% of calls a 429 "+
+		"(rotation, no retry wait), cooldowns 1 ms; HTTP is fledger serve in-process on 127.0.0.1 (projector and metrics included)",
+		sz.levelTime, sweepFailPct))
+	return nil
 }
 
 // barRow builds a row; ok is ignored when bar is "".

@@ -23,7 +23,7 @@ func TestRunSmoke(t *testing.T) {
 	defer cancel()
 	rep, err := Run(ctx, Options{TempDir: t.TempDir(), sizes: &sizes{syncPub: 200, asyncPub: 500, syncPubFsync: 20,
 		asyncPubFsync: 20, fsyncs: 10, upserts: 2_000, classifyRounds: 1, attemptsFsync: 30, attempts: 60,
-		events: 3_000, stepTime: 5 * time.Millisecond}})
+		events: 3_000, stepTime: 5 * time.Millisecond, levelTime: 50 * time.Millisecond, engineLevels: []int{1}, httpLevels: []int{1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,13 +43,16 @@ func TestRunSmoke(t *testing.T) {
 		}
 	}
 	if bars != 3 {
-		t.Errorf("%d rows with a bar, want 3 (classify, decide p99, rebuild)", bars)
+		t.Errorf("%d rows with a bar, want 3 (classify, decide p99, rebuild; the sweep's bars need levels 16 and 64)", bars)
+	}
+	if rep.Concurrency == nil || len(rep.Concurrency.Levels) != 2 || len(rep.Concurrency.Raw) != 1 {
+		t.Errorf("concurrency sweep: %+v", rep.Concurrency)
 	}
 	var txt bytes.Buffer
 	if err := WriteText(&txt, rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"LIMIT", "FLEDGER", "rebuild (projections CatchUp)", "decide+append p99, fsync always", "µs"} {
+	for _, want := range []string{"LIMIT", "FLEDGER", "rebuild (projections CatchUp)", "decide+append p99, fsync always", "µs", "CONCURRENCY SWEEP"} {
 		if !strings.Contains(txt.String(), want) {
 			t.Errorf("text output lacks %q:\n%s", want, txt.String())
 		}
