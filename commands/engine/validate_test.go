@@ -211,3 +211,60 @@ func TestInvalidDecision_NothingAppendedTurnNotStuck(t *testing.T) {
 		t.Fatalf("a failure report after the success: %v", err)
 	}
 }
+
+// stormStore refuses every append with a conflict while storm is set, as
+// a guard that other writers keep moving would.
+type stormStore struct {
+	events.Store
+	storm atomic.Bool
+	tries atomic.Int32
+}
+
+func (s *stormStore) AppendCommit(ctx context.Context, req events.AppendRequest) (events.AppendResult, error) {
+	if s.storm.Load() {
+		s.tries.Add(1)
+		last, err := s.Store.LastSeq(ctx, "")
+		if err != nil {
+			return events.AppendResult{}, err
+		}
+		return events.AppendResult{}, &events.ConflictError{Subject: req.Subject, Guard: req.Guard, Expected: req.Expected,
+			Actual: last, ActualKnown: true, Code: events.CodeWrongLastSequence}
+	}
+	return s.Store.AppendCommit(ctx, req)
+}
+
+// A conflict storm ends: after the bounded retries the step fails with
+// ErrConflictRetries (503 contention over HTTP), nothing is appended, the
+// turn is where it was, and the same report succeeds once the storm is
+// over — never a wrong decision.
+func TestConflictStorm_BoundedRetriesThenContention(t *testing.T) {
+	st := &stormStore{Store: openStore(t)}
+	e := newEngine(t, st, newFakeClock(), WithConflictRetries(3))
+	ctx := ctxT(t)
+	step, err := e.BeginTurn(ctx, TurnRequest{Session: "s", TurnID: "t1"})
+	require_NoError(t, err)
+	before := lastSeq(t, st)
+	st.storm.Store(true)
+	_, err = e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: step.Next.Call.Attempt, Err: rateLimit()})
+	var cre *ConflictRetriesError
+	if !errors.Is(err, ErrConflictRetries) || !errors.As(err, &cre) || cre.Tries != 4 {
+		t.Fatalf("got %v, want ErrConflictRetries after 4 tries", err)
+	}
+	if n := st.tries.Load(); n != 4 {
+		t.Fatalf("%d appends tried, want 4", n)
+	}
+	if lastSeq(t, st) != before {
+		t.Fatal("appended during the storm")
+	}
+	if ts, _ := e.Turn("t1"); ts.Phase != policy.PhaseRunning || !ts.InFlight || ts.Current.Attempt != 1 {
+		t.Fatalf("turn moved: %+v", ts)
+	}
+	st.storm.Store(false)
+	step, err = e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: 1, Err: rateLimit()})
+	require_NoError(t, err)
+	// The decision the storm held back, as without it: a same-profile
+	// retry after the seeded back-off (785 ms from t0).
+	if step.Replayed || step.Next.Kind != policy.NextWait || step.Next.ResumeAt != events.Millis(t0)+785 {
+		t.Fatalf("after the storm: %+v", step.Next)
+	}
+}
