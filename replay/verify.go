@@ -568,6 +568,9 @@ func (v *verifier) compare(c *commit, base Divergence, key string, dec policy.De
 		return
 	}
 	exp := dec.Events
+	if len(c.Events) > 0 && c.Events[0].Basis == 0 {
+		exp = legacyDecision(exp)
+	}
 	for i := 0; i < max(len(exp), len(c.Events)); i++ {
 		d := base
 		d.Index = i
@@ -607,4 +610,26 @@ func plural(n int, s string) string {
 		return s[:len(s)-1] + "ies"
 	}
 	return s + "s"
+}
+
+// legacyDecision is what a fledger from before recorded bases (and so
+// before ProfileUsed) recorded for the decision exp: a success on a clean
+// profile was a ProfileSucceeded with nothing kept, the same fields and the
+// same effect on the fold. Commits without a basis are re-decided by
+// today's deciders and compared through it, so a ledger written by an
+// earlier build still verifies.
+func legacyDecision(exp []events.Payload) []events.Payload {
+	out := exp
+	for i, p := range exp {
+		u, ok := p.(events.ProfileUsed)
+		if !ok {
+			continue
+		}
+		if &out[0] == &exp[0] {
+			out = append([]events.Payload(nil), exp...)
+		}
+		out[i] = events.ProfileSucceeded{ProfileID: u.ProfileID, Provider: u.Provider, Model: u.Model,
+			TurnID: u.TurnID, Attempt: u.Attempt, LastUsed: u.LastUsed}
+	}
+	return out
 }

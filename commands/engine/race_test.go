@@ -271,6 +271,27 @@ func TestRace_TwoInstancesRacingReports(t *testing.T) {
 	}
 	checkLedger(t, st)
 	verifyOK(t, st)
+
+	// The same ledger with one forged commit, recorded with a basis like
+	// the engine's: a second outcome for a turn that has ended. Verify
+	// fails and names it.
+	subj := events.MustSubject("main", events.AggTurn, "c0-t0")
+	last, err := st.LastSeq(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := events.New("main", "c0-t0", raceT0, events.AttemptSucceeded{TurnID: "c0-t0", Attempt: 1}, events.WithCorrelation("c0-t0"))
+	res, err := st.AppendCommit(ctx, events.AppendRequest{Subject: subj, Expected: events.AnySeq, Basis: last, Events: []events.Event{forged}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := replay.Verify(ctx, st, replay.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Diverged != 1 || len(rep.Divergences) != 1 || rep.Divergences[0].Seq != res.Seq || rep.Divergences[0].Turn != "c0-t0" {
+		t.Fatalf("forged commit at seq %d: verify reported %d divergences %+v", res.Seq, rep.Diverged, rep.Divergences)
+	}
 }
 
 // raceTurn drives one turn, sending each outcome to both instances at

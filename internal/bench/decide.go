@@ -37,30 +37,23 @@ type timedStore struct {
 }
 
 func (s *timedStore) Append(ctx context.Context, subject string, expected uint64, evs ...events.Event) (events.AppendResult, error) {
-	t := time.Now()
-	r, err := s.Store.Append(ctx, subject, expected, evs...)
-	d := time.Since(t)
-	s.mu.Lock()
-	s.lat = append(s.lat, d)
-	s.appended = true
-	s.mu.Unlock()
-	return r, err
+	return s.timed(func() (events.AppendResult, error) { return s.Store.Append(ctx, subject, expected, evs...) })
 }
 
 func (s *timedStore) AppendCommit(ctx context.Context, req events.AppendRequest) (events.AppendResult, error) {
-	t := time.Now()
-	r, err := s.Store.AppendCommit(ctx, req)
-	d := time.Since(t)
-	s.mu.Lock()
-	s.lat = append(s.lat, d)
-	s.appended = true
-	s.mu.Unlock()
-	return r, err
+	return s.timed(func() (events.AppendResult, error) { return s.Store.AppendCommit(ctx, req) })
 }
 
 func (s *timedStore) AppendGuarded(ctx context.Context, subject, guard string, expected uint64, evs ...events.Event) (events.AppendResult, error) {
+	return s.timed(func() (events.AppendResult, error) {
+		return s.Store.AppendGuarded(ctx, subject, guard, expected, evs...)
+	})
+}
+
+// timed runs one append and records its duration.
+func (s *timedStore) timed(do func() (events.AppendResult, error)) (events.AppendResult, error) {
 	t := time.Now()
-	r, err := s.Store.AppendGuarded(ctx, subject, guard, expected, evs...)
+	r, err := do()
 	d := time.Since(t)
 	s.mu.Lock()
 	s.lat = append(s.lat, d)
