@@ -174,7 +174,17 @@ func (e *Engine) route(h home, ps []events.Payload) (events.AppendRequest, error
 		return events.AppendRequest{}, err
 	}
 	if kind == healthNone {
-		subject, err := events.Subject(e.agent, h.agg, h.key)
+		agg, key := h.agg, h.key
+		if s := sessionOf(ps); s != "" && h.agg == events.AggTurn {
+			// A turn decision that writes session state (an auto pin,
+			// the fallback-notice state, an auto selection) is stored
+			// under the session, guarded by it: a session command stored
+			// since its read (/model, /new) makes it decide again on
+			// the session as the command left it. The turn's own line
+			// is kept by the step's message id.
+			agg, key = events.AggSession, s
+		}
+		subject, err := events.Subject(e.agent, agg, key)
 		if err != nil {
 			return events.AppendRequest{}, fmt.Errorf("%w: %v", ErrBadRequest, err)
 		}
@@ -211,6 +221,17 @@ func stepMsgID(agent, turnID string, prev uint64) string {
 	h.Write([]byte{0})
 	h.Write([]byte(strconv.FormatUint(prev, 10)))
 	return "step-" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// sessionOf is the session a decision writes events of ("" = none; a
+// turn decision writes at most its own session's).
+func sessionOf(ps []events.Payload) string {
+	for _, p := range ps {
+		if p.EventAggregate() == events.AggSession {
+			return events.KeyOf(p)
+		}
+	}
+	return ""
 }
 
 // How a decision changes a profile's health (route).

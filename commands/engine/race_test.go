@@ -407,3 +407,92 @@ func checkLedger(t *testing.T, st events.Store) {
 		t.Fatalf("%d failures recorded: the test exercised too little", failures)
 	}
 }
+
+// A session command racing a turn decision that writes the session (a
+// /new on one instance while the turn's success pins its profile on the
+// other, both decided before either appends): whichever is stored second
+// was decided on a state holding the first — the turn's session events
+// are never stored on top of a session command they did not see.
+func TestRace_SessionCommandAndTurn(t *testing.T) {
+	for _, cmd := range []string{"reset", "select"} {
+		t.Run(cmd, func(t *testing.T) {
+			st, a, b, _ := twoInstances(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := a.BeginTurn(ctx, engine.TurnRequest{TurnID: "t1", Session: "s1"}); err != nil {
+				t.Fatal(err)
+			}
+			hook := barrier(2)
+			engine.SetBeforeAppend(a, hook)
+			engine.SetBeforeAppend(b, hook)
+			var wg sync.WaitGroup
+			var turnErr, cmdErr error
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				_, turnErr = a.ReportOutcome(ctx, "t1", engine.AttemptReport{Attempt: 1, OK: true})
+			}()
+			go func() {
+				defer wg.Done()
+				if cmd == "reset" {
+					_, cmdErr = b.Reset(ctx, "s1", "new")
+				} else {
+					_, cmdErr = b.SelectModel(ctx, "s1", events.ModelRef{Provider: "openai", Model: "gpt-5"}, policy.SourceUser, nil, "")
+				}
+			}()
+			wg.Wait()
+			if turnErr != nil || cmdErr != nil {
+				t.Fatalf("turn: %v, command: %v", turnErr, cmdErr)
+			}
+			// Every commit holding session s1's events was decided on a
+			// basis that holds every earlier such commit.
+			var last uint64
+			n := 0
+			for c := range commitsOf(t, st) {
+				if !touchesSession(c, "s1") {
+					continue
+				}
+				n++
+				if b := c[0].Basis; last > 0 && b < last {
+					t.Fatalf("seq %d (%s) was decided on seq %d, before the session's commit at %d", c[0].Seq, c[0].Type, b, last)
+				}
+				last = c[0].Seq
+			}
+			if n < 2 {
+				t.Fatalf("%d commits wrote session s1, want the command's and the turn's", n)
+			}
+			verifyOK(t, st)
+		})
+	}
+}
+
+// commitsOf yields the stream's commits, each as its events.
+func commitsOf(t *testing.T, st events.Store) func(func([]events.Event) bool) {
+	return func(yield func([]events.Event) bool) {
+		var cur []events.Event
+		for ev, err := range st.Read(context.Background(), 1) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cur) > 0 && cur[0].Seq != ev.Seq {
+				if !yield(cur) {
+					return
+				}
+				cur = nil
+			}
+			cur = append(cur, ev)
+		}
+		if len(cur) > 0 {
+			yield(cur)
+		}
+	}
+}
+
+func touchesSession(c []events.Event, session string) bool {
+	for _, ev := range c {
+		if ev.Aggregate == events.AggSession && ev.Key == session {
+			return true
+		}
+	}
+	return false
+}
