@@ -1,0 +1,109 @@
+package serve_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/commands/serve"
+	"github.com/fledger/fledger/commands/serve/client"
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/replay"
+)
+
+// Two serve instances on one stream (two connections to one embedded
+// server, as two gateway hosts), the same report sent to both at once:
+// identical reports are answered 200 + 200, one of them replayed, with the
+// same next step; contradicting ones 200 + 409 outcome_mismatch; the
+// stream holds one outcome per attempt and verifies.
+func TestHTTP_RacingReportsOnTwoInstances(t *testing.T) {
+	st1 := openStore(t, events.WithListen(0))
+	st2, err := events.Open(context.Background(), events.WithURL(st1.ClientURL()))
+	require_NoError(t, err)
+	t.Cleanup(func() { _ = st2.Close() })
+	clock := &fakeClock{now: t0}
+	opts := []engine.Option{engine.WithClock(clock), engine.WithSeeds(func(string) uint64 { return 42 })}
+	a := startServer(t, st1, serve.Config{Config: loadConfig(t), EngineOptions: opts})
+	b := startServer(t, st2, serve.Config{Config: loadConfig(t), EngineOptions: opts})
+	ctx := ctxT(t)
+	cases := []struct {
+		name     string
+		x, y     client.Outcome
+		mismatch bool
+	}{
+		{"identical successes", client.Outcome{Attempt: 1, OK: true}, client.Outcome{Attempt: 1, OK: true}, false},
+		{"identical failures", client.Outcome{Attempt: 1, Error: rateLimited()}, client.Outcome{Attempt: 1, Error: rateLimited()}, false},
+		{"success and overload", client.Outcome{Attempt: 1, OK: true}, client.Outcome{Attempt: 1, Error: &client.ProviderError{Status: 529, Message: "Overloaded"}}, true},
+	}
+	for i, tc := range cases {
+		for round := range 5 {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, round), func(t *testing.T) {
+				step, err := a.cl.Begin(ctx, client.BeginRequest{Agent: "main", Session: fmt.Sprintf("s%d-%d", i, round)})
+				require_NoError(t, err)
+				if step.Next.Action != "call" || step.Next.Attempt != 1 {
+					t.Fatalf("begin: %+v", step.Next)
+				}
+				var wg sync.WaitGroup
+				steps, errs := make([]*client.Step, 2), make([]error, 2)
+				for k, p := range []struct {
+					srv *server
+					o   client.Outcome
+				}{{a, tc.x}, {b, tc.y}} {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						steps[k], errs[k] = p.srv.cl.Report(ctx, step.TurnID, p.o)
+					}()
+				}
+				wg.Wait()
+				ok, replayed, mismatched := 0, 0, 0
+				for k := range errs {
+					var ce *client.Error
+					switch {
+					case errs[k] == nil && steps[k].Replayed:
+						replayed++
+					case errs[k] == nil:
+						ok++
+					case errors.As(errs[k], &ce) && ce.Status == http.StatusConflict && ce.Code == serve.CodeOutcomeMismatch:
+						mismatched++
+					default:
+						t.Fatalf("report %d: %v", k, errs[k])
+					}
+				}
+				if tc.mismatch && (ok != 1 || mismatched != 1) || !tc.mismatch && (ok != 1 || replayed != 1) {
+					t.Fatalf("recorded %d, replayed %d, mismatched %d", ok, replayed, mismatched)
+				}
+				if !tc.mismatch && fmt.Sprint(steps[0].Next) != fmt.Sprint(steps[1].Next) {
+					t.Fatalf("different next steps: %+v / %+v", steps[0].Next, steps[1].Next)
+				}
+			})
+		}
+	}
+	outcomes := map[string]int{}
+	for ev, err := range st1.Read(ctx, 1) {
+		require_NoError(t, err)
+		switch p := ev.Data.(type) {
+		case events.AttemptFailed:
+			outcomes[fmt.Sprint(p.TurnID, p.Attempt)]++
+		case events.AttemptSucceeded:
+			outcomes[fmt.Sprint(p.TurnID, p.Attempt)]++
+		}
+	}
+	if len(outcomes) != 15 {
+		t.Fatalf("%d attempts with an outcome, want 15", len(outcomes))
+	}
+	for k, n := range outcomes {
+		if n != 1 {
+			t.Fatalf("attempt %s has %d outcomes", k, n)
+		}
+	}
+	rep, err := replay.Verify(ctx, st1, replay.VerifyOptions{})
+	require_NoError(t, err)
+	if !rep.OK() {
+		t.Fatalf("verify: %+v", rep.Divergences[0])
+	}
+}
