@@ -12,7 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
+	"github.com/synadia-io/orbit.go/jetstreamext"
 )
 
 // Group commit. With fsync on every write (the default) the server syncs
@@ -51,13 +51,10 @@ import (
 // message is on disk. A stream without AllowAtomicPublish (created by an
 // earlier fledger) gets pipelined flushes only.
 const (
-	groupBatchMin  = 8
-	groupBatchMax  = 256
-	groupInflight  = 1
-	codeAtomicOff  = 10174 // atomic publish is disabled on the stream
-	batchIDHeader  = "Nats-Batch-Id"
-	batchSeqHeader = "Nats-Batch-Sequence"
-	batchCommitHdr = "Nats-Batch-Commit"
+	groupBatchMin = 8
+	groupBatchMax = 256
+	groupInflight = 1
+	codeAtomicOff = 10174 // atomic publish is disabled on the stream
 )
 
 // GroupStats counts what the committer did ([Store] implementations that
@@ -115,7 +112,6 @@ type pubResult struct {
 }
 
 type committer struct {
-	nc      *nats.Conn
 	js      jetstream.JetStream
 	timeout time.Duration
 	atomic  atomic.Bool
@@ -136,8 +132,8 @@ type committer struct {
 	single, pipelined, batches, batched, fallbacks atomic.Uint64
 }
 
-func newCommitter(nc *nats.Conn, js jetstream.JetStream, timeout time.Duration, atomicOK bool) *committer {
-	c := &committer{nc: nc, js: js, timeout: timeout, wake: make(chan struct{}, 1),
+func newCommitter(js jetstream.JetStream, timeout time.Duration, atomicOK bool) *committer {
+	c := &committer{js: js, timeout: timeout, wake: make(chan struct{}, 1),
 		slots: make(chan struct{}, groupInflight), quit: make(chan struct{}),
 		known: map[string]uint64{}, inflight: map[string]int{}}
 	c.atomic.Store(atomicOK)
@@ -411,37 +407,33 @@ func (c *committer) sendPipelined(group []*pendingPub) {
 // from the commit's ack (member i of n is stored at ack.seq-n+1+i). It
 // returns false, having answered nobody, when the batch was not stored.
 func (c *committer) sendBatch(group []*pendingPub) bool {
-	id := nuid.Next()
 	n := len(group)
+	msgs := make([]*nats.Msg, n)
 	for i, p := range group {
-		m := &nats.Msg{Subject: p.msg.Subject, Data: p.msg.Data, Header: nats.Header{}}
+		// Copies: the batch publisher adds the batch headers, and a
+		// refused batch's members are re-sent without them.
+		msgs[i] = &nats.Msg{Subject: p.msg.Subject, Data: p.msg.Data, Header: nats.Header{}}
 		for k, v := range p.msg.Header {
-			m.Header[k] = v
+			msgs[i].Header[k] = v
 		}
-		m.Header.Set(batchIDHeader, id)
-		m.Header.Set(batchSeqHeader, strconv.Itoa(i+1))
-		if i < n-1 {
-			if err := c.nc.PublishMsg(m); err != nil {
-				return false
-			}
-			continue
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	// No flow-control ack on the first member: the batch is at most
+	// groupBatchMax messages, sent on one connection, and one round trip
+	// per batch is what group commit exists to save.
+	ack, err := jetstreamext.PublishMsgBatch(ctx, c.js, msgs, jetstreamext.BatchFlowControl{AckTimeout: c.timeout})
+	if err != nil {
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == codeAtomicOff {
+			c.atomic.Store(false)
 		}
-		m.Header.Set(batchCommitHdr, "1")
-		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-		ack, err := c.js.PublishMsg(ctx, m)
-		cancel()
-		if err != nil {
-			var apiErr *jetstream.APIError
-			if errors.As(err, &apiErr) && apiErr.ErrorCode == codeAtomicOff {
-				c.atomic.Store(false)
-			}
-			return false
-		}
-		c.batches.Add(1)
-		c.batched.Add(uint64(n))
-		for j, q := range group {
-			c.answer(q, pubResult{ack: &jetstream.PubAck{Stream: ack.Stream, Sequence: ack.Sequence - uint64(n-1-j), Domain: ack.Domain}})
-		}
+		return false
+	}
+	c.batches.Add(1)
+	c.batched.Add(uint64(n))
+	for j, q := range group {
+		c.answer(q, pubResult{ack: &jetstream.PubAck{Stream: ack.Stream, Sequence: ack.Sequence - uint64(n-1-j), Domain: ack.Domain}})
 	}
 	return true
 }

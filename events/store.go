@@ -243,7 +243,7 @@ func Open(ctx context.Context, opts ...Option) (Store, error) {
 			cfg.logger.Warn("stream was created without atomic batch publish: concurrent appends will not share fsyncs (enable allow_atomic on the stream to get group commit)",
 				"stream", StreamName)
 		}
-		s.group = newCommitter(s.nc, s.js, cfg.timeout, atomicOK)
+		s.group = newCommitter(s.js, cfg.timeout, atomicOK)
 	}
 	return s, nil
 }
