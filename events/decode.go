@@ -116,30 +116,30 @@ func daysIn(m time.Month, year int) int {
 func (r *Registry) DecodeCommit(data []byte, seq uint64, subject string) ([]Event, error) {
 	var c wireCommit
 	if err := fastjson.Unmarshal(data, &c); err != nil {
-		return nil, &DecodeError{Seq: seq, Subject: subject, Index: -1, Err: err}
+		return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Index: -1, Err: err}
 	}
 	if len(c.Events) == 0 {
-		return nil, &DecodeError{Seq: seq, Subject: subject, Index: -1, Err: errors.New("commit holds no events")}
+		return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Index: -1, Err: errors.New("commit holds no events")}
 	}
 	out := make([]Event, len(c.Events))
 	for i := range c.Events {
 		w := &c.Events[i]
 		e := r.lookup(w.Type)
 		if e == nil {
-			return nil, &DecodeError{Seq: seq, Subject: subject, Type: w.Type, Index: i,
+			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Index: i,
 				Err: fmt.Errorf("%w: %q", ErrUnknownType, w.Type)}
 		}
 		raw, version := w.Payload, w.SchemaVersion
 		if version != e.version {
 			var err error
 			if raw, err = e.upcast(raw, version); err != nil {
-				return nil, &DecodeError{Seq: seq, Subject: subject, Type: w.Type, Index: i, Err: err}
+				return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Index: i, Err: err}
 			}
 			version = e.version
 		}
 		p, err := e.decode(raw)
 		if err != nil {
-			return nil, &DecodeError{Seq: seq, Subject: subject, Type: w.Type, Index: i, Err: err}
+			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Index: i, Err: err}
 		}
 		out[i] = Event{
 			Envelope: Envelope{

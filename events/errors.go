@@ -3,6 +3,7 @@ package events
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/fledger/fledger/internal/natsserver"
 )
@@ -50,6 +51,11 @@ var (
 	// ErrUpcast: a stored event could not be upcast to its type's current
 	// version (missing upcaster, or the upcaster failed).
 	ErrUpcast = errors.New("events: cannot upcast event")
+	// ErrGap: stream sequences missing inside the stream (the stream
+	// denies deletes, so a missing sequence is damage, e.g. a damaged
+	// message block). Read and Watch yield it as a *[DecodeError] whose
+	// Seq..Through names the missing run.
+	ErrGap = errors.New("events: stream sequence missing")
 )
 
 // JetStream error codes a conflicting append reports.
@@ -144,11 +150,51 @@ type DecodeError struct {
 	Type string
 	// Index is the event's position in its commit (-1 for the whole message).
 	Index int
-	Err   error
+	// Size is the message body's size in bytes (0 for a gap).
+	Size int
+	// Through is, for a gap (errors.Is(err, [ErrGap])), the last missing
+	// sequence of the run that starts at Seq; 0 otherwise.
+	Through uint64
+	Err     error
+}
+
+// Gap reports whether e names missing sequences rather than a message.
+func (e *DecodeError) Gap() bool { return errors.Is(e.Err, ErrGap) }
+
+// Reason says in words why the message was not decoded: the cause
+// without the sequence and subject (for quarantine records).
+func (e *DecodeError) Reason() string {
+	if e.Gap() {
+		return "missing from the stream"
+	}
+	if e.Type != "" {
+		return fmt.Sprintf("event %d type %s: %v", e.Index, e.Type, e.Err)
+	}
+	return e.Err.Error()
+}
+
+// GapText names a run of missing sequences: "sequence 29", "sequences
+// 29, 30, 31" or, for long runs, "sequences 29–1028 (1000 sequences)".
+func GapText(from, through uint64) string {
+	switch n := through - from + 1; {
+	case through <= from:
+		return fmt.Sprintf("sequence %d", from)
+	case n <= 10:
+		parts := make([]string, 0, n)
+		for s := from; s <= through; s++ {
+			parts = append(parts, fmt.Sprint(s))
+		}
+		return "sequences " + strings.Join(parts, ", ")
+	default:
+		return fmt.Sprintf("sequences %d–%d (%d sequences)", from, through, n)
+	}
 }
 
 // Error names the stream sequence, subject and, when known, the event.
 func (e *DecodeError) Error() string {
+	if e.Gap() {
+		return "events: stream " + GapText(e.Seq, e.Through) + " missing (the stream denies deletes: damaged storage?)"
+	}
 	s := fmt.Sprintf("events: cannot decode stream sequence %d (subject %s", e.Seq, e.Subject)
 	if e.Type != "" {
 		s += fmt.Sprintf(", event %d type %s", e.Index, e.Type)

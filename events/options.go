@@ -50,6 +50,11 @@ type config struct {
 	tlsCert, tlsKey string
 	listen          bool
 	port            int
+	writerPW        string // listener passwords (WithListenPasswords)
+	readerPW        string
+	readerRequests  []string // WithReaderRequests
+	credsDir        string   // WithListenerCredentials
+	credsAccess     Access
 	syncAlways      bool
 	syncInterval    time.Duration
 	replicas        int
@@ -138,7 +143,10 @@ func WithTLS(ca, cert, key string) Option {
 
 // WithListen makes the embedded server also accept connections on
 // 127.0.0.1:port (0 picks a free port; see [Store.ClientURL]). Default: no
-// socket at all, in-process connection only.
+// socket at all, in-process connection only. The listener requires a user:
+// [WriterUser] (fledger itself) or the read-only [ReaderUser]; their
+// credentials are kept in the data directory ([WriterCredentialsFile],
+// [ReaderCredentialsFile]; see [WithListenerCredentials]).
 func WithListen(port int) Option {
 	return func(c *config) error {
 		if port < 0 || port > 65535 {

@@ -281,7 +281,9 @@ func (c *committer) answeredLocked(p *pendingPub, ack *jetstream.PubAck) {
 	if c.inflight[subj]--; c.inflight[subj] <= 0 {
 		delete(c.inflight, subj)
 	}
-	if ack == nil || ack.Sequence <= c.known[subj] {
+	// A duplicate's sequence is the stored original's, which may be on
+	// another subject (a step message id shared across subjects).
+	if ack == nil || ack.Duplicate || ack.Sequence <= c.known[subj] {
 		return
 	}
 	c.known[subj] = ack.Sequence

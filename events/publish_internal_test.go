@@ -112,3 +112,26 @@ func TestGroupCommit_FlushAnswersEachMember(t *testing.T) {
 		})
 	}
 }
+
+// A duplicate's ack names the stored original's sequence, which may be on
+// another subject (two writers of one turn step store under different
+// subjects): it must not become the committer's last known sequence of
+// this message's subject, or every later expectation on it would be
+// answered stale forever.
+func TestGroupCommit_DuplicateAckDoesNotMoveKnown(t *testing.T) {
+	s := openGroupStore(t)
+	c := s.group
+	p := turnMsg(t, s, "t1", 0)
+	c.mu.Lock()
+	c.inflight[p.msg.Subject]++
+	c.mu.Unlock()
+	c.answer(p, pubResult{ack: &jetstream.PubAck{Stream: StreamName, Sequence: 99, Duplicate: true}})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if got := c.known[p.msg.Subject]; got != 0 {
+		t.Fatalf("known %d after a duplicate ack, want 0", got)
+	}
+	if c.inflight[p.msg.Subject] != 0 {
+		t.Fatalf("still in flight: %d", c.inflight[p.msg.Subject])
+	}
+}

@@ -71,7 +71,7 @@ func TestGroupCommit_StreamWithoutAtomicPublish(t *testing.T) {
 	dir := t.TempDir()
 	s, err := events.Open(context.Background(), events.WithDataDir(dir), events.WithListen(0))
 	require_NoError(t, err)
-	nc, err := nats.Connect(s.ClientURL())
+	nc, err := nats.Connect(s.ClientURL(), nats.UserInfo(events.WriterUser, listenerPassword(t, dir, events.WriterCredentialsFile)))
 	require_NoError(t, err)
 	js, _ := jetstream.New(nc)
 	str, err := js.Stream(ctxT(t), events.StreamName)

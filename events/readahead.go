@@ -51,7 +51,14 @@ func newDecodeChunk() *decodeChunk {
 // like scan and calls fn with each one decoded, in stream order, until fn
 // returns false or no message is pending. It returns scan's error (nil
 // when fn stopped the read).
+//
+// Reading the whole stream (filter ""), a jump in sequences is a gap: the
+// stream denies deletes, so fn gets a *DecodeError wrapping ErrGap naming
+// the missing run before the message after it.
 func (s *store) readDecoded(ctx context.Context, from uint64, filter string, fn func(*decodedMsg) bool) error {
+	if filter == "" {
+		fn = gapChecked(max(from, 1), fn)
+	}
 	workers := runtime.GOMAXPROCS(0)
 	if workers < 2 {
 		return s.scan(ctx, from, filter, readBatch, func(seq uint64, subj string, m *nats.Msg) bool {
@@ -148,4 +155,19 @@ func (s *store) readDecoded(ctx context.Context, from uint64, filter string, fn 
 		return nil
 	}
 	return scanErr
+}
+
+// gapChecked wraps fn so that a message whose sequence is past next (the
+// sequence expected) is preceded by the gap's *DecodeError.
+func gapChecked(next uint64, fn func(*decodedMsg) bool) func(*decodedMsg) bool {
+	return func(d *decodedMsg) bool {
+		if d.seq > next {
+			g := decodedMsg{seq: next, err: &DecodeError{Seq: next, Through: d.seq - 1, Index: -1, Err: ErrGap}}
+			if !fn(&g) {
+				return false
+			}
+		}
+		next = d.seq + 1
+		return fn(d)
+	}
 }

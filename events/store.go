@@ -109,15 +109,19 @@ type Store interface {
 	// ReadSubject returns every event stored under filter (a subject, or a
 	// filter with wildcards), in stream order, and the stream sequence of
 	// the last message read: the value to pass as Append's expected. It
-	// does not wait for more. A message that cannot be decoded fails the
-	// read with a *[DecodeError] naming its sequence.
+	// does not wait for more. A message that cannot be decoded (not a
+	// fledger commit) is skipped, as every reader skips it — logged with
+	// [WithLogger] — but its sequence still counts as the last one read,
+	// so an append guarded by filter expects it.
 	ReadSubject(ctx context.Context, filter string) ([]Event, uint64, error)
 
 	// Read iterates over the whole stream in order from sequence from (0 or
 	// 1 = the beginning) up to its last message, then ends. A message that
-	// cannot be decoded is yielded as a *[DecodeError] (with Event.Seq set)
-	// and reading goes on with the next one; other errors are yielded once
-	// and end the iteration. For projections and replay.
+	// cannot be decoded is yielded as a *[DecodeError] (with Event.Seq set;
+	// it names the subject, size and cause) and reading goes on with the
+	// next one; so is a run of sequences missing inside the stream (a
+	// DecodeError wrapping [ErrGap], Seq..Through). Other errors are
+	// yielded once and end the iteration. For projections and replay.
 	Read(ctx context.Context, from uint64) iter.Seq2[Event, error]
 
 	// Watch is Read that does not end: after the last message it waits for
@@ -134,7 +138,8 @@ type Store interface {
 	Conn() *nats.Conn
 
 	// ClientURL is the embedded server's loopback URL when it listens
-	// ([WithListen]), else "".
+	// ([WithListen]), else "". It holds no credentials: a client needs
+	// [WriterUser]'s or [ReaderUser]'s ([WithListenerCredentials]).
 	ClientURL() string
 
 	// Close closes the connection and, for the embedded server, shuts it
@@ -187,25 +192,42 @@ func Open(ctx context.Context, opts ...Option) (Store, error) {
 			return nil, invalid("the embedded server supports 1 replica, not %d", cfg.replicas)
 		}
 		srv, err := natsserver.Start(natsserver.Config{
-			DataDir:      cfg.dataDir,
-			Listen:       cfg.listen,
-			Port:         cfg.port,
-			SyncAlways:   cfg.syncAlways,
-			SyncInterval: cfg.syncInterval,
-			MaxPayload:   maxPayload,
-			Logger:       cfg.logger,
+			DataDir:        cfg.dataDir,
+			Listen:         cfg.listen,
+			Port:           cfg.port,
+			WriterPassword: cfg.writerPW,
+			ReaderPassword: cfg.readerPW,
+			Stream:         StreamName,
+			Subjects:       []string{SubjectPrefix + ".>"},
+			ReaderRequests: cfg.readerRequests,
+			SyncAlways:     cfg.syncAlways,
+			SyncInterval:   cfg.syncInterval,
+			MaxPayload:     maxPayload,
+			Logger:         cfg.logger,
 		})
 		if err != nil {
 			return nil, err
 		}
 		s.srv = srv
-		s.nc, err = nats.Connect("", nats.InProcessServer(srv), nats.Name("fledger"))
+		nopts := []nats.Option{nats.InProcessServer(srv), nats.Name("fledger")}
+		if pw := srv.WriterPassword(); pw != "" {
+			// With a listener the server has users; fledger is the writer.
+			nopts = append(nopts, nats.UserInfo(WriterUser, pw))
+		}
+		s.nc, err = nats.Connect("", nopts...)
 		if err != nil {
 			_ = srv.Shutdown(context.Background())
 			return nil, fmt.Errorf("events: connect to embedded server: %w", err)
 		}
 	} else {
 		nopts := []nats.Option{nats.Name("fledger"), nats.MaxReconnects(-1)}
+		if cfg.credsDir != "" && cfg.user == "" && cfg.creds == "" {
+			user, pw, err := listenerCredentials(cfg.credsDir, cfg.credsAccess, cfg.url)
+			if err != nil {
+				return nil, err
+			}
+			cfg.user, cfg.password = user, pw
+		}
 		if cfg.user != "" {
 			nopts = append(nopts, nats.UserInfo(cfg.user, cfg.password))
 		}
@@ -640,20 +662,19 @@ func (s *store) ReadSubject(ctx context.Context, filter string) ([]Event, uint64
 	var (
 		out  []Event
 		last uint64
-		derr error
 	)
 	err := s.readDecoded(ctx, 1, filter, func(d *decodedMsg) bool {
+		last = d.seq
 		if d.err != nil {
-			derr = d.err
-			return false
+			// Quarantined: not a fledger commit (docs/events.md).
+			if s.cfg.logger != nil {
+				s.cfg.logger.Warn("events: skipping a stored message that is not a fledger commit", "filter", filter, "err", d.err)
+			}
+			return true
 		}
 		out = append(out, d.evs...)
-		last = d.seq
 		return true
 	})
-	if derr != nil {
-		return nil, 0, derr
-	}
 	if err != nil {
 		return nil, 0, err
 	}
@@ -711,6 +732,7 @@ func (s *store) Watch(ctx context.Context, from uint64) iter.Seq2[Event, error] 
 			return
 		}
 		defer it.Stop()
+		next := from // the sequence expected: a jump is a gap (deletes are denied)
 		for {
 			m, err := it.Next(jetstream.NextContext(ctx))
 			if err != nil {
@@ -728,6 +750,12 @@ func (s *store) Watch(ctx context.Context, from uint64) iter.Seq2[Event, error] 
 				continue
 			}
 			seq := meta.Sequence.Stream
+			if seq > next {
+				if !yield(Event{Seq: next, Index: -1}, &DecodeError{Seq: next, Through: seq - 1, Index: -1, Err: ErrGap}) {
+					return
+				}
+			}
+			next = max(next, seq+1)
 			evs, err := s.reg.DecodeCommit(m.Data(), seq, m.Subject())
 			if err != nil {
 				if !yield(Event{Seq: seq, Index: -1}, err) {

@@ -10,7 +10,10 @@ package projections
 // (projection_meta ledger_stream, ledger_created, ledger_first_id; see
 // [DB.Bind]). A version 1 database carries no fingerprint, may hold a mix
 // of two ledgers, and is rebuilt.
-const SchemaVersion = 2
+//
+// Version 3: the quarantined table (stored messages that are not fledger
+// commits, and sequences missing from the stream).
+const SchemaVersion = 3
 
 // tables lists the projection tables in dump order with their primary key
 // order (the dump's row order).
@@ -24,6 +27,7 @@ var tables = []struct {
 	{"turns", "agent, turnId"},
 	{"fallback_decisions", "seq, idx"},
 	{"skipped_events", "type"},
+	{"quarantined", "seq"},
 }
 
 // timeColumns are the columns holding Unix ms; dumps and JSON render them
@@ -168,10 +172,20 @@ CREATE TABLE skipped_events (
 	firstSeq INTEGER NOT NULL,
 	lastSeq  INTEGER NOT NULL
 ) WITHOUT ROWID;
+
+CREATE TABLE quarantined (
+	seq     INTEGER PRIMARY KEY,
+	lastSeq INTEGER NOT NULL,
+	kind    TEXT NOT NULL,
+	subject TEXT NOT NULL,
+	size    INTEGER NOT NULL,
+	reason  TEXT NOT NULL
+) WITHOUT ROWID;
 `
 
 // dropSchema removes every projection table (a rebuild).
 const dropSchema = `
+DROP TABLE IF EXISTS quarantined;
 DROP TABLE IF EXISTS skipped_events;
 DROP TABLE IF EXISTS fallback_decisions;
 DROP TABLE IF EXISTS turns;

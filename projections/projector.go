@@ -65,8 +65,9 @@ func WithBatchEvents(n int) ProjectorOption {
 // WithSkipUnknown makes events of unknown types a logged, counted skip
 // (table skipped_events) instead of an error. An event the store could not
 // decode because its type is unregistered takes its whole commit with it
-// (the store decodes a commit whole or not at all); one the store decoded
-// but the projections do not know is skipped alone.
+// (the store decodes a commit whole or not at all), which is quarantined
+// with or without this option; one the store decoded but the projections
+// do not know is skipped alone.
 func WithSkipUnknown(skip bool) ProjectorOption {
 	return func(p *Projector) { p.skipUnknown = skip }
 }
@@ -131,8 +132,10 @@ type Result struct {
 	// reached.
 	From, To uint64
 	// Commits and Events count what was folded; Skipped the events skipped
-	// as unknown (with [WithSkipUnknown]).
-	Commits, Events, Skipped int
+	// as unknown (with [WithSkipUnknown]); Quarantined the stored messages
+	// that could not be decoded and the runs of missing sequences, each
+	// recorded in the quarantined table ([DB.Quarantined]).
+	Commits, Events, Skipped, Quarantined int
 	// Batches is the number of transactions committed.
 	Batches int
 	// Elapsed is the wall time of the catch-up.
@@ -150,10 +153,15 @@ type Result struct {
 // beyond the stream's end, fails with a *[DBError] wrapping
 // [ErrOtherLedger] before anything is read or written.
 //
-// Errors: a *[events.DecodeError] (naming the stream sequence) for a
-// message that cannot be decoded, an *[UnknownTypeError] for a type the
-// projections do not know (unless [WithSkipUnknown]), a *[DBError] for a
-// corrupt database, [ErrInjected], the source's or SQLite's error.
+// A message that cannot be decoded (a *[events.DecodeError] from src) and
+// a run of missing sequences (one wrapping events.ErrGap) are not errors:
+// they are quarantined — logged and recorded in the quarantined table in
+// the transaction of the checkpoint that passes them ([DB.Quarantined],
+// [Result].Quarantined) — and folding goes on.
+//
+// Errors: an *[UnknownTypeError] for a type the projections do not know
+// (unless [WithSkipUnknown]), a *[DBError] for a corrupt database,
+// [ErrInjected], the source's or SQLite's error.
 func (p *Projector) CatchUp(ctx context.Context, src Source, to uint64) (Result, error) {
 	start := time.Now()
 	if !p.bound {
@@ -182,6 +190,7 @@ func (p *Projector) CatchUp(ctx context.Context, src Source, to uint64) (Result,
 		res.Commits += r.Commits
 		res.Events += r.Events
 		res.Skipped += r.Skipped
+		res.Quarantined += r.Quarantined
 		res.Batches += r.Batches
 		if errors.Is(err, errCheckpointMoved) {
 			continue
@@ -224,6 +233,7 @@ func (p *Projector) run(ctx context.Context, src Source, to uint64) (Result, err
 		res.Commits += n.commits
 		res.Events += n.events
 		res.Skipped += n.skipped
+		res.Quarantined += n.quarantined
 		res.Batches++
 		if p.progress != nil {
 			p.progress(folded, to)
@@ -273,15 +283,15 @@ func (p *Projector) run(ctx context.Context, src Source, to uint64) (Result, err
 			if err := end(); err != nil {
 				return res, err
 			}
-			if !p.skipUnknown || !errors.Is(rerr, events.ErrUnknownType) {
-				if errors.Is(rerr, events.ErrUnknownType) {
-					return res, fail(fmt.Errorf("projections: %w; rerun with --skip-unknown to skip such commits (they are logged and counted in skipped_events)", rerr))
-				}
-				return res, fail(fmt.Errorf("projections: %w", rerr))
+			// A message the store cannot decode, or a run of missing
+			// sequences, is quarantined: recorded with the checkpoint,
+			// so a rebuild records the same, and folding goes on.
+			q := *de
+			if q.Gap() && to != 0 && q.Through > to {
+				q.Through = to // the rest is found by the next catch-up
 			}
-			p.skip(c, de.Type, de.Seq, "the store cannot decode its commit: "+de.Err.Error())
-			c.commits++
-			folded = de.Seq
+			p.quarantine(c, &q)
+			folded = max(q.Seq, q.Through)
 			if c.pending >= p.batch {
 				if err := flush(); err != nil {
 					return res, err
@@ -332,6 +342,18 @@ func (p *Projector) foldCommit(ctx context.Context, c *cache, commit []events.Ev
 		}
 	}
 	return nil
+}
+
+// quarantine logs and records one undecodable message or gap.
+func (p *Projector) quarantine(c *cache, de *events.DecodeError) {
+	r := newQuarantineRow(de)
+	if de.Gap() {
+		p.log.Warn(QuarantineLogPrefix+" stream sequences missing", "seq", r.Seq, "through", r.LastSeq)
+	} else {
+		p.log.Warn(QuarantineLogPrefix+" a message that is not a fledger commit", "seq", r.Seq, "subject", r.Subject, "bytes", r.Size, "why", r.Reason)
+	}
+	c.quarantined = append(c.quarantined, r)
+	c.pending++
 }
 
 // skip logs and counts one skipped event.
@@ -424,11 +446,12 @@ type cache struct {
 	turns    map[key]*turnRow
 	skipped  map[string]*skipRow
 
-	decisions []decisionRow
-	pending   int // events (and skips) folded since the last flush
-	commits   int
-	events    int
-	nSkipped  int
+	decisions   []decisionRow
+	quarantined []quarantineRow
+	pending     int // events (and skips) folded since the last flush
+	commits     int
+	events      int
+	nSkipped    int
 }
 
 func newCache(base uint64) *cache {
@@ -436,7 +459,7 @@ func newCache(base uint64) *cache {
 		turns: map[key]*turnRow{}, skipped: map[string]*skipRow{}}
 }
 
-type flushed struct{ commits, events, skipped int }
+type flushed struct{ commits, events, skipped, quarantined int }
 
 // flush writes every dirty row, the pending decisions and checkpoint seq in
 // one transaction.
@@ -455,6 +478,7 @@ func (p *Projector) flush(ctx context.Context, c *cache, seq uint64) (flushed, e
 	}
 	usage, sess, turn, dec, skip := tx.StmtContext(ctx, p.stmts.usage), tx.StmtContext(ctx, p.stmts.session),
 		tx.StmtContext(ctx, p.stmts.turn), tx.StmtContext(ctx, p.stmts.decision), tx.StmtContext(ctx, p.stmts.skip)
+	quar := tx.StmtContext(ctx, p.stmts.quarantine)
 	exec := func(st *sql.Stmt, args []any) error {
 		if p.failAfter > 0 {
 			p.written++
@@ -498,6 +522,24 @@ func (p *Projector) flush(ctx context.Context, c *cache, seq uint64) (flushed, e
 			}
 		}
 	}
+	for i := range c.quarantined {
+		r := &c.quarantined[i]
+		if r.Kind == QuarantineMissing && r.Seq > 1 {
+			// The rest of a run an earlier catch-up stopped inside:
+			// extend its row, so the rows are a rebuild's.
+			res, err := tx.ExecContext(ctx, `UPDATE quarantined SET lastSeq = ? WHERE kind = ? AND lastSeq = ?`,
+				int64(r.LastSeq), QuarantineMissing, int64(r.Seq-1))
+			if err != nil {
+				return flushed{}, p.rowErr(err, "quarantined")
+			}
+			if n, _ := res.RowsAffected(); n > 0 {
+				continue
+			}
+		}
+		if err := exec(quar, r.args()); err != nil {
+			return flushed{}, p.rowErr(err, "quarantined")
+		}
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE checkpoint SET seq = ?, commits = commits + ?, events = events + ? WHERE id = 1`,
 		int64(seq), c.commits, c.events); err != nil {
 		return flushed{}, p.db.wrap(err)
@@ -505,9 +547,10 @@ func (p *Projector) flush(ctx context.Context, c *cache, seq uint64) (flushed, e
 	if err := tx.Commit(); err != nil {
 		return flushed{}, p.db.wrap(err)
 	}
-	n := flushed{commits: c.commits, events: c.events, skipped: c.nSkipped}
+	n := flushed{commits: c.commits, events: c.events, skipped: c.nSkipped, quarantined: len(c.quarantined)}
 	c.base, c.pending, c.commits, c.events, c.nSkipped = seq, 0, 0, 0, 0
 	c.decisions = c.decisions[:0]
+	c.quarantined = c.quarantined[:0]
 	for _, r := range c.profiles {
 		r.dirty = false
 	}
@@ -536,6 +579,7 @@ func (p *Projector) rowErr(err error, table string) error {
 // statements are prepared once per catch-up on the single connection.
 type statements struct {
 	usage, session, turn, decision, skip *sql.Stmt
+	quarantine                           *sql.Stmt
 	loadUsage, loadSession, loadTurn     *sql.Stmt
 }
 
@@ -550,6 +594,7 @@ func (p *Projector) prepare(ctx context.Context) error {
 		{&p.stmts.decision, insertSQL("fallback_decisions", decisionColumns)},
 		{&p.stmts.skip, insertSQL("skipped_events", []string{"type", "count", "firstSeq", "lastSeq"}) +
 			" ON CONFLICT (type) DO UPDATE SET count = count + excluded.count, lastSeq = excluded.lastSeq"},
+		{&p.stmts.quarantine, insertSQL("quarantined", quarantineColumns)},
 		{&p.stmts.loadUsage, selectSQL("usage_stats", usageColumns, 2)},
 		{&p.stmts.loadSession, selectSQL("session_selection", sessionColumns, 2)},
 		{&p.stmts.loadTurn, selectSQL("turns", turnColumns, 2)},
@@ -565,7 +610,7 @@ func (p *Projector) prepare(ctx context.Context) error {
 }
 
 func (s *statements) close() {
-	for _, st := range []*sql.Stmt{s.usage, s.session, s.turn, s.decision, s.skip, s.loadUsage, s.loadSession, s.loadTurn} {
+	for _, st := range []*sql.Stmt{s.usage, s.session, s.turn, s.decision, s.skip, s.quarantine, s.loadUsage, s.loadSession, s.loadTurn} {
 		if st != nil {
 			_ = st.Close()
 		}

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -24,8 +25,37 @@ const (
 	DecisionAuthOrder   = "auth_order"    // an operator's AuthOrderSet: policy.Config.SetOrder
 	DecisionConfig      = "config"        // ConfigApplied: the canonical config parses to its hash
 	DecisionUnexplained = "unexplained"   // turn events no decision of the turn's state can produce
-	DecisionDecode      = "decode"        // a message that cannot be decoded
+	DecisionDecode      = "decode"        // a message that cannot be decoded (no longer a divergence: see VerifyReport.Quarantined)
 )
+
+// Finding kinds ([Finding].Kind).
+const (
+	FindingQuarantined = "quarantined" // a stored message that is not a fledger commit
+	FindingMissing     = "missing"     // sequences missing inside the stream
+)
+
+// Finding is a stored message verify cannot read as a fledger commit (it
+// is skipped, as the engine's fold and the projections skip it), or a run
+// of sequences missing from the stream.
+type Finding struct {
+	// Seq is the stream sequence; LastSeq the last one of a missing run.
+	Seq     uint64 `json:"seq"`
+	LastSeq uint64 `json:"last_seq,omitempty"`
+	Kind    string `json:"kind"`
+	// Subject and Size (bytes) describe a quarantined message.
+	Subject string `json:"subject,omitempty"`
+	Size    int    `json:"size,omitempty"`
+	Reason  string `json:"reason"`
+}
+
+// String is the finding's report line: "seq N (subject S, B bytes): not
+// a fledger commit: reason", or "sequence N missing from the stream".
+func (f Finding) String() string {
+	if f.Kind == FindingMissing {
+		return events.GapText(f.Seq, max(f.LastSeq, f.Seq)) + " missing from the stream"
+	}
+	return fmt.Sprintf("seq %d (subject %s, %d bytes): not a fledger commit: %s", f.Seq, f.Subject, f.Size, f.Reason)
+}
 
 // VerifyOptions select what [Verify] checks.
 type VerifyOptions struct {
@@ -90,10 +120,23 @@ type VerifyReport struct {
 	Divergences []Divergence `json:"divergences,omitempty"`
 	// Notes are things verify could not check and took as recorded.
 	Notes []string `json:"notes,omitempty"`
+	// Quarantined lists the stored messages that are not fledger commits
+	// (they cannot be decoded), in stream order: findings, not
+	// divergences — no decision was taken on them, since every reader
+	// skips them.
+	Quarantined []Finding `json:"quarantined,omitempty"`
+	// Missing lists the runs of sequences missing inside the stream: a
+	// stored commit is gone, so its decision cannot be verified and the
+	// ones after it were taken on state verify no longer has.
+	Missing []Finding `json:"missing,omitempty"`
 }
 
-// OK reports whether every recorded decision matched.
-func (r *VerifyReport) OK() bool { return r.Diverged == 0 }
+// OK reports whether every recorded decision matched and no sequence is
+// missing. Quarantined messages do not make it false (see [StrictOK]).
+func (r *VerifyReport) OK() bool { return r.Diverged == 0 && len(r.Missing) == 0 }
+
+// StrictOK is OK with no quarantined message either.
+func (r *VerifyReport) StrictOK() bool { return r.OK() && len(r.Quarantined) == 0 }
 
 // Verify folds the stream in order and, at every recorded decision,
 // rebuilds the decider's inputs as the engine had them — the config in
@@ -130,6 +173,13 @@ func Verify(ctx context.Context, src Source, opt VerifyOptions) (*VerifyReport, 
 	err := walk(ctx, src, 1, opt.ToSeq, func(c *commit) error {
 		v.rep.LastSeq = c.Seq
 		if c.Err != nil {
+			var de *events.DecodeError
+			if errors.As(c.Err, &de) {
+				// Skipped as every reader skips it: a finding, not a
+				// decision to re-decide.
+				v.finding(de)
+				return nil
+			}
 			la.push(c)
 		} else {
 			if opt.Agent != "" && c.agent() != opt.Agent {
@@ -174,6 +224,16 @@ func (v *verifier) diverge(d Divergence, key string) {
 	}
 	v.seen[key] = true
 	v.rep.Divergences = append(v.rep.Divergences, d)
+}
+
+// finding records a quarantined message or a missing run.
+func (v *verifier) finding(de *events.DecodeError) {
+	if de.Gap() {
+		v.rep.LastSeq = max(v.rep.LastSeq, de.Through)
+		v.rep.Missing = append(v.rep.Missing, Finding{Seq: de.Seq, LastSeq: de.Through, Kind: FindingMissing, Reason: de.Reason()})
+		return
+	}
+	v.rep.Quarantined = append(v.rep.Quarantined, Finding{Seq: de.Seq, Kind: FindingQuarantined, Subject: de.Subject, Size: de.Size, Reason: de.Reason()})
 }
 
 func (v *verifier) note(format string, a ...any) {
@@ -231,7 +291,7 @@ func (v *verifier) checkConfig(c *commit, i int, ca events.ConfigApplied) {
 	v.rep.Checked[DecisionConfig]++
 	key := "config:" + c.agent() + ":" + ca.Hash
 	d := Divergence{Seq: c.Seq, Index: i, Agent: c.agent(), Decision: DecisionConfig, Type: "ConfigApplied"}
-	l, err := config.Parse(ca.Config, "ConfigApplied "+ca.Hash)
+	l, err := config.Parse(ca.Config, "ConfigApplied "+ca.Hash, config.Stored())
 	if err != nil {
 		d.Message = "the recorded canonical config does not parse: " + err.Error()
 		v.diverge(d, key)

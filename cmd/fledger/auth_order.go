@@ -51,7 +51,7 @@ func (f *authOrderFlags) add(cmd *cobra.Command, withProvider, required bool) {
 // withEngine opens the store and an engine for agent (caught up with the
 // stream, so it decides under the config in force) and runs f.
 func withEngine(ctx context.Context, g *globals, agent string, f func(*engine.Engine) error) error {
-	st, err := openStore(ctx, g)
+	st, err := openLedger(ctx, g)
 	if err != nil {
 		return err
 	}
@@ -65,6 +65,7 @@ func withEngine(ctx context.Context, g *globals, agent string, f func(*engine.En
 }
 
 func setAuthOrder(cmd *cobra.Command, g *globals, f *authOrderFlags, ids []string) error {
+	g.Writes = true
 	return withEngine(cmd.Context(), g, f.agent, func(eng *engine.Engine) error {
 		evs, err := eng.SetAuthOrder(cmd.Context(), f.provider, ids, f.by)
 		if errors.Is(err, engine.ErrNoConfig) {

@@ -21,7 +21,7 @@ func newConfigCmd(g *globals) *cobra.Command {
 }
 
 func newConfigCheckCmd() *cobra.Command {
-	var showCanonical bool
+	var showCanonical, allowUnknown bool
 	cmd := &cobra.Command{
 		Use:   "check FILE",
 		Short: "Validate a config file and print its hash",
@@ -29,14 +29,17 @@ func newConfigCheckCmd() *cobra.Command {
 
 Every problem is printed with its path, e.g.
   agents.defaults.model.fallbacks[2]: "gpt" is not provider/model
-Unknown keys are warnings. On success the canonical hash that names the
-config in events is printed; --canonical prints the effective config with
-every default made explicit.
+  agents.defaults.model.fallbaks: unknown key; did you mean "fallbacks"?
+  auth.cooldowns.ladderMs[0]: 9223372036854775807 is longer than the limit of 31622400000 ms (366 days)
+Unknown keys are errors; --allow-unknown-keys keeps them as warnings (the
+key is ignored), for a file written for a newer release. On success the
+canonical hash that names the config in events is printed; --canonical
+prints the effective config with every default made explicit.
 
 Exit status: 0 valid, 1 invalid or unreadable.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := config.LoadFile(args[0])
+			l, err := config.LoadFile(args[0], loadOptions(allowUnknown)...)
 			if err != nil {
 				return err
 			}
@@ -61,7 +64,17 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 		},
 	}
 	cmd.Flags().BoolVar(&showCanonical, "canonical", false, "print the effective config (all defaults explicit) as JSON")
+	cmd.Flags().BoolVar(&allowUnknown, "allow-unknown-keys", false, "keep unknown keys as warnings instead of errors (a file written for a newer release)")
 	return cmd
+}
+
+// loadOptions are the config.LoadFile options of `config check` and
+// `config apply`.
+func loadOptions(allowUnknown bool) []config.Option {
+	if allowUnknown {
+		return []config.Option{config.AllowUnknownKeys()}
+	}
+	return nil
 }
 
 // plural renders "1 profile", "2 profiles" (forms[1] overrides the plural).

@@ -11,18 +11,22 @@ import (
 
 func newConfigApplyCmd(g *globals) *cobra.Command {
 	var agent string
+	var allowUnknown bool
 	cmd := &cobra.Command{
 		Use:   "apply FILE",
 		Short: "Record a config as the one in force (a ConfigApplied event)",
 		Long: `Validate FILE and append a ConfigApplied event for the agent, so every
 later turn names the config it ran under and replay re-decides with the same
-rules. Applying the config already in force appends nothing.
+rules. Applying the config already in force appends nothing (also when it
+was recorded by an earlier release in an older canonical format). Unknown
+keys are errors, as in config check; --allow-unknown-keys keeps them as
+warnings, recorded in the event.
 
 The event store is the embedded NATS server under --data (created on first
 use) unless --nats names an existing server.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := config.LoadFile(args[0])
+			l, err := config.LoadFile(args[0], loadOptions(allowUnknown)...)
 			if err != nil {
 				return err
 			}
@@ -30,6 +34,7 @@ use) unless --nats names an existing server.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", args[0], w)
 			}
 			ctx := cmd.Context()
+			g.Writes = true
 			st, err := openStore(ctx, g)
 			if err != nil {
 				return err
@@ -49,5 +54,6 @@ use) unless --nats names an existing server.`,
 		},
 	}
 	cmd.Flags().StringVar(&agent, "agent", "main", "agent id the config applies to")
+	cmd.Flags().BoolVar(&allowUnknown, "allow-unknown-keys", false, "keep unknown keys as warnings instead of errors (a file written for a newer release)")
 	return cmd
 }

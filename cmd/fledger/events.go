@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/projections"
 	"github.com/spf13/cobra"
 )
 
@@ -28,8 +30,14 @@ func newEventsCmd(g *globals) *cobra.Command {
 sequence, default 1). A table for people, or --json for JSON Lines: one
 envelope per line with its stream sequence ("seq") and position in its
 commit ("index"). --follow keeps printing new events as they are appended
-(Ctrl-C to stop). A message that cannot be decoded is reported with its
-stream sequence and the command exits 1.`,
+(Ctrl-C to stop).
+
+A stored message that is not a fledger commit (it cannot be decoded) is
+quarantined: printed in its place as QUARANTINED with its subject, size
+and why (with --json an object {"seq", "subject", "size", "quarantined":
+true, "reason"}), and a run of sequences missing inside the stream as
+MISSING ({"seq", "last_seq", "missing": true}); both are summed up on
+stderr and the command still exits 0.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if from == 0 {
@@ -47,7 +55,7 @@ stream sequence and the command exits 1.`,
 				}
 			}
 			ctx := cmd.Context()
-			st, err := openStore(ctx, g)
+			st, err := openLedger(ctx, g)
 			if err != nil {
 				return err
 			}
@@ -63,10 +71,22 @@ stream sequence and the command exits 1.`,
 				fmt.Fprintln(tw, "SEQ\tAT\tAGENT\tTYPE\tKEY\tPAYLOAD")
 			}
 			n := 0
+			var bad []projections.Quarantined
 			for ev, err := range seq {
 				if err != nil {
 					if ctx.Err() != nil {
 						break
+					}
+					var de *events.DecodeError
+					if errors.As(err, &de) && de.Seq != 0 {
+						bad = append(bad, projections.QuarantinedOf(de))
+						if err := writeQuarantined(out, tw, de, asJSON); err != nil {
+							return err
+						}
+						if tw != nil && follow {
+							tw.Flush()
+						}
+						continue
 					}
 					if tw != nil {
 						tw.Flush()
@@ -94,6 +114,7 @@ stream sequence and the command exits 1.`,
 					fmt.Fprintln(cmd.ErrOrStderr(), "no events")
 				}
 			}
+			warnQuarantined(cmd.ErrOrStderr(), "events", bad)
 			return nil
 		},
 	}
@@ -122,6 +143,69 @@ func writeEventJSON(w io.Writer, ev events.Event) error {
 	b = append(b, '\n')
 	_, err = w.Write(b)
 	return err
+}
+
+// quarantinedLine is the --json line of a message that is not a fledger
+// commit, or of a run of missing sequences.
+type quarantinedLine struct {
+	Seq         uint64 `json:"seq"`
+	LastSeq     uint64 `json:"last_seq,omitempty"`
+	Subject     string `json:"subject,omitempty"`
+	Size        int    `json:"size"`
+	Quarantined bool   `json:"quarantined,omitempty"`
+	Missing     bool   `json:"missing,omitempty"`
+	Reason      string `json:"reason"`
+}
+
+// writeQuarantined prints de in the event list: a JSON line, or a table
+// row flagged QUARANTINED or MISSING.
+func writeQuarantined(out io.Writer, tw *table, de *events.DecodeError, asJSON bool) error {
+	if asJSON {
+		l := quarantinedLine{Seq: de.Seq, Subject: de.Subject, Size: de.Size, Reason: de.Reason()}
+		if de.Gap() {
+			l.LastSeq, l.Missing = de.Through, true
+		} else {
+			l.Quarantined = true
+		}
+		b, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(append(b, '\n'))
+		return err
+	}
+	if de.Gap() {
+		fmt.Fprintf(tw, "%d\t-\t-\tMISSING\t-\t%s missing from the stream\n", de.Seq, events.GapText(de.Seq, de.Through))
+		return nil
+	}
+	fmt.Fprintf(tw, "%d\t-\t-\tQUARANTINED\t%s\tnot a fledger commit (%d bytes): %s\n", de.Seq, cellText(de.Subject), de.Size, cellText(de.Reason()))
+	return nil
+}
+
+// warnQuarantined sums up on w the quarantined messages and missing
+// sequences a command read past (nothing when there are none).
+func warnQuarantined(w io.Writer, cmd string, bad []projections.Quarantined) {
+	var msgs, gaps []string
+	for _, q := range bad {
+		if q.Kind == projections.QuarantineMissing {
+			gaps = append(gaps, events.GapText(q.Seq, q.LastSeq))
+		} else {
+			msgs = append(msgs, fmt.Sprintf("seq %d (subject %s, %d bytes): %s", q.Seq, q.Subject, q.Size, q.Reason))
+		}
+	}
+	if len(msgs) > 0 {
+		verb := "is"
+		if len(msgs) > 1 {
+			verb = "are"
+		}
+		fmt.Fprintf(w, "fledger %s: warning: %s %s not a fledger commit, quarantined and skipped:\n", cmd, plural(len(msgs), "stored message"), verb)
+		for _, m := range msgs {
+			fmt.Fprintf(w, "  %s\n", m)
+		}
+	}
+	if len(gaps) > 0 {
+		fmt.Fprintf(w, "fledger %s: warning: missing from the stream (it denies deletes: damaged storage?): %s\n", cmd, strings.Join(gaps, "; "))
+	}
 }
 
 func clip(s string, n int) string {

@@ -58,7 +58,7 @@ share an id, name one with --agent.`,
 				}
 				*p.dst = t
 			}
-			st, err := openStore(ctx, g)
+			st, err := openLedger(ctx, g)
 			if err != nil {
 				return err
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/projections"
 	"github.com/fledger/fledger/projections/export"
 	"github.com/fledger/fledger/projections/metrics"
 )
@@ -97,7 +98,7 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 	default:
 		return fmt.Errorf("export: unknown --format %q (want jsonl or otlp)", f.format)
 	}
-	st, err := openStore(ctx, g)
+	st, err := openLedger(ctx, g)
 	if err != nil {
 		return err
 	}
@@ -117,8 +118,13 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 		defer stop()
 	}
 
+	errOut := cmd.ErrOrStderr()
 	if !f.follow {
-		_, err := export.Range(ctx, st, f.since, sink, f.batch)
+		var bad []projections.Quarantined
+		_, err := export.RangeReport(ctx, st, f.since, sink, f.batch, func(de *events.DecodeError) {
+			bad = append(bad, projections.QuarantinedOf(de))
+		})
+		warnQuarantined(errOut, "export", bad)
 		if err != nil && ctx.Err() != nil {
 			return nil
 		}
@@ -128,12 +134,14 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 	if consumer == "" {
 		consumer = "fledger-export-" + f.format
 	}
-	errOut := cmd.ErrOrStderr()
 	return export.Follow(ctx, st, sink, export.FollowConfig{
 		Consumer: consumer,
 		Since:    f.since,
 		Batch:    f.batch,
 		OnError:  func(err error) { fmt.Fprintln(errOut, "fledger export:", err) },
+		OnQuarantine: func(de *events.DecodeError) {
+			warnQuarantined(errOut, "export", []projections.Quarantined{projections.QuarantinedOf(de)})
+		},
 	})
 }
 

@@ -43,7 +43,7 @@ type projectionFlags struct {
 
 func (pf *projectionFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&pf.db, "db", "", "projection database (default <--data>/"+projections.DefaultFile+"; with --nats <--data>/projections-nats-<hash of the URL>.sqlite)")
+	f.StringVar(&pf.db, "db", "", "projection database (default <--data>/"+projections.DefaultFile+"; with --nats projections-nats-<hash of the URL>.sqlite in --data when given, else in the user cache directory, e.g. ~/.cache/fledger)")
 	f.BoolVar(&pf.noCatchUp, "no-catch-up", false, "query the projection as it is, without first catching up to the stream's last sequence")
 	f.BoolVar(&pf.json, "json", false, "print JSON Lines (one object per row) instead of a table")
 	f.BoolVar(&pf.skipUnknown, "skip-unknown", false, "skip events of unknown types (logged, counted in skipped_events) instead of failing")
@@ -101,7 +101,7 @@ func openProjectionsAt(cmd *cobra.Command, g *globals, pf *projectionFlags) (*pr
 		return nil, err
 	}
 	ctx := cmd.Context()
-	st, err := openStore(ctx, g)
+	st, err := openLedger(ctx, g)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func openProjectionsAt(cmd *cobra.Command, g *globals, pf *projectionFlags) (*pr
 	}
 	path := filepath.Join(pf.tmpDir, projections.DefaultFile)
 	if seq > 0 {
-		log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+		log := slog.New(quietQuarantine{slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn})})
 		if _, err := replay.Rebuild(ctx, st, path, replay.RebuildOptions{ToSeq: seq, Projector: []projections.ProjectorOption{
 			projections.WithBatchEvents(pf.batch), projections.WithSkipUnknown(pf.skipUnknown), projections.WithProjectorLogger(log)}}); err != nil {
 			_ = os.RemoveAll(pf.tmpDir)
@@ -132,18 +132,39 @@ func openProjectionsAt(cmd *cobra.Command, g *globals, pf *projectionFlags) (*pr
 
 // path is --db, else the default database of the stream the global flags
 // select: <--data>/projections.sqlite for the embedded server, and
-// <--data>/projections-nats-<hash>.sqlite for --nats URL, so projections
-// of a remote stream never share a file with the local ledger's (or with
-// another server's). The ledger fingerprint check (projections.DB.Bind)
-// still guards every catch-up, e.g. a stream recreated under the same URL.
+// projections-nats-<hash>.sqlite for --nats URL, so projections of a remote
+// stream never share a file with the local ledger's (or with another
+// server's). That file is in --data when --data is given, else in
+// [natsCacheDir] — never in the current directory. The ledger fingerprint
+// check (projections.DB.Bind) still guards every catch-up, e.g. a stream
+// recreated under the same URL.
 func (pf *projectionFlags) path(g *globals) string {
 	if pf.db != "" {
 		return pf.db
 	}
 	if g.NATSURL != "" {
-		return filepath.Join(g.DataDir, natsDBFile(g.NATSURL))
+		dir := g.DataDir
+		if !g.DataSet {
+			if d, err := natsCacheDir(); err == nil {
+				dir = d
+			}
+		}
+		return filepath.Join(dir, natsDBFile(g.NATSURL))
 	}
 	return filepath.Join(g.DataDir, projections.DefaultFile)
+}
+
+// natsCacheDir is where --nats projection databases live without --data:
+// <user cache directory>/fledger ($XDG_CACHE_HOME/fledger or
+// ~/.cache/fledger on Linux, ~/Library/Caches/fledger on macOS,
+// %LocalAppData%\fledger on Windows). They are caches: rebuilt from the
+// stream when removed.
+func natsCacheDir() (string, error) {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "fledger"), nil
 }
 
 // natsDBFile is the default projection database file name for --nats
@@ -165,7 +186,8 @@ func natsDBFile(url string) string {
 }
 
 // rebuildCommand is the complete command that rebuilds the database of
-// this invocation from the same stream: absolute --data, the --nats
+// this invocation from the same stream: absolute --data (with --nats only
+// when it was given: it places the database), the --nats
 // connection flags (a password in the URL or --nats-password is shown as a
 // placeholder, never printed), and --db when it was given.
 func (pf *projectionFlags) rebuildCommand(g *globals) string {
@@ -175,7 +197,10 @@ func (pf *projectionFlags) rebuildCommand(g *globals) string {
 		}
 		return p
 	}
-	args := []string{"fledger", "--data", projections.ShellQuote(abs(g.DataDir))}
+	args := []string{"fledger"}
+	if g.NATSURL == "" || g.DataSet {
+		args = append(args, "--data", projections.ShellQuote(abs(g.DataDir)))
+	}
 	if g.NATSURL != "" {
 		args = append(args, "--nats", projections.ShellQuote(redactURLs(g.NATSURL)))
 		for _, f := range []struct{ flag, val string }{
@@ -220,15 +245,40 @@ func redactURLs(url string) string {
 // --rebuild) and, unless --no-catch-up, folds the stream into it up to the
 // stream's last sequence, with a progress bar on a terminal when that takes
 // more than a second. Close the database when done.
+//
+// Messages the projections quarantined (not fledger commits) and missing
+// sequences are named in a warning on stderr every time: the rows shown
+// are every real row, without them.
 func openProjections(cmd *cobra.Command, g *globals, pf *projectionFlags) (*projections.DB, error) {
+	db, err := openProjectionsOnly(cmd, g, pf)
+	if err != nil {
+		return nil, err
+	}
+	q, err := db.Quarantined(cmd.Context())
+	if err != nil {
+		pf.close(db)
+		return nil, err
+	}
+	warnQuarantined(cmd.ErrOrStderr(), cmd.Name(), q)
+	return db, nil
+}
+
+func openProjectionsOnly(cmd *cobra.Command, g *globals, pf *projectionFlags) (*projections.DB, error) {
 	if pf.at != "" {
 		return openProjectionsAt(cmd, g, pf)
 	}
 	ctx := cmd.Context()
 	errOut := cmd.ErrOrStderr()
-	log := slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := slog.New(quietQuarantine{slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelInfo})})
 	path := pf.path(g)
 	pf.hint = pf.rebuildCommand(g)
+	if pf.db == "" || !pf.noCatchUp {
+		// Before the database is opened (so created): no projection file
+		// appears in a data directory that holds no ledger.
+		if err := g.checkLedger(); err != nil {
+			return nil, err
+		}
+	}
 	if pf.rebuild {
 		if err := projections.Remove(path); err != nil {
 			return nil, err
@@ -250,7 +300,7 @@ func openProjections(cmd *cobra.Command, g *globals, pf *projectionFlags) (*proj
 }
 
 func catchUpProjections(ctx context.Context, g *globals, pf *projectionFlags, db *projections.DB, log *slog.Logger, errOut io.Writer) error {
-	st, err := openStore(ctx, g)
+	st, err := openLedger(ctx, g)
 	if err != nil {
 		return err
 	}
@@ -305,6 +355,17 @@ func catchUpProjections(ctx context.Context, g *globals, pf *projectionFlags, db
 			"elapsed", res.Elapsed.Round(time.Millisecond), "events_per_s", int(float64(res.Events)/res.Elapsed.Seconds()))
 	}
 	return nil
+}
+
+// quietQuarantine drops the projector's log line per quarantined message:
+// the command names them all in one warning (warnQuarantined).
+type quietQuarantine struct{ slog.Handler }
+
+func (q quietQuarantine) Handle(ctx context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, projections.QuarantineLogPrefix) {
+		return nil
+	}
+	return q.Handler.Handle(ctx, r)
 }
 
 // projIsTerminal reports whether w is a character device (a terminal).

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/projections"
@@ -75,7 +78,22 @@ func TestProjections_DatabaseIsTiedToItsLedger(t *testing.T) {
 	}
 	defer stB.Close()
 	url := stB.ClientURL()
-	got, err := runFledger(t, "--data", dataA, "--nats", url, "turns", "--json")
+	// A's directory holds no credentials for B's listener: refused, with
+	// the way in; B's read-only user (password from B's directory, by
+	// environment) reads.
+	if _, err := runFledger(t, "--data", dataA, "--nats", url, "turns"); !errors.Is(err, nats.ErrAuthorization) || !strings.Contains(err.Error(), "--nats-user "+events.ReaderUser) {
+		t.Fatalf("anonymous --nats: %v", err)
+	}
+	rc, err := os.ReadFile(filepath.Join(dataB, events.ReaderCredentialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reader struct{ Password string }
+	if err := json.Unmarshal(rc, &reader); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FLEDGER_NATS_PASSWORD", reader.Password)
+	got, err := runFledger(t, "--data", dataA, "--nats", url, "--nats-user", events.ReaderUser, "turns", "--json")
 	if err != nil || got != turnsB {
 		t.Fatalf("--nats turns: %v\n%s\nwant B's\n%s", err, got, turnsB)
 	}
@@ -92,21 +110,21 @@ func TestProjections_DatabaseIsTiedToItsLedger(t *testing.T) {
 	copyFile(t, filepath.Join(dataA, projections.DefaultFile), natsDB)
 	_ = os.Remove(natsDB + "-wal")
 	_ = os.Remove(natsDB + "-shm")
-	_, err = runFledger(t, "--data", dataA, "--nats", url, "decisions")
-	want = "`fledger --data " + dataA + " --nats " + url + " stats --rebuild`"
+	_, err = runFledger(t, "--data", dataA, "--nats", url, "--nats-user", events.ReaderUser, "decisions")
+	want = "`fledger --data " + dataA + " --nats " + url + " --nats-user " + events.ReaderUser + " stats --rebuild`"
 	if !errors.Is(err, projections.ErrOtherLedger) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v, want ErrOtherLedger with %q", err, want)
 	}
-	if out, err := runFledger(t, "--data", dataA, "--nats", url, "stats", "--rebuild"); err != nil {
+	if out, err := runFledger(t, "--data", dataA, "--nats", url, "--nats-user", events.ReaderUser, "stats", "--rebuild"); err != nil {
 		t.Fatalf("--nats rebuild: %v\n%s", err, out)
 	}
-	if got, err := runFledger(t, "--data", dataA, "--nats", url, "turns", "--json"); err != nil || got != turnsB {
+	if got, err := runFledger(t, "--data", dataA, "--nats", url, "--nats-user", events.ReaderUser, "turns", "--json"); err != nil || got != turnsB {
 		t.Fatalf("--nats turns after the rebuild: %v\n%s", err, got)
 	}
 }
 
 func TestProjections_RebuildCommandAndNATSFile(t *testing.T) {
-	g := &globals{DataDir: "/srv/my data", NATSURL: "nats://u:secret@Host:4222, nats://h2:4222", NATSCreds: "/etc/c.creds"}
+	g := &globals{DataDir: "/srv/my data", DataSet: true, NATSURL: "nats://u:secret@Host:4222, nats://h2:4222", NATSCreds: "/etc/c.creds"}
 	pf := &projectionFlags{}
 	got := pf.rebuildCommand(g)
 	want := "fledger --data '/srv/my data' --nats 'nats://u:xxxxx@Host:4222, nats://h2:4222' --nats-creds /etc/c.creds stats --rebuild"
@@ -115,6 +133,12 @@ func TestProjections_RebuildCommandAndNATSFile(t *testing.T) {
 	}
 	if strings.Contains(got, "secret") {
 		t.Fatal("password printed")
+	}
+	// Without --data, a --nats database is in the user cache directory:
+	// the command leaves --data out so it rebuilds that same file.
+	g.DataSet = false
+	if got, want := pf.rebuildCommand(g), "fledger --nats 'nats://u:xxxxx@Host:4222, nats://h2:4222' --nats-creds /etc/c.creds stats --rebuild"; got != want {
+		t.Fatalf("rebuild command without --data\n %s\nwant\n %s", got, want)
 	}
 	a, b := natsDBFile("nats://u:p@host:4222"), natsDBFile("nats://HOST:4222")
 	if a != b || !strings.HasPrefix(a, "projections-nats-") || !strings.HasSuffix(a, ".sqlite") {

@@ -24,6 +24,7 @@ func newReplayCmd(g *globals) *cobra.Command {
 		until, out, whatIf string
 		agent              string
 		verify, jsonOut    bool
+		strict             bool
 		batch              int
 		skipUnknown        bool
 	)
@@ -44,6 +45,11 @@ and compares what they produce with what was recorded, event by event. It
 exits 0 when everything matches; otherwise it prints the first divergence of
 each turn (sequence, event, expected and recorded fields) and exits 1. The
 classifier itself is not re-run: the raw provider error is never stored.
+A stored message that is not a fledger commit is a finding, printed on a
+line of its own ("seq N (subject S, B bytes): not a fledger commit: why"):
+every reader skips it, so no decision was taken on it, and verify still
+exits 0 (1 with --strict). Sequences missing inside the stream are named
+and make verify exit 1: a stored decision is gone.
 
 --what-if CONFIG re-decides every recorded turn under another config file
 and lists, side by side, each turn whose path or outcome changes. A call the
@@ -69,7 +75,7 @@ recording has no outcome for is shown as unknown, never invented.`,
 					return err
 				}
 			}
-			st, err := openStore(ctx, g)
+			st, err := openLedger(ctx, g)
 			if err != nil {
 				return err
 			}
@@ -99,7 +105,7 @@ recording has no outcome for is shown as unknown, never invented.`,
 				} else {
 					writeVerify(w, rep)
 				}
-				if !rep.OK() {
+				if !rep.OK() || strict && !rep.StrictOK() {
 					return &exitError{code: 1}
 				}
 				return nil
@@ -135,7 +141,7 @@ recording has no outcome for is shown as unknown, never invented.`,
 				}
 				_ = bar.Set64(int64(done))
 			}
-			log := slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			log := slog.New(quietQuarantine{slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelWarn})})
 			res, err := replay.Rebuild(ctx, st, path, replay.RebuildOptions{ToSeq: toSeq, Projector: []projections.ProjectorOption{
 				projections.WithBatchEvents(batch), projections.WithSkipUnknown(skipUnknown),
 				projections.WithProgress(progress), projections.WithProjectorLogger(log)}})
@@ -149,6 +155,13 @@ recording has no outcome for is shown as unknown, never invented.`,
 			rate := 0.0
 			if secs > 0 {
 				rate = float64(res.Events) / secs
+			}
+			if res.Quarantined > 0 {
+				if db, err := projections.Open(ctx, res.Path); err == nil {
+					q, _ := db.Quarantined(ctx)
+					_ = db.Close()
+					warnQuarantined(errOut, "replay", q)
+				}
 			}
 			fmt.Fprintf(w, "database %s\n", res.Path)
 			fmt.Fprintf(w, "replayed %d events (%d commits) up to seq %d in %s (%.0f events/s)\n",
@@ -164,6 +177,7 @@ recording has no outcome for is shown as unknown, never invented.`,
 	f.StringVar(&whatIf, "what-if", "", "re-decide recorded turns under this config file and list the turns that change")
 	f.StringVar(&agent, "agent", "", "--verify/--what-if: only this agent")
 	f.BoolVar(&jsonOut, "json", false, "--verify/--what-if: print the report as JSON")
+	f.BoolVar(&strict, "strict", false, "--verify: also exit 1 when a stored message is quarantined (not a fledger commit)")
 	f.IntVar(&batch, "batch", projections.DefaultBatchEvents, "events per rebuild transaction")
 	f.BoolVar(&skipUnknown, "skip-unknown", false, "skip events of unknown types instead of failing the rebuild")
 	return cmd
@@ -182,7 +196,24 @@ func writeVerify(w interface{ Write([]byte) (int, error) }, rep *replay.VerifyRe
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	if rep.OK() {
+	for _, f := range rep.Quarantined {
+		fmt.Fprintf(w, "quarantined: %s\n", f)
+	}
+	for _, f := range rep.Missing {
+		fmt.Fprintf(w, "missing: %s\n", f)
+	}
+	if len(rep.Quarantined) > 0 {
+		fmt.Fprintf(w, "%s skipped as every reader skips %s: no decision was taken on %s\n",
+			plural(len(rep.Quarantined), "quarantined message"), pick(len(rep.Quarantined) == 1, "it", "them"), pick(len(rep.Quarantined) == 1, "it", "them"))
+	}
+	if len(rep.Missing) > 0 {
+		fmt.Fprintln(w, "sequences are missing from the stream (it denies deletes: damaged storage?); the decisions they held cannot be verified")
+	}
+	if rep.Diverged == 0 {
+		if len(rep.Missing) > 0 {
+			fmt.Fprintln(w, "every recorded decision still in the stream follows from its inputs")
+			return
+		}
 		fmt.Fprintln(w, "every recorded decision follows from its inputs")
 		return
 	}
@@ -213,6 +244,13 @@ func writeVerify(w interface{ Write([]byte) (int, error) }, rep *replay.VerifyRe
 			}
 		}
 	}
+}
+
+func pick(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
 }
 
 func dash(s string) string {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/spf13/cobra"
 )
 
@@ -16,6 +18,14 @@ type globals struct {
 	// authenticate to NATSURL.
 	NATSUser, NATSPassword, NATSCreds  string
 	NATSTLSCA, NATSTLSCert, NATSTLSKey string
+	// Writes is set by the commands that append (run, serve, config
+	// apply, auth order set/clear): with --nats naming the loopback
+	// listener of an embedded server on --data and no credentials given,
+	// they connect as its writer, the others as its read-only user.
+	Writes bool
+	// DataSet is whether --data was given: with --nats, projection
+	// databases then live under it rather than in the user cache directory.
+	DataSet bool
 }
 
 // subcommands are added by each command's file in its init function, so
@@ -32,10 +42,19 @@ func newRootCmd() *cobra.Command {
 		Long:          "fledger records every auth-profile rotation, cooldown, disable and model fallback step as an event on NATS JetStream, and rebuilds usageStats, session selection and model_fallback_decision logs from the events.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			// NATS_URL stands for --nats when it is not given, as for the
+			// nats CLI (--nats "" forces the embedded server).
+			if !cmd.Flags().Changed("nats") {
+				g.NATSURL = os.Getenv("NATS_URL")
+			}
+			g.DataSet = cmd.Flags().Changed("data")
+			return nil
+		},
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.DataDir, "data", "./fledger-data", "data directory for the embedded NATS server and projections")
-	pf.StringVar(&g.NATSURL, "nats", "", "URL of an existing NATS server (default: start an embedded server on loopback)")
+	pf.StringVar(&g.NATSURL, "nats", "", "URL of an existing NATS server (default $NATS_URL; without either, start an embedded server on loopback)")
 	pf.StringVar(&g.NATSUser, "nats-user", "", "user name for --nats")
 	pf.StringVar(&g.NATSPassword, "nats-password", "", "password for --nats (or set FLEDGER_NATS_PASSWORD)")
 	pf.StringVar(&g.NATSCreds, "nats-creds", "", "NATS credentials file for --nats")

@@ -43,6 +43,7 @@ script steps are always skipped.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s config: %s\n", args[0], w)
 			}
 			ctx := cmd.Context()
+			g.Writes = true
 			st, err := openStore(ctx, g)
 			if err != nil {
 				return err

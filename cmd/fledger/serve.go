@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -77,8 +78,12 @@ service, finishes the projector's batch and closes the store.`,
 
 			var extra []events.Option
 			if natsListen > 0 && g.NATSURL == "" {
-				extra = append(extra, events.WithListen(natsListen))
+				// The listener requires a user: the read-only one may
+				// call the micro service's read endpoints.
+				extra = append(extra, events.WithListen(natsListen), events.WithReaderRequests(serve.MicroReadSubjects()...),
+					events.WithListenPasswords(os.Getenv("FLEDGER_NATS_WRITER_PASSWORD"), os.Getenv("FLEDGER_NATS_READER_PASSWORD")))
 			}
+			g.Writes = true
 			st, err := openStore(ctx, g, extra...)
 			if err != nil {
 				return err
@@ -203,7 +208,8 @@ func natsDesc(g *globals, listen string) string {
 		return g.NATSURL
 	}
 	if listen != "" {
-		return "embedded " + listen
+		return "embedded " + listen + " (users " + events.WriterUser + ", " + events.ReaderUser + "; credentials in " +
+			filepath.Join(g.DataDir, events.WriterCredentialsFile) + ", " + filepath.Join(g.DataDir, events.ReaderCredentialsFile) + ")"
 	}
 	return "embedded (in-process) in " + g.DataDir
 }

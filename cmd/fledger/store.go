@@ -2,7 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/fledger/fledger/events"
 )
@@ -28,11 +33,68 @@ func (g *globals) storeOptions() []events.Option {
 	if g.NATSTLSCA != "" || g.NATSTLSCert != "" || g.NATSTLSKey != "" {
 		opts = append(opts, events.WithTLS(g.NATSTLSCA, g.NATSTLSCert, g.NATSTLSKey))
 	}
+	if g.DataDir != "" {
+		// --nats naming the listener of `serve --nats-listen` on this
+		// --data: its credentials, read-only unless the command writes
+		// (ignored with --nats-user or --nats-creds, or another server).
+		access := events.ReadOnly
+		if g.Writes {
+			access = events.ReadWrite
+		}
+		opts = append(opts, events.WithListenerCredentials(g.DataDir, access))
+	}
 	return opts
 }
 
 // openStore opens the event store the global flags describe; extra options
 // (e.g. events.WithListen) are applied after them. Close it when done.
 func openStore(ctx context.Context, g *globals, extra ...events.Option) (events.Store, error) {
-	return events.Open(ctx, append(g.storeOptions(), extra...)...)
+	st, err := events.Open(ctx, append(g.storeOptions(), extra...)...)
+	if errors.Is(err, nats.ErrAuthorization) && g.NATSUser == "" && g.NATSCreds == "" {
+		err = fmt.Errorf("%w (the listener of `fledger serve --nats-listen` requires a user: run with that server's --data, which holds %s and %s, or pass --nats-user %s --nats-password PASSWORD)",
+			err, events.ReaderCredentialsFile, events.WriterCredentialsFile, events.ReaderUser)
+	}
+	return st, err
+}
+
+// errNoLedger: a read command pointed at a data directory that holds no
+// ledger.
+var errNoLedger = errors.New("no ledger")
+
+// openLedger opens the event store for a command that reads (or adds to)
+// an existing ledger. Only run, serve and config apply create one: an
+// embedded data directory without a ledger — a mistyped --data, or an
+// empty directory — is refused (errNoLedger) rather than given a new,
+// empty one. With --nats the server's stream is used as it is.
+func openLedger(ctx context.Context, g *globals) (events.Store, error) {
+	if err := g.checkLedger(); err != nil {
+		return nil, err
+	}
+	return openStore(ctx, g)
+}
+
+// checkLedger refuses (errNoLedger, saying what to do) an embedded --data
+// directory holding no fledger stream (jetstream/<account>/streams/FLEDGER);
+// nil with --nats.
+func (g *globals) checkLedger() error {
+	if g.NATSURL != "" {
+		return nil
+	}
+	dir := g.DataDir
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	hint := "only `fledger run`, `serve` and `config apply` create a ledger: check --data, or read a NATS server's with --nats URL or NATS_URL"
+	if fi, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("%w in %s: the directory does not exist (%s)", errNoLedger, dir, hint)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("%w in %s: it is not a directory (%s)", errNoLedger, dir, hint)
+	}
+	accts, _ := os.ReadDir(filepath.Join(dir, "jetstream"))
+	for _, a := range accts {
+		if _, err := os.Stat(filepath.Join(dir, "jetstream", a.Name(), "streams", events.StreamName, "meta.inf")); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w in %s: it holds no fledger event store (%s)", errNoLedger, dir, hint)
 }

@@ -18,15 +18,20 @@ import (
 const MaxIDBytes = 256
 
 // builder collects problems while it overlays a File on the defaults.
-type builder struct{ problems []Problem }
+// With bounds, durations and counts are also held to [MaxDurationMs] and
+// [MaxCount] (a file; not a stored config, see [Stored]).
+type builder struct {
+	problems []Problem
+	bounds   bool
+}
 
 func (b *builder) bad(path, format string, a ...any) {
 	b.problems = append(b.problems, Problem{path, fmt.Sprintf(format, a...)})
 }
 
 // build turns a decoded File into the policy's input, defaults applied.
-func build(f *File) (policy.Config, []Problem) {
-	b := &builder{}
+func build(f *File, bounds bool) (policy.Config, []Problem) {
+	b := &builder{bounds: bounds}
 	c := policy.DefaultConfig()
 	if f.Auth != nil {
 		b.profiles(&c, f.Auth.Profiles)
@@ -218,12 +223,17 @@ func (b *builder) cooldowns(p *policy.Params, c *Cooldowns) {
 		p.CooldownLadderMs = append([]int64(nil), c.LadderMs...)
 		if len(c.LadderMs) == 0 {
 			b.bad(path+".ladderMs", "must have at least one step")
+		} else if b.bounds && len(c.LadderMs) > MaxCount {
+			b.bad(path+".ladderMs", "has %d steps; the limit is %d", len(c.LadderMs), MaxCount)
 		}
 		for i, v := range c.LadderMs {
-			if v <= 0 {
-				b.bad(fmt.Sprintf("%s.ladderMs[%d]", path, i), "%d is not a positive duration", v)
-			} else if i > 0 && v < c.LadderMs[i-1] {
-				b.bad(fmt.Sprintf("%s.ladderMs[%d]", path, i), "%d is shorter than the step before it", v)
+			ip := fmt.Sprintf("%s.ladderMs[%d]", path, i)
+			switch {
+			case v <= 0:
+				b.bad(ip, "%d is not a positive duration", v)
+			case b.tooLong(ip, v): // reported
+			case i > 0 && v < c.LadderMs[i-1]:
+				b.bad(ip, "%d is shorter than the step before it", v)
 			}
 		}
 	}
@@ -277,6 +287,8 @@ func (b *builder) retry(p *policy.Params, r *ProviderRetry) {
 	}
 	if !(p.JitterMin > 0 && p.JitterMin <= p.JitterMax) {
 		b.bad(path+".jitterMin", "need 0 < jitterMin (%g) <= jitterMax (%g)", p.JitterMin, p.JitterMax)
+	} else if b.bounds && p.JitterMax > MaxJitter {
+		b.bad(path+".jitterMax", "%g is more than the limit of %g", p.JitterMax, MaxJitter)
 	}
 }
 
@@ -287,6 +299,8 @@ func (b *builder) failover(p *policy.Params, f *FailoverSection) {
 		s := *f.SDKRetryMaxWaitSeconds
 		if s < 0 || s > math.MaxInt64/1000 {
 			b.bad(path+".sdkRetryMaxWaitSeconds", "%d is not a non-negative number of seconds (0 turns the cap off)", s)
+		} else if b.bounds && s > MaxDurationMs/1000 {
+			b.bad(path+".sdkRetryMaxWaitSeconds", "%d is longer than the limit of %d seconds (366 days)", s, MaxDurationMs/1000)
 		} else {
 			p.SDKRetryAfterCapMs = s * 1000
 		}
@@ -328,7 +342,20 @@ func (b *builder) ms(path string, v *int64, dst *int64, min int64) {
 		}
 		return
 	}
+	if b.tooLong(path, *v) {
+		return
+	}
 	*dst = *v
+}
+
+// tooLong reports (with bounds) a duration over [MaxDurationMs]: a deadline
+// now + d must stay a real time, and a cooldown of years is a typo.
+func (b *builder) tooLong(path string, v int64) bool {
+	if !b.bounds || v <= MaxDurationMs {
+		return false
+	}
+	b.bad(path, "%d is longer than the limit of %d ms (366 days)", v, MaxDurationMs)
+	return true
 }
 
 // msOrHours reads a *Ms key or its OpenClaw *Hours alias (not both).
@@ -354,6 +381,10 @@ func (b *builder) count(path string, v *int, dst *int) {
 	}
 	if *v < 0 {
 		b.bad(path, "%d is negative", *v)
+		return
+	}
+	if b.bounds && *v > MaxCount {
+		b.bad(path, "%d is more than the limit of %d", *v, MaxCount)
 		return
 	}
 	*dst = *v

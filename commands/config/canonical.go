@@ -7,12 +7,18 @@ import (
 	"github.com/fledger/fledger/events"
 )
 
-// canonical renders the effective config as a File with every value
-// explicit, marshalled as compact JSON. encoding/json writes struct fields
-// in declaration order and map keys sorted, so the bytes depend only on the
-// config's meaning: two files that differ in layout, comments, key order
-// or spelled-out defaults get the same hash.
-func canonical(c policy.Config) ([]byte, error) {
+// canonical renders the effective config in the given canonical format as
+// a File with every value explicit, marshalled as compact JSON. encoding/json
+// writes struct fields in declaration order and map keys sorted, so the
+// bytes depend only on the config's meaning: two files that differ in
+// layout, comments, key order or spelled-out defaults get the same hash.
+//
+// Formats (each frozen once released; a new key needs a new format):
+//   - 1, the first release: no canonicalVersion key;
+//     agents.defaults.model.fallbacks is null when the file gave none.
+//   - 2: "canonicalVersion": 2 first; that fallbacks list is [] instead of
+//     null (the schema refuses null). Same keys as format 1.
+func canonical(c policy.Config, format int) ([]byte, error) {
 	p := c.Params
 	f := File{
 		Auth: &AuthSection{
@@ -84,6 +90,12 @@ func canonical(c policy.Config) ([]byte, error) {
 			Primary:   c.Defaults.Primary.String(),
 			Fallbacks: refStrings(c.Defaults.Fallbacks),
 		}}
+		if format >= 2 {
+			f.Agents.Defaults.Model.Fallbacks = nonNil(f.Agents.Defaults.Model.Fallbacks)
+		}
+	}
+	if format >= 2 {
+		f.CanonicalVersion = &format
 	}
 	if len(c.Agents) > 0 {
 		f.Agents.Entries = make(map[string]AgentEntry, len(c.Agents))

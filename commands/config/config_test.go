@@ -181,6 +181,24 @@ func TestParse_Errors(t *testing.T) {
 		{"bad expiry", `auth: {profiles: {"openai:a": {provider: openai, type: oauth, expires: tomorrow}}}`,
 			[]string{`auth.profiles["openai:a"].expires: "tomorrow" is not an RFC 3339 time (e.g. 2026-12-01T00:00:00Z) or Unix milliseconds`}},
 		{"top level not a mapping", "[1, 2]", []string{"the top level must be a mapping, got a list"}},
+		{"overflowing ladder step", "auth: {cooldowns: {ladderMs: [30000, 9223372036854775807]}}",
+			[]string{"auth.cooldowns.ladderMs[1]: 9223372036854775807 is longer than the limit of 31622400000 ms (366 days)"}},
+		{"overflowing billing window", "auth: {cooldowns: {billingBackoffMs: 600000, billingMaxMs: 9223372036854775807}}",
+			[]string{"auth.cooldowns.billingMaxMs: 9223372036854775807 is longer than the limit of 31622400000 ms (366 days)"}},
+		{"duration one past the limit", "failover: {probeThrottleMs: 31622400001}",
+			[]string{"failover.probeThrottleMs: 31622400001 is longer than the limit of 31622400000 ms (366 days)"}},
+		{"seconds past the limit", "failover: {sdkRetryMaxWaitSeconds: 31622401}",
+			[]string{"failover.sdkRetryMaxWaitSeconds: 31622401 is longer than the limit of 31622400 seconds (366 days)"}},
+		{"count past the limit", "failover: {chainOverloadRetry: {rounds: 1000000}}",
+			[]string{"failover.chainOverloadRetry.rounds: 1000000 is more than the limit of 1000"}},
+		{"loop limit past the limit", "failover: {loopLimit: {max: 9223372036854775807}}",
+			[]string{"failover.loopLimit.max: 9223372036854775807 is more than the limit of 1000"}},
+		{"jitter past the limit", "retry: {provider: {jitterMax: 1e9}}",
+			[]string{"retry.provider.jitterMax: 1e+09 is more than the limit of 10"}},
+		{"older canonical format in a file", "canonicalVersion: 1",
+			[]string{"canonicalVersion: format 1 is read only from stored ConfigApplied events; a file is in format 2 (or leave the key out)"}},
+		{"newer canonical format", "canonicalVersion: 3",
+			[]string{"canonicalVersion: 3 is newer than this build's canonical format 2; upgrade fledger"}},
 		{"several problems at once", "auth: {cooldowns: {rateLimit: x}}\nretry: {provider: {maxRetries: -2}}",
 			[]string{`auth.cooldowns.rateLimit: "x" is not ladder or exponential`, "retry.provider.maxRetries: -2 is negative"}},
 	}
@@ -201,8 +219,29 @@ func TestParse_SyntaxErrorNamesTheLine(t *testing.T) {
 	}
 }
 
-func TestParse_UnknownKeysAreWarnings(t *testing.T) {
-	l := mustParse(t, "auth: {cooldowns: {ratelimit: exponential, bogus: 1}}\nextra: true")
+// Configs are strict: an unknown key is an error naming its path, with the
+// key it probably meant.
+func TestParse_UnknownKeysAreErrors(t *testing.T) {
+	got := problems(t, "agents: {defaults: {model: {primary: anthropic/claude-opus-4-6, fallbaks: [openai/gpt-5]}}}\nauth: {cooldowns: {resetOnExpry: true, ratelimit: exponential, bogus: 1}}\nextra: true")
+	want := []string{
+		`agents.defaults.model.fallbaks: unknown key; did you mean "fallbacks"?`,
+		"auth.cooldowns.bogus: unknown key",
+		`auth.cooldowns.ratelimit: unknown key; did you mean "rateLimit"?`,
+		`auth.cooldowns.resetOnExpry: unknown key; did you mean "resetOnExpiry"?`,
+		"extra: unknown key",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("problems\n got %q\nwant %q", got, want)
+	}
+}
+
+// The opt-out (forward compatibility): unknown keys are warnings and do
+// not take effect.
+func TestParse_AllowUnknownKeysKeepsWarnings(t *testing.T) {
+	l, err := config.Parse([]byte("auth: {cooldowns: {ratelimit: exponential, bogus: 1}}\nextra: true"), "test.yaml", config.AllowUnknownKeys())
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got []string
 	for _, w := range l.Warnings {
 		got = append(got, w.String())

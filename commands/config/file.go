@@ -38,10 +38,14 @@ import "encoding/json"
 // File is the config file as written. Pointer fields distinguish "absent"
 // (take the default) from an explicit zero.
 type File struct {
-	Auth     *AuthSection     `json:"auth,omitempty"`
-	Agents   *AgentsSection   `json:"agents,omitempty"`
-	Retry    *RetrySection    `json:"retry,omitempty"`
-	Failover *FailoverSection `json:"failover,omitempty"`
+	// CanonicalVersion is the canonical format (see [CanonicalVersion]):
+	// written first in every canonical form from format 2 on; a file
+	// leaves it out or gives the current one.
+	CanonicalVersion *int             `json:"canonicalVersion,omitempty"`
+	Auth             *AuthSection     `json:"auth,omitempty"`
+	Agents           *AgentsSection   `json:"agents,omitempty"`
+	Retry            *RetrySection    `json:"retry,omitempty"`
+	Failover         *FailoverSection `json:"failover,omitempty"`
 }
 
 // AuthSection is the file's auth key.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/fledger/fledger/commands/config"
@@ -76,6 +77,50 @@ func TestSchema_RejectsBadConfigs(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := s.Validate(v); err == nil {
+			t.Errorf("schema accepted %s", text)
+		}
+		if _, err := config.Parse([]byte(text), "x"); !config.IsInvalid(err) {
+			t.Errorf("Parse accepted %s", text)
+		}
+	}
+}
+
+// Every canonical form validates against the schema, including a config
+// without fallbacks (format 1 wrote "fallbacks": null there) and the
+// defaults alone.
+func TestSchema_AcceptsCanonicalFormsWithoutFallbacks(t *testing.T) {
+	s := compileConfigSchema(t)
+	for _, text := range []string{
+		"{}",
+		"agents: {defaults: {model: {primary: openai/gpt-5}}}",
+		"agents: {defaults: {model: {primary: openai/gpt-5, fallbacks: []}}, entries: {coder: {model: {primary: openai/gpt-5}}}}",
+	} {
+		l, err := config.Parse([]byte(text), "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Validate(decodeInstance(t, l.Canonical)); err != nil {
+			t.Errorf("%s canonical form %s: %v", text, l.Canonical, err)
+		}
+		again, err := config.Parse(l.Canonical, "canonical")
+		if err != nil || again.Hash != l.Hash || !reflect.DeepEqual(again.Policy, l.Policy) {
+			t.Errorf("%s: canonical round trip: %v", text, err)
+		}
+	}
+}
+
+// The schema's bounds and unknown keys match Parse's.
+func TestSchema_RejectsUnknownKeysAndOverflows(t *testing.T) {
+	s := compileConfigSchema(t)
+	for _, text := range []string{
+		`{"agents": {"defaults": {"model": {"primary": "openai/gpt-5", "fallbaks": ["openai/gpt-5-mini"]}}}}`,
+		`{"auth": {"cooldowns": {"resetOnExpry": true}}}`,
+		`{"auth": {"cooldowns": {"ladderMs": [9223372036854775807]}}}`,
+		`{"auth": {"cooldowns": {"billingMaxMs": 31622400001}}}`,
+		`{"failover": {"chainOverloadRetry": {"rounds": 1001}}}`,
+		`{"canonicalVersion": 1}`,
+	} {
+		if err := s.Validate(decodeInstance(t, []byte(text))); err == nil {
 			t.Errorf("schema accepted %s", text)
 		}
 		if _, err := config.Parse([]byte(text), "x"); !config.IsInvalid(err) {

@@ -14,10 +14,12 @@ var (
 )
 
 // checkShape walks the decoded tree beside the Go type it will decode into:
-// keys the type does not know become warnings and are deleted from the tree
-// (unknown keys are reported, never silently ignored or half-applied),
-// values of the wrong JSON kind become problems with their path.
-func checkShape(v any, t reflect.Type, path string, warnings, problems *[]Problem) {
+// keys the type does not know go to unknown (Msg is the did-you-mean
+// suggestion, possibly "") and are deleted from the tree (Parse makes them
+// errors, or warnings with [AllowUnknownKeys]: unknown keys are reported,
+// never silently ignored or half-applied); values of the wrong JSON kind
+// are problems with their path.
+func checkShape(v any, t reflect.Type, path string, unknown, problems *[]Problem) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -35,13 +37,13 @@ func checkShape(v any, t reflect.Type, path string, warnings, problems *[]Proble
 		for _, k := range sortedMapKeys(m) {
 			ft, ok := fields[k]
 			if !ok {
-				*warnings = append(*warnings, Problem{joinKey(path, k), "unknown key (ignored)" + suggest(k, fields)})
+				*unknown = append(*unknown, Problem{joinKey(path, k), suggest(k, fields)})
 				// Drop it: encoding/json matches keys case-insensitively,
 				// so a misspelt "ratelimit" would otherwise take effect.
 				delete(m, k)
 				continue
 			}
-			checkShape(m[k], ft, joinKey(path, k), warnings, problems)
+			checkShape(m[k], ft, joinKey(path, k), unknown, problems)
 		}
 	case reflect.Map:
 		m, ok := v.(map[string]any)
@@ -50,7 +52,7 @@ func checkShape(v any, t reflect.Type, path string, warnings, problems *[]Proble
 			return
 		}
 		for _, k := range sortedMapKeys(m) {
-			checkShape(m[k], t.Elem(), joinKey(path, k), warnings, problems)
+			checkShape(m[k], t.Elem(), joinKey(path, k), unknown, problems)
 		}
 	case reflect.Slice:
 		a, ok := v.([]any)
@@ -59,7 +61,7 @@ func checkShape(v any, t reflect.Type, path string, warnings, problems *[]Proble
 			return
 		}
 		for i, e := range a {
-			checkShape(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), warnings, problems)
+			checkShape(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), unknown, problems)
 		}
 	case reflect.String:
 		if _, ok := v.(string); !ok {
@@ -104,19 +106,53 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	return out
 }
 
-// suggest names a known key that differs only in case, the usual typo.
+// suggest names the known key an unknown one was probably meant to be: one
+// that differs only in case or underscores, else the closest by edit
+// distance (ignoring case) within a third of the key's length, at most 3
+// (fallbaks → fallbacks, resetOnExpry → resetOnExpiry); ties go to the
+// first name in sorted order.
 func suggest(k string, fields map[string]reflect.Type) string {
 	names := make([]string, 0, len(fields))
 	for n := range fields {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	fold := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
+	best, bestD := "", min(3, len([]rune(k))/3)+1
 	for _, n := range names {
-		if strings.EqualFold(n, k) || strings.EqualFold(strings.ReplaceAll(n, "_", ""), strings.ReplaceAll(k, "_", "")) {
+		if fold(n) == fold(k) {
 			return fmt.Sprintf("; did you mean %q?", n)
 		}
+		if d := editDistance(strings.ToLower(k), strings.ToLower(n)); d < bestD {
+			best, bestD = n, d
+		}
 	}
-	return ""
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }
 
 // joinKey appends a map key to a path: plain keys with a dot, keys with

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
 )
@@ -100,5 +101,54 @@ func TestSetAuthOrder_Refused(t *testing.T) {
 	}
 	if o := e.AuthOrders(); len(o) != 0 {
 		t.Errorf("refused orders stored: %v", o)
+	}
+}
+
+// A provider no configured profile has is refused, set or clear, naming
+// the configured providers; an order stored under an earlier config for a
+// provider the config in force no longer has can still be cleared (and
+// not set again).
+func TestSetAuthOrder_UnknownProvider(t *testing.T) {
+	st := openStore(t)
+	e := newEngine(t, st, newFakeClock())
+	ctx := ctxT(t)
+	before := lastSeq(t, st)
+	for _, c := range []struct {
+		provider string
+		ids      []string
+	}{
+		{"*", nil}, {">", nil}, {"anthr.opic", nil}, {"no.such>provider", nil}, {"groq", []string{}},
+		{"anthropic2", []string{"anthropic:a"}},
+	} {
+		_, err := e.SetAuthOrder(ctx, c.provider, c.ids, "test")
+		if !errors.Is(err, policy.ErrBadOrder) || !strings.Contains(err.Error(), `"`+c.provider+`"`) || !strings.Contains(err.Error(), "configured providers: anthropic, openai") {
+			t.Errorf("SetAuthOrder(%q, %v): %v, want ErrBadOrder naming it and the configured providers", c.provider, c.ids, err)
+		}
+	}
+	if now := lastSeq(t, st); now != before {
+		t.Fatalf("refused orders appended (%d → %d)", before, now)
+	}
+
+	_, err := e.SetAuthOrder(ctx, "openai", []string{"openai:a"}, "test")
+	require_NoError(t, err)
+	l, err := config.Parse([]byte(`
+auth:
+  profiles:
+    "anthropic:a": {provider: anthropic, type: api_key}
+agents:
+  defaults:
+    model: {primary: anthropic/claude-opus-4-6}
+`), "no-openai")
+	require_NoError(t, err)
+	_, _, err = e.ApplyConfig(ctx, "no-openai", l)
+	require_NoError(t, err)
+	if _, err := e.SetAuthOrder(ctx, "openai", []string{"openai:a"}, "test"); !errors.Is(err, policy.ErrBadOrder) {
+		t.Fatalf("set of a provider the config no longer has: %v", err)
+	}
+	if _, err := e.SetAuthOrder(ctx, "openai", nil, "test"); err != nil {
+		t.Fatalf("clearing a stored order of a provider the config no longer has: %v", err)
+	}
+	if _, err := e.SetAuthOrder(ctx, "openai", nil, "test"); !errors.Is(err, policy.ErrBadOrder) {
+		t.Fatalf("a second clear, with no order stored: %v", err)
 	}
 }

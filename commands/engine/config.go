@@ -43,7 +43,7 @@ func ApplyConfig(ctx context.Context, st events.Store, agent, source string, l *
 			return 0, false, err
 		}
 		if n := len(evs); n > 0 {
-			if cur, ok := evs[n-1].Data.(events.ConfigApplied); ok && cur.Hash == l.Hash {
+			if cur, ok := evs[n-1].Data.(events.ConfigApplied); ok && l.SameAs(cur.Hash, cur.Config) {
 				return seq, false, nil
 			}
 		}

@@ -170,8 +170,9 @@ func TestTwoEngines_SameProfileFailuresBothCounted(t *testing.T) {
 // The same with two stores (two NATS connections) on one embedded server
 // listening on loopback, as two gateway processes would be.
 func TestTwoStores_OneServer_SameProfileFailuresBothCounted(t *testing.T) {
-	st1 := openStore(t, events.WithListen(0))
-	st2, err := events.Open(context.Background(), events.WithURL(st1.ClientURL()))
+	dir := t.TempDir() // a second writer reads the listener's writer credentials from it
+	st1 := openStore(t, events.WithDataDir(dir), events.WithListen(0))
+	st2, err := events.Open(context.Background(), events.WithURL(st1.ClientURL()), events.WithListenerCredentials(dir, events.ReadWrite))
 	require_NoError(t, err)
 	t.Cleanup(func() { _ = st2.Close() })
 	clock := newFakeClock()

@@ -74,12 +74,13 @@ func twoInstances(t *testing.T) (events.Store, *engine.Engine, *engine.Engine, *
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	st1, err := events.Open(ctx, events.WithDataDir(t.TempDir()), events.WithListen(0))
+	dir := t.TempDir()
+	st1, err := events.Open(ctx, events.WithDataDir(dir), events.WithListen(0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st1.Close() })
-	st2, err := events.Open(ctx, events.WithURL(st1.ClientURL()))
+	st2, err := events.Open(ctx, events.WithURL(st1.ClientURL()), events.WithListenerCredentials(dir, events.ReadWrite))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func verifyOK(t *testing.T, st events.Store) {
 }
 
 // Two instances, eight clients each, every turn on the same three
-// profiles, 10% of calls failing, and every report sent twice at once —
+// profiles, 20% of first calls failing, and every report sent twice at once —
 // to both instances, identical or contradicting: no attempt has two
 // outcomes, no turn goes on after its end, every failure is counted on
 // the count before it, nothing but the documented answers comes back, and
@@ -315,9 +316,9 @@ func raceTurn(ctx context.Context, clock *raceClock, own, other *engine.Engine, 
 		}
 		att := step.Next.Call.Attempt
 		mine := engine.AttemptReport{Attempt: att, OK: true}
-		// 10% of first calls fail; a retry or rotation fails half the
+		// 20% of first calls fail; a retry or rotation fails half the
 		// time, so same-profile retries run out and failures are counted.
-		if rng.IntN(10) == 0 || att > 1 && rng.IntN(2) == 0 {
+		if rng.IntN(5) == 0 || att > 1 && rng.IntN(2) == 0 {
 			mine = engine.AttemptReport{Attempt: att, Err: limited()}
 		}
 		theirs := mine

@@ -131,7 +131,9 @@ func (e *Engine) sessionCommand(ctx context.Context, session string,
 // (seed 000 "Rotation order"): the agent's stored auth-profile order for
 // provider, ahead of auth.order in every later rotation. Every id must be a
 // configured profile of provider, listed once (policy.Config.SetOrder); an
-// empty ids clears the override. The AuthOrderSet is appended under
+// empty ids clears the override. A provider no configured profile has is
+// refused (policy.Config.CheckOrderProvider, ErrBadOrder), set or clear,
+// unless an order is stored for it: that one may still be cleared. The AuthOrderSet is appended under
 // fledger.<agent>.order.<provider>, guarded by that subject's last
 // sequence. by names who set it.
 func (e *Engine) SetAuthOrder(ctx context.Context, provider string, ids []string, by string) ([]events.Event, error) {
@@ -145,6 +147,14 @@ func (e *Engine) SetAuthOrder(ctx context.Context, provider string, ids []string
 		cfg := e.st.configs[e.st.current]
 		if cfg == nil {
 			return policy.Decision{}, ErrNoConfig
+		}
+		// A provider no configured profile has is refused, except that an
+		// order already stored for it (under an earlier config) may be
+		// cleared.
+		if len(ids) > 0 || len(e.st.orders[provider]) == 0 {
+			if err := cfg.CheckOrderProvider(provider); err != nil {
+				return policy.Decision{}, err
+			}
 		}
 		p, err := cfg.SetOrder(provider, ids, by)
 		if err != nil {

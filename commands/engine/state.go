@@ -141,7 +141,7 @@ func (s *state) fold(ev *events.Event) {
 	case events.AggConfig:
 		if c, ok := ev.Data.(events.ConfigApplied); ok {
 			if _, seen := s.configs[c.Hash]; !seen {
-				if l, err := config.Parse(c.Config, "ConfigApplied "+c.Hash); err == nil {
+				if l, err := config.Parse(c.Config, "ConfigApplied "+c.Hash, config.Stored()); err == nil {
 					pc := l.Policy
 					pc.Hash = c.Hash
 					s.configs[c.Hash] = &pc

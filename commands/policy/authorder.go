@@ -3,6 +3,9 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
 
 	"github.com/fledger/fledger/events"
 )
@@ -10,6 +13,33 @@ import (
 // ErrBadOrder is returned by [Config.SetOrder] for an order that cannot be
 // stored: no provider, a duplicate id, or an id of another provider.
 var ErrBadOrder = errors.New("policy: invalid auth order")
+
+// CheckOrderProvider refuses (ErrBadOrder, naming the configured
+// providers) a provider that no configured profile has: an order stored
+// for it could never apply, and a typo ("anthr.opic", "*") would be
+// recorded as if it meant something. It is checked when an order is set or
+// cleared (engine.SetAuthOrder), not by [Config.SetOrder], so an order an
+// earlier release recorded for such a provider still verifies.
+func (c Config) CheckOrderProvider(provider string) error {
+	if provider == "" {
+		return fmt.Errorf("%w: empty provider", ErrBadOrder)
+	}
+	var known []string
+	for _, p := range c.Profiles {
+		if p.Provider == provider {
+			return nil
+		}
+		if len(known) == 0 || known[len(known)-1] != p.Provider {
+			known = append(known, p.Provider)
+		}
+	}
+	sort.Strings(known)
+	known = slices.Compact(known)
+	if len(known) == 0 {
+		return fmt.Errorf("%w: provider %q has no configured profile (the config in force has no auth profiles)", ErrBadOrder, provider)
+	}
+	return fmt.Errorf("%w: provider %q has no configured profile (configured providers: %s)", ErrBadOrder, provider, strings.Join(known, ", "))
+}
 
 // SetOrder decides `models auth order set --provider <provider> <ids…>`
 // (seed 000 "Rotation order"; reference §5): the per-agent stored order

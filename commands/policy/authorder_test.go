@@ -51,3 +51,23 @@ func TestSetOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckOrderProvider(t *testing.T) {
+	c := testConfig()
+	if err := c.CheckOrderProvider("openai"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"", "*", ">", "anthr.opic", "OpenAI"} {
+		if err := c.CheckOrderProvider(p); !errors.Is(err, ErrBadOrder) {
+			t.Errorf("CheckOrderProvider(%q) = %v, want ErrBadOrder", p, err)
+		}
+	}
+	if err := (Config{}).CheckOrderProvider("openai"); !errors.Is(err, ErrBadOrder) || !strings.Contains(err.Error(), "no auth profiles") {
+		t.Errorf("no profiles: %v", err)
+	}
+	// SetOrder itself does not check the provider: an order an earlier
+	// release recorded for one still re-decides the same in replay --verify.
+	if _, err := c.SetOrder("anthr.opic", nil, "cli"); err != nil {
+		t.Errorf("SetOrder of a clear for an unknown provider: %v", err)
+	}
+}

@@ -17,8 +17,9 @@ import (
 // cooldown — errorCount 2, the first failure's 30 s window kept (seed
 // 004: an active window is never extended) — seen by both.
 func TestTwoInstances_ConcurrentFailuresOneCooldown(t *testing.T) {
-	st1 := openStore(t, events.WithListen(0))
-	st2, err := events.Open(context.Background(), events.WithURL(st1.ClientURL()))
+	dir := t.TempDir() // a second writer reads the listener's writer credentials from it
+	st1 := openStore(t, events.WithDataDir(dir), events.WithListen(0))
+	st2, err := events.Open(context.Background(), events.WithURL(st1.ClientURL()), events.WithListenerCredentials(dir, events.ReadWrite))
 	require_NoError(t, err)
 	t.Cleanup(func() { _ = st2.Close() })
 	clock := &fakeClock{now: t0}
@@ -80,8 +81,9 @@ func TestTwoInstances_ConcurrentFailuresOneCooldown(t *testing.T) {
 
 // A turn begun on one instance is continued on the other.
 func TestTwoInstances_ContinueTurnElsewhere(t *testing.T) {
-	st1 := openStore(t, events.WithListen(0))
-	st2, err := events.Open(context.Background(), events.WithURL(st1.ClientURL()))
+	dir := t.TempDir() // a second writer reads the listener's writer credentials from it
+	st1 := openStore(t, events.WithDataDir(dir), events.WithListen(0))
+	st2, err := events.Open(context.Background(), events.WithURL(st1.ClientURL()), events.WithListenerCredentials(dir, events.ReadWrite))
 	require_NoError(t, err)
 	t.Cleanup(func() { _ = st2.Close() })
 	a := startServer(t, st1, serve.Config{Config: loadConfig(t)})

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -150,6 +151,24 @@ func (s *Service) guard(mux *http.ServeMux) http.Handler {
 				return
 			}
 		}
+		if r.ContentLength > s.cfg.MaxBodyBytes {
+			// On any path, refused before reading; the body is read and
+			// discarded so the client, still sending, reads this 413
+			// instead of a connection reset — unless the client waits for
+			// "100 Continue" before sending it: then it is never sent.
+			if !strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+				drainBody(rw, r)
+			}
+			writeError(rw, tooLarge(s.cfg.MaxBodyBytes))
+			return
+		}
+		if pattern != "" && !cleanPath(r.URL.EscapedPath()) {
+			// ServeMux would answer a bare 307 to the cleaned path
+			// ("//v1/turns", "/v1/./turns"): answer 404 in the API's format.
+			route = "unmatched"
+			writeError(rw, apiErr(http.StatusNotFound, CodeNotFound, "no route %s %s (paths have no empty, . or .. segments)", r.Method, r.URL.EscapedPath()))
+			return
+		}
 		if pattern == "" {
 			writeError(rw, s.unmatched(mux, r))
 			return
@@ -231,17 +250,56 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, requ
 		}
 	}
 	if err == nil {
-		return nil
+		// encoding/json reads invalid UTF-8 in a string as U+FFFD, so two
+		// different ids would be stored as one: refuse it, naming the field.
+		return invalidUTF8(raw.Bytes(), v)
 	}
 	var mb *http.MaxBytesError
 	switch {
 	case errors.As(err, &mb):
-		return apiErr(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the request body is larger than %d bytes", mb.Limit)
+		drainBody(w, r)
+		return tooLarge(mb.Limit)
 	case errors.Is(err, io.EOF):
 		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "the request body is empty; a JSON object is required")
 	default:
 		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "%s", decodeDetail(err, v, raw.Bytes()))
 	}
+}
+
+// maxDrainBytes bounds how much of an oversized body is read and
+// discarded before the 413 is answered. Go's server stops reading a
+// refused body and closes the connection; a client still sending its body
+// then gets a connection reset instead of the answer. Draining lets it
+// finish sending and read the 413 (the server's ReadTimeout still bounds
+// the time spent); a larger body is not drained and the connection closes.
+const maxDrainBytes = 64 << 20
+
+func drainBody(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength > maxDrainBytes {
+		w.Header().Set("Connection", "close")
+		return
+	}
+	if _, err := io.CopyN(io.Discard, r.Body, maxDrainBytes); err == nil {
+		w.Header().Set("Connection", "close") // more than maxDrainBytes: not drained to the end
+	}
+}
+
+func tooLarge(limit int64) *APIError {
+	return apiErr(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the request body is larger than %d bytes", limit)
+}
+
+// cleanPath reports whether p (an escaped URL path) is in the form
+// ServeMux routes without redirecting: rooted, no empty, "." or ".."
+// segments.
+func cleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np == p
 }
 
 func pathField(dst *string, name, v string) error {

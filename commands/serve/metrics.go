@@ -53,7 +53,17 @@ func newMetrics(s *Service) *metrics {
 		h, _ := s.Health(ctx)
 		return float64(h.Lag)
 	})
-	m.reg.MustRegister(m.requests, m.latency, commits, conflicts, lag)
+	quarantined := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fledger_serve_quarantined_messages_total",
+		Help: "Stored messages the projections quarantined because they are not fledger commits, plus runs of sequences missing from the stream (GET /healthz names them)."}, func() float64 {
+		if s.proj == nil {
+			return 0
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		q, _ := s.proj.db.Quarantined(ctx)
+		return float64(len(q))
+	})
+	m.reg.MustRegister(m.requests, m.latency, commits, conflicts, lag, quarantined)
 	var g prometheus.Gatherer = m.reg
 	if s.cfg.Metrics != nil {
 		g = prometheus.Gatherers{s.cfg.Metrics, m.reg}

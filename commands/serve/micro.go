@@ -3,6 +3,8 @@ package serve
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"io"
@@ -84,11 +86,39 @@ func (s *Service) StartMicro(nc *nats.Conn) (micro.Service, error) {
 	return svc, nil
 }
 
+// MicroReadSubjects are the subjects of the read-only endpoints (turns.get,
+// sessions.get, profiles.list, decisions.list, health): those the embedded
+// listener's read-only user may call (events.WithReaderRequests).
+func MicroReadSubjects() []string {
+	var subs []string
+	for _, ep := range []string{"turns.get", "sessions.get", "profiles.list", "decisions.list", "health"} {
+		subs = append(subs, MicroPrefix+"."+ep)
+	}
+	return subs
+}
+
+// microAuthorized checks the request's Authorization header as the HTTP
+// API checks it: with Config.Token set, "Bearer <token>" (the scheme
+// case-insensitive), compared in constant time. health, like /healthz,
+// is open.
+func (s *Service) microAuthorized(r micro.Request) bool {
+	if s.cfg.Token == "" {
+		return true
+	}
+	got, ok := bearerToken(r.Headers().Get("Authorization"))
+	sum, want := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(s.cfg.Token))
+	return ok && subtle.ConstantTimeCompare(sum[:], want[:]) == 1
+}
+
 // microTimeout bounds one micro request.
 const microTimeout = 30 * time.Second
 
 func microOp[Req, Resp any](s *Service, op func(context.Context, *Req) (*Resp, error)) micro.Handler {
 	return micro.HandlerFunc(func(r micro.Request) {
+		if !s.microAuthorized(r) {
+			microError(r, apiErr(http.StatusUnauthorized, CodeUnauthorized, "a valid Authorization: Bearer <token> header is required"))
+			return
+		}
 		q := new(Req)
 		data := r.Data()
 		if int64(len(data)) > s.cfg.MaxBodyBytes {
@@ -106,6 +136,10 @@ func microOp[Req, Resp any](s *Service, op func(context.Context, *Req) (*Resp, e
 			}
 			if err != nil {
 				microError(r, apiErr(http.StatusBadRequest, CodeInvalidJSON, "%s", decodeDetail(err, q, data)))
+				return
+			}
+			if ae := invalidUTF8(data, q); ae != nil {
+				microError(r, ae)
 				return
 			}
 		}

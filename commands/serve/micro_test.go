@@ -59,3 +59,47 @@ func TestMicro_BeginOutcomeRead(t *testing.T) {
 		t.Fatalf("unknown field over micro: %v %s", m.Header, m.Data)
 	}
 }
+
+// The micro service honours the HTTP token: without it (or with a wrong
+// one) every operation but health is 401 unauthorized; "Authorization:
+// Bearer <token>" (any case of the scheme) as a message header passes.
+func TestMicro_Token(t *testing.T) {
+	srv, st := defaultServer(t, &fakeClock{now: t0}, func(c *serve.Config) { c.Token = "s3cret" })
+	ms, err := srv.svc.StartMicro(st.Conn())
+	require_NoError(t, err)
+	t.Cleanup(func() { _ = ms.Stop() })
+	nc := st.Conn()
+	call := func(ep, auth string) *nats.Msg {
+		m := nats.NewMsg(serve.MicroPrefix + "." + ep)
+		m.Data = []byte(`{"session":"s1"}`)
+		if ep == "health" || ep == "profiles.list" {
+			m.Data = nil
+		}
+		if auth != "" {
+			m.Header.Set("Authorization", auth)
+		}
+		r, err := nc.RequestMsg(m, 5*time.Second)
+		require_NoError(t, err)
+		return r
+	}
+	for _, auth := range []string{"", "Bearer nope", "s3cret", "Basic s3cret"} {
+		for _, ep := range []string{"turns.begin", "profiles.list"} {
+			r := call(ep, auth)
+			var eb serve.ErrorBody
+			_ = json.Unmarshal(r.Data, &eb)
+			if r.Header.Get("Nats-Service-Error-Code") != "401" || eb.Error != serve.CodeUnauthorized {
+				t.Fatalf("%s with %q: %v %s, want 401 unauthorized", ep, auth, r.Header, r.Data)
+			}
+		}
+	}
+	if r := call("health", ""); r.Header.Get("Nats-Service-Error-Code") != "" {
+		t.Fatalf("health without a token: %v %s", r.Header, r.Data)
+	}
+	for _, auth := range []string{"Bearer s3cret", "bearer  s3cret"} {
+		r := call("turns.begin", auth)
+		var begun serve.TurnStep
+		if r.Header.Get("Nats-Service-Error-Code") != "" || json.Unmarshal(r.Data, &begun) != nil || begun.Next.Action != "call" {
+			t.Fatalf("begin with %q: %v %s", auth, r.Header, r.Data)
+		}
+	}
+}

@@ -21,8 +21,9 @@ import (
 // same next step; contradicting ones 200 + 409 outcome_mismatch; the
 // stream holds one outcome per attempt and verifies.
 func TestHTTP_RacingReportsOnTwoInstances(t *testing.T) {
-	st1 := openStore(t, events.WithListen(0))
-	st2, err := events.Open(context.Background(), events.WithURL(st1.ClientURL()))
+	dir := t.TempDir() // a second writer reads the listener's writer credentials from it
+	st1 := openStore(t, events.WithDataDir(dir), events.WithListen(0))
+	st2, err := events.Open(context.Background(), events.WithURL(st1.ClientURL()), events.WithListenerCredentials(dir, events.ReadWrite))
 	require_NoError(t, err)
 	t.Cleanup(func() { _ = st2.Close() })
 	clock := &fakeClock{now: t0}

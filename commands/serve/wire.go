@@ -287,6 +287,14 @@ type Health struct {
 	Lag        uint64   `json:"lag"`
 	Agents     []string `json:"agents"`
 	Error      string   `json:"error,omitempty"`
+	// Quarantined counts the stored messages the projections skipped
+	// because they are not fledger commits, plus the runs of sequences
+	// missing from the stream; QuarantinedSeqs names the first sequences
+	// (at most 20) and Detail says it in words. Any makes Status
+	// "degraded" (still HTTP 200: the service answers).
+	Quarantined     int      `json:"quarantined,omitempty"`
+	QuarantinedSeqs []uint64 `json:"quarantined_seqs,omitempty"`
+	Detail          string   `json:"detail,omitempty"`
 }
 
 // ErrorBody is every error's JSON shape.

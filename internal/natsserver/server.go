@@ -1,7 +1,8 @@
 // Package natsserver runs fledger's embedded NATS server: an in-process
 // nats-server with JetStream file storage under the data directory,
-// reachable only from this process (or, when asked, on a loopback TCP port),
-// with an exclusive lock on the directory so two fledger processes never
+// reachable only from this process (or, when asked, on a loopback TCP port
+// that requires a user and password: see [WriterUser], [ReaderUser]), with
+// an exclusive lock on the directory so two fledger processes never
 // share one file store.
 package natsserver
 
@@ -40,6 +41,20 @@ type Config struct {
 	Listen bool
 	// Port is the loopback port used when Listen is true; 0 picks one.
 	Port int
+	// With Listen, the server requires a user: [WriterUser] (fledger
+	// itself, in process or from another fledger process) or [ReaderUser]
+	// (read-only). Their passwords are WriterPassword and ReaderPassword
+	// when set, else those stored in DataDir ([WriterFile], [ReaderFile]),
+	// else generated; the files are (re)written on every start with the
+	// listener's URL. Anonymous clients are refused.
+	WriterPassword, ReaderPassword string
+	// Stream and Subjects are the stream the reader may read and the
+	// subjects it may subscribe to (default "FLEDGER", "fledger.>").
+	Stream   string
+	Subjects []string
+	// ReaderRequests are further subjects the reader may publish to:
+	// requests to read-only service endpoints.
+	ReaderRequests []string
 	// SyncAlways makes the file store fsync every write before the publish
 	// is acknowledged, so an acknowledged write survives a machine crash.
 	// When false, the store fsyncs every SyncInterval.
@@ -65,6 +80,7 @@ type Server struct {
 	lock   *os.File
 	dir    string
 	listen bool
+	writer string // WriterUser's password; "" without Listen
 }
 
 // Start locks cfg.DataDir, starts the server and waits until it accepts
@@ -102,6 +118,20 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.Listen && cfg.Port != 0 {
 		opts.Port = cfg.Port
 	}
+	var writer, reader string
+	if cfg.Listen {
+		if cfg.Stream == "" {
+			cfg.Stream = "FLEDGER"
+		}
+		if len(cfg.Subjects) == 0 {
+			cfg.Subjects = []string{"fledger.>"}
+		}
+		if writer, reader, err = passwords(dir, cfg); err != nil {
+			unlockDir(lock)
+			return nil, err
+		}
+		opts.Users = users(cfg, writer, reader)
+	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		unlockDir(lock)
@@ -121,8 +151,20 @@ func Start(cfg Config) (*Server, error) {
 		unlockDir(lock)
 		return nil, fmt.Errorf("natsserver: server in %s not ready after %v", dir, timeout)
 	}
-	return &Server{ns: ns, lock: lock, dir: dir, listen: cfg.Listen}, nil
+	srv := &Server{ns: ns, lock: lock, dir: dir, listen: cfg.Listen, writer: writer}
+	if cfg.Listen {
+		if err := writeContexts(dir, ns.ClientURL(), writer, reader); err != nil {
+			_ = srv.Shutdown(context.Background())
+			return nil, err
+		}
+	}
+	return srv, nil
 }
+
+// WriterPassword is [WriterUser]'s password, the one to connect with
+// (in process too: nats.UserInfo(WriterUser, password)) when the server
+// listens; "" when it does not, and then no user is needed.
+func (s *Server) WriterPassword() string { return s.writer }
 
 // InProcessConn returns a connection to the server that bypasses the
 // network; pass it to nats.InProcessServer.

@@ -46,6 +46,12 @@ type FollowConfig struct {
 	// OnError, when set, is told about every sink error before the retry
 	// and every failed acknowledgement.
 	OnError func(error)
+	// OnQuarantine, when set, is told about each stored message that
+	// cannot be decoded (it holds no record fledger wrote: it is
+	// acknowledged with its batch and skipped) and each run of sequences
+	// missing between two delivered messages (a *events.DecodeError
+	// wrapping events.ErrGap).
+	OnQuarantine func(*events.DecodeError)
 	// OnBatch, when set, is called after each batch was delivered and
 	// acknowledged, with the last stream sequence of the batch and the
 	// number of records it held.
@@ -82,11 +88,11 @@ const nextWait = 5 * time.Second
 // the records of each batch of commits to sink; only after sink.Export
 // returned nil are the batch's messages acknowledged, one by one, in order,
 // each confirmed by the server. A commit without FallbackStepped events is
-// acknowledged too, so the consumer's position always advances. It returns
-// nil when ctx is done (after acknowledging a batch already delivered,
-// and handing back one not delivered), or an error: the consumer cannot be
-// made, or a stored message cannot be decoded (the export stops at it
-// rather than skip it).
+// acknowledged too, so the consumer's position always advances; so is a
+// stored message that cannot be decoded (not a fledger commit: it holds no
+// record), reported to OnQuarantine. It returns nil when ctx is done
+// (after acknowledging a batch already delivered, and handing back one
+// not delivered), or an error: the consumer cannot be made.
 //
 // Guarantee: every record is delivered at least once and in order; a
 // record is delivered twice only when the exporter dies after the sink
@@ -99,6 +105,7 @@ func Follow(ctx context.Context, st events.Store, sink Sink, cfg FollowConfig) e
 		return err
 	}
 	var done uint64 // last sequence delivered and acknowledged by this run
+	var seen uint64 // last sequence fetched (0 = none yet), for gaps
 	for ctx.Err() == nil {
 		msgs, err := fetch(ctx, cons, cfg.Batch)
 		if err != nil {
@@ -126,10 +133,19 @@ func Follow(ctx context.Context, st events.Store, sink Sink, cfg FollowConfig) e
 				ack(ctx, m, &cfg)
 				continue
 			}
+			if seen != 0 && seq > seen+1 && cfg.OnQuarantine != nil {
+				cfg.OnQuarantine(&events.DecodeError{Seq: seen + 1, Through: seq - 1, Index: -1, Err: events.ErrGap})
+			}
+			seen = max(seen, seq)
 			dec, err := cfg.Registry.DecodeCommit(m.Data(), seq, m.Subject())
 			if err != nil {
-				nakAll(msgs)
-				return fmt.Errorf("export: follow: %w", err)
+				// Not a fledger commit: no record to export. It is
+				// acknowledged with the batch, so the position advances.
+				var de *events.DecodeError
+				if errors.As(err, &de) && cfg.OnQuarantine != nil {
+					cfg.OnQuarantine(de)
+				}
+				dec = nil
 			}
 			evs = append(evs, dec...)
 			keep = append(keep, m)

@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/fledger/fledger/events"
@@ -14,10 +15,18 @@ const DefaultBatch = 256
 // Range exports the records of every commit from stream sequence from
 // (inclusive; 0 or 1 = the beginning) up to the stream's current end, in
 // batches of up to batch commits (≤ 0 means [DefaultBatch]), then returns
-// the sequence of the last message read (0 when none). A message that
-// cannot be decoded stops the export with its *events.DecodeError: a
-// record must never be skipped silently.
+// the sequence of the last message read (0 when none). A stored message
+// that cannot be decoded holds no record fledger wrote: it is skipped (a
+// quarantined message, see [RangeReport] to be told about it), as are
+// missing sequences.
 func Range(ctx context.Context, st events.Store, from uint64, sink Sink, batch int) (uint64, error) {
+	return RangeReport(ctx, st, from, sink, batch, nil)
+}
+
+// RangeReport is [Range] that calls quarantined (when not nil) with each
+// message it skipped because it cannot be decoded, and each run of
+// missing sequences (a *events.DecodeError wrapping events.ErrGap).
+func RangeReport(ctx context.Context, st events.Store, from uint64, sink Sink, batch int, quarantined func(*events.DecodeError)) (uint64, error) {
 	if batch <= 0 {
 		batch = DefaultBatch
 	}
@@ -37,6 +46,14 @@ func Range(ctx context.Context, st events.Store, from uint64, sink Sink, batch i
 	}
 	for ev, err := range st.Read(ctx, from) {
 		if err != nil {
+			var de *events.DecodeError
+			if errors.As(err, &de) && de.Seq != 0 {
+				if quarantined != nil {
+					quarantined(de)
+				}
+				last = max(last, de.Seq, de.Through)
+				continue
+			}
 			return last, fmt.Errorf("export: read: %w", err)
 		}
 		if ev.Seq != seq {

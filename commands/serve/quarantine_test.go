@@ -1,0 +1,90 @@
+package serve_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fledger/fledger/commands/serve"
+	"github.com/fledger/fledger/commands/serve/client"
+)
+
+// A stray message on a fledger subject (not a fledger commit) is
+// quarantined: /v1/decisions still answers 200 with every decision,
+// /healthz says degraded (200) naming the count and the sequence, and
+// fledger_serve_quarantined_messages_total counts it.
+func TestHTTP_StrayMessageIsQuarantinedNotFatal(t *testing.T) {
+	clock := &fakeClock{now: t0}
+	srv, st := defaultServer(t, clock)
+	ctx := ctxT(t)
+	// turn fails its first call (auth) and answers the next one.
+	turn := func(session string) {
+		step, err := srv.cl.Begin(ctx, client.BeginRequest{Session: session})
+		require_NoError(t, err)
+		for i := 0; step.Next.Action == "call"; i++ {
+			o := client.Outcome{Attempt: step.Next.Attempt, OK: true, LatencyMs: 5}
+			if i == 0 {
+				o = client.Outcome{Attempt: step.Next.Attempt, Error: authFailed()}
+			}
+			id := step.TurnID
+			step, err = srv.cl.Report(ctx, id, o)
+			require_NoError(t, err)
+			step.TurnID = id
+		}
+		if step.Next.Action != "done" && step.Next.Action != "exhausted" {
+			t.Fatalf("turn %s ended with %+v", session, step.Next)
+		}
+	}
+	type decisions struct {
+		Decisions []struct {
+			Seq uint64 `json:"seq"`
+		} `json:"decisions"`
+		Checkpoint uint64 `json:"checkpoint"`
+	}
+	turn("s1")
+	turn("s2")
+	var base decisions
+	require_NoError(t, srv.cl.Decisions(ctx, 0, &base))
+	if len(base.Decisions) == 0 {
+		t.Fatal("no decisions to compare")
+	}
+	js, err := jetstream.New(st.Conn())
+	require_NoError(t, err)
+	ack, err := js.Publish(ctx, "fledger.main.turn.oops", []byte("hello"))
+	require_NoError(t, err)
+	turn("s3")
+
+	var dec decisions
+	require_NoError(t, srv.cl.Decisions(ctx, 0, &dec)) // 200, not 500
+	if len(dec.Decisions) < len(base.Decisions) || dec.Checkpoint <= ack.Sequence {
+		t.Fatalf("decisions after a stray message at %d: %+v, before it %+v", ack.Sequence, dec, base)
+	}
+	for i, d := range base.Decisions {
+		if dec.Decisions[i].Seq != d.Seq {
+			t.Fatalf("decision %d: seq %d, before the stray message %d", i, dec.Decisions[i].Seq, d.Seq)
+		}
+	}
+
+	resp, err := http.Get(srv.url + "/healthz")
+	require_NoError(t, err)
+	var h serve.Health
+	require_NoError(t, json.NewDecoder(resp.Body).Decode(&h))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || h.Status != "degraded" || h.Quarantined != 1 ||
+		len(h.QuarantinedSeqs) != 1 || h.QuarantinedSeqs[0] != ack.Sequence ||
+		!strings.Contains(h.Detail, "fledger.main.turn.oops") {
+		t.Fatalf("healthz %d %+v", resp.StatusCode, h)
+	}
+
+	resp, err = http.Get(srv.url + "/metrics")
+	require_NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "\nfledger_serve_quarantined_messages_total 1\n") {
+		t.Fatalf("metrics lack the quarantine counter:\n%.2000s", body)
+	}
+}
