@@ -140,6 +140,23 @@ func barrier(n int32) func(string) {
 	}
 }
 
+// racedTurn begins turn t1 on session s1 on the first of two instances
+// and makes the next decision of each instance wait until both have
+// decided, so their appends race.
+func racedTurn(t *testing.T) (events.Store, *engine.Engine, *engine.Engine, context.Context) {
+	t.Helper()
+	st, a, b, _ := twoInstances(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	if _, err := a.BeginTurn(ctx, engine.TurnRequest{TurnID: "t1", Session: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	hook := barrier(2)
+	engine.SetBeforeAppend(a, hook)
+	engine.SetBeforeAppend(b, hook)
+	return st, a, b, ctx
+}
+
 // Two reports of one attempt racing on two instances: exactly one is
 // recorded; an identical one gets the recorded answer (Replayed), a
 // contradicting one ErrOutcomeMismatch, and the stream holds one outcome.
@@ -156,15 +173,7 @@ func TestRace_TwoReportsOfOneAttempt(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st, a, b, _ := twoInstances(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if _, err := a.BeginTurn(ctx, engine.TurnRequest{TurnID: "t1", Session: "s1"}); err != nil {
-				t.Fatal(err)
-			}
-			hook := barrier(2)
-			engine.SetBeforeAppend(a, hook)
-			engine.SetBeforeAppend(b, hook)
+			st, a, b, ctx := racedTurn(t)
 			var wg sync.WaitGroup
 			steps, errs := make([]*engine.Step, 2), make([]error, 2)
 			for i, x := range []struct {
@@ -417,15 +426,7 @@ func checkLedger(t *testing.T, st events.Store) {
 func TestRace_SessionCommandAndTurn(t *testing.T) {
 	for _, cmd := range []string{"reset", "select"} {
 		t.Run(cmd, func(t *testing.T) {
-			st, a, b, _ := twoInstances(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if _, err := a.BeginTurn(ctx, engine.TurnRequest{TurnID: "t1", Session: "s1"}); err != nil {
-				t.Fatal(err)
-			}
-			hook := barrier(2)
-			engine.SetBeforeAppend(a, hook)
-			engine.SetBeforeAppend(b, hook)
+			st, a, b, ctx := racedTurn(t)
 			var wg sync.WaitGroup
 			var turnErr, cmdErr error
 			wg.Add(2)

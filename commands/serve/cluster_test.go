@@ -17,15 +17,8 @@ import (
 // cooldown — errorCount 2, the first failure's 30 s window kept (seed
 // 004: an active window is never extended) — seen by both.
 func TestTwoInstances_ConcurrentFailuresOneCooldown(t *testing.T) {
-	dir := t.TempDir() // a second writer reads the listener's writer credentials from it
-	st1 := openStore(t, events.WithDataDir(dir), events.WithListen(0))
-	st2, err := events.Open(context.Background(), events.WithURL(st1.ClientURL()), events.WithListenerCredentials(dir, events.ReadWrite))
-	require_NoError(t, err)
-	t.Cleanup(func() { _ = st2.Close() })
 	clock := &fakeClock{now: t0}
-	opts := []engine.Option{engine.WithClock(clock)}
-	a := startServer(t, st1, serve.Config{Config: loadConfig(t), EngineOptions: opts})
-	b := startServer(t, st2, serve.Config{Config: loadConfig(t), EngineOptions: opts})
+	_, a, b := twoServers(t, engine.WithClock(clock))
 	ctx := ctxT(t)
 
 	for round := range 3 {

@@ -106,3 +106,19 @@ func defaultServer(t testing.TB, clock engine.Clock, extra ...func(*serve.Config
 	}
 	return startServer(t, st, cfg), st
 }
+
+// twoServers starts two serve instances on one stream: an embedded server
+// listening on loopback and a second connection to it with the listener's
+// writer credentials, as two gateway hosts would share one NATS server.
+// It returns the first instance's store and both servers.
+func twoServers(t testing.TB, opts ...engine.Option) (events.Store, *server, *server) {
+	t.Helper()
+	dir := t.TempDir() // the second writer reads the listener's writer credentials from it
+	st1 := openStore(t, events.WithDataDir(dir), events.WithListen(0))
+	st2, err := events.Open(context.Background(), events.WithURL(st1.ClientURL()), events.WithListenerCredentials(dir, events.ReadWrite))
+	require_NoError(t, err)
+	t.Cleanup(func() { _ = st2.Close() })
+	a := startServer(t, st1, serve.Config{Config: loadConfig(t), EngineOptions: opts})
+	b := startServer(t, st2, serve.Config{Config: loadConfig(t), EngineOptions: opts})
+	return st1, a, b
+}

@@ -1,7 +1,6 @@
 package serve_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -21,15 +20,7 @@ import (
 // same next step; contradicting ones 200 + 409 outcome_mismatch; the
 // stream holds one outcome per attempt and verifies.
 func TestHTTP_RacingReportsOnTwoInstances(t *testing.T) {
-	dir := t.TempDir() // a second writer reads the listener's writer credentials from it
-	st1 := openStore(t, events.WithDataDir(dir), events.WithListen(0))
-	st2, err := events.Open(context.Background(), events.WithURL(st1.ClientURL()), events.WithListenerCredentials(dir, events.ReadWrite))
-	require_NoError(t, err)
-	t.Cleanup(func() { _ = st2.Close() })
-	clock := &fakeClock{now: t0}
-	opts := []engine.Option{engine.WithClock(clock), engine.WithSeeds(func(string) uint64 { return 42 })}
-	a := startServer(t, st1, serve.Config{Config: loadConfig(t), EngineOptions: opts})
-	b := startServer(t, st2, serve.Config{Config: loadConfig(t), EngineOptions: opts})
+	st1, a, b := twoServers(t, engine.WithClock(&fakeClock{now: t0}), engine.WithSeeds(func(string) uint64 { return 42 }))
 	ctx := ctxT(t)
 	cases := []struct {
 		name     string
