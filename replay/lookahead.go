@@ -3,6 +3,8 @@ package replay
 import (
 	"container/heap"
 	"fmt"
+
+	"github.com/fledger/fledger/events"
 )
 
 // lookahead holds the commits verify has read but not yet folded, and
@@ -18,9 +20,15 @@ type lookahead struct {
 	due basisHeap
 	// folded is the sequence of the last commit folded (any agent).
 	folded uint64
+	// turnLast is the sequence of the last commit read of each turn
+	// (agent + "\x00" + turn id).
+	turnLast map[string]uint64
 }
 
 func (l *lookahead) push(c *commit) {
+	if l.staleBasis(c) {
+		return // reported; it is still folded, as every reader folds it
+	}
 	b := basisOf(c)
 	if b < l.folded {
 		// Its basis was folded past already (it lies more than the window
@@ -46,6 +54,53 @@ func (l *lookahead) advance() {
 	if head.Err == nil {
 		l.v.fold(head.agent()).Apply(head.Seq, "", head.Events)
 	}
+}
+
+// staleBasis reports (and records as a divergence) a commit whose
+// recorded basis lies before an earlier commit of its own turn: the engine
+// decides a turn's step only on a fold that holds the turn's previous
+// decision, so such a commit was not decided where it stands — a stored
+// commit sent again (without its message id) or forged. Re-deciding it on
+// its basis would only repeat the original's check. It stays queued to be
+// folded, as every reader folds it.
+func (l *lookahead) staleBasis(c *commit) bool {
+	if c.Err != nil || len(c.Events) == 0 {
+		return false
+	}
+	if l.turnLast == nil {
+		l.turnLast = map[string]uint64{}
+	}
+	var turn string
+	for i := range c.Events {
+		if ev := &c.Events[i]; ev.Aggregate == events.AggTurn {
+			turn = ev.Agent + "\x00" + ev.Key
+			break
+		}
+	}
+	if turn == "" {
+		return false
+	}
+	prev := l.turnLast[turn]
+	l.turnLast[turn] = c.Seq
+	b := c.Events[0].Basis
+	if b == 0 || prev == 0 || b >= prev {
+		return false
+	}
+	l.v.rep.Checked[DecisionUnexplained]++
+	first := c.Events[0]
+	for i := range c.Events {
+		if c.Events[i].Aggregate == events.AggTurn {
+			first = c.Events[i]
+			break
+		}
+	}
+	key := "turn:" + first.Agent + ":" + first.Key
+	d := Divergence{Seq: c.Seq, Index: -1, Agent: first.Agent, Turn: first.Key, Decision: DecisionUnexplained, Type: first.Type,
+		Message: fmt.Sprintf("recorded as decided on stream position %d, before this turn's decision at seq %d: not decided here (a stored commit sent again, or forged)", b, prev)}
+	d.Recorded, _, _ = canonical(first.Data)
+	l.v.diverge(d, key)
+	l.queue = append(l.queue, c)
+	return true
 }
 
 // basisOf is the stream position c's decision was taken on: its recorded

@@ -105,7 +105,11 @@ recording has no outcome for is shown as unknown, never invented.`,
 				} else {
 					writeVerify(w, rep)
 				}
-				if !rep.OK() || strict && !rep.StrictOK() {
+				if !rep.OK() {
+					return &exitError{code: 1}
+				}
+				if strict && !rep.StrictOK() {
+					fmt.Fprintf(cmd.ErrOrStderr(), "fledger replay: --strict: %d quarantined message(s) make this verification fail\n", len(rep.Quarantined))
 					return &exitError{code: 1}
 				}
 				return nil

@@ -77,7 +77,10 @@ service, finishes the projector's batch and closes the store.`,
 			defer stop()
 
 			var extra []events.Option
-			if natsListen > 0 && g.NATSURL == "" {
+			if natsListen > 0 && g.NATSURL != "" {
+				return fmt.Errorf("--nats-listen opens a port on the embedded NATS server, but --nats (or NATS_URL) names an existing server %s: drop one of them", g.NATSURL)
+			}
+			if natsListen > 0 {
 				// The listener requires a user: the read-only one may
 				// call the micro service's read endpoints.
 				extra = append(extra, events.WithListen(natsListen), events.WithReaderRequests(serve.MicroReadSubjects()...),

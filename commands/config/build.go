@@ -371,7 +371,11 @@ func (b *builder) msOrHours(path, msKey string, ms *int64, hKey string, hours *f
 			b.bad(path+"."+hKey, "%g is not a positive number of hours (at most a year)", h)
 			return
 		}
-		*dst = int64(math.Round(h * 3600000))
+		if ms := int64(math.Round(h * 3600000)); ms >= 1 {
+			*dst = ms
+		} else {
+			b.bad(path+"."+hKey, "%g hours is under a millisecond", h)
+		}
 	}
 }
 

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/commands/classify"
 	"github.com/fledger/fledger/commands/config"
@@ -301,6 +304,39 @@ func TestRace_TwoInstancesRacingReports(t *testing.T) {
 	}
 	if rep.Diverged != 1 || len(rep.Divergences) != 1 || rep.Divergences[0].Seq != res.Seq || rep.Divergences[0].Turn != "c0-t0" {
 		t.Fatalf("forged commit at seq %d: verify reported %d divergences %+v", res.Seq, rep.Diverged, rep.Divergences)
+	}
+
+	// A stored commit sent again byte for byte, without its message id
+	// (so the stream keeps both): its recorded basis lies before the
+	// turn's later decisions, so verify names the copy, not the original.
+	js, err := jetstream.New(st.Conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	str, err := js.Stream(ctx, events.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var orig *jetstream.RawStreamMsg
+	for seq := uint64(1); orig == nil; seq++ {
+		m, err := str.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := string(m.Data); strings.Contains(d, `"AttemptSucceeded"`) && strings.Contains(d, `"basis"`) && !strings.Contains(d, `"c0-t0"`) {
+			orig = m
+		}
+	}
+	ack, err := js.Publish(ctx, orig.Subject, orig.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err = replay.Verify(ctx, st, replay.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Diverged != 2 || rep.Divergences[1].Seq != ack.Sequence || !strings.Contains(rep.Divergences[1].Message, "sent again") {
+		t.Fatalf("copy of seq %d at seq %d: verify reported %d divergences %+v", orig.Sequence, ack.Sequence, rep.Diverged, rep.Divergences)
 	}
 }
 
