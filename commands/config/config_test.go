@@ -199,6 +199,12 @@ func TestParse_Errors(t *testing.T) {
 			[]string{"canonicalVersion: format 1 is read only from stored ConfigApplied events; a file is in format 2 (or leave the key out)"}},
 		{"newer canonical format", "canonicalVersion: 3",
 			[]string{"canonicalVersion: 3 is newer than this build's canonical format 2; upgrade fledger"}},
+		{"key given twice (YAML)", "agents:\n  defaults:\n    model:\n      primary: openai/gpt-5\n      primary: anthropic/claude-opus-4-6\n",
+			[]string{"not valid YAML or JSON: yaml: unmarshal errors:\n  line 5: key \"primary\" already set in map"}},
+		{"key given twice (JSON)", `{"agents": {"defaults": {"model": {"primary": "openai/gpt-5", "primary": "x/y"}}}}`,
+			[]string{"not valid YAML or JSON: yaml: unmarshal errors:\n  line 1: key \"primary\" already set in map"}},
+		{"hours under a millisecond", "auth: {cooldowns: {billingBackoffHours: 0.0000001}}",
+			[]string{"auth.cooldowns.billingBackoffHours: 1e-07 hours is under a millisecond"}},
 		{"several problems at once", "auth: {cooldowns: {rateLimit: x}}\nretry: {provider: {maxRetries: -2}}",
 			[]string{`auth.cooldowns.rateLimit: "x" is not ladder or exponential`, "retry.provider.maxRetries: -2 is negative"}},
 	}

@@ -114,7 +114,13 @@ func Parse(data []byte, source string, opts ...Option) (*Loaded, error) {
 	if len(data) > MaxFileBytes {
 		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: fmt.Sprintf("file is larger than %d bytes", MaxFileBytes)}}}
 	}
-	js, err := yaml.YAMLToJSON(data)
+	// A key given twice is an error in a file a user writes (the last one
+	// would silently win); stored history is read as it was written.
+	toJSON := yaml.YAMLToJSONStrict
+	if o.stored {
+		toJSON = yaml.YAMLToJSON
+	}
+	js, err := toJSON(data)
 	if err != nil {
 		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: "not valid YAML or JSON: " + err.Error()}}}
 	}
