@@ -12,8 +12,10 @@ type globals struct {
 	// and where projection databases live. Default ./fledger-data.
 	DataDir string
 	// NATSURL, when set, connects to an existing NATS server instead of
-	// starting the embedded one.
-	NATSURL string
+	// starting the embedded one; NATSFromEnv is whether it came from
+	// NATS_URL (errors then say so).
+	NATSURL     string
+	NATSFromEnv bool
 	// NATSUser, NATSPassword, NATSCreds, NATSTLSCA, NATSTLSCert and NATSTLSKey
 	// authenticate to NATSURL.
 	NATSUser, NATSPassword, NATSCreds  string
@@ -47,6 +49,7 @@ func newRootCmd() *cobra.Command {
 			// nats CLI (--nats "" forces the embedded server).
 			if !cmd.Flags().Changed("nats") {
 				g.NATSURL = os.Getenv("NATS_URL")
+				g.NATSFromEnv = g.NATSURL != ""
 			}
 			g.DataSet = cmd.Flags().Changed("data")
 			return nil

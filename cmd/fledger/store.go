@@ -54,6 +54,9 @@ func openStore(ctx context.Context, g *globals, extra ...events.Option) (events.
 		err = fmt.Errorf("%w (the listener of `fledger serve --nats-listen` requires a user: run with that server's --data, which holds %s and %s, or pass --nats-user %s --nats-password PASSWORD)",
 			err, events.ReaderCredentialsFile, events.WriterCredentialsFile, events.ReaderUser)
 	}
+	if err != nil && g.NATSFromEnv {
+		err = fmt.Errorf("%w (the server is NATS_URL=%s; unset it, or pass --nats \"\" for the embedded server)", err, g.NATSURL)
+	}
 	return st, err
 }
 
