@@ -46,6 +46,10 @@ var (
 	ErrStreamConfig = errors.New("events: incompatible stream config")
 	// ErrInvalidOption: an option was given an invalid value.
 	ErrInvalidOption = errors.New("events: invalid option")
+	// ErrReadOnly: an append on a store connected as the embedded
+	// listener's read-only user ([ReaderUser]); the server would refuse
+	// the publish without a reply, so the store refuses it at once.
+	ErrReadOnly = errors.New("events: connected as the read-only user " + ReaderUser + ": appends are refused (connect with the writer's credentials)")
 	// ErrClosed: the store was used after Close.
 	ErrClosed = errors.New("events: store closed")
 	// ErrUpcast: a stored event could not be upcast to its type's current

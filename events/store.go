@@ -424,6 +424,9 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 	if s.isClosed() {
 		return AppendResult{}, ErrClosed
 	}
+	if s.cfg.user == ReaderUser {
+		return AppendResult{}, ErrReadOnly
+	}
 	msg, envs, err := s.commitMsg(req)
 	if err != nil {
 		return AppendResult{}, err
