@@ -227,6 +227,7 @@ func Open(ctx context.Context, opts ...Option) (Store, error) {
 				return nil, err
 			}
 			cfg.user, cfg.password = user, pw
+			s.cfg.user = user // append refuses at once for the reader
 		}
 		if cfg.user != "" {
 			nopts = append(nopts, nats.UserInfo(cfg.user, cfg.password))
