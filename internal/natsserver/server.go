@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -131,6 +132,15 @@ func Start(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		opts.Users = users(cfg, writer, reader)
+	}
+	if cfg.Listen && cfg.Port > 0 {
+		// The server would only report "not ready" after its timeout.
+		l, err := net.Listen("tcp", net.JoinHostPort(opts.Host, strconv.Itoa(cfg.Port)))
+		if err != nil {
+			unlockDir(lock)
+			return nil, fmt.Errorf("natsserver: cannot listen on %s port %d: %w", opts.Host, cfg.Port, err)
+		}
+		_ = l.Close()
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
