@@ -197,7 +197,7 @@ func (c *committer) nudge() {
 }
 
 // run hands queued messages to flushes, at most groupInflight at a time:
-// while both are busy, arrivals gather into the next group.
+// while one is busy, arrivals gather into the next group.
 func (c *committer) run() {
 	defer c.wg.Done()
 	for {

@@ -25,12 +25,11 @@ type home struct {
 // already been decided by another writer (another engine or client
 // reporting on the same turn); nothing was appended by this one and the
 // turn is left to that writer.
+//
+// A decide function returns it when the turn is no longer at the step it
+// was called for; commit returns it when the store says the step's message
+// id was taken by another commit.
 var ErrStepTaken = errors.New("engine: the turn's step was decided by another writer")
-
-// errStepTaken is what a decide function returns when the turn is no
-// longer at the step it was called for; commit returns it too when the
-// store says the step's message id was taken by another commit.
-var errStepTaken = ErrStepTaken
 
 // commit decides and appends one decision atomically. decide runs with
 // the state's read lock held, so the state it sees, the guard sequence
@@ -49,7 +48,7 @@ var errStepTaken = ErrStepTaken
 // turn or the session), guarded the same way. A turn decision's message id
 // names the step it decides (stepMsgID), so two writers deciding the same
 // step of a turn, whatever subjects they store under, are stored once: the
-// loser gets errStepTaken.
+// loser gets ErrStepTaken.
 //
 // On a conflict commit waits until the state has folded the winning commit
 // and decides again, at most e.opt.retries times. An empty decision
@@ -144,7 +143,7 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 			if err := e.st.waitApplied(ctx, res.Seq); err != nil {
 				return dec, nil, err
 			}
-			return policy.Decision{}, nil, errStepTaken
+			return policy.Decision{}, nil, ErrStepTaken
 		}
 		e.commits.Add(1)
 		e.observeAppend(start)

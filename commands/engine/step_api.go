@@ -122,7 +122,7 @@ func (e *Engine) BeginTurn(ctx context.Context, req TurnRequest) (*Step, error) 
 	}
 	now := e.opt.clock.Now()
 	dec, evs, err := e.commit(ctx, now, home{agg: events.AggTurn, key: req.TurnID}, req.TurnID, e.decideStart(req, now))
-	if errors.Is(err, ErrTurnExists) || errors.Is(err, errStepTaken) {
+	if errors.Is(err, ErrTurnExists) || errors.Is(err, ErrStepTaken) {
 		if s, ok, err := e.existingTurn(ctx, req); ok || err != nil {
 			return s, err
 		}
@@ -186,7 +186,7 @@ func (e *Engine) ReportOutcome(ctx context.Context, turnID string, r AttemptRepo
 		unlock := e.lockOutcome(st.Current.ProfileID, out.OK)
 		dec, evs, err := e.commit(ctx, at, home{agg: events.AggTurn, key: turnID}, turnID, func() (policy.Decision, error) {
 			if cur := e.st.turns[turnID]; cur.Phase != policy.PhaseRunning || !cur.InFlight || cur.Current.Attempt != r.Attempt {
-				return policy.Decision{}, errStepTaken
+				return policy.Decision{}, ErrStepTaken
 			}
 			cur, env, err := e.turnEnv(turnID, at)
 			if err != nil {
@@ -195,7 +195,7 @@ func (e *Engine) ReportOutcome(ctx context.Context, turnID string, r AttemptRepo
 			return policy.OnOutcome(cur, env, out)
 		})
 		unlock()
-		if !errors.Is(err, errStepTaken) {
+		if !errors.Is(err, ErrStepTaken) {
 			if err != nil {
 				return nil, err
 			}
@@ -286,7 +286,7 @@ func (e *Engine) ResumeTurn(ctx context.Context, turnID string) (*Step, error) {
 		at := e.opt.clock.Now()
 		dec, evs, err := e.commit(ctx, at, home{agg: events.AggTurn, key: turnID}, turnID, func() (policy.Decision, error) {
 			if cur := e.st.turns[turnID]; cur.Phase != policy.PhaseWaiting || cur.ResumeAt != st.ResumeAt {
-				return policy.Decision{}, errStepTaken
+				return policy.Decision{}, ErrStepTaken
 			}
 			cur, env, err := e.turnEnv(turnID, at)
 			if err != nil {
@@ -297,7 +297,7 @@ func (e *Engine) ResumeTurn(ctx context.Context, turnID string) (*Step, error) {
 		switch {
 		case errors.Is(err, policy.ErrWaitNotOver):
 			return nil, &WaitNotOverError{TurnID: turnID, ResumeAt: st.ResumeAt, RemainingMs: max(st.ResumeAt-events.Millis(at), 0)}
-		case errors.Is(err, errStepTaken):
+		case errors.Is(err, ErrStepTaken):
 		case err != nil:
 			return nil, err
 		default:
