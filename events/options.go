@@ -66,6 +66,8 @@ type config struct {
 	logger          *slog.Logger
 	groupCommit     bool
 	timeout         time.Duration
+	retryUnknown    time.Duration // WithRetryUnknown
+	attemptTimeout  time.Duration
 }
 
 func defaultConfig() config {
@@ -78,6 +80,8 @@ func defaultConfig() config {
 		maxCommitBytes: DefaultMaxCommitBytes,
 		maxEvents:      DefaultMaxEventsPerCommit,
 		timeout:        DefaultTimeout,
+		retryUnknown:   DefaultRetryUnknown,
+		attemptTimeout: DefaultAttemptTimeout,
 	}
 }
 
@@ -174,14 +178,41 @@ func WithSyncAlways(always bool, interval time.Duration) Option {
 	}
 }
 
-// WithReplicas sets the stream's replica count (1, 3 or 5; default 1). The
-// embedded server supports only 1.
+// WithReplicas sets the replica count of the stream the store creates (1,
+// 3 or 5; default 1). A cluster given with [WithURL] needs at least that
+// many JetStream servers; the embedded server supports only 1. It applies
+// when the stream is created: an existing stream keeps the replicas (and
+// placement) its operator chose — [Open] accepts it and, when the counts
+// differ, logs the difference ([WithLogger]); change it with
+// `nats stream edit FLEDGER --replicas N`.
 func WithReplicas(n int) Option {
 	return func(c *config) error {
 		if n != 1 && n != 3 && n != 5 {
 			return invalid("replicas %d: want 1, 3 or 5", n)
 		}
 		c.replicas = n
+		return nil
+	}
+}
+
+// WithRetryUnknown sets how long an operation the stream does not answer
+// is retried (default [DefaultRetryUnknown]; 0 = send once): a request
+// lost to a stream leader election, a server restart or a lost connection.
+// An append is re-sent with the same message id and expectation, so it is
+// stored once whatever happened to the earlier sends; each send waits at
+// most attempt (default [DefaultAttemptTimeout], at most the timeout; 0
+// keeps the default). When the time runs out the error is an
+// *[UnavailableError] saying whether the append may have been stored.
+// [Open] checks that the duplicate window covers the retry time.
+func WithRetryUnknown(total, attempt time.Duration) Option {
+	return func(c *config) error {
+		if total < 0 || attempt < 0 {
+			return invalid("negative retry time")
+		}
+		c.retryUnknown = total
+		if attempt > 0 {
+			c.attemptTimeout = attempt
+		}
 		return nil
 	}
 }

@@ -176,11 +176,9 @@ func Open(ctx context.Context, opts ...Option) (Store, error) {
 			return nil, err
 		}
 	}
-	if cfg.dupWindow < 2*cfg.timeout {
-		// A turn step's message id de-duplicates racing writers only while
-		// the window covers the time from a decision's read to its append,
-		// which the timeout bounds (docs/engine.md "One outcome per step").
-		return nil, invalid("duplicate window %v is shorter than twice the timeout %v", cfg.dupWindow, cfg.timeout)
+	if need := cfg.neededDupWindow(); cfg.dupWindow < need {
+		return nil, invalid("duplicate window %v is shorter than %v (twice the timeout %v, and the retry time %v plus the timeout)",
+			cfg.dupWindow, need, cfg.timeout, cfg.retryUnknown)
 	}
 	s := &store{cfg: cfg, reg: cfg.registry, closed: make(chan struct{})}
 	if s.reg == nil {
@@ -253,7 +251,7 @@ func Open(ctx context.Context, opts ...Option) (Store, error) {
 	}
 	var err error
 	if s.js, err = jetstream.New(s.nc, jetstream.WithDefaultTimeout(cfg.timeout)); err == nil {
-		s.stream, err = ensureStream(ctx, s.js, s.streamConfig(), cfg.timeout)
+		s.stream, err = ensureStream(ctx, s.js, s.streamConfig(), cfg)
 	}
 	if err != nil {
 		_ = s.Close()
@@ -273,6 +271,16 @@ func Open(ctx context.Context, opts ...Option) (Store, error) {
 
 // headerRoom is the room left for message headers over the commit body.
 const headerRoom = 4 << 10
+
+// neededDupWindow is the shortest duplicate window the store's guarantees
+// hold with: a turn step's message id de-duplicates racing writers only
+// while the window covers the time from a decision's read to its append,
+// which the timeout bounds (docs/engine.md "One outcome per step"), and a
+// re-sent append ([WithRetryUnknown]) is stored once only while the window
+// still holds its first send.
+func (c config) neededDupWindow() time.Duration {
+	return max(2*c.timeout, c.retryUnknown+c.timeout)
+}
 
 func (s *store) streamConfig() jetstream.StreamConfig {
 	return jetstream.StreamConfig{
@@ -300,8 +308,11 @@ func (s *store) streamConfig() jetstream.StreamConfig {
 }
 
 // ensureStream creates the stream or checks the existing one against want.
-func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig, timeout time.Duration) (jetstream.Stream, error) {
-	ctx, cancel := withTimeout(ctx, timeout)
+// Settings that are the operator's choice (replicas, placement, a longer
+// duplicate window, a larger message size) are accepted; the replica count
+// differing from the one asked for is logged.
+func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig, cfg config) (jetstream.Stream, error) {
+	ctx, cancel := withTimeout(ctx, cfg.timeout)
 	defer cancel()
 	st, err := js.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -313,17 +324,31 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 		}
 	}
 	if err != nil {
+		if want.Replicas > 1 && strings.Contains(err.Error(), "insufficient resources") {
+			return nil, fmt.Errorf("events: create stream %s with %d replicas: %w (the cluster needs at least %d JetStream servers)", want.Name, want.Replicas, err, want.Replicas)
+		}
 		return nil, fmt.Errorf("events: stream %s: %w", want.Name, err)
 	}
-	if diffs := streamDiffs(st.CachedInfo().Config, want); len(diffs) > 0 {
+	have := st.CachedInfo().Config
+	if diffs := streamDiffs(have, want, cfg.neededDupWindow()); len(diffs) > 0 {
 		return nil, fmt.Errorf("%w: stream %s exists with %s; fledger will not change it — fix it with the nats CLI or use another server/data directory",
 			ErrStreamConfig, want.Name, strings.Join(diffs, "; "))
+	}
+	if have.Replicas != want.Replicas && cfg.logger != nil {
+		cfg.logger.Warn("the stream exists with another replica count than asked for; it is kept (change it with `nats stream edit "+want.Name+" --replicas N`)",
+			"stream", want.Name, "replicas", have.Replicas, "asked", want.Replicas)
 	}
 	return st, nil
 }
 
-// streamDiffs lists the settings of have that break the store's guarantees.
-func streamDiffs(have, want jetstream.StreamConfig) []string {
+// streamDiffs lists the settings of have that break the store's
+// guarantees: where events go (subjects), that they stay (storage, no
+// limits, discard new, deny delete and purge, not sealed), that an ack
+// means stored (persist mode), that a re-send is stored once (the
+// duplicate window, at least needDup) and that reads work (direct get,
+// message size). Replicas, placement, description and the like are the
+// operator's choice and never refused.
+func streamDiffs(have, want jetstream.StreamConfig, needDup time.Duration) []string {
 	var d []string
 	add := func(ok bool, format string, args ...any) {
 		if !ok {
@@ -337,8 +362,7 @@ func streamDiffs(have, want jetstream.StreamConfig) []string {
 		"limits max_msgs=%d max_bytes=%d max_age=%v max_msgs_per_subject=%d (events would be dropped; want none)",
 		have.MaxMsgs, have.MaxBytes, have.MaxAge, have.MaxMsgsPerSubject)
 	add(have.Discard == jetstream.DiscardNew, "discard %v (want new)", have.Discard)
-	add(have.Replicas == want.Replicas, "replicas %d (want %d)", have.Replicas, want.Replicas)
-	add(have.Duplicates == want.Duplicates, "duplicate window %v (want %v)", have.Duplicates, want.Duplicates)
+	add(have.Duplicates >= needDup, "duplicate window %v (want at least %v: a re-sent append must still be recognised)", have.Duplicates, needDup)
 	add(have.MaxMsgSize <= 0 || have.MaxMsgSize >= want.MaxMsgSize, "max message size %d (want >= %d)", have.MaxMsgSize, want.MaxMsgSize)
 	add(have.DenyDelete && have.DenyPurge, "deny_delete=%v deny_purge=%v (want both)", have.DenyDelete, have.DenyPurge)
 	add(have.AllowDirect, "allow_direct=false (want true)")
@@ -434,9 +458,17 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 	}
 	subject, guard, expected, body := req.Subject, req.Guard, req.Expected, msg.Data
 	id := msg.Header.Get(jetstream.MsgIDHeader)
+	// An unanswered send is re-sent with the same message id and
+	// expectation until answered (WithRetryUnknown): the server stores it
+	// once, and a send stored before reports a conflict found below.
+	var ack *jetstream.PubAck
+	err = s.retrying(ctx, "append", subject, func(actx context.Context) error {
+		var perr error
+		ack, perr = s.publish(actx, msg, req.Urgent)
+		return perr
+	})
 	pctx, cancel := withTimeout(ctx, s.cfg.timeout)
 	defer cancel()
-	ack, err := s.publish(pctx, msg, req.Urgent)
 	if err == nil {
 		res := AppendResult{Seq: ack.Sequence, Duplicate: ack.Duplicate}
 		if res.Duplicate {
@@ -455,7 +487,14 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 		// The server checks the expectation before de-duplication, so a
 		// re-sent commit whose first send was stored reports a conflict:
 		// look for its id among the guard's messages after expected.
-		if seq, ok := s.findMsgID(pctx, guard, expected, id); ok {
+		seq, ok, ferr := s.findMsgID(pctx, guard, expected, id)
+		if ferr != nil {
+			// Whether the conflict is a send of ours stored before is
+			// not known: say so rather than report a conflict.
+			return AppendResult{}, &UnavailableError{Op: "append", Subject: subject, Outcome: OutcomeUnknown, Attempts: 1,
+				Err: fmt.Errorf("looking for the commit's id after a conflict: %w", ferr)}
+		}
+		if ok {
 			res := AppendResult{Seq: seq, Duplicate: true}
 			if id != envs[0].ID {
 				res.Taken = s.takenBy(pctx, seq, envs[0].ID)
@@ -526,8 +565,8 @@ func (s *store) commitMsg(req AppendRequest) (*nats.Msg, []Envelope, error) {
 // taken as another one: the caller then re-reads the stream, which is
 // safe either way.
 func (s *store) takenBy(ctx context.Context, seq uint64, firstID string) bool {
-	m, err := s.stream.GetMsg(ctx, seq)
-	if err != nil {
+	m, err := s.leaderNext(ctx, seq, "")
+	if err != nil || m == nil || m.Seq != seq {
 		return true
 	}
 	var c struct {
@@ -545,18 +584,83 @@ func (s *store) takenBy(ctx context.Context, seq uint64, firstID string) bool {
 // a re-sent commit's id after a conflict.
 const dupScanLimit = 64
 
-func (s *store) findMsgID(ctx context.Context, guard string, after uint64, id string) (uint64, bool) {
-	var found uint64
-	n := 0
-	_ = s.scan(ctx, after+1, guard, dupScanLimit, func(seq uint64, _ string, m *nats.Msg) bool {
-		n++
-		if m.Header.Get(jetstream.MsgIDHeader) == id {
-			found = seq
-			return false
+// findMsgID looks for the message id among guard's messages after
+// sequence after. It reads through the stream leader (not a direct get,
+// which a follower may answer before it holds the message the leader just
+// compared against).
+func (s *store) findMsgID(ctx context.Context, guard string, after uint64, id string) (uint64, bool, error) {
+	from := after + 1
+	for range dupScanLimit {
+		m, err := s.leaderNext(ctx, from, guard)
+		if err != nil {
+			return 0, false, err
 		}
-		return n < dupScanLimit
-	})
-	return found, found != 0
+		if m == nil {
+			return 0, false, nil
+		}
+		if m.MsgID == id {
+			return m.Seq, true, nil
+		}
+		from = m.Seq + 1
+	}
+	return 0, false, nil
+}
+
+// leaderNext is the first message at or after seq on filter, read with a
+// stream message-get API request (answered by the stream leader: the
+// jetstream package would use a direct get, which any replica answers);
+// nil when there is none.
+func (s *store) leaderNext(ctx context.Context, seq uint64, filter string) (*leaderMsg, error) {
+	req, _ := json.Marshal(struct {
+		Seq     uint64 `json:"seq"`
+		NextFor string `json:"next_by_subj,omitempty"`
+	}{seq, filter})
+	rctx, cancel := withTimeout(ctx, s.cfg.timeout)
+	defer cancel()
+	resp, err := s.nc.RequestWithContext(rctx, "$JS.API.STREAM.MSG.GET."+StreamName, req)
+	if err != nil {
+		return nil, fmt.Errorf("events: read %s from sequence %d: %w", filter, seq, err)
+	}
+	var r struct {
+		Message *struct {
+			Seq  uint64 `json:"seq"`
+			Hdrs []byte `json:"hdrs"`
+			Data []byte `json:"data"`
+		} `json:"message"`
+		Error *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(resp.Data, &r); err != nil {
+		return nil, fmt.Errorf("events: read %s from sequence %d: %w", filter, seq, err)
+	}
+	if r.Error != nil {
+		if r.Error.Code == 404 {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("events: read %s from sequence %d: %w", filter, seq, r.Error)
+	}
+	if r.Message == nil {
+		return nil, nil
+	}
+	return &leaderMsg{Seq: r.Message.Seq, MsgID: headerValue(r.Message.Hdrs, jetstream.MsgIDHeader), Data: r.Message.Data}, nil
+}
+
+// leaderMsg is what findMsgID needs of a stored message.
+type leaderMsg struct {
+	Seq   uint64
+	MsgID string
+	Data  []byte
+}
+
+// headerValue reads one header from a stored message's raw NATS/1.0
+// header block.
+func headerValue(hdrs []byte, key string) string {
+	for _, line := range strings.Split(string(hdrs), "\r\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.EqualFold(strings.TrimSpace(k), key) {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 // schemaError wraps a validator's error as an EventError naming the field.
@@ -667,8 +771,20 @@ func (s *store) ReadSubject(ctx context.Context, filter string) ([]Event, uint64
 		out  []Event
 		last uint64
 	)
-	err := s.readDecoded(ctx, 1, filter, func(d *decodedMsg) bool {
-		last = d.seq
+	// A read the stream does not answer (an election) starts again.
+	err := s.retryingEach(ctx, "read", filter, 0, func(ctx context.Context) error {
+		out, last = nil, 0
+		return s.readSubject(ctx, filter, &out, &last)
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, last, nil
+}
+
+func (s *store) readSubject(ctx context.Context, filter string, out *[]Event, last *uint64) error {
+	return s.readDecoded(ctx, 1, filter, func(d *decodedMsg) bool {
+		*last = d.seq
 		if d.err != nil {
 			// Quarantined: not a fledger commit (docs/events.md).
 			if s.cfg.logger != nil {
@@ -676,13 +792,9 @@ func (s *store) ReadSubject(ctx context.Context, filter string) ([]Event, uint64
 			}
 			return true
 		}
-		out = append(out, d.evs...)
+		*out = append(*out, d.evs...)
 		return true
 	})
-	if err != nil {
-		return nil, 0, err
-	}
-	return out, last, nil
 }
 
 // Read implements [Store]. Messages are decoded ahead of the caller on
@@ -730,7 +842,7 @@ func (s *store) Watch(ctx context.Context, from uint64) iter.Seq2[Event, error] 
 			yield(Event{}, fmt.Errorf("events: watch: %w", err))
 			return
 		}
-		it, err := cons.Messages(jetstream.PullMaxMessages(readBatch))
+		it, err := cons.Messages(append([]jetstream.PullMessagesOpt{jetstream.PullMaxMessages(readBatch)}, FollowPullOpts()...)...)
 		if err != nil {
 			yield(Event{}, fmt.Errorf("events: watch: %w", err))
 			return
@@ -781,24 +893,31 @@ func (s *store) LastSeq(ctx context.Context, filter string) (uint64, error) {
 	if s.isClosed() {
 		return 0, ErrClosed
 	}
-	ctx, cancel := withTimeout(ctx, s.cfg.timeout)
-	defer cancel()
-	if filter == "" {
-		info, err := s.stream.Info(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("events: last sequence: %w", err)
+	if filter != "" {
+		if err := checkFilter(filter); err != nil {
+			return 0, err
 		}
-		return info.State.LastSeq, nil
 	}
-	if err := checkFilter(filter); err != nil {
-		return 0, err
-	}
-	m, err := s.stream.GetLastMsgForSubject(ctx, filter)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("events: last sequence of %s: %w", filter, err)
-	}
-	return m.Sequence, nil
+	var last uint64
+	err := s.retrying(ctx, "last sequence", filter, func(ctx context.Context) error {
+		if filter == "" {
+			info, err := s.stream.Info(ctx)
+			if err != nil {
+				return fmt.Errorf("events: last sequence: %w", err)
+			}
+			last = info.State.LastSeq
+			return nil
+		}
+		m, err := s.stream.GetLastMsgForSubject(ctx, filter)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			last = 0
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("events: last sequence of %s: %w", filter, err)
+		}
+		last = m.Sequence
+		return nil
+	})
+	return last, err
 }

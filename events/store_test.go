@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -433,11 +435,22 @@ func TestOpen_ByURLSharesTheStream(t *testing.T) {
 	if len(got) != 2 || last != 1 {
 		t.Fatalf("embedded side read %d events up to %d", len(got), last)
 	}
-	// A store that wants another stream config refuses to use it.
-	_, err = events.Open(ctx, events.WithURL(url), writer, events.WithDuplicateWindow(7*60e9))
+	// A store whose guarantees need a longer duplicate window than the
+	// stream has (a 90 s timeout needs 3 min) refuses to use it, naming it.
+	_, err = events.Open(ctx, events.WithURL(url), writer, events.WithTimeout(90*time.Second), events.WithDuplicateWindow(3*time.Minute))
 	require_ErrorIs(t, err, events.ErrStreamConfig)
-	if !strings.Contains(err.Error(), "duplicate window") {
+	if !strings.Contains(err.Error(), "duplicate window 2m0s (want at least 3m0s") {
 		t.Fatalf("error %q does not say what differs", err)
+	}
+	// Settings that are the operator's choice are accepted as they are: a
+	// longer window asked for, or another replica count (logged).
+	var logs strings.Builder
+	other, err := events.Open(ctx, events.WithURL(url), writer, events.WithDuplicateWindow(7*time.Minute),
+		events.WithReplicas(3), events.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	require_NoError(t, err)
+	other.Close()
+	if !strings.Contains(logs.String(), "replicas=1 asked=3") {
+		t.Fatalf("replica difference not logged: %q", logs.String())
 	}
 }
 

@@ -20,6 +20,8 @@ type globals struct {
 	// authenticate to NATSURL.
 	NATSUser, NATSPassword, NATSCreds  string
 	NATSTLSCA, NATSTLSCert, NATSTLSKey string
+	// Replicas is --replicas: the stream's replica count when created.
+	Replicas int
 	// Writes is set by the commands that append (run, serve, config
 	// apply, auth order set/clear): with --nats naming the loopback
 	// listener of an embedded server on --data and no credentials given,
@@ -64,6 +66,7 @@ func newRootCmd() *cobra.Command {
 	pf.StringVar(&g.NATSTLSCA, "nats-tls-ca", "", "CA certificate file to verify the NATS server")
 	pf.StringVar(&g.NATSTLSCert, "nats-tls-cert", "", "client certificate file for NATS TLS")
 	pf.StringVar(&g.NATSTLSKey, "nats-tls-key", "", "client key file for NATS TLS")
+	pf.IntVar(&g.Replicas, "replicas", 1, "replicas of the FLEDGER stream when fledger creates it on --nats (1, 3 or 5; an existing stream keeps its own; the embedded server has 1)")
 	for _, f := range subcommands {
 		root.AddCommand(f(g))
 	}

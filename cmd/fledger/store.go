@@ -16,10 +16,11 @@ import (
 // embedded server on --data, or --nats with its credentials and TLS
 // files. --nats-password falls back to $FLEDGER_NATS_PASSWORD.
 func (g *globals) storeOptions() []events.Option {
+	replicas := max(g.Replicas, 1)
 	if g.NATSURL == "" {
-		return []events.Option{events.WithDataDir(g.DataDir)}
+		return []events.Option{events.WithDataDir(g.DataDir), events.WithReplicas(replicas)}
 	}
-	opts := []events.Option{events.WithURL(g.NATSURL)}
+	opts := []events.Option{events.WithURL(g.NATSURL), events.WithReplicas(replicas)}
 	pw := g.NATSPassword
 	if pw == "" {
 		pw = os.Getenv("FLEDGER_NATS_PASSWORD")

@@ -56,7 +56,7 @@ func (s *state) follow(ctx context.Context, st events.Store, reg *events.Registr
 		}
 		evs, derr := reg.DecodeCommit(m.Data(), seq, subj)
 		s.apply(seq, subj, evs, derr)
-	}, jetstream.PullMaxMessages(512))
+	}, append([]jetstream.PullConsumeOpt{jetstream.PullMaxMessages(512)}, events.FollowConsumeOpts()...)...)
 	if err != nil {
 		return nil, fmt.Errorf("engine: watch %s: %w", s.agent, err)
 	}

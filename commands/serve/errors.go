@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fledger/fledger/commands/engine"
 	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/events"
 )
 
 // APIError is an error answered to a client: an HTTP status, a stable
@@ -20,6 +22,8 @@ type APIError struct {
 	Detail string
 	// RetryAfterMs, when > 0, is sent as Retry-After (seconds, rounded up).
 	RetryAfterMs int64
+	// Recorded is ErrorBody.Recorded.
+	Recorded string
 }
 
 func (e *APIError) Error() string { return e.Code + ": " + e.Detail }
@@ -84,6 +88,8 @@ func toAPI(err error) (*APIError, bool) {
 	case errors.Is(err, engine.ErrConflictRetries):
 		return &APIError{Status: http.StatusServiceUnavailable, Code: CodeContention, RetryAfterMs: 100,
 			Detail: "too many concurrent writers on the same profile or turn; retry"}, true
+	case errors.Is(err, events.ErrUnavailable):
+		return unavailable(err), true
 	case errors.Is(err, engine.ErrClosed):
 		return apiErr(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down"), true
 	}
@@ -104,4 +110,28 @@ func userDetail(err error) string {
 		}
 	}
 	return msg
+}
+
+// Recorded values of a 503 unavailable (ErrorBody.Recorded).
+const (
+	RecordedNo      = "no"
+	RecordedUnknown = "unknown"
+)
+
+// unavailableRetryMs is the Retry-After of a store outage: about the time
+// a 3-node cluster takes to elect a new stream leader.
+const unavailableRetryMs = 2000
+
+// unavailable answers a store outage: 503 with Retry-After, saying whether
+// the step was recorded, so a gateway knows to re-send rather than give up.
+func unavailable(err error) *APIError {
+	var ue *events.UnavailableError
+	e := &APIError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfterMs: unavailableRetryMs, Recorded: RecordedNo,
+		Detail: "the event store did not answer (no stream leader, or the NATS server is unreachable): nothing was recorded; retry the request"}
+	if errors.As(err, &ue) && ue.Outcome == events.OutcomeUnknown {
+		e.Recorded = RecordedUnknown
+		e.Detail = fmt.Sprintf("the event store did not confirm the write within %v (no stream leader, or the NATS server is unreachable): it may be recorded; re-send the same request — it is idempotent and is recorded once",
+			ue.Waited.Round(time.Second))
+	}
+	return e
 }

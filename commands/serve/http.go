@@ -41,6 +41,7 @@ var Routes = []Route{
 	{"GET", "/v1/profiles"},
 	{"GET", "/v1/decisions"},
 	{"GET", "/healthz"},
+	{"GET", "/readyz"},
 	{"GET", "/metrics"},
 }
 
@@ -110,6 +111,10 @@ func (s *Service) Handler() http.Handler {
 			h, code := s.Health(r.Context())
 			writeJSON(w, code, h)
 		}),
+		"GET /readyz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h, code := s.Ready(r.Context())
+			writeJSON(w, code, h)
+		}),
 		"GET /metrics": s.metrics.handler,
 	}
 	for _, rt := range Routes {
@@ -142,7 +147,7 @@ func (s *Service) guard(mux *http.ServeMux) http.Handler {
 			}
 			s.metrics.observe(route, rw.code(), time.Since(start))
 		}()
-		if s.cfg.Token != "" && pattern != "GET /healthz" {
+		if s.cfg.Token != "" && pattern != "GET /healthz" && pattern != "GET /readyz" {
 			got, ok := bearerToken(r.Header.Get("Authorization"))
 			sum := sha256.Sum256([]byte(got))
 			if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
@@ -341,7 +346,7 @@ func writeError(w http.ResponseWriter, e *APIError) {
 	if e.RetryAfterMs > 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt((e.RetryAfterMs+999)/1000, 10))
 	}
-	writeJSON(w, e.Status, ErrorBody{Error: e.Code, Detail: e.Detail})
+	writeJSON(w, e.Status, ErrorBody{Error: e.Code, Detail: e.Detail, Recorded: e.Recorded})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -24,12 +25,23 @@ type projector struct {
 	once  sync.Once
 	ctx   context.Context
 	abort context.CancelFunc
+
+	every time.Duration
+	// health: the last catch-up error and since when catch-ups fail; the
+	// checkpoint last seen advancing and when (guarded by hmu, not mu, so
+	// a health check never waits for a running catch-up).
+	hmu          sync.Mutex
+	lastErr      error
+	failingSince time.Time
+	lastCP       uint64
+	advancedAt   time.Time
 }
 
 func startProjector(db *projections.DB, src events.Store, every time.Duration, log *slog.Logger) *projector {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &projector{db: db, src: src, log: log, p: projections.NewProjector(db, projections.WithSkipUnknown(true)),
-		quit: make(chan struct{}), done: make(chan struct{}), ctx: ctx, abort: cancel}
+		quit: make(chan struct{}), done: make(chan struct{}), ctx: ctx, abort: cancel,
+		every: every, advancedAt: time.Now()}
 	go p.loop(every)
 	return p
 }
@@ -57,13 +69,53 @@ func (p *projector) catchUp(ctx context.Context) (uint64, error) {
 	defer p.mu.Unlock()
 	to, err := p.src.LastSeq(ctx, "")
 	if err != nil {
+		p.record(0, err)
 		return 0, err
 	}
 	if cp, err := p.db.Checkpoint(ctx); err == nil && cp >= to {
+		p.record(cp, nil)
 		return cp, nil
 	}
 	res, err := p.p.CatchUp(ctx, p.src, to)
+	p.record(res.To, err)
 	return res.To, err
+}
+
+// record notes a catch-up's result for the health check.
+func (p *projector) record(cp uint64, err error) {
+	p.hmu.Lock()
+	defer p.hmu.Unlock()
+	now := time.Now()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		if p.lastErr == nil {
+			p.failingSince = now
+		}
+		p.lastErr = err
+		return
+	}
+	p.lastErr = nil
+	if cp > p.lastCP {
+		p.lastCP, p.advancedAt = cp, now
+	}
+}
+
+// failing is the last catch-up's error and how long catch-ups have failed
+// (nil when the last one succeeded).
+func (p *projector) failing() (error, time.Duration) {
+	p.hmu.Lock()
+	defer p.hmu.Unlock()
+	if p.lastErr == nil {
+		return nil, 0
+	}
+	return p.lastErr, time.Since(p.failingSince)
+}
+
+// stalled reports whether the projections, lag messages behind, have not
+// advanced for several catch-up intervals (at least 5 s).
+func (p *projector) stalled(lag uint64) bool {
+	p.hmu.Lock()
+	defer p.hmu.Unlock()
+	return lag > 0 && time.Since(p.advancedAt) > max(10*p.every, 5*time.Second)
 }
 
 func (p *projector) checkpoint(ctx context.Context) uint64 {

@@ -593,61 +593,6 @@ func (s *Service) Decisions(ctx context.Context, r *DecisionsRequest) (*Decision
 	return out, nil
 }
 
-// maxHealthSeqs bounds the quarantined sequences GET /healthz names.
-const maxHealthSeqs = 20
-
-// Health reports the store's reachability and the projection lag (GET
-// /healthz). Status is ok; degraded (still 200) when the projections
-// quarantined stored messages that are not fledger commits or found
-// sequences missing, naming the count; or unavailable (503) with the
-// error.
-func (s *Service) Health(ctx context.Context) (*Health, int) {
-	h := &Health{Status: "ok", Agents: s.Agents()}
-	last, err := s.cfg.Store.LastSeq(ctx, "")
-	if err != nil {
-		h.Status, h.Error = "unavailable", "event store unreachable"
-		s.cfg.Log.Warn("healthz: store", "err", err)
-		return h, http.StatusServiceUnavailable
-	}
-	h.LastSeq = last
-	if s.proj != nil {
-		h.Checkpoint = s.proj.checkpoint(ctx)
-		if last > h.Checkpoint {
-			h.Lag = last - h.Checkpoint
-		}
-		if q, err := s.proj.db.Quarantined(ctx); err != nil {
-			s.cfg.Log.Warn("healthz: quarantined", "err", err)
-		} else if len(q) > 0 {
-			h.Status, h.Quarantined = "degraded", len(q)
-			var msgs, gaps []string
-			for i, r := range q {
-				if i < maxHealthSeqs {
-					h.QuarantinedSeqs = append(h.QuarantinedSeqs, r.Seq)
-				}
-				switch {
-				case r.Kind == projections.QuarantineMissing:
-					gaps = append(gaps, events.GapText(r.Seq, r.LastSeq))
-				case len(msgs) < maxHealthSeqs:
-					msgs = append(msgs, fmt.Sprintf("seq %d (%s, %d bytes)", r.Seq, r.Subject, r.Size))
-				}
-			}
-			var parts []string
-			if n := len(q) - len(gaps); n > 0 {
-				what := "stored messages are not fledger commits"
-				if n == 1 {
-					what = "stored message is not a fledger commit"
-				}
-				parts = append(parts, fmt.Sprintf("%d %s, quarantined: %s", n, what, strings.Join(msgs, ", ")))
-			}
-			if len(gaps) > 0 {
-				parts = append(parts, "missing from the stream: "+strings.Join(gaps, "; "))
-			}
-			h.Detail = strings.Join(parts, "; ") + " (see `fledger events`)"
-		}
-	}
-	return h, http.StatusOK
-}
-
 // SetAuthOrder is `models auth order set|clear` (POST
 // /v1/agents/{agent}/auth/order/{provider}).
 func (s *Service) SetAuthOrder(ctx context.Context, r *AuthOrderRequest) (*AuthOrderResult, error) {

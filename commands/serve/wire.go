@@ -279,7 +279,14 @@ type DecisionsView struct {
 
 // Health is GET /healthz.
 type Health struct {
+	// Status is ok; degraded (HTTP 200: the service answers) when a part
+	// listed in Degraded is impaired but turns can be served; unavailable
+	// (HTTP 503) when the store cannot take writes.
 	Status string `json:"status"`
+	// Degraded names each impaired part in words, prefixed by the part:
+	// "store: …" (NATS connection), "stream: …" (leader, replicas),
+	// "projections: …" (behind, stopped, quarantined messages).
+	Degraded []string `json:"degraded,omitempty"`
 	// LastSeq is the stream's last sequence; Checkpoint the projections'
 	// and Lag the difference.
 	LastSeq    uint64   `json:"last_seq"`
@@ -287,6 +294,8 @@ type Health struct {
 	Lag        uint64   `json:"lag"`
 	Agents     []string `json:"agents"`
 	Error      string   `json:"error,omitempty"`
+	// Store is what the health check learned of the stream.
+	Store *StoreHealth `json:"store,omitempty"`
 	// Quarantined counts the stored messages the projections skipped
 	// because they are not fledger commits, plus the runs of sequences
 	// missing from the stream; QuarantinedSeqs names the first sequences
@@ -297,10 +306,27 @@ type Health struct {
 	Detail          string   `json:"detail,omitempty"`
 }
 
+// StoreHealth is the stream's state as the health check saw it.
+type StoreHealth struct {
+	Connected bool   `json:"connected"`
+	Server    string `json:"server,omitempty"`
+	// Leader is the server leading the stream ("" = none known).
+	Leader   string `json:"leader,omitempty"`
+	Replicas int    `json:"replicas,omitempty"`
+	// Current counts the replicas holding the stream up to date.
+	Current int      `json:"current"`
+	Lagging []string `json:"lagging,omitempty"`
+}
+
 // ErrorBody is every error's JSON shape.
 type ErrorBody struct {
 	// Error is a stable machine-readable code (e.g. unknown_turn); Detail
 	// says what was wrong in words.
 	Error  string `json:"error"`
 	Detail string `json:"detail"`
+	// Recorded, on a 503 unavailable, says what became of the request:
+	// "no" (nothing was recorded: retry) or "unknown" (the store did not
+	// confirm a write: re-send the same request, which is idempotent and
+	// recorded once).
+	Recorded string `json:"recorded,omitempty"`
 }

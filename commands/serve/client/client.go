@@ -7,13 +7,17 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Client calls one fledger server.
@@ -24,7 +28,18 @@ type Client struct {
 	Token string
 	// HTTP is the HTTP client (default http.DefaultClient).
 	HTTP *http.Client
+	// RetryFor bounds how long a request answered 503 (the event store
+	// unavailable, e.g. during a stream leader election, or contention) is
+	// retried, waiting as Retry-After says (default [DefaultRetryFor];
+	// negative = never retry). Turn operations are idempotent and retried
+	// whatever the 503 says; session commands only when nothing was
+	// recorded.
+	RetryFor time.Duration
 }
+
+// DefaultRetryFor is how long a 503 is retried by default: longer than a
+// 3-node cluster's stream leader election plus the server's own retry.
+const DefaultRetryFor = 30 * time.Second
 
 // New returns a client of baseURL.
 func New(baseURL, token string) *Client {
@@ -37,6 +52,11 @@ type Error struct {
 	Status int
 	Code   string `json:"error"`
 	Detail string `json:"detail"`
+	// Recorded, on 503 unavailable: "no" (nothing was recorded) or
+	// "unknown" (re-send the same request: it is recorded once).
+	Recorded string `json:"recorded,omitempty"`
+	// RetryAfter is the answer's Retry-After (0 = none).
+	RetryAfter time.Duration `json:"-"`
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("fledger: %d %s: %s", e.Status, e.Code, e.Detail) }
@@ -121,21 +141,30 @@ type Outcome struct {
 }
 
 // Begin opens a turn: POST /v1/turns.
+// Without a TurnID the client picks one, so a begin it re-sends (after a
+// 503 or a lost answer) opens the turn once.
 func (c *Client) Begin(ctx context.Context, r BeginRequest) (*Step, error) {
+	if r.TurnID == "" {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		r.TurnID = "t-" + hex.EncodeToString(b[:])
+	}
 	var out Step
-	return &out, c.do(ctx, http.MethodPost, "/v1/turns", r, &out)
+	return &out, c.send(ctx, http.MethodPost, "/v1/turns", r, &out, true)
 }
 
 // Report reports an attempt's outcome: POST /v1/turns/{id}/outcomes.
 func (c *Client) Report(ctx context.Context, turnID string, o Outcome) (*Step, error) {
 	var out Step
-	return &out, c.do(ctx, http.MethodPost, "/v1/turns/"+url.PathEscape(turnID)+"/outcomes", o, &out)
+	return &out, c.send(ctx, http.MethodPost, "/v1/turns/"+url.PathEscape(turnID)+"/outcomes", o, &out, true)
 }
 
 // Resume continues a turn after a wait: POST /v1/turns/{id}/resume.
 func (c *Client) Resume(ctx context.Context, turnID string) (*Step, error) {
 	var out Step
-	return &out, c.do(ctx, http.MethodPost, "/v1/turns/"+url.PathEscape(turnID)+"/resume", nil, &out)
+	return &out, c.send(ctx, http.MethodPost, "/v1/turns/"+url.PathEscape(turnID)+"/resume", nil, &out, true)
 }
 
 // Turn reads a turn (GET /v1/turns/{id}) into out (any JSON shape).
@@ -218,6 +247,51 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	return c.send(ctx, method, path, body, out, method == http.MethodGet)
+}
+
+// send is one request, retried while it is answered 503 and may be
+// retried (see Client.RetryFor); idempotent says a write whose outcome is
+// unknown may be re-sent.
+func (c *Client) send(ctx context.Context, method, path string, body, out any, idempotent bool) error {
+	limit := c.RetryFor
+	if limit == 0 {
+		limit = DefaultRetryFor
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		err := c.once(ctx, method, path, body, out)
+		var e *Error
+		if !errors.As(err, &e) || !e.retryable(idempotent) || limit < 0 {
+			return err
+		}
+		wait := min(max(e.RetryAfter, 100*time.Millisecond), 5*time.Second)
+		if time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
+// retryable: a 503 the server says may be retried.
+func (e *Error) retryable(idempotent bool) bool {
+	if e.Status != http.StatusServiceUnavailable {
+		return false
+	}
+	switch e.Code {
+	case "contention":
+		return true
+	case "unavailable":
+		return e.Recorded != "unknown" || idempotent
+	}
+	return false
+}
+
+func (c *Client) once(ctx context.Context, method, path string, body, out any) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -253,6 +327,9 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		e := &Error{Status: resp.StatusCode}
 		if json.Unmarshal(b, e) != nil {
 			e.Code, e.Detail = "http_"+strconv.Itoa(resp.StatusCode), strings.TrimSpace(string(b))
+		}
+		if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n > 0 {
+			e.RetryAfter = time.Duration(n) * time.Second
 		}
 		return e
 	}

@@ -1,0 +1,123 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/projections"
+)
+
+// HealthBudget bounds a health check: GET /healthz and /readyz answer
+// within it whatever the store does (a stream without a leader does not
+// answer at all), saying what they could not learn.
+const HealthBudget = 800 * time.Millisecond
+
+// maxHealthSeqs bounds the quarantined sequences GET /healthz names.
+const maxHealthSeqs = 20
+
+// Health reports each part the service depends on (GET /healthz): the
+// NATS connection and the stream (leader, replicas), and the projections
+// (lag, a catch-up that keeps failing, quarantined messages). Status is ok;
+// degraded (200) naming the impaired parts in Degraded; or unavailable
+// (503) when the store cannot take writes (not connected, or the stream
+// has no leader). It answers within [HealthBudget].
+func (s *Service) Health(ctx context.Context) (*Health, int) {
+	ctx, cancel := context.WithTimeout(ctx, HealthBudget)
+	defer cancel()
+	h := &Health{Status: "ok", Agents: s.Agents()}
+	st := events.Status(ctx, s.cfg.Store)
+	h.Store = &StoreHealth{Connected: st.Connected, Server: st.Server, Leader: st.Leader,
+		Replicas: st.Replicas, Current: st.Current, Lagging: st.Lagging}
+	code := http.StatusOK
+	switch {
+	case !st.Connected:
+		h.Status, h.Error = "unavailable", "event store unreachable"
+		h.Degraded = append(h.Degraded, "store: not connected to NATS")
+		code = http.StatusServiceUnavailable
+	case st.Err != nil || st.Leader == "":
+		h.Status, h.Error = "unavailable", "the stream has no leader"
+		what := "stream: no leader"
+		if errors.Is(st.Err, context.DeadlineExceeded) {
+			what += fmt.Sprintf(" (stream info not answered within %v: an election, or the stream's servers are down)", HealthBudget)
+		} else if st.Err != nil {
+			what += " (" + st.Err.Error() + ")"
+		}
+		h.Degraded = append(h.Degraded, what)
+		code = http.StatusServiceUnavailable
+	default:
+		h.LastSeq = st.LastSeq
+		if len(st.Lagging) > 0 {
+			h.Degraded = append(h.Degraded, fmt.Sprintf("stream: %d of %d replicas current (%s)", st.Current, st.Replicas, strings.Join(st.Lagging, ", ")))
+		}
+	}
+	if s.proj != nil {
+		s.projectionHealth(ctx, h)
+	}
+	if code == http.StatusOK && len(h.Degraded) > 0 {
+		h.Status = "degraded"
+	}
+	if code != http.StatusOK {
+		s.cfg.Log.Warn("healthz", "degraded", strings.Join(h.Degraded, "; "))
+	}
+	return h, code
+}
+
+// Ready reports whether the service can take turns now (GET /readyz, for
+// load balancers): 200 when the store is connected and the stream has a
+// leader, else 503, with the same body as /healthz.
+func (s *Service) Ready(ctx context.Context) (*Health, int) {
+	h, code := s.Health(ctx)
+	return h, code
+}
+
+// projectionHealth adds the projections' part to h.
+func (s *Service) projectionHealth(ctx context.Context, h *Health) {
+	h.Checkpoint = s.proj.checkpoint(ctx)
+	if h.LastSeq > h.Checkpoint {
+		h.Lag = h.LastSeq - h.Checkpoint
+	}
+	if err, since := s.proj.failing(); err != nil {
+		h.Degraded = append(h.Degraded, fmt.Sprintf("projections: catch-up failing for %v (%s)", since.Round(time.Second), userDetail(err)))
+	} else if h.Lag > 0 && s.proj.stalled(h.Lag) {
+		h.Degraded = append(h.Degraded, fmt.Sprintf("projections: behind by %d messages and not advancing", h.Lag))
+	}
+	q, err := s.proj.db.Quarantined(ctx)
+	if err != nil {
+		s.cfg.Log.Warn("healthz: quarantined", "err", err)
+		return
+	}
+	if len(q) == 0 {
+		return
+	}
+	h.Quarantined = len(q)
+	var msgs, gaps []string
+	for i, r := range q {
+		if i < maxHealthSeqs {
+			h.QuarantinedSeqs = append(h.QuarantinedSeqs, r.Seq)
+		}
+		switch {
+		case r.Kind == projections.QuarantineMissing:
+			gaps = append(gaps, events.GapText(r.Seq, r.LastSeq))
+		case len(msgs) < maxHealthSeqs:
+			msgs = append(msgs, fmt.Sprintf("seq %d (%s, %d bytes)", r.Seq, r.Subject, r.Size))
+		}
+	}
+	var parts []string
+	if n := len(q) - len(gaps); n > 0 {
+		what := "stored messages are not fledger commits"
+		if n == 1 {
+			what = "stored message is not a fledger commit"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s, quarantined: %s", n, what, strings.Join(msgs, ", ")))
+	}
+	if len(gaps) > 0 {
+		parts = append(parts, "missing from the stream: "+strings.Join(gaps, "; "))
+	}
+	h.Detail = strings.Join(parts, "; ") + " (see `fledger events`)"
+	h.Degraded = append(h.Degraded, "projections: "+h.Detail)
+}

@@ -1,0 +1,97 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// FollowPullOpts are the pull settings fledger's followers (Watch, the
+// engine's consumer) use: a heartbeat every second and pulls that expire
+// after five, so a consumer whose server went away (a stream leader
+// killed in a cluster) is noticed after two missed heartbeats and
+// recreated on the new leader within seconds, not the 10 s the library
+// defaults take.
+func FollowPullOpts() []jetstream.PullMessagesOpt {
+	return []jetstream.PullMessagesOpt{jetstream.PullExpiry(5 * time.Second), jetstream.PullHeartbeat(time.Second)}
+}
+
+// FollowConsumeOpts are [FollowPullOpts] for Consume.
+func FollowConsumeOpts() []jetstream.PullConsumeOpt {
+	return []jetstream.PullConsumeOpt{jetstream.PullExpiry(5 * time.Second), jetstream.PullHeartbeat(time.Second)}
+}
+
+// StreamStatus is what [Status] found out about the store's stream.
+type StreamStatus struct {
+	// Connected: the store's NATS connection is up; Server is the server
+	// it is connected to.
+	Connected bool
+	Server    string
+	// Leader is the server leading the stream ("" = none: an election, or
+	// the stream could not be asked within the time given).
+	Leader string
+	// Replicas is the stream's replica count; Current how many of them
+	// (the leader included) hold the stream up to date; Lagging names the
+	// others, with why ("offline", "behind by N operations").
+	Replicas int
+	Current  int
+	Lagging  []string
+	// LastSeq is the stream's last sequence.
+	LastSeq uint64
+	// Err is why the stream could not be asked (nil when it answered).
+	Err error
+}
+
+// Status asks the stream how it is, within ctx (give it a short deadline:
+// a health check must answer whatever the store does). It never blocks
+// past ctx; what it could not learn is left empty, with Err saying why.
+func Status(ctx context.Context, st Store) StreamStatus {
+	s, ok := st.(*store)
+	if !ok {
+		return StreamStatus{Connected: true}
+	}
+	out := StreamStatus{Connected: s.nc.Status() == nats.CONNECTED}
+	if out.Connected {
+		out.Server = s.nc.ConnectedServerName()
+	}
+	if s.isClosed() {
+		out.Connected, out.Err = false, ErrClosed
+		return out
+	}
+	if !out.Connected {
+		out.Err = fmt.Errorf("events: not connected to NATS (%s)", s.nc.Status())
+		return out
+	}
+	info, err := s.stream.Info(ctx)
+	if err != nil {
+		out.Err = fmt.Errorf("events: stream info: %w", err)
+		return out
+	}
+	out.Replicas = max(info.Config.Replicas, 1)
+	out.LastSeq = info.State.LastSeq
+	if info.Cluster == nil {
+		out.Leader, out.Current = out.Server, 1
+		return out
+	}
+	out.Leader = info.Cluster.Leader
+	if out.Leader != "" {
+		out.Current = 1
+	}
+	peers := append([]*jetstream.PeerInfo(nil), info.Cluster.Replicas...)
+	sort.Slice(peers, func(i, j int) bool { return peers[i].Name < peers[j].Name })
+	for _, p := range peers {
+		switch {
+		case p.Offline:
+			out.Lagging = append(out.Lagging, p.Name+" offline")
+		case !p.Current:
+			out.Lagging = append(out.Lagging, fmt.Sprintf("%s behind by %d operations", p.Name, p.Lag))
+		default:
+			out.Current++
+		}
+	}
+	return out
+}

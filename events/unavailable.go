@@ -1,0 +1,176 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrUnavailable: the store could not reach the stream within the store's
+// retry time ([WithRetryUnknown]): the server is unreachable, the stream
+// has no leader (an election in a cluster), or it did not answer. The
+// returned error is an *[UnavailableError], which says whether an append
+// may have been stored.
+var ErrUnavailable = errors.New("events: stream unavailable")
+
+// Outcome says what is known of an operation that failed with
+// [ErrUnavailable].
+type Outcome string
+
+const (
+	// NotStored: nothing was written (a read, or an append no server
+	// received). Deciding again is safe.
+	NotStored Outcome = "not_stored"
+	// OutcomeUnknown: an append was sent and not answered; it may be
+	// stored. Re-send the same commit (same events, same message id): it
+	// is stored once. Do not decide again.
+	OutcomeUnknown Outcome = "unknown"
+)
+
+// UnavailableError reports an operation the stream did not answer within
+// the retry time. errors.Is(err, ErrUnavailable) is true; Unwrap gives
+// the last NATS error.
+type UnavailableError struct {
+	// Op is "append" or the read ("last sequence", "read", "watch").
+	Op string
+	// Subject is the append's subject or the read's filter ("" = stream).
+	Subject string
+	// Outcome is [NotStored] or [OutcomeUnknown] (appends only).
+	Outcome Outcome
+	// Attempts is how many times the operation was sent; Waited how long
+	// the store tried.
+	Attempts int
+	Waited   time.Duration
+	Err      error
+}
+
+// Error names the operation, what is known of it, and the last cause.
+func (e *UnavailableError) Error() string {
+	what := "nothing was stored"
+	if e.Outcome == OutcomeUnknown {
+		what = "it may have been stored: re-send the same commit"
+	}
+	where := e.Subject
+	if where == "" {
+		where = StreamName
+	}
+	return fmt.Sprintf("events: %s on %s: stream unavailable after %d attempt(s) in %v (%s): %v",
+		e.Op, where, e.Attempts, e.Waited.Round(time.Millisecond), what, e.Err)
+}
+
+// Is makes errors.Is(err, ErrUnavailable) true.
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// Unwrap returns the last cause.
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Defaults of the retry of operations the stream does not answer.
+const (
+	// DefaultRetryUnknown is how long an operation the stream does not
+	// answer is retried: long enough for a stream leader election in a
+	// 3-node cluster (measured 4.5–6.3 s with nats-server's defaults).
+	DefaultRetryUnknown = 15 * time.Second
+	// DefaultAttemptTimeout bounds one attempt inside that time, so a
+	// request lost during an election is re-sent soon after a new leader
+	// is elected, not when the whole timeout has passed.
+	DefaultAttemptTimeout = 2 * time.Second
+)
+
+// sendKind says what a failed attempt means.
+type sendKind int
+
+const (
+	sendFinal   sendKind = iota // an answer (success or a definite error)
+	sendNotSent                 // no server received it: retry
+	sendUnknown                 // sent, not answered: retry, outcome unknown
+)
+
+// classifySend sorts an attempt's error. ctx is the attempt's context, so
+// its deadline (not the caller's) is an unanswered request.
+func classifySend(err error) sendKind {
+	var apiErr *jetstream.APIError
+	switch {
+	case err == nil:
+		return sendFinal
+	case errors.Is(err, nats.ErrNoResponders), errors.Is(err, jetstream.ErrNoStreamResponse),
+		errors.Is(err, nats.ErrReconnectBufExceeded), errors.Is(err, nats.ErrConnectionReconnecting),
+		errors.Is(err, nats.ErrDisconnected):
+		return sendNotSent
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout), errors.Is(err, jetstream.ErrAsyncPublishTimeout):
+		return sendUnknown
+	case errors.As(err, &apiErr) && apiErr.Code == 503:
+		// "JetStream system temporarily unavailable", a stream offline
+		// or leaderless: the request was refused, nothing stored.
+		return sendNotSent
+	}
+	return sendFinal
+}
+
+// retrying runs fn until it gets an answer, the retry time runs out or ctx
+// ends. Each attempt gets at most the attempt timeout (and what is left of
+// ctx). A failure that is not an unanswered or unsent request is returned
+// as it is; otherwise the error is an *UnavailableError whose Outcome is
+// unknown when an append was sent and not answered.
+func (s *store) retrying(ctx context.Context, op, subject string, fn func(ctx context.Context) error) error {
+	return s.retryingEach(ctx, op, subject, s.attemptTimeout(), fn)
+}
+
+// retryingEach is retrying with each attempt bounded by attempt (0 = by
+// ctx only: for reads whose every wait is bounded on its own).
+func (s *store) retryingEach(ctx context.Context, op, subject string, attempt time.Duration, fn func(ctx context.Context) error) error {
+	start := time.Now()
+	budget := s.cfg.retryUnknown
+	attempts := 0
+	unknown := false
+	backoff := 20 * time.Millisecond
+	for {
+		attempts++
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if attempt > 0 {
+			actx, cancel = context.WithTimeout(ctx, attempt)
+		}
+		err := fn(actx)
+		cancel()
+		kind := classifySend(err)
+		if kind == sendFinal || s.isClosed() {
+			return err
+		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			kind = sendUnknown // the attempt's own deadline
+		}
+		if kind == sendUnknown {
+			unknown = true
+		}
+		waited := time.Since(start)
+		if ctx.Err() != nil || waited+backoff >= budget {
+			out := NotStored
+			if unknown && op == "append" {
+				out = OutcomeUnknown
+			}
+			return &UnavailableError{Op: op, Subject: subject, Outcome: out, Attempts: attempts, Waited: waited, Err: err}
+		}
+		// Jittered, so a fleet of writers does not re-send in step.
+		d := backoff/2 + rand.N(backoff/2+1)
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+		case <-s.closed:
+			return ErrClosed
+		}
+		backoff = min(2*backoff, 500*time.Millisecond)
+	}
+}
+
+// attemptTimeout is one attempt's bound: the attempt timeout, at most the
+// store's timeout; the whole timeout when nothing is retried.
+func (s *store) attemptTimeout() time.Duration {
+	if s.cfg.retryUnknown == 0 {
+		return s.cfg.timeout
+	}
+	return min(s.cfg.attemptTimeout, s.cfg.timeout)
+}
