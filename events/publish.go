@@ -76,11 +76,16 @@ func GroupCommitStats(st Store) GroupStats {
 	return GroupStats{}
 }
 
+// noPubRetry turns off the jetstream package's own re-send of a publish
+// nobody received (2 tries 250 ms apart): the store retries unanswered
+// sends itself, within its retry time and attempt bound (unavailable.go).
+var noPubRetry = jetstream.WithRetryAttempts(0)
+
 // publish sends one commit message and waits for its PubAck, through the
 // committer when the store groups commits.
 func (s *store) publish(ctx context.Context, msg *nats.Msg, urgent bool) (*jetstream.PubAck, error) {
 	if s.group == nil {
-		return s.js.PublishMsg(ctx, msg)
+		return s.js.PublishMsg(ctx, msg, noPubRetry)
 	}
 	return s.group.publish(ctx, msg, urgent)
 }
@@ -182,7 +187,7 @@ func (c *committer) publishNow(ctx context.Context, p *pendingPub) (*jetstream.P
 	c.inflight[p.msg.Subject]++
 	c.mu.Unlock()
 	c.single.Add(1)
-	ack, err := c.js.PublishMsg(ctx, p.msg)
+	ack, err := c.js.PublishMsg(ctx, p.msg, noPubRetry)
 	c.mu.Lock()
 	c.answeredLocked(p, ack)
 	c.mu.Unlock()
@@ -357,7 +362,7 @@ func (c *committer) flush(group []*pendingPub) {
 	case len(group) == 1:
 		c.single.Add(1)
 		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-		ack, err := c.js.PublishMsg(ctx, group[0].msg)
+		ack, err := c.js.PublishMsg(ctx, group[0].msg, noPubRetry)
 		cancel()
 		c.answer(group[0], pubResult{ack, err})
 	case len(group) < groupBatchMin || !c.atomic.Load():

@@ -264,7 +264,7 @@ func Open(ctx context.Context, opts ...Option) (Store, error) {
 			cfg.logger.Warn("stream was created without atomic batch publish: concurrent appends will not share fsyncs (enable allow_atomic on the stream to get group commit)",
 				"stream", StreamName)
 		}
-		s.group = newCommitter(s.js, cfg.timeout, atomicOK)
+		s.group = newCommitter(s.js, s.attemptTimeout(), atomicOK)
 	}
 	return s, nil
 }
@@ -462,25 +462,34 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 	// expectation until answered (WithRetryUnknown): the server stores it
 	// once, and a send stored before reports a conflict found below.
 	var ack *jetstream.PubAck
+	sends := 0
 	err = s.retrying(ctx, "append", subject, func(actx context.Context) error {
+		sends++
 		var perr error
 		ack, perr = s.publish(actx, msg, req.Urgent)
 		return perr
 	})
 	pctx, cancel := withTimeout(ctx, s.cfg.timeout)
 	defer cancel()
-	if err == nil {
-		res := AppendResult{Seq: ack.Sequence, Duplicate: ack.Duplicate}
-		if res.Duplicate {
-			if id != envs[0].ID {
-				res.Taken = s.takenBy(pctx, res.Seq, envs[0].ID)
-			}
-			return res, nil
+	// stored answers a commit stored at seq: a duplicate of this very
+	// commit found after the store re-sent it is this call's own earlier
+	// send, stored — the caller sent it once, so it is not a duplicate.
+	stored := func(seq uint64, dup bool) AppendResult {
+		res := AppendResult{Seq: seq, Duplicate: dup}
+		if dup && id != envs[0].ID {
+			res.Taken = s.takenBy(pctx, seq, envs[0].ID)
 		}
-		if evs, derr := s.reg.DecodeCommit(body, res.Seq, subject); derr == nil {
+		if dup && (res.Taken || sends == 1) {
+			return res
+		}
+		res.Duplicate = false
+		if evs, derr := s.reg.DecodeCommit(body, seq, subject); derr == nil {
 			res.Events = evs
 		}
-		return res, nil
+		return res
+	}
+	if err == nil {
+		return stored(ack.Sequence, ack.Duplicate), nil
 	}
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) && (apiErr.ErrorCode == CodeWrongLastSequence || apiErr.ErrorCode == CodeWrongLastSequenceConstant) {
@@ -495,11 +504,7 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 				Err: fmt.Errorf("looking for the commit's id after a conflict: %w", ferr)}
 		}
 		if ok {
-			res := AppendResult{Seq: seq, Duplicate: true}
-			if id != envs[0].ID {
-				res.Taken = s.takenBy(pctx, seq, envs[0].ID)
-			}
-			return res, nil
+			return stored(seq, true), nil
 		}
 		ce := &ConflictError{Subject: subject, Guard: guard, Expected: expected, Code: int(apiErr.ErrorCode)}
 		if apiErr.ErrorCode == CodeWrongLastSequence {
@@ -606,20 +611,33 @@ func (s *store) findMsgID(ctx context.Context, guard string, after uint64, id st
 	return 0, false, nil
 }
 
-// leaderNext is the first message at or after seq on filter, read with a
-// stream message-get API request (answered by the stream leader: the
-// jetstream package would use a direct get, which any replica answers);
-// nil when there is none.
+// msgGet is a stream message-get API request.
+type msgGet struct {
+	Seq     uint64 `json:"seq,omitempty"`
+	NextFor string `json:"next_by_subj,omitempty"`
+	LastFor string `json:"last_by_subj,omitempty"`
+}
+
+// leaderNext is the first message at or after seq on filter ("" = the
+// message at seq); nil when there is none.
 func (s *store) leaderNext(ctx context.Context, seq uint64, filter string) (*leaderMsg, error) {
-	req, _ := json.Marshal(struct {
-		Seq     uint64 `json:"seq"`
-		NextFor string `json:"next_by_subj,omitempty"`
-	}{seq, filter})
+	m, err := s.leaderGet(ctx, msgGet{Seq: seq, NextFor: filter})
+	if err != nil {
+		return nil, fmt.Errorf("events: read %s from sequence %d: %w", filter, seq, err)
+	}
+	return m, nil
+}
+
+// leaderGet sends a stream message-get API request, which the stream
+// leader answers (the jetstream package would use a direct get, which any
+// replica answers); nil when no message matches.
+func (s *store) leaderGet(ctx context.Context, q msgGet) (*leaderMsg, error) {
+	req, _ := json.Marshal(q)
 	rctx, cancel := withTimeout(ctx, s.cfg.timeout)
 	defer cancel()
 	resp, err := s.nc.RequestWithContext(rctx, "$JS.API.STREAM.MSG.GET."+StreamName, req)
 	if err != nil {
-		return nil, fmt.Errorf("events: read %s from sequence %d: %w", filter, seq, err)
+		return nil, err
 	}
 	var r struct {
 		Message *struct {
@@ -630,18 +648,62 @@ func (s *store) leaderNext(ctx context.Context, seq uint64, filter string) (*lea
 		Error *jetstream.APIError `json:"error"`
 	}
 	if err := json.Unmarshal(resp.Data, &r); err != nil {
-		return nil, fmt.Errorf("events: read %s from sequence %d: %w", filter, seq, err)
+		return nil, err
 	}
 	if r.Error != nil {
 		if r.Error.Code == 404 {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("events: read %s from sequence %d: %w", filter, seq, r.Error)
+		return nil, r.Error
 	}
 	if r.Message == nil {
 		return nil, nil
 	}
 	return &leaderMsg{Seq: r.Message.Seq, MsgID: headerValue(r.Message.Hdrs, jetstream.MsgIDHeader), Data: r.Message.Data}, nil
+}
+
+// replicated reports whether the stream has more than one replica (its
+// reads must then be checked against the leader, see scan).
+func (s *store) replicated() bool {
+	return s.stream.CachedInfo().Config.Replicas > 1
+}
+
+// leaderLast is the last sequence of filter ("" = the stream) as the
+// stream leader knows it: stream info, or a last-by-subject message get
+// (not a direct get, which a lagging follower may answer).
+func (s *store) leaderLast(ctx context.Context, filter string) (uint64, error) {
+	if filter == "" {
+		info, err := s.stream.Info(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("events: last sequence: %w", err)
+		}
+		return info.State.LastSeq, nil
+	}
+	m, err := s.leaderGet(ctx, msgGet{LastFor: filter})
+	if err != nil {
+		return 0, fmt.Errorf("events: last sequence of %s: %w", filter, err)
+	}
+	if m == nil {
+		return 0, nil
+	}
+	return m.Seq, nil
+}
+
+// behind waits a moment before a scan asks again from seq: the replica
+// that answered did not yet hold the leader's last sequence target. It
+// gives up a timeout after the scan first fell behind (until).
+func (s *store) behind(ctx context.Context, from, target uint64, until *time.Time) error {
+	if until.IsZero() {
+		*until = time.Now().Add(s.cfg.timeout)
+	} else if time.Now().After(*until) {
+		return fmt.Errorf("events: read from sequence %d: the replicas answering still hold less than the leader's last sequence %d: %w", from, target, context.DeadlineExceeded)
+	}
+	select {
+	case <-time.After(10 * time.Millisecond):
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("events: read from sequence %d: the replica answering holds less than the leader's last sequence %d: %w", from, target, ctx.Err())
+	}
 }
 
 // leaderMsg is what findMsgID needs of a stored message.
@@ -721,6 +783,19 @@ func (s *store) scan(ctx context.Context, from uint64, filter string, batch int,
 			return nil, mctx.Err()
 		}
 	}
+	// A direct get is answered by any replica, and a follower may not yet
+	// hold what the leader just acknowledged: on a replicated stream the
+	// scan reads up to the leader's last sequence (of filter) taken now,
+	// asking again while a replica's answer ends short of it.
+	var target uint64
+	if s.replicated() {
+		var err error
+		if target, err = s.leaderLast(ctx, filter); err != nil {
+			return err
+		}
+	}
+	var lastSeen uint64
+	var behindUntil time.Time // when a replica that stays behind gives up
 	for {
 		req, _ := json.Marshal(directBatch{Seq: from, NextFor: filter, Batch: batch, MaxBytes: readMaxBytes})
 		if err := s.nc.PublishRequest(s.directSubj, inbox, req); err != nil {
@@ -738,13 +813,22 @@ func (s *store) scan(ctx context.Context, from uint64, filter string, batch int,
 			if st := m.Header.Get("Status"); st != "" {
 				switch st {
 				case "404":
-					return nil
-				case "204":
-					np, _ := strconv.ParseUint(m.Header.Get("Nats-Num-Pending"), 10, 64)
-					if np == 0 || last == 0 {
+					if lastSeen >= target {
 						return nil
 					}
-					from = last + 1
+					if err := s.behind(ctx, from, target, &behindUntil); err != nil {
+						return err
+					}
+				case "204":
+					np, _ := strconv.ParseUint(m.Header.Get("Nats-Num-Pending"), 10, 64)
+					if (np == 0 || last == 0) && lastSeen >= target {
+						return nil
+					}
+					if last > 0 {
+						from = last + 1
+					} else if err := s.behind(ctx, from, target, &behindUntil); err != nil {
+						return err
+					}
 				default:
 					return fmt.Errorf("events: read from sequence %d: server status %s %s", from, st, m.Header.Get("Description"))
 				}
@@ -754,7 +838,7 @@ func (s *store) scan(ctx context.Context, from uint64, filter string, batch int,
 			if err != nil {
 				return fmt.Errorf("events: read: bad %s header %q", jetstream.SequenceHeader, m.Header.Get(jetstream.SequenceHeader))
 			}
-			last = seq
+			last, lastSeen = seq, seq
 			if !fn(seq, m.Header.Get(jetstream.SubjectHeader), m) {
 				return nil
 			}
@@ -908,16 +992,9 @@ func (s *store) LastSeq(ctx context.Context, filter string) (uint64, error) {
 			last = info.State.LastSeq
 			return nil
 		}
-		m, err := s.stream.GetLastMsgForSubject(ctx, filter)
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			last = 0
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("events: last sequence of %s: %w", filter, err)
-		}
-		last = m.Sequence
-		return nil
+		var err error
+		last, err = s.leaderLast(ctx, filter)
+		return err
 	})
 	return last, err
 }

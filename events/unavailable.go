@@ -52,7 +52,10 @@ type UnavailableError struct {
 // Error names the operation, what is known of it, and the last cause.
 func (e *UnavailableError) Error() string {
 	what := "nothing was stored"
-	if e.Outcome == OutcomeUnknown {
+	switch {
+	case e.Op != "append":
+		what = "nothing was written"
+	case e.Outcome == OutcomeUnknown:
 		what = "it may have been stored: re-send the same commit"
 	}
 	where := e.Subject

@@ -208,7 +208,7 @@ func httpLevel(ctx context.Context, dir string, l *config.Loaded, n int, d time.
 // level runs n HTTP clients for d on agent httpAgent(n).
 func (s *httpServer) level(ctx context.Context, n int, d time.Duration) (SweepLevel, error) {
 	agent := httpAgent(n)
-	cl := &client.Client{BaseURL: s.url, HTTP: s.hc}
+	cl := &client.Client{BaseURL: s.url, HTTP: s.hc, RetryFor: -1} // the bench counts and re-sends 503s itself
 	callers := make([]*sweepCaller, n)
 	session := func(w int) string { return fmt.Sprintf("agent:%s:bench:direct:%d", agent, w) }
 	warm := func(ctx context.Context, w int) error {

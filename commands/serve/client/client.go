@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -241,7 +242,8 @@ func sessionPath(agent, session string) string {
 }
 
 // Do sends one request with a JSON body (nil = none) and decodes a 2xx
-// answer into out; any other status is an *[Error].
+// answer into out; any other status is an *[Error]. A GET answered 503
+// is retried as [Client.RetryFor] says; other methods are sent once.
 func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
 	return c.do(ctx, method, path, body, out)
 }
@@ -266,6 +268,11 @@ func (c *Client) send(ctx context.Context, method, path string, body, out any, i
 			return err
 		}
 		wait := min(max(e.RetryAfter, 100*time.Millisecond), 5*time.Second)
+		if e.Code == "contention" {
+			// Retry-After is whole seconds; contention clears in
+			// milliseconds (another writer's commit was folded).
+			wait = 50*time.Millisecond + time.Duration(mrand.Int64N(int64(100*time.Millisecond)))
+		}
 		if time.Now().Add(wait).After(deadline) {
 			return err
 		}
