@@ -1,185 +1,119 @@
 package events_test
 
 import (
-	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
-	"net"
-	"net/url"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/natstest"
 )
 
-// freePorts reserves n loopback ports (closed again before use).
-func freePorts(t *testing.T, n int) []int {
+// The store's contract on a replicated stream is checked by
+// TestConformance_Cluster3 (conformance_test.go); these are the
+// cluster-only properties.
+
+// openCluster opens a store on c with an R3 stream and closes it when the
+// test ends.
+func openCluster(t *testing.T, url string, opts ...events.Option) events.Store {
 	t.Helper()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require_NoError(t, err)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-		defer l.Close()
-	}
-	return ports
+	s, err := events.Open(ctxT(t), append([]events.Option{events.WithURL(url), events.WithReplicas(3)}, opts...)...)
+	require_NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
 }
 
-// startCluster starts a 3-node JetStream cluster on loopback and returns
-// the client URL of the first node. The route ports are reserved and then
-// released before the servers bind them, so another process can take one
-// in between on a busy machine: a start whose nodes do not become ready is
-// torn down and tried again on fresh ports (3 tries).
-func startCluster(t *testing.T) string {
-	t.Helper()
-	var lastErr error
-	for try := 0; try < 3; try++ {
-		url, stop, err := tryStartCluster(t)
-		if err == nil {
-			t.Cleanup(stop)
-			return url
-		}
-		lastErr = err
-		t.Logf("cluster start %d: %v; retrying on fresh ports", try+1, err)
-	}
-	t.Fatalf("cluster: %v", lastErr)
-	return ""
-}
-
-func tryStartCluster(t *testing.T) (string, func(), error) {
-	routes := freePorts(t, 3)
-	var urls []*url.URL
-	for _, p := range routes {
-		urls = append(urls, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", p)})
-	}
-	var servers []*server.Server
-	stop := func() {
-		for _, s := range servers {
-			s.Shutdown()
-			s.WaitForShutdown()
-		}
-	}
-	for i, p := range routes {
-		opts := &server.Options{
-			ServerName: fmt.Sprintf("n%d", i),
-			Host:       "127.0.0.1",
-			Port:       server.RANDOM_PORT,
-			JetStream:  true,
-			StoreDir:   t.TempDir(),
-			NoLog:      true,
-			NoSigs:     true,
-			Cluster:    server.ClusterOpts{Name: "fledger-test", Host: "127.0.0.1", Port: p},
-			Routes:     urls,
-		}
-		s, err := server.NewServer(opts)
-		if err != nil {
-			stop()
-			return "", nil, err
-		}
-		servers = append(servers, s)
-		s.Start()
-	}
-	for i, s := range servers {
-		if !s.ReadyForConnections(30 * time.Second) {
-			stop()
-			return "", nil, fmt.Errorf("node n%d not ready for connections", i)
-		}
-	}
-	return servers[0].ClientURL(), stop, nil
-}
-
-// TestCluster_ReplicatedConflictIsTheSameTypedError checks the R3 path:
-// the stream is created with 3 replicas, and a stale expectation, which a
-// replicated stream reports as 10164 without the actual sequence, is the
-// same *ConflictError.
-func TestCluster_ReplicatedConflictIsTheSameTypedError(t *testing.T) {
+// TestCluster_StreamIsReplicatedOnEveryNode: a store given one node's URL
+// creates the stream R3, with a leader and two current replicas, and
+// every node holds every commit.
+func TestCluster_StreamIsReplicatedOnEveryNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-node cluster")
 	}
-	url := startCluster(t)
+	c := natstest.StartCluster(t, 3)
+	s := openCluster(t, c.URL(1))
 	ctx := ctxT(t)
-	var (
-		s   events.Store
-		err error
-	)
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		s, err = events.Open(actx, events.WithURL(url), events.WithReplicas(3))
-		cancel()
-		if err == nil {
-			break
+	var last uint64
+	for i := range 20 {
+		res, err := s.Append(ctx, profileSubj, last, failure(fmt.Sprint("turn-", i), 1)...)
+		require_NoError(t, err)
+		last = res.Seq
+	}
+	st, err := rawJS(t, s).Stream(ctx, events.StreamName)
+	require_NoError(t, err)
+	info, err := st.Info(ctx)
+	require_NoError(t, err)
+	if info.Config.Replicas != 3 || info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
+		t.Fatalf("stream config replicas %d, cluster %+v", info.Config.Replicas, info.Cluster)
+	}
+	leader := c.StreamLeader(t, events.StreamName)
+	if info.Cluster.Leader != fmt.Sprint("n", leader) {
+		t.Fatalf("stream info names leader %s, the harness n%d", info.Cluster.Leader, leader)
+	}
+	for i := range c.N() {
+		c.WaitCaughtUp(t, events.StreamName, i, last)
+		if st, _ := c.StreamState(i, events.StreamName); st.Msgs != 20 || st.LastSeq != 20 {
+			t.Fatalf("node %d holds %+v, want messages 1..20", i, st)
 		}
-		t.Logf("waiting for the cluster: %v", err)
 	}
-	require_NoError(t, err)
-	defer s.Close()
-	_, err = s.Append(ctx, profileSubj, 0, failure("turn-1", 1)...)
-	require_NoError(t, err)
-	_, err = s.Append(ctx, profileSubj, 0, failure("turn-2", 1)...)
-	var ce *events.ConflictError
-	if !errors.As(err, &ce) || !errors.Is(err, events.ErrConflict) {
-		t.Fatalf("error %v, want a *ConflictError", err)
-	}
-	if ce.Code != events.CodeWrongLastSequenceConstant && ce.Code != events.CodeWrongLastSequence {
-		t.Fatalf("conflict code %d", ce.Code)
-	}
-	t.Logf("replicated conflict: %v", err)
-	// A re-sent commit is still stored once.
-	evs := failure("turn-3", 1)
-	first, err := s.Append(ctx, profileSubj, 1, evs...)
-	require_NoError(t, err)
-	again, err := s.Append(ctx, profileSubj, 1, evs...)
-	require_NoError(t, err)
-	if !again.Duplicate || again.Seq != first.Seq {
-		t.Fatalf("re-send on R3: %+v, want duplicate of %d", again, first.Seq)
-	}
+}
 
-	// Concurrent writers on one subject: conflicts (10071, or 10164 while
-	// another append of the subject is in flight) are retried; nothing is
-	// lost.
-	subj := events.MustSubject("main", events.AggProfile, "r3")
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		codes = map[int]int{}
-	)
-	const writers, each = 4, 10
-	for range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range each {
-				ev := events.New("main", "r3", t0, events.ProfileCleared{ProfileID: "r3"})
-				for {
-					last, err := s.LastSeq(ctx, subj)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					_, err = s.Append(ctx, subj, last, ev)
-					if err == nil {
-						break
-					}
-					var ce *events.ConflictError
-					if !errors.As(err, &ce) {
-						t.Error(err)
-						return
-					}
-					mu.Lock()
-					codes[ce.Code]++
-					mu.Unlock()
-				}
-			}
-		}()
+// TestCluster_TwoStoresRacingOneStepID: two fledger instances (two stores,
+// group commit on, each on another node) decide the same turn step at the
+// same moment, so their commits share the step's message id: one is
+// stored, the other is answered Taken with its sequence.
+func TestCluster_TwoStoresRacingOneStepID(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-node cluster")
 	}
-	wg.Wait()
-	got, _, err := s.ReadSubject(ctx, subj)
-	require_NoError(t, err)
-	if len(got) != writers*each {
-		t.Fatalf("R3: %d events stored, want %d", len(got), writers*each)
+	c := natstest.StartCluster(t, 3)
+	a := openCluster(t, c.URL(0))
+	b := openCluster(t, c.URL(2))
+	ctx := ctxT(t)
+	const rounds = 10
+	for round := range rounds {
+		key := fmt.Sprint("turn-", round)
+		subj := events.MustSubject("main", events.AggTurn, key)
+		var (
+			wg    sync.WaitGroup
+			start = make(chan struct{})
+			evs   [2]events.Event
+			ress  [2]events.AppendResult
+			errs  [2]error
+		)
+		for i, s := range []events.Store{a, b} {
+			evs[i] = events.New("main", key, t0, events.TurnSucceeded{TurnID: key, Attempts: i + 1})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				ress[i], errs[i] = s.AppendCommit(ctx, events.AppendRequest{Subject: subj, Expected: 0,
+					MsgID: key + " after 0", Events: []events.Event{evs[i]}})
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if errs[0] != nil || errs[1] != nil {
+			t.Errorf("round %d: errors %v / %v", round, errs[0], errs[1])
+			continue
+		}
+		if ress[0].Seq != ress[1].Seq || ress[0].Duplicate == ress[1].Duplicate || ress[0].Taken != ress[0].Duplicate || ress[1].Taken != ress[1].Duplicate {
+			t.Errorf("round %d: results %+v / %+v, want one stored and one taken at the same sequence", round, ress[0], ress[1])
+			continue
+		}
+		won := 0
+		if ress[0].Duplicate {
+			won = 1
+		}
+		m := rawMsg(t, a, ress[won].Seq)
+		var commit events.Commit
+		require_NoError(t, json.Unmarshal(m.Data, &commit))
+		if m.Subject != subj || commit.Events[0].ID != evs[won].ID {
+			t.Errorf("round %d: stored %s on %s, answered as stored %s", round, commit.Events[0].ID, m.Subject, evs[won].ID)
+		}
 	}
-	t.Logf("R3 conflicts by code: %v", codes)
+	if !t.Failed() {
+		(env{s: a}).wantStream(t, rounds)
+	}
 }

@@ -31,7 +31,11 @@ type AppendResult struct {
 	// Seq is the stream sequence of the commit's message.
 	Seq uint64
 	// Duplicate is true when a commit with the same message id was already
-	// stored: nothing new was written and Seq is the earlier message's.
+	// stored: nothing new was written and Seq is the earlier message's. It
+	// may have been stored by an earlier, unanswered send of this same
+	// append (the store re-sends, see [WithRetryUnknown]) or by a re-send
+	// of the caller's, so a caller that sent a commit once treats a
+	// duplicate that is not Taken as its commit, stored.
 	Duplicate bool
 	// Taken is true when Duplicate and the stored commit is not this one
 	// (its first event id differs): another writer already stored the
@@ -40,7 +44,7 @@ type AppendResult struct {
 	Taken bool
 	// Events is the stored commit as every reader decodes it (Seq, Index
 	// and Basis set), so a writer can fold what it wrote without reading
-	// it back; nil when Duplicate.
+	// it back; nil when Taken.
 	Events []Event
 }
 
@@ -462,29 +466,26 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 	// expectation until answered (WithRetryUnknown): the server stores it
 	// once, and a send stored before reports a conflict found below.
 	var ack *jetstream.PubAck
-	sends := 0
 	err = s.retrying(ctx, "append", subject, func(actx context.Context) error {
-		sends++
 		var perr error
 		ack, perr = s.publish(actx, msg, req.Urgent)
 		return perr
 	})
 	pctx, cancel := withTimeout(ctx, s.cfg.timeout)
 	defer cancel()
-	// stored answers a commit stored at seq: a duplicate of this very
-	// commit found after the store re-sent it is this call's own earlier
-	// send, stored — the caller sent it once, so it is not a duplicate.
+	// stored answers a commit stored at seq. Unless another commit took
+	// the message id, what is stored is this very commit (an earlier send
+	// of this call that went unanswered, or a caller's re-send), so its
+	// events are this one's, decoded at seq.
 	stored := func(seq uint64, dup bool) AppendResult {
 		res := AppendResult{Seq: seq, Duplicate: dup}
 		if dup && id != envs[0].ID {
 			res.Taken = s.takenBy(pctx, seq, envs[0].ID)
 		}
-		if dup && (res.Taken || sends == 1) {
-			return res
-		}
-		res.Duplicate = false
-		if evs, derr := s.reg.DecodeCommit(body, seq, subject); derr == nil {
-			res.Events = evs
+		if !res.Taken {
+			if evs, derr := s.reg.DecodeCommit(body, seq, subject); derr == nil {
+				res.Events = evs
+			}
 		}
 		return res
 	}
@@ -794,7 +795,6 @@ func (s *store) scan(ctx context.Context, from uint64, filter string, batch int,
 			return err
 		}
 	}
-	var lastSeen uint64
 	var behindUntil time.Time // when a replica that stays behind gives up
 	for {
 		req, _ := json.Marshal(directBatch{Seq: from, NextFor: filter, Batch: batch, MaxBytes: readMaxBytes})
@@ -813,7 +813,7 @@ func (s *store) scan(ctx context.Context, from uint64, filter string, batch int,
 			if st := m.Header.Get("Status"); st != "" {
 				switch st {
 				case "404":
-					if lastSeen >= target {
+					if from > target {
 						return nil
 					}
 					if err := s.behind(ctx, from, target, &behindUntil); err != nil {
@@ -821,13 +821,16 @@ func (s *store) scan(ctx context.Context, from uint64, filter string, batch int,
 					}
 				case "204":
 					np, _ := strconv.ParseUint(m.Header.Get("Nats-Num-Pending"), 10, 64)
-					if (np == 0 || last == 0) && lastSeen >= target {
-						return nil
-					}
 					if last > 0 {
 						from = last + 1
-					} else if err := s.behind(ctx, from, target, &behindUntil); err != nil {
-						return err
+					}
+					if np == 0 || last == 0 { // all this replica holds
+						if from > target {
+							return nil
+						}
+						if err := s.behind(ctx, from, target, &behindUntil); err != nil {
+							return err
+						}
 					}
 				default:
 					return fmt.Errorf("events: read from sequence %d: server status %s %s", from, st, m.Header.Get("Description"))
@@ -838,7 +841,7 @@ func (s *store) scan(ctx context.Context, from uint64, filter string, batch int,
 			if err != nil {
 				return fmt.Errorf("events: read: bad %s header %q", jetstream.SequenceHeader, m.Header.Get(jetstream.SequenceHeader))
 			}
-			last, lastSeen = seq, seq
+			last = seq
 			if !fn(seq, m.Header.Get(jetstream.SubjectHeader), m) {
 				return nil
 			}

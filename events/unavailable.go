@@ -84,6 +84,11 @@ const (
 	DefaultAttemptTimeout = 2 * time.Second
 )
 
+// codeDuplicateInProcess (10158, "duplicate message id is in process"):
+// a replicated stream refuses a message whose id another message still
+// being proposed carries.
+const codeDuplicateInProcess = 10158
+
 // sendKind says what a failed attempt means.
 type sendKind int
 
@@ -105,6 +110,11 @@ func classifySend(err error) sendKind {
 		errors.Is(err, nats.ErrDisconnected):
 		return sendNotSent
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout), errors.Is(err, jetstream.ErrAsyncPublishTimeout):
+		return sendUnknown
+	case errors.As(err, &apiErr) && apiErr.ErrorCode == codeDuplicateInProcess:
+		// A replicated stream is still storing a message with this id
+		// (our earlier send, or another writer's of the same step): ask
+		// again in a moment, when it is stored and this one a duplicate.
 		return sendUnknown
 	case errors.As(err, &apiErr) && apiErr.Code == 503:
 		// "JetStream system temporarily unavailable", a stream offline

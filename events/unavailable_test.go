@@ -1,0 +1,169 @@
+package events_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/natstest"
+)
+
+// withoutStream opens a store on a NATS server of its own, then deletes
+// the stream behind its back, as if the stream's servers were gone: a
+// publish then has no responder (or, with silent, a subscriber that never
+// answers, as a stream leader lost mid-request). It returns the store and
+// a function that creates the stream again.
+func withoutStream(t *testing.T, silent bool, opts ...events.Option) (events.Store, func()) {
+	t.Helper()
+	url := natstest.StartNode(t)
+	st, err := events.Open(ctxT(t), append([]events.Option{events.WithURL(url)}, opts...)...)
+	require_NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	nc, err := nats.Connect(url)
+	require_NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require_NoError(t, err)
+	require_NoError(t, js.DeleteStream(ctxT(t), events.StreamName))
+	var sub *nats.Subscription
+	if silent {
+		sub, err = nc.Subscribe("fledger.>", func(*nats.Msg) {})
+		require_NoError(t, err)
+		require_NoError(t, nc.Flush())
+	}
+	return st, func() {
+		if sub != nil {
+			_ = sub.Unsubscribe()
+		}
+		again, err := events.Open(ctxT(t), events.WithURL(url))
+		require_NoError(t, err)
+		_ = again.Close()
+	}
+}
+
+func TestAppend_UnavailableSaysWhetherItMayBeStored(t *testing.T) {
+	cases := []struct {
+		name   string
+		silent bool
+		want   events.Outcome
+	}{
+		{"no responder: nothing stored", false, events.NotStored},
+		{"no answer: outcome unknown", true, events.OutcomeUnknown},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st, _ := withoutStream(t, tc.silent, events.WithRetryUnknown(400*time.Millisecond, 150*time.Millisecond))
+			begin := time.Now()
+			_, err := st.Append(ctxT(t), profileSubj, 0, failure("turn-1", 1)...)
+			took := time.Since(begin)
+			var ue *events.UnavailableError
+			if !errors.As(err, &ue) || !errors.Is(err, events.ErrUnavailable) {
+				t.Fatalf("err %v, want an *UnavailableError", err)
+			}
+			if ue.Op != "append" || ue.Subject != profileSubj || ue.Outcome != tc.want || ue.Attempts < 2 {
+				t.Fatalf("%+v", ue)
+			}
+			if took > 2*time.Second {
+				t.Fatalf("gave up after %v, retry time 400ms", took)
+			}
+			if !strings.Contains(err.Error(), "stream unavailable after") {
+				t.Fatalf("error %q", err)
+			}
+		})
+	}
+}
+
+// An append the stream does not answer is re-sent until the stream is
+// back, within the retry time, and stored once.
+func TestAppend_ResentUntilTheStreamAnswers(t *testing.T) {
+	for _, silent := range []bool{false, true} {
+		st, restore := withoutStream(t, silent, events.WithRetryUnknown(10*time.Second, 200*time.Millisecond))
+		time.AfterFunc(700*time.Millisecond, restore)
+		evs := failure("turn-1", 1)
+		res, err := st.Append(ctxT(t), profileSubj, 0, evs...)
+		require_NoError(t, err)
+		// Stored once; when an earlier, unanswered send of this append was
+		// the one stored, the answer is a duplicate of it, with its events.
+		if res.Seq != 1 || res.Taken || len(res.Events) != 2 || res.Events[0].ID != evs[0].ID {
+			t.Fatalf("silent %v: %+v", silent, res)
+		}
+		last, err := st.LastSeq(ctxT(t), "")
+		require_NoError(t, err)
+		if last != 1 {
+			t.Fatalf("silent %v: stream holds %d messages, want 1", silent, last)
+		}
+	}
+}
+
+// A 3-node cluster, R3 stream, its leader killed: an append sent during
+// the election by a store with the default retry time is stored once,
+// right after the new leader is elected; a store with a retry time shorter
+// than the election gives up with an *UnavailableError, for reads too,
+// saying nothing was written; both work again after the election.
+func TestCluster_AppendRidesOutALeaderElection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a leader election takes about 6 s")
+	}
+	c := natstest.StartCluster(t, 3)
+	ctx := ctxT(t)
+	open := func(opts ...events.Option) events.Store {
+		st, err := events.Open(ctx, append([]events.Option{events.WithURL(c.URLs()), events.WithReplicas(3)}, opts...)...)
+		require_NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	patient := open()
+	hasty := open(events.WithRetryUnknown(800*time.Millisecond, 300*time.Millisecond))
+	for i := range 5 {
+		_, err := patient.Append(ctx, events.MustSubject("main", events.AggTurn, fmt.Sprintf("t%d", i)), 0, failure(fmt.Sprintf("t%d", i), 1)[:1]...)
+		require_NoError(t, err)
+	}
+	leader := c.StreamLeader(t, events.StreamName)
+	c.Stop(leader)
+
+	_, err := hasty.LastSeq(ctx, "")
+	var ue *events.UnavailableError
+	if !errors.As(err, &ue) || ue.Outcome != events.NotStored || !strings.Contains(err.Error(), "nothing was written") {
+		t.Fatalf("LastSeq during the election: %v", err)
+	}
+	_, err = hasty.Append(ctx, profileSubj, 0, failure("late", 1)...)
+	if !errors.As(err, &ue) || ue.Op != "append" {
+		t.Fatalf("hasty append during the election: %v", err)
+	}
+	res, err := patient.Append(ctx, profileSubj, 0, failure("turn-1", 1)...)
+	require_NoError(t, err)
+	if res.Taken || len(res.Events) != 2 {
+		t.Fatalf("patient append: %+v", res)
+	}
+	c.WaitStreamLeader(t, events.StreamName, leader)
+	last, err := hasty.LastSeq(ctx, "")
+	require_NoError(t, err)
+	evs, _, err := patient.ReadSubject(ctx, profileSubj)
+	require_NoError(t, err)
+	// The hasty append may or may not have been stored (its outcome was
+	// unknown); the patient one is stored exactly once.
+	n := 0
+	for _, ev := range evs {
+		if ev.CorrelationID == "turn-1" && ev.Index == 0 {
+			n++
+		}
+	}
+	if n != 1 || last < 6 {
+		t.Fatalf("turn-1 stored %d times; stream last seq %d", n, last)
+	}
+}
+
+func TestOpen_DuplicateWindowMustCoverTheRetryTime(t *testing.T) {
+	_, err := events.Open(context.Background(), events.WithDataDir(t.TempDir()), events.WithRetryUnknown(2*time.Minute, 0))
+	require_ErrorIs(t, err, events.ErrInvalidOption)
+	if !strings.Contains(err.Error(), "retry time 2m0s plus the timeout") {
+		t.Fatalf("error %q", err)
+	}
+}

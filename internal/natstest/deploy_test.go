@@ -1,0 +1,117 @@
+package natstest_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/natstest"
+)
+
+// The 3-node cluster configuration shipped in deploy/nats-cluster (and
+// shown in docs/operations.md) parses, and its accounts and users are
+// enough for fledger: the writer creates the R3 stream and appends, the
+// reader reads and is refused appends, the admin sees the stream.
+func TestDeployNATSCluster_ConfigWorksForFledger(t *testing.T) {
+	t.Setenv("FLEDGER_WRITER_PASSWORD", "w-secret")
+	t.Setenv("FLEDGER_READER_PASSWORD", "r-secret")
+	t.Setenv("FLEDGER_ADMIN_PASSWORD", "a-secret")
+	t.Setenv("NATS_ADMIN_PASSWORD", "s-secret")
+	dir := filepath.Join("..", "..", "deploy", "nats-cluster")
+	parsed := make([]*server.Options, 3)
+	for i := range parsed {
+		o, err := server.ProcessConfigFile(filepath.Join(dir, "n"+string(rune('1'+i))+".conf"))
+		if err != nil {
+			t.Fatalf("n%d.conf: %v", i+1, err)
+		}
+		if o.Cluster.Name != "fledger" || len(o.Routes) != 3 || !o.JetStream {
+			t.Fatalf("n%d.conf: cluster %q, %d routes, jetstream %v", i+1, o.Cluster.Name, len(o.Routes), o.JetStream)
+		}
+		parsed[i] = o
+	}
+	// The harness owns hosts, ports, routes and store directories; the
+	// accounts and users are the files'. Each start parses the file again:
+	// a server keeps and changes the accounts it is given.
+	c := natstest.StartCluster(t, 3, natstest.WithServerOptions(func(i int, o *server.Options) {
+		p, err := server.ProcessConfigFile(filepath.Join(dir, "n"+string(rune('1'+i))+".conf"))
+		if err != nil {
+			panic(err)
+		}
+		o.Accounts, o.Users, o.SystemAccount = p.Accounts, p.Users, p.SystemAccount
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	writer, err := events.Open(ctx, events.WithURL(c.URLs()), events.WithUserInfo("fledger", "w-secret"), events.WithReplicas(3))
+	if err != nil {
+		t.Fatalf("writer: %v", err)
+	}
+	defer writer.Close()
+	subj := events.MustSubject("main", events.AggTurn, "t1")
+	ev := events.New("main", "t1", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		events.TurnStarted{TurnID: "t1", Session: "s", Chat: "direct", Seed: 1}, events.WithCorrelation("t1"))
+	if _, err := writer.Append(ctx, subj, 0, ev); err != nil {
+		t.Fatalf("writer append: %v", err)
+	}
+	// The engine's follower: an ordered consumer on the whole stream.
+	for _, err := range writer.Watch(ctx, 1) {
+		if err != nil {
+			t.Fatalf("writer watch: %v", err)
+		}
+		break
+	}
+	if s := events.Status(ctx, writer); s.Replicas != 3 || s.Leader == "" {
+		t.Fatalf("status %+v", s)
+	}
+
+	reader, err := events.Open(ctx, events.WithURL(c.URLs()), events.WithUserInfo("fledger-reader", "r-secret"))
+	if err != nil {
+		t.Fatalf("reader: %v", err)
+	}
+	defer reader.Close()
+	evs, last, err := reader.ReadSubject(ctx, subj)
+	if err != nil || len(evs) != 1 || last != 1 {
+		t.Fatalf("reader read: %d events up to %d, %v", len(evs), last, err)
+	}
+	n := 0
+	for _, err := range reader.Read(ctx, 1) {
+		if err != nil {
+			t.Fatalf("reader read: %v", err)
+		}
+		n++
+		_ = n
+	}
+	for _, err := range reader.Watch(ctx, 1) {
+		if err != nil {
+			t.Fatalf("reader watch: %v", err)
+		}
+		break
+	}
+	// The reader may not publish events: the server refuses, so the
+	// append is never acknowledged.
+	short, cancelShort := context.WithTimeout(ctx, 3*time.Second)
+	defer cancelShort()
+	ev2 := events.New("main", "t2", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		events.TurnStarted{TurnID: "t2", Session: "s", Chat: "direct", Seed: 1})
+	if _, err := reader.Append(short, events.MustSubject("main", events.AggTurn, "t2"), 0, ev2); err == nil {
+		t.Fatal("the reader appended")
+	}
+	if last, err := writer.LastSeq(ctx, ""); err != nil || last != 1 {
+		t.Fatalf("stream last seq %d (%v): the reader's append was stored", last, err)
+	}
+
+	admin, err := events.Open(ctx, events.WithURL(c.URLs()), events.WithUserInfo("fledger-admin", "a-secret"))
+	if err != nil {
+		t.Fatalf("admin: %v", err)
+	}
+	defer admin.Close()
+	if _, err := events.Open(ctx, events.WithURL(c.URLs()), events.WithUserInfo("fledger", "wrong")); !errors.Is(err, nats.ErrAuthorization) {
+		t.Fatalf("a wrong password: %v", err)
+	}
+}
