@@ -5,7 +5,9 @@ package events
 // computeNextProfileUsageStats, POLICY "Cooldowns and disables"). The
 // fields after Reason are the resulting state, not deltas, so evolve is a
 // copy and replay can compare a re-decision field by field. Times are Unix
-// ms UTC; 0 means unset.
+// ms UTC; 0 means unset. Version 2 adds the subscription block
+// (blocked_*, reset, block_bounded); a v1 event has none (upcast
+// unchanged: no block).
 type ProfileFailureRecorded struct {
 	ProfileID string `json:"profile_id"`
 	Provider  string `json:"provider"`
@@ -33,6 +35,22 @@ type ProfileFailureRecorded struct {
 	CooldownModel  string         `json:"cooldown_model,omitempty"`
 	DisabledUntil  int64          `json:"disabled_until,omitempty"`
 	DisabledReason string         `json:"disabled_reason,omitempty" enum:"reason"`
+	// BlockedUntil, BlockedReason, BlockedSource, BlockedModel: the
+	// subscription block (v2; reference §3 markAuthProfileBlockedUntil,
+	// §4): until when the provider said the profile's usage window is
+	// closed, why (subscription_limit), where the reset came from, and the
+	// model it is scoped to ("" = every model).
+	BlockedUntil  int64  `json:"blocked_until,omitempty"`
+	BlockedReason string `json:"blocked_reason,omitempty" enum:"subscription_limit"`
+	BlockedSource string `json:"blocked_source,omitempty" enum:"codex_rate_limits|reset_header|reset_text|provider_retry_after"`
+	BlockedModel  string `json:"blocked_model,omitempty"`
+	// Reset is the provider's reset this failure carried, with its
+	// evidence, when it set or moved the block (v2).
+	Reset *ProviderReset `json:"reset,omitempty"`
+	// BlockBounded is true when the provider's reset lay beyond
+	// auth.cooldowns.subscriptionBlockMaxMs and the block ends at now +
+	// that maximum instead (v2).
+	BlockBounded bool `json:"block_bounded,omitempty"`
 }
 
 func (ProfileFailureRecorded) EventType() string         { return "ProfileFailureRecorded" }
@@ -41,7 +59,9 @@ func (ProfileFailureRecorded) EventAggregate() Aggregate { return AggProfile }
 // ProfileSucceeded records a successful call on a profile: lastUsed is set
 // and the failure fields are cleared, except a cooldown scoped to another
 // model, which stays (POLICY "Cooldowns and disables"; OpenClaw 2026.9.6
-// clears it too, config resetOnSuccessAllModels).
+// clears it too, config clearOtherModelCooldownOnSuccess), and so does a
+// subscription block scoped to another model. Version 2 adds the
+// kept_blocked_* fields; a v1 event has none (upcast unchanged).
 type ProfileSucceeded struct {
 	ProfileID string `json:"profile_id"`
 	Provider  string `json:"provider"`
@@ -62,6 +82,13 @@ type ProfileSucceeded struct {
 	// cooldown (Unix ms, 0 when everything was cleared), so the failure
 	// window still applies to the kept counters.
 	KeptLastFailureAt int64 `json:"kept_last_failure_at,omitempty"`
+	// KeptBlocked* describe a subscription block scoped to another model
+	// that survives the success (v2): a gpt-5-mini answer proves nothing
+	// about gpt-5's usage window.
+	KeptBlockedUntil  int64  `json:"kept_blocked_until,omitempty"`
+	KeptBlockedReason string `json:"kept_blocked_reason,omitempty" enum:"subscription_limit"`
+	KeptBlockedSource string `json:"kept_blocked_source,omitempty" enum:"codex_rate_limits|reset_header|reset_text|provider_retry_after"`
+	KeptBlockedModel  string `json:"kept_blocked_model,omitempty"`
 }
 
 func (ProfileSucceeded) EventType() string         { return "ProfileSucceeded" }

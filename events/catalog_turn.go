@@ -96,6 +96,8 @@ func (AttemptStarted) EventType() string         { return "AttemptStarted" }
 func (AttemptStarted) EventAggregate() Aggregate { return AggTurn }
 
 // AttemptFailed records a failed provider call and its classification.
+// Version 2 adds reset and long_window; a v1 event has neither (upcast
+// unchanged).
 type AttemptFailed struct {
 	TurnID    string `json:"turn_id"`
 	Attempt   int    `json:"attempt"`
@@ -122,6 +124,13 @@ type AttemptFailed struct {
 	// before the failure: the attempt is never retried and the whole-chain
 	// overload retry is off for the rest of the turn.
 	ReplayUnsafe bool `json:"replay_unsafe,omitempty"`
+	// Reset is when the provider said its usage window reopens (v2; absent
+	// in v1 and when it said nothing): a rate limit carrying one blocks the
+	// profile until then.
+	Reset *ProviderReset `json:"reset,omitempty"`
+	// LongWindow is the evidence that the rate limit is a long usage window
+	// (v2): no same-model retry, rotation at once.
+	LongWindow *UsageWindow `json:"long_window,omitempty"`
 }
 
 func (AttemptFailed) EventType() string         { return "AttemptFailed" }

@@ -38,15 +38,21 @@ type typeEntry struct {
 func NewRegistry() *Registry { return &Registry{types: map[string]*typeEntry{}} }
 
 // NewCatalogRegistry returns a new registry holding every type of
-// [Catalog] at its current version (all version 1 today). Each call returns
-// an independent registry, so a test may register a v2 of a type without
-// affecting others.
+// [Catalog] at its current version, with the upcasters from every earlier
+// one (versions.go; version 1 unless listed there). Each call returns an
+// independent registry, so a test may register a further version of a
+// type without affecting others.
 func NewCatalogRegistry() *Registry {
 	r := NewRegistry()
+	byType := map[string]Payload{}
 	for _, p := range Catalog() {
 		if err := r.Register(p, 1); err != nil {
 			panic(err) // the catalog is static; a failure is a programming error
 		}
+		byType[p.EventType()] = p
+	}
+	if err := registerCurrentVersions(r, byType); err != nil {
+		panic(err)
 	}
 	return r
 }

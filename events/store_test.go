@@ -33,7 +33,7 @@ func TestAppend_DecisionReadBackWhole(t *testing.T) {
 		t.Fatalf("read %d events up to %d, want 2 up to 1", len(got), last)
 	}
 	for i, ev := range got {
-		if ev.ID != evs[i].ID || ev.Seq != 1 || ev.Index != i || ev.SchemaVersion != 1 {
+		if cur, _ := events.NewCatalogRegistry().Version(ev.Type); ev.ID != evs[i].ID || ev.Seq != 1 || ev.Index != i || ev.SchemaVersion != cur {
 			t.Fatalf("event %d: %+v", i, ev.Envelope)
 		}
 		if !reflect.DeepEqual(ev.Data, evs[i].Data) {

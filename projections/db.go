@@ -13,7 +13,11 @@ package projections
 //
 // Version 3: the quarantined table (stored messages that are not fledger
 // commits, and sequences missing from the stream).
-const SchemaVersion = 3
+//
+// Version 4: usage_stats gains the subscription block (blockedUntil,
+// blockedReason, blockedSource, blockedModel; issue 17). A version 3
+// database is rebuilt from sequence 1, which fills them from the events.
+const SchemaVersion = 4
 
 // tables lists the projection tables in dump order with their primary key
 // order (the dump's row order).
@@ -34,7 +38,7 @@ var tables = []struct {
 // as RFC 3339 UTC with milliseconds (null when 0).
 var timeColumns = map[string]bool{
 	"lastUsed": true, "lastProbeAt": true, "lastFailureAt": true,
-	"cooldownUntil": true, "disabledUntil": true, "updatedAt": true,
+	"cooldownUntil": true, "disabledUntil": true, "blockedUntil": true, "updatedAt": true,
 	"lastResetAt": true, "at": true, "startedAt": true, "endedAt": true,
 }
 
@@ -68,6 +72,10 @@ CREATE TABLE usage_stats (
 	cooldownModel  TEXT NOT NULL,
 	disabledUntil  INTEGER NOT NULL,
 	disabledReason TEXT NOT NULL,
+	blockedUntil   INTEGER NOT NULL,
+	blockedReason  TEXT NOT NULL,
+	blockedSource  TEXT NOT NULL,
+	blockedModel   TEXT NOT NULL,
 	updatedAt      INTEGER NOT NULL,
 	lastSeq        INTEGER NOT NULL,
 	PRIMARY KEY (agent, profileId)

@@ -45,6 +45,15 @@ type UsageStat struct {
 	// DisabledUntil ends the disable window (billing | auth_permanent).
 	DisabledUntil  UnixMillis `json:"disabledUntil,omitempty"`
 	DisabledReason string     `json:"disabledReason,omitempty"`
+	// BlockedUntil ends the subscription block: the provider-reported
+	// reset (reference §4); BlockedReason is subscription_limit,
+	// BlockedSource where the reset came from (codex_rate_limits |
+	// reset_header | reset_text | provider_retry_after), BlockedModel the
+	// model it is scoped to ("" = every model).
+	BlockedUntil  UnixMillis `json:"blockedUntil,omitempty"`
+	BlockedReason string     `json:"blockedReason,omitempty"`
+	BlockedSource string     `json:"blockedSource,omitempty"`
+	BlockedModel  string     `json:"blockedModel,omitempty"`
 	// UpdatedAt and LastSeq are the time and stream sequence of the last
 	// event folded into the row.
 	UpdatedAt UnixMillis `json:"updatedAt"`
@@ -52,8 +61,9 @@ type UsageStat struct {
 }
 
 // Status describes the profile at now in words: "disabled for 9m 59s
-// (billing)", "cooling down for 4m 10s (rate_limit, model gpt-5)", both
-// joined by "; ", or "ready". Remaining time is rounded up to the second.
+// (billing)", "blocked until 2026-03-05T10:00:00.000Z, 23h 59m 59s
+// (subscription_limit from codex_rate_limits, model gpt-5)", "cooling down
+// for 4m 10s (rate_limit, model gpt-5)", joined by "; ", or "ready". Remaining time is rounded up to the second.
 // Expired windows read as ready (they are kept in the row, as OpenClaw
 // keeps them until its next sweep).
 func (u UsageStat) Status(now time.Time) string {
@@ -61,6 +71,16 @@ func (u UsageStat) Status(now time.Time) string {
 	var parts []string
 	if int64(u.DisabledUntil) > n {
 		parts = append(parts, fmt.Sprintf("disabled for %s (%s)", FormatRemaining(int64(u.DisabledUntil)-n), u.DisabledReason))
+	}
+	if int64(u.BlockedUntil) > n {
+		why := u.BlockedReason
+		if u.BlockedSource != "" {
+			why += " from " + u.BlockedSource
+		}
+		if u.BlockedModel != "" {
+			why += ", model " + u.BlockedModel
+		}
+		parts = append(parts, fmt.Sprintf("blocked until %s, %s (%s)", u.BlockedUntil, FormatRemaining(int64(u.BlockedUntil)-n), why))
 	}
 	if int64(u.CooldownUntil) > n {
 		why := u.CooldownReason
@@ -116,7 +136,8 @@ func (db *DB) UsageStats(ctx context.Context, f StatsFilter) ([]UsageStat, error
 		var counts string
 		if err := rows.Scan(&u.Agent, &u.ProfileID, &u.Provider, &u.LastUsed, &u.LastProbeAt, &u.ErrorCount,
 			&u.LastFailureAt, &counts, &u.CooldownUntil, &u.CooldownReason, &u.CooldownModel,
-			&u.DisabledUntil, &u.DisabledReason, &u.UpdatedAt, &u.LastSeq); err != nil {
+			&u.DisabledUntil, &u.DisabledReason, &u.BlockedUntil, &u.BlockedReason, &u.BlockedSource, &u.BlockedModel,
+			&u.UpdatedAt, &u.LastSeq); err != nil {
 			return nil, db.wrap(err)
 		}
 		u.FailureCounts = map[string]int{}

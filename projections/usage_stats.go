@@ -15,7 +15,8 @@ import (
 var usageColumns = []string{
 	"agent", "profileId", "provider", "lastUsed", "lastProbeAt", "errorCount",
 	"lastFailureAt", "failureCounts", "cooldownUntil", "cooldownReason",
-	"cooldownModel", "disabledUntil", "disabledReason", "updatedAt", "lastSeq",
+	"cooldownModel", "disabledUntil", "disabledReason", "blockedUntil", "blockedReason",
+	"blockedSource", "blockedModel", "updatedAt", "lastSeq",
 }
 
 // profileRow is one usage_stats row: the profile's folded
@@ -40,7 +41,8 @@ func (r *profileRow) args() []any {
 	s := &r.st
 	return []any{r.agent, r.id, s.Provider, s.LastUsed, s.LastProbeAt, s.ErrorCount,
 		s.LastFailureAt, countsJSON(s.FailureCounts), s.CooldownUntil, s.CooldownReason,
-		s.CooldownModel, s.DisabledUntil, s.DisabledReason, r.updatedAt, int64(r.lastSeq)}
+		s.CooldownModel, s.DisabledUntil, s.DisabledReason, s.BlockedUntil, s.BlockedReason,
+		s.BlockedSource, s.BlockedModel, r.updatedAt, int64(r.lastSeq)}
 }
 
 // countsJSON renders failureCounts as a JSON object with sorted keys ("{}"
@@ -65,7 +67,8 @@ func (p *Projector) profile(ctx context.Context, c *cache, k key) (*profileRow, 
 	s := &r.st
 	err := p.stmts.loadUsage.QueryRowContext(ctx, k.agent, k.id).Scan(&s.Provider, &s.LastUsed, &s.LastProbeAt,
 		&s.ErrorCount, &s.LastFailureAt, &counts, &s.CooldownUntil, &s.CooldownReason, &s.CooldownModel,
-		&s.DisabledUntil, &s.DisabledReason, &r.updatedAt, &seq)
+		&s.DisabledUntil, &s.DisabledReason, &s.BlockedUntil, &s.BlockedReason, &s.BlockedSource, &s.BlockedModel,
+		&r.updatedAt, &seq)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:

@@ -62,6 +62,9 @@ type Explanation struct {
 	// AnsweredBy and Profile name who answered (succeeded only).
 	AnsweredBy string `json:"answered_by,omitempty"`
 	Profile    string `json:"profile,omitempty"`
+
+	failures int                            // AttemptFailed events seen
+	before   map[string]policy.ProfileState // profile state before a profile event, by event id
 }
 
 // ChainEntry is one candidate of the chain with its route origin
@@ -98,12 +101,26 @@ type NoticeRecord struct {
 // do). It returns [ErrTurnNotFound] when no TurnStarted has the id.
 func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanation, error) {
 	byAgent := map[string][]events.Event{}
+	configs := map[string]json.RawMessage{}      // agent + "\x00" + hash → canonical config
+	profiles := map[string]policy.ProfileState{} // agent + "\x00" + profile id → folded usageStats
+	before := map[string]policy.ProfileState{}   // event id → its profile's state just before it
 	err := walk(ctx, src, 1, 0, func(c *commit) error {
 		for _, ev := range c.Events {
 			if agent != "" && ev.Agent != agent {
 				continue
 			}
-			if (ev.Aggregate == events.AggTurn && ev.Key == turnID) || ev.CorrelationID == turnID {
+			if ca, ok := ev.Data.(events.ConfigApplied); ok {
+				configs[ev.Agent+"\x00"+ca.Hash] = ca.Config
+			}
+			mine := (ev.Aggregate == events.AggTurn && ev.Key == turnID) || ev.CorrelationID == turnID
+			if ev.Aggregate == events.AggProfile {
+				k := ev.Agent + "\x00" + ev.Key
+				if mine {
+					before[ev.ID] = profiles[k]
+				}
+				profiles[k] = policy.EvolveProfile(profiles[k], ev.Data)
+			}
+			if mine {
 				byAgent[ev.Agent] = append(byAgent[ev.Agent], ev)
 			}
 		}
@@ -126,7 +143,9 @@ func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanatio
 	case 0:
 		return nil, fmt.Errorf("%w: %q", ErrTurnNotFound, turnID)
 	case 1:
-		return explain(agents[0], turnID, byAgent[agents[0]]), nil
+		x := explainWith(agents[0], turnID, byAgent[agents[0]], before)
+		x.strictAgentWhy(configs[agents[0]+"\x00"+x.ConfigHash])
+		return x, nil
 	}
 	return nil, fmt.Errorf("%w: %q is a turn of %s; name one with --agent", ErrAmbiguousTurn, turnID, strings.Join(agents, ", "))
 }
@@ -134,7 +153,14 @@ func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanatio
 // explain builds the explanation from the turn's events (those of its
 // aggregate and those correlated with it), in stream order.
 func explain(agent, turnID string, evs []events.Event) *Explanation {
-	x := &Explanation{Agent: agent, TurnID: turnID, Outcome: "unfinished", Notices: []NoticeRecord{}}
+	return explainWith(agent, turnID, evs, nil)
+}
+
+// explainWith is explain with the state of each profile just before each
+// of the turn's profile events (by event id; nil when not known), so a
+// success says what it kept.
+func explainWith(agent, turnID string, evs []events.Event, before map[string]policy.ProfileState) *Explanation {
+	x := &Explanation{Agent: agent, TurnID: turnID, Outcome: "unfinished", Notices: []NoticeRecord{}, before: before}
 	var start int64
 	for _, ev := range evs {
 		if ts, ok := ev.Data.(events.TurnStarted); ok {
@@ -188,6 +214,7 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) {
 	case events.AttemptSucceeded:
 		st.Kind, st.Text = "ok", fmt.Sprintf("✓ %s/%s%s answered (%d ms)", e.Provider, e.Model, atProfile(e.ProfileID), e.LatencyMs)
 	case events.AttemptFailed:
+		x.failures++
 		st.Kind = "failed"
 		st.Text = fmt.Sprintf("✗ %s/%s%s failed (%d ms): %s%s, disposition %s", e.Provider, e.Model, atProfile(e.ProfileID),
 			e.LatencyMs, e.Reason, httpStatus(e.Status), e.Disposition)
@@ -221,6 +248,7 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) {
 		if e.RetryAfterMs > 0 {
 			st.Details = append(st.Details, fmt.Sprintf("provider asked to retry after %d ms", e.RetryAfterMs))
 		}
+		st.Details = append(st.Details, resetDetails(e.Reset, e.LongWindow, at)...)
 		if len(e.RequestSizeCeiling) == 2 {
 			st.Details = append(st.Details, fmt.Sprintf("request-size ceiling: limit %d tokens, requested %d: never retried on this profile", e.RequestSizeCeiling[0], e.RequestSizeCeiling[1]))
 		}
@@ -251,6 +279,9 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) {
 		if e.DisabledUntil > 0 {
 			what = append(what, fmt.Sprintf("disabled until %s (%s)", at(e.DisabledUntil), e.DisabledReason))
 		}
+		if e.BlockedUntil > 0 {
+			what = append(what, blockText(e, at))
+		}
 		if e.WindowKept {
 			what = append(what, "the active window is kept (a new failure never extends or shortens it)")
 		}
@@ -261,15 +292,13 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) {
 		if e.CountersReset {
 			st.Details = append(st.Details, "counters were reset first (the failure window had passed)")
 		}
+		st.Details = append(st.Details, blockDetails(e, at)...)
 	case events.ProfileSucceeded:
 		st.Kind = "profile"
-		st.Text = fmt.Sprintf("profile %s: success recorded, failure state cleared, lastUsed %s", e.ProfileID, at(e.LastUsed))
-		if e.KeptCooldownUntil > 0 {
-			st.Details = append(st.Details, fmt.Sprintf("a %s cooldown for model %s until %s is kept", e.KeptCooldownReason, e.KeptCooldownModel, at(e.KeptCooldownUntil)))
-		}
+		st.Text, st.Details = successText(e, at)
 	case events.ProfileUsed:
 		st.Kind = "profile"
-		st.Text = fmt.Sprintf("profile %s: success recorded (no failure state to clear), lastUsed %s", e.ProfileID, at(e.LastUsed))
+		st.Text, st.Details = usedText(e, x.before[ev.ID], e.LastUsed, at)
 	case events.CandidateSkipped:
 		st.Kind = "skip"
 		st.Text = fmt.Sprintf("skip %s/%s: %s (%s, %s)", e.Provider, e.Model, oneLine(e.Message, 200), e.Reason, e.Decision)
@@ -285,7 +314,7 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) {
 			st.Kind = "probe"
 			st.Text = fmt.Sprintf("probe %s/%s although its profiles are unavailable (%s)", e.CandidateProvider, e.CandidateModel, e.Reason)
 			if e.IsPrimary {
-				st.Details = append(st.Details, "the primary is probed when the probe throttle allows and its cooldown is near its end (or rate_limit, or a single-candidate chain)")
+				st.Details = append(st.Details, "the primary is probed when the probe throttle allows and its cooldown is near its end (or it is rate limited with no provider reset window active, or the chain has one candidate)")
 			} else {
 				st.Details = append(st.Details, "a fallback candidate uses the provider's one transient probe slot of the run")
 			}
@@ -325,6 +354,10 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) {
 	case events.TurnExhausted:
 		x.Outcome, x.Attempts, x.DurationMs = "exhausted", len(e.Attempts), e.DurationMs
 		x.End = fmt.Sprintf("exhausted (%s): %s", msDur(e.DurationMs), redact.String(e.Summary))
+		if len(e.Attempts) == 1 {
+			x.End = singleAttemptEnd(e, x.failures > 0)
+			st.Details = append(st.Details, "recorded summary (not shown with a single attempt): "+oneLine(e.Summary, 200))
+		}
 		st.Kind, st.Text = "end", x.End
 		if e.SoonestCooldownExpiry > 0 {
 			st.Details = append(st.Details, "soonest cooldown expiry "+at(e.SoonestCooldownExpiry))

@@ -27,7 +27,9 @@ func Classify(e *ProviderError) Result { return ClassifyAt(e, time.Time{}) }
 
 // ClassifyAt is [Classify] with the decision time now, used only to turn an
 // HTTP-date Retry-After (or an RFC 3339 rate-limit reset header) into
-// RetryAfterMs. A zero now falls back to e.ReceivedAt, then the Date header.
+// RetryAfterMs, and a relative provider reset (resets_in_seconds, "6m0s")
+// into [Result.Reset]. A zero now falls back to e.ReceivedAt, then the
+// Date header.
 func ClassifyAt(e *ProviderError, now time.Time) Result {
 	chain := causeChain(e)
 	sigs := make([]*signal, len(chain))
@@ -63,6 +65,9 @@ func ClassifyAt(e *ProviderError, now time.Time) Result {
 		now = e.ReceivedAt
 	}
 	res.RetryAfterMs, res.Evidence.RetryAfter = retryAfter(sigs, now)
+	if res.Reason == ReasonRateLimit {
+		res.Reset, res.LongWindow = resetOf(sigs, now, res.RetryAfterMs, res.Evidence.RetryAfter)
+	}
 	return res
 }
 
@@ -146,18 +151,19 @@ func decide(sigs []*signal) (verdict, Disposition) {
 
 	// Step 5: error names.
 	for _, s := range sigs {
-		if strings.TrimSpace(s.e.Name) == NameTimeout {
-			return verdict{reason: ReasonTimeout, rule: ruleTimeoutName, field: s.prefix + "name", match: NameTimeout}, DispositionFailover
+		if n, f := s.errName(); n == NameTimeout {
+			return verdict{reason: ReasonTimeout, rule: ruleTimeoutName, field: f, match: NameTimeout}, DispositionFailover
 		}
 	}
 	for i, s := range sigs {
-		if strings.TrimSpace(s.e.Name) != NameAbort {
+		n, f := s.errName()
+		if n != NameAbort {
 			continue
 		}
 		if m, ok := abortTimeoutEvidence(sigs[i:]); ok {
 			return verdict{reason: ReasonTimeout, rule: ruleTimeoutName, field: s.prefix + "message", match: m}, DispositionFailover
 		}
-		return verdict{reason: ReasonUnknown, rule: ruleAbort, field: s.prefix + "name", match: NameAbort}, DispositionAbort
+		return verdict{reason: ReasonUnknown, rule: ruleAbort, field: f, match: NameAbort}, DispositionAbort
 	}
 
 	// Nothing matched.
@@ -177,7 +183,7 @@ func decide(sigs []*signal) (verdict, Disposition) {
 // name alone does not discard real evidence, but abort wording is not
 // evidence).
 func abortNoise(s *signal, v verdict) bool {
-	if strings.TrimSpace(s.e.Name) != NameAbort || v.rule != ruleMsgTimeout {
+	if n, _ := s.errName(); n != NameAbort || v.rule != ruleMsgTimeout {
 		return false
 	}
 	return strings.Contains(v.match, "abort")
@@ -193,7 +199,7 @@ func abortTimeoutEvidence(sigs []*signal) (string, bool) {
 		return m, true
 	}
 	for _, s := range sigs[1:] {
-		if strings.TrimSpace(s.e.Name) == NameTimeout {
+		if n, _ := s.errName(); n == NameTimeout {
 			return NameTimeout, true
 		}
 		for _, p := range []string{"timeout", "timed out", "deadline exceeded"} {
@@ -220,12 +226,22 @@ func refusal(sigs []*signal) (verdict, bool) {
 		if v.rule != nil {
 			return v, true
 		}
+		// fledger: a provider's documented moderation code (DashScope
+		// DataInspectionFailed, Zhipu 1301, MiniMax 1026; provider_codes.go),
+		// or a refusal code given as the error type (Moonshot "type":
+		// "content_filter").
+		if v, ok := s.refusalCode(); ok {
+			return v, true
+		}
+		if t := strings.TrimSpace(s.e.Type); refusalCodes[normCode(t)] {
+			return verdict{rule: ruleRefusalCode, field: s.prefix + "type", match: t}, true
+		}
 		for _, t := range []*text{s.msg, s.body} {
 			if t == nil {
 				continue
 			}
 			for _, f := range t.embedded() {
-				if keyKind(f.key) == keyFinish && refusalCodes[normCode(f.val)] {
+				if (keyKind(f.key) == keyFinish || keyKind(f.key) == keyType) && refusalCodes[normCode(f.val)] {
 					return verdict{rule: ruleRefusalCode, field: t.field + "#" + f.path, match: f.val}, true
 				}
 			}

@@ -21,10 +21,18 @@
 //     metadata.raw, Gemini's JSON-in-JSON, Python reprs, Bedrock
 //     event-stream dumps);
 //  3. the provider plugin (OpenRouter, Together, xAI, Ollama);
-//  4. TLS certificate errors with no status; HTML error pages by status only;
+//  4. TLS certificate errors with no status; with still no status, the
+//     provider's own status written inside the text ("Error code: 400",
+//     "<400>", {"error":{"code":429}}), which only fills a gap; HTML error
+//     pages by status only;
 //  5. the structured code verdict (code field, non-numeric status, codes in
-//     embedded JSON);
-//  6. a request-size ceiling, then the status rules (status.*).
+//     embedded JSON) and the provider code tables (provider_codes.go, one
+//     rule id per provider's documentation): a definitive provider code
+//     beats the message verdict (except a context overflow) and the status
+//     default; a generic one (InvalidParameter, ValidationException) only
+//     fills in when no message rule decided;
+//  6. a request-size ceiling, then the status rules (status.*); a wrapper's
+//     explicit 5xx around the provider's own 4xx is judged by the 4xx.
 //
 // The first error in the chain with a verdict other than context_overflow
 // decides (reference §2.7); then error names (TimeoutError, AbortError);
@@ -32,9 +40,11 @@
 // blocks) set the disposition whatever the reason.
 //
 // Rules are data: marker tables (tables.go), code and type tables
-// (codes.go), each row commented with the provider that sends it. All
-// phrases compile into one Aho–Corasick automaton, so a message is
-// lower-cased and scanned once.
+// (codes.go, provider_codes.go), each row commented with the provider that
+// sends it. All phrases compile into one Aho–Corasick automaton, so a
+// message is lower-cased and scanned once; regexes and structural shapes
+// (shapes.go) run only when their gate phrases are present, on bounded
+// windows.
 //
 // # Purity and limits
 //

@@ -109,7 +109,11 @@ var messageRules = []messageRule{
 		return r, m + " → " + why, true
 	}},
 	{ruleMsgBilling, func(t *text, c *msgCtx) (Reason, string, bool) {
-		if c.parentLead429 || leadingStatus(t.lower) == 429 {
+		// ref §2.2 rule 11: not when the text starts with a 429. fledger
+		// (issue 17 family 3, OpenClaw parity on RE2-009/RE2-012): only when
+		// the text after that 429 also carries rate-limit evidence; "429
+		// 余额不足…" and "429 {…1113 Insufficient balance…}" are billing.
+		if (c.parentLead429 || leadingStatus(t.lower) == 429) && rateEvidence(t) {
 			return "", "", false
 		}
 		m, ok := billingMatch(t)
@@ -117,6 +121,9 @@ var messageRules = []messageRule{
 	}},
 	{ruleMsgPeriodic, func(t *text, _ *msgCtx) (Reason, string, bool) {
 		m, ok := periodicLimitRe.find(t)
+		if !ok {
+			m, ok = firstOf(t, usageWindowMore...)
+		}
 		if !ok {
 			return "", "", false
 		}
@@ -292,7 +299,45 @@ func overflowVerdict(t *text) (verdict, bool) {
 	if m, ok := firstOf(t, contextOverflowSeq...); ok {
 		return hit(ReasonContextOverflow, ruleMsgOverflow, t, m), true
 	}
+	if m, ok := overflowShape(t); ok {
+		return hit(ReasonContextOverflow, ruleMsgOverflowShape, t, m), true
+	}
 	return verdict{}, false
+}
+
+// overflowShape is the structural overflow rule (tables.go
+// contextOverflowShapes). A match that only speaks of output tokens is a
+// bad max_tokens, not an overflow.
+func overflowShape(t *text) (string, bool) {
+	for _, f := range contextOverflowShapes {
+		m, ok := f.search(t)
+		if !ok {
+			continue
+		}
+		if outputOnly(m) {
+			continue
+		}
+		return m, true
+	}
+	return "", false
+}
+
+func outputOnly(m string) bool {
+	for _, w := range []string{"max_tokens", "max_new_tokens", "max_completion_tokens", "completion", "output", "generat"} {
+		if strings.Contains(m, w) && !strings.Contains(m, "input") && !strings.Contains(m, "prompt") && !strings.Contains(m, "+") {
+			return true
+		}
+	}
+	return false
+}
+
+// rateEvidence: rate-limit wording beyond a bare status (rule 11's 429 guard).
+func rateEvidence(t *text) bool {
+	if rateLimitPhrases.in(&t.hits) || rateLexicon.in(&t.hits) {
+		return true
+	}
+	_, ok := periodicLimitRe.find(t)
+	return ok
 }
 
 // typeVerdictIn is rule 28: an API error type from JSON inside the text, or
@@ -349,7 +394,7 @@ func modelNotFoundMatch(t *text) (string, bool) {
 	if selectedModel.in(&t.hits) && nf {
 		return "selected model … not found", true
 	}
-	return "", false
+	return firstOf(t, modelGone...)
 }
 
 // billingMatch is the billing table with its guards (ref §2.5 "billing").
@@ -398,6 +443,9 @@ func rateLimitMatch(t *text) (string, bool) {
 	if m, ok := rateLimitPhrases.find(&t.hits); ok {
 		return m, true
 	}
+	if m, ok := rateLexicon.find(&t.hits); ok {
+		return m, true
+	}
 	m, ok := firstOf(t, status429InText, concurrencyLimit)
 	if ok && m != "" && strings.Contains(m, "429") {
 		// fledger (RE-008): a bare "429" status in the text is weaker evidence
@@ -415,7 +463,10 @@ func overloadedMatch(t *text) (string, bool) {
 	if m, ok := overloadedPhrases.find(&t.hits); ok {
 		return m, true
 	}
-	return atCapacity.find(&t.hits)
+	if m, ok := atCapacity.find(&t.hits); ok {
+		return m, true
+	}
+	return modelWarming.find(&t.hits)
 }
 
 func timeoutMatch(t *text) (string, bool) {

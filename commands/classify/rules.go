@@ -58,6 +58,7 @@ var (
 	ruleMsgModelNotFound     = defRule("msg06.model_not_found", "ref §2.2 rule 6")
 	ruleMsgLegacy            = defRule("msg07.legacy_provider", "ref §2.2 rule 7; seed 000 (workers_ai, ModelNotReadyException)")
 	ruleMsgOverflow          = defRule("msg08.context_overflow", "ref §2.2 rule 8, §2.5 Context overflow; seed 000 Does not continue on")
+	ruleMsgOverflowShape     = defRule("msg08.context_overflow_shape", "fledger (issue 17): structural overflow shapes (count/subject exceeds limit, sum bounds, n_keep >= n_ctx, input-length range); ref §2.2 rule 8")
 	ruleMsgReplay            = defRule("msg09.replay_invalid", "ref §2.2 rule 9")
 	ruleMsg402               = defRule("msg10.402_text", "ref §2.2 rule 10, §2.4; seed 000 Billing disables")
 	ruleMsgBilling           = defRule("msg11.billing", "ref §2.2 rule 11, §2.5 billing; seed 000 Billing disables")

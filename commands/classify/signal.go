@@ -20,6 +20,17 @@ type signal struct {
 
 	details     []*text
 	detailsDone bool
+
+	fam        string // provider family (provider_codes.go), lazy
+	familyDone bool
+	prov       []codeHit // provider-table hits, lazy
+	provDone   bool
+
+	inner      int // provider status written inside the texts, lazy
+	innerField string
+	innerDone  bool
+	// statusInner: s.status was read from inside the text (innerStatus).
+	statusInner bool
 }
 
 func newSignal(e *ProviderError, prefix string) *signal {
@@ -316,6 +327,16 @@ func (s *signal) classify() verdict {
 				return verdict{reason: ReasonTLSCertificate, rule: ruleTLS, field: f, match: m}
 			}
 		}
+	}
+	// fledger: no explicit or leading status, but the provider's own status
+	// is written inside the text ("Error code: 400 - {…}", "<400>",
+	// {"error":{"code":429}}): it is the status (provider_codes.go).
+	if s.status == 0 {
+		if n, _ := s.innerStatus(); n != 0 {
+			s.status, s.statusInner = n, true
+		}
+	}
+	if !pv.ok() {
 		// 5. HTML transport pages: by status only.
 		if (s.status == 408 || s.status == 499 || s.status >= 500 && s.status <= 599) && s.isHTML() {
 			if v, ok := statusRule(s.status, verdict{}, s.msg, &s.ctx, s.statusExplicit, verdict{}); ok {
@@ -325,13 +346,17 @@ func (s *signal) classify() verdict {
 			}
 		}
 	}
-	// 6. code verdict.
+	// 6. code verdict; fledger: the provider's documented codes
+	// (provider_codes.go), definitive ones and generic ones.
 	cv := s.codeVerdict()
+	dv := s.definitiveCode()
 	// 7. effective verdict.
 	var eff verdict
 	switch {
 	case pv.ok():
 		eff = pv
+	case dv.ok() && definitiveBeats(dv, mv):
+		eff = dv
 	case cv.reason == ReasonFormat:
 		eff = cv
 	default:
@@ -339,10 +364,18 @@ func (s *signal) classify() verdict {
 		if !base.ok() {
 			base = s.typeVerdict()
 		}
+		// fledger: a provider's generic code says more than a bare leading
+		// status (rule 29), as an API type does (rule 28 precedes 29).
+		if !base.ok() || base.rule == ruleMsgLeadingStatus {
+			if gv := s.genericCode(); gv.ok() {
+				base = gv
+			}
+		}
 		eff = mergeVerdicts(base, cv)
 	}
+	fromProvider := dv.ok() && eff.rule == dv.rule && eff.field == dv.field
 	// 8. a permanent-auth code ends it.
-	if cv.reason == ReasonAuthPermanent {
+	if cv.reason == ReasonAuthPermanent && !fromProvider {
 		return cv
 	}
 	// POLICY: a request-size ceiling is context_overflow whatever the status.
@@ -350,25 +383,91 @@ func (s *signal) classify() verdict {
 		eff.rule = ruleCeiling
 		return eff
 	}
-	// 9. status rules.
-	if s.status != 0 {
-		if v, ok := statusRule(s.status, eff, s.msg, &s.ctx, s.statusExplicit, pv); ok {
-			if s.statusExplicit {
+	// 9. status rules. fledger: a wrapper's 5xx around the provider's own
+	// 4xx (a JSON code/status inside, "Error code: 429") is judged by the
+	// provider's status.
+	st, stExplicit, stField := s.status, s.statusExplicit, ""
+	if stExplicit && st >= 500 {
+		if n, f := s.innerStatus(); n >= 400 && n < 500 {
+			st, stExplicit, stField = n, false, f
+		}
+	} else if s.statusInner {
+		// A status read from inside the text only fills a gap: it decides
+		// when nothing else did, and never overrides a verdict (OpenClaw
+		// reads only explicit and leading statuses).
+		if eff.ok() {
+			st = 0
+		}
+		_, stField = s.innerStatus()
+	}
+	if st != 0 {
+		if v, ok := statusRule(st, eff, s.msg, &s.ctx, stExplicit, pv); ok {
+			if stExplicit {
 				if v.field == "status" {
 					v.field = s.prefix + "status"
 				}
+			} else if stField != "" && !v.kept {
+				v.field = stField
 			}
-			// POLICY: a provider-specific code beats the status's default.
-			if !v.kept && cv.ok() && !transportReason(cv.reason) && cv.reason != v.reason {
-				cv.rule = ruleCodeBeatsStatus
-				return cv
+			if !v.kept {
+				// fledger: a provider's documented code beats the status's
+				// default (code.provider.*).
+				if fromProvider && dv.reason != v.reason {
+					return dv
+				}
+				// POLICY: a provider-specific code beats the status's default.
+				if cv.ok() && !transportReason(cv.reason) && cv.reason != v.reason {
+					cv.rule = ruleCodeBeatsStatus
+					return cv
+				}
 			}
 			return v
 		}
 	}
 	// 10. the code verdict, else the effective verdict.
+	if fromProvider {
+		return eff
+	}
 	if cv.ok() {
 		return cv
 	}
 	return eff
+}
+
+// definitiveBeats: a provider's documented code decides over the message
+// verdict, except a context overflow read from the text (a shape or phrase
+// about this request) and a high-confidence revocation over a plain auth
+// code.
+func definitiveBeats(dv, mv verdict) bool {
+	switch {
+	case mv.reason == ReasonContextOverflow:
+		return false
+	case mv.reason == ReasonAuthPermanent && dv.reason == ReasonAuth:
+		return false
+	}
+	return true
+}
+
+// abortNameText: an AbortError written in the text ("LLM stream error
+// {"error":"AbortError: This operation was aborted"}").
+var abortNameText = newTable("abort_name_text", `\baborterror\b`)
+
+// errName is the JavaScript-style error name of the signal and the field it
+// came from: the name field; else a code that is one of the named classes
+// (SDKs put "AbortError" in code); else an AbortError named in the text
+// (fledger, issue 17 family 9: RE2-064).
+func (s *signal) errName() (string, string) {
+	if n := strings.TrimSpace(s.e.Name); n != "" {
+		return n, s.prefix + "name"
+	}
+	switch c := strings.TrimSpace(s.e.Code); {
+	case strings.EqualFold(c, NameAbort):
+		return NameAbort, s.prefix + "code"
+	case strings.EqualFold(c, NameTimeout):
+		return NameTimeout, s.prefix + "code"
+	}
+	if abortNameText.in(&s.msg.hits) {
+		return NameAbort, s.msg.field
+	}
+	return "", ""
 }

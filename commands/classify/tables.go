@@ -65,6 +65,32 @@ var modelNotFoundSeq = []finder{
 	newSeq("model_deprecated", 120, []string{"model"}, []string{"deprecated"}, []string{"upgrade to", "transition to"}),                 // OpenRouter free-model retirements
 	newSeq("stealth_model", 120, []string{"stealth model"}, []string{"find it here"}),                                                   // OpenRouter
 }
+
+// modelGone: retired, unknown or unreachable models in the providers' own
+// words (fledger, issue 17 family 5): Groq "The model `x` has been
+// decommissioned and is no longer supported", Azure "The API deployment for
+// this resource does not exist" (its DeploymentNotFound), Together "Unable to access non-serverless
+// model", DeepSeek "Model Not Exist", Gemini "the model name is invalid",
+// Bedrock "Invocation of model ID … with on-demand throughput isn't
+// supported" / "The provided model identifier is invalid".
+var modelGone = []finder{
+	newSeq("model_retired", 100, []string{"model"}, []string{"decommissioned", "no longer supported", "no longer available", "has been retired", "been shut down", "has been discontinued"}),
+	newSeq("model_not_exist", 40, []string{"model"}, []string{"not exist", "does not exist", "doesn't exist", "not exists"}),
+	newSeq("model_not_supported", 30, []string{"model"}, []string{"is not supported", "isn't supported", "is unsupported"}),
+	// OpenRouter: no provider serves the model under the key's routing or
+	// privacy settings ("No endpoints found matching your data policy").
+	newTable("no_endpoints_matching", "no endpoints found matching", "no endpoints available matching"),
+	// A local server could not load the model (LM Studio "Failed to load the
+	// model … Error loading model", llama.cpp "failed to load model").
+	newSeq("model_load_failed", 12, []string{"failed to load", "error loading", "unable to load", "could not load"}, []string{"model"}),
+	// Azure's documented DeploymentNotFound message; a vaguer "The
+	// deployment does not exist or you do not have access" stays
+	// unclassified (OC-039, OpenClaw parity).
+	newTable("model_gone", "api deployment for this resource does not exist", "non-serverless model", "model name is invalid", "invalid model name", "invalid model id",
+		"invalid model identifier", "model identifier is invalid", "model_decommissioned", "unknown_model"),
+	newSeq("dedicated_endpoint_stopped", 80, []string{"dedicated endpoint"}, []string{"not running", "is stopped", "not started"}),
+	newPattern("on_demand_unsupported", `on-demand throughput (?:isn(?:'|’)t|is not) supported|(?:doesn(?:'|’)t|does not) support on-demand throughput`, "on-demand throughput"),
+}
 var modelColon = newTable("model_colon", "model: ") // + "not found": Anthropic not_found_error "model: claude-…"
 var invalidModel = newTable("invalid_model", `invalid model\b`)
 var invalidModelReference = newTable("invalid_model_reference", "invalid model reference")
@@ -112,6 +138,88 @@ var contextOverflowSeq = []finder{
 	// failed to satisfy constraint: Member must have length less than or equal to 25000000".
 	newSeq("bedrock_body_length", 8, []string{"value at 'body' failed to satisfy constraint"}, []string{"member must have length less than or equal to"}),
 }
+
+// contextOverflowShapes: the structures providers build overflow errors
+// from (fledger, issue 17 family 1), instead of one phrase per provider:
+//
+//   - a count that exceeds a limit: "request (4390 tokens) exceeds the
+//     available context size (4096 tokens)", "Prompt tokens (N) exceeds
+//     context size (M)", "Requested tokens (2285) exceed context window of
+//     2048";
+//   - a subject that exceeds a limit: "Input tokens exceed the configured
+//     limit of 272000", "number of input tokens … exceeded
+//     max_prompt_tokens", "Requested token count exceeds the model's
+//     maximum";
+//   - a context that was exceeded: "Context size has been exceeded",
+//     "… exceeds the available context size";
+//   - a bound on the input: SiliconFlow 20015 "length of prompt_tokens
+//     (68957) must be less than max_seq_len (65536)";
+//   - a sum bound: TGI "`inputs` tokens + `max_new_tokens` must be <= 1512",
+//     Together "Input token count + max_tokens parameter must be less than
+//     the context length", TGI "`inputs` must have less than 1024 tokens";
+//   - llama.cpp / LM Studio: "n_keep (15028) >= n_ctx (7424)", "keep the
+//     first 111490 tokens when context the overflows", "context length of
+//     only 32768 tokens";
+//   - an input-length range: DashScope "Range of input length should be
+//     [1, 30720]" (an output range such as "Range of max_tokens should be
+//     [1, 2000]" is a format error, not an overflow).
+//
+// A match that is about output tokens (max_tokens, max_new_tokens,
+// completion, output, generation) alone is not an overflow (see
+// overflowShape).
+var contextOverflowShapes = []finder{
+	// "request (4390 tokens) exceeds the available context size", "Prompt
+	// tokens (N) exceeds context size (M)", "Requested tokens (2285) exceed
+	// context window of 2048", "… 9000 tokens is greater than the maximum".
+	newShape("count_exceeds_limit", overflowVerbs, 48,
+		`\d[\d,]*\s*(?:input |prompt |total )?tokens?\b\)?[^.\n]{0,12}|(?:^|[^_a-z])tokens?\s*\(\d[\d,]*\)\s*`,
+		96, `(?:`+overflowVerbAlt+`)\b[^.\n]*?\b(?:limit|maximum|max|context|window|n_ctx|allowed|capacity)`).and("token").leftWith("token"),
+	// "Input tokens exceed the configured limit of 272000", "number of input
+	// tokens … exceeded max_prompt_tokens", "prompt length is too long for
+	// the model's maximum".
+	newShape("subject_exceeds_limit", []string{"exceed", "greater than", "more than", "larger than", "too long", "too large"}, 64,
+		`\b(?:input|prompt|request|requested|total|context|message|messages|conversation)\s+(?:tokens?|token count|length|size)\b[^.\n]*`,
+		96, `(?:`+overflowVerbAlt+`|too long|too large)\b[^.\n]*?\b(?:limit|maximum|max|context|window|n_ctx|allowed|configured)`).
+		and("input", "prompt", "request", "total", "context", "message", "conversation").
+		leftWith("input", "prompt", "request", "total", "context", "message", "conversation"),
+	// "Context size has been exceeded", "context window overflowed".
+	newShape("context_exceeded", []string{"context size", "context length", "context window", "context limit"}, 0, "",
+		48, `context (?:size|length|window|limit)\b[^.\n]*?\b(?:has been |was |is )?(?:exceeded|overflowed?)\b`),
+	// "… exceeds the available context size", "exceeding the model's context window".
+	newShape("exceeds_context", []string{"context size", "context length", "context window", "context limit"}, 48,
+		`\bexceed(?:s|ed|ing)?\b[^.\n]*`,
+		24, `context (?:size|length|window|limit)\b`).leftWith("exceed"),
+	// SiliconFlow 20015 "length of prompt_tokens (68957) must be less than
+	// max_seq_len (65536)"; "input tokens must be at most the context limit".
+	newShape("subject_bound", []string{"must be", "should be", "needs to be"}, 56,
+		`\b(?:input|prompt|request|total|context)[\s_](?:tokens?|token count|length|size)\b[^.\n]*`,
+		80, `(?:must|should|needs to) be\s*(?:<=?|less than|at most|smaller than|no more than|fewer than)[^.\n]*?\b(?:max|limit|context|window|n_ctx|seq_len|allowed)`).
+		and("input", "prompt", "request", "total", "context").leftWith("input", "prompt", "request", "total", "context"),
+	// TGI "`inputs` tokens + `max_new_tokens` must be <= 1512", Together
+	// "Input token count + max_tokens parameter must be less than the
+	// context length".
+	newShape("sum_bound", []string{"must be", "should be"}, 72,
+		`\btokens?\b[^.\n+]*\+[^.\n]*`,
+		32, `(?:must|should) be\s*(?:<=?|less than|at most|smaller than|no more than)`).and("token").leftWith("+"),
+	// TGI "`inputs` must have less than 1024 tokens".
+	newShape("must_have_fewer_tokens", []string{"must have less than", "must have fewer than"}, 0, "",
+		48, `must have (?:less|fewer) than \d[\d,]* (?:input )?tokens\b`),
+	// llama.cpp / LM Studio: "n_keep (15028) >= n_ctx (7424)", "keep the
+	// first 111490 tokens when context the overflows", "context length of
+	// only 32768 tokens".
+	newShape("llamacpp_n_keep", []string{"n_keep"}, 0, "", 40, `n_keep\W{0,3}\d*\W{0,3}>=?\s*n_ctx\b`),
+	newShape("llamacpp_keep_first", []string{"keep the first"}, 0, "", 80, `keep the first \d[\d,]* tokens when\b[^.\n]*?\boverflows?\b`),
+	newShape("llamacpp_only", []string{"context length of only"}, 0, "", 48, `context length of only \d[\d,]* tokens\b`),
+	// DashScope "Range of input length should be [1, 30720]".
+	newShape("input_length_range", []string{"input length", "prompt length", "text length", "message length", "messages length"}, 0, "",
+		64, `(?:input|prompt|text|messages?) length\b[^.\n]*?\[\s*\d+\s*,\s*\d+\s*\]`),
+}
+
+// overflowVerbs anchor the count shape; overflowVerbAlt is the same set as
+// a regex alternation.
+var overflowVerbs = []string{"exceed", "greater than", "more than", "larger than"}
+
+const overflowVerbAlt = `exceed(?:s|ed|ing)?|greater than|more than|larger than`
 
 // ollamaOverflow: the Ollama plugin's overflow text (ref §2.6).
 var ollamaOverflow = []finder{
@@ -195,7 +303,42 @@ var billingMore = []finder{
 	// fledger (RE-108): xAI "Your newly created team doesn't have any credits or licenses yet."
 	newTable("no_credits", "doesn't have any credits", "does not have any credits", "don't have any credits", "do not have any credits",
 		"doesn't have enough credits", "does not have enough credits", "don't have enough credits", "do not have enough credits"),
+	billingLexicon,
 }
+
+// billingLexicon: balance, credit, arrears and paid-tier words in the
+// languages providers answer in (fledger, issue 17). These name the
+// account's money, never a request rate, so they are billing whatever the
+// status (a leading "429" included, see rule 11). Calls to action that also
+// end usage-window messages ("purchase more credits or try again at …",
+// RE2-072) are deliberately absent.
+var billingLexicon = newTable("billing_lexicon",
+	// balance
+	"insufficient funds", "insufficient_funds", "not enough balance", "balance is insufficient", "balance is not enough",
+	"balance not enough", "balance_not_enough", "insufficient_user_quota", // one-api/new-api gateways: user quota is prepaid balance
+	"balance has been exhausted", "balance exhausted", "balance is exhausted", "balance depleted", "zero balance", "negative balance",
+	"paid balance", // SiliconFlow 30011 "The selected model requires paid balance. Your paid balance is insufficient."
+	"credit_balance_exhausted", "credits exhausted", "credits have been exhausted", "ran out of credits", "no remaining credits",
+	// arrears and payment
+	"arrears", "arrearage", "overdue payment", "overdue balance", "outstanding balance", "past due", "unpaid invoice",
+	"failure to pay", "in good standing", // DashScope Arrearage "make sure your account is in good standing"
+	"payment method", "billing hard limit", "billing_hard_limit", "billing_not_active", "billing is not active",
+	// recharge / top up (Chinese providers' English: "Please recharge.")
+	"please recharge", "recharge your account", "top up your", "top-up your", "add funds", "add more funds",
+	// resource packages and paid tiers
+	"no resource package", "resource package", "paid basis", "free tier only", // DashScope AllocationQuota.FreeTierOnly
+	"free tier of the model has been exhausted", "free quota has been exhausted", "free quota exhausted",
+	"subscription has expired", "subscription expired", "plan has expired", "plan expired", // Zhipu 1309 coding plan expired
+	// Chinese (simplified and traditional)
+	"余额不足", "余额已用完", "余额为零", "余额为0", "账户欠费", "已欠费", "欠费", "請充值", "请充值", "充值后", "资源包",
+	"免费额度已用完", "免费额度已用尽", "套餐已到期", "套餐已过期", "餘額不足", "欠費",
+	// Japanese, Korean
+	"残高不足", "残高が不足", "クレジットが不足", "잔액 부족", "잔액이 부족", "크레딧이 부족",
+	// Spanish, Portuguese, Italian, French, German, Russian
+	"saldo insuficiente", "créditos insuficientes", "fondos insuficientes", "saldo insufficiente", "credito insufficiente",
+	"solde insuffisant", "crédits insuffisants", "fonds insuffisants", "unzureichendes guthaben", "nicht genügend guthaben",
+	"guthaben reicht nicht", "недостаточно средств", "недостаточный баланс", "пополните баланс",
+)
 
 // billingHead: a leading billing phrase counts only with a purchase hint (ref §2.5).
 var billingHead = []string{"billing", "credit balance", "insufficient credit", "payment required", "http 402"}
@@ -207,6 +350,34 @@ var purchaseHint = newTable("purchase_hint", "upgrade", "credits", "payment", "p
 var periodicLimitRe = newPattern("periodic_limit",
 	`\b(?:daily|weekly|monthly)(?:\s*/\s*(?:daily|weekly|monthly))*\s+(?:usage\s+)?limits?\b(?:\s+(?:exhausted|reached|exceeded))?`,
 	"daily", "weekly", "monthly").and("limit")
+
+// usageWindowMore: usage windows worded without "daily/weekly/monthly limit"
+// (fledger, issue 17 family 6): "You've hit your limit · resets Feb 7,
+// 11am", "You have exhausted your daily quota", "Your quota will reset
+// after 8h44m7s", "session limit", "5-hour limit". A window that reopens
+// by itself is a rate limit, not billing.
+var usageWindowMore = []finder{
+	// "You've hit your limit", "You have exhausted your daily quota", "has
+	// reached its monthly token allowance".
+	newShape("hit_your_limit", []string{"hit", "reached", "exhausted", "used up", "run out of", "used all of"},
+		16, `\b(?:you(?:'|’)?ve|you have|you|has|have)\s+`,
+		80, `(?:hit|reached|exhausted|used up|run out of|used all of)\s+(?:your|its|the)\s+(?:[\w-]+\s+){0,3}?(?:limit|quota|cap|allowance|capacity)\b`).
+		and("limit", "quota", "cap", "allowance", "capacity").leftWith("you", "has", "have"),
+	// "limit · resets Feb 7, 11am", "Your quota will reset after 8h44m7s".
+	newShape("window_resets", []string{"reset"},
+		56, `\b(?:limit|limits|quota|usage|allowance|cap)\b[^.\n]*`,
+		8, `resets?\b`).and("limit", "quota", "usage", "allowance", "cap").leftWith("limit", "quota", "usage", "allowance", "cap"),
+	// "daily quota", "weekly usage limit", "session limit".
+	newShape("period_quota", []string{"daily", "weekly", "monthly", "hourly", "session"},
+		0, "",
+		40, `(?:daily|weekly|monthly|hourly|session)\s+(?:usage\s+|request\s+|token\s+)?(?:limit|quota|cap|allowance)s?\b`).
+		and("limit", "quota", "cap", "allowance"),
+	// "5-hour limit", "five-hour usage cap".
+	newShape("hours_quota", []string{"hour"},
+		8, `(?:\b\d+-|\bfive-|\b\d+ )`,
+		40, `hour\s+(?:usage\s+|request\s+|token\s+)?(?:limit|quota|cap|allowance)s?\b`).
+		and("limit", "quota", "cap", "allowance"),
+}
 
 // rateLimit: throttles and retryable quotas (ref §2.5 "rate_limit"; seed 000
 // "What lands in the rate-limit / timeout bucket").
@@ -232,6 +403,17 @@ var rateLimitPhrases = newTable("rate_limit",
 	"请求过于频繁", "调用频率", "频率限制", "配额不足", "配额已用尽", "额度不足", "额度已用尽", // CJK gateways
 )
 
+// rateLexicon: request-rate and concurrency words beyond the reference's
+// table (fledger, issue 17): Zhipu 1302/1303 "并发数过高", Baidu ERNIE
+// "并发超限", "限流"; Japanese, Korean, Spanish.
+var rateLexicon = newTable("rate_lexicon",
+	"并发数过高", "并发过高", "并发超限", "并发数超过", "请求频率过高", "频率过高", "请求次数过多", "请求过多", "限流", "速率限制",
+	"調用頻率", "請求過於頻繁",
+	"レート制限", "リクエストが多すぎ", "요청이 너무 많", "속도 제한", "demasiadas solicitudes", "límite de velocidad",
+	"too many concurrent", "concurrency limit exceeded", "concurrent requests limit",
+	"slow down", // OpenAI slow_down "Please slow down"
+)
+
 // status429InText: a 429 status in text (ref §2.5): leading 429, "status
 // 429", "HTTP 429", a JSON status/code 429, or 429 next to rate/quota words.
 var status429InText = newPattern("429_in_text", `^\W{0,3}429\b|\b(?:http|status|response|code)\W{0,3}(?:code\W{0,3})?429\b|\b429\b\W{0,5}(?:too many|rate|resource|quota|throttl)`, "429")
@@ -252,6 +434,14 @@ var overloadedPhrases = newTable("overloaded",
 	"服务过载", "当前负载过高", "访问量过大",                   // CJK gateways
 )
 var atCapacity = newTable("at_capacity", "model at capacity", "model is at capacity")
+
+// modelWarming: the model is still loading or not ready, a provider-busy
+// signal like Bedrock's ModelNotReadyException (seed 000 "Provider-busy
+// signals"; fledger): Hugging Face "Model x is currently loading"
+// (estimated_time), Together "The server is overloaded or not ready yet".
+var modelWarming = newTable("model_warming", "is currently loading", "model is loading", "model is still loading",
+	"model is not ready", "model not ready", "not ready yet", "model is warming up", "model is being loaded",
+	"model is unloaded", "no models loaded", "model not loaded") // LM Studio: the local model is not in memory
 
 // finishReasonError: provider-completed error stop reasons are server_error
 // (ref §2.5; seed 000: "Unhandled stop reason: error", "Provider
@@ -330,6 +520,16 @@ var authMore = []finder{
 	newSeq("could_not_authenticate", 60, []string{"could not authenticate", "could not validate"}, []string{"api key", "credentials"}),
 	newSeq("failed_token", 60, []string{"failed to extract", "failed to parse", "failed to validate", "failed to decode"}, []string{"token"}),
 	newSeq("cjk_ak", 40, []string{"当前ak"}, []string{"违规请求", "禁止访问"}), // Baidu Qianfan
+	// fledger (issue 17 family 8): AWS IAM "User: arn:… is not authorized to
+	// perform: bedrock:InvokeModel", "not authorized to invoke this API
+	// operation"; a missing credential ("We couldn't find a secret with the
+	// name XAI_API_KEY", "API key is missing").
+	newTable("not_authorized", "not authorized to perform", "not authorized to invoke", "not authorized to access",
+		"is not authorized to", "with an explicit deny", "missing api key", "api key is missing", "api key is required",
+		"no api key provided", "api key not provided", "api key not set", "api key is not set", "missing credentials",
+		"no auth credentials", "credentials not found"),
+	newSeq("missing_secret", 30, []string{"couldn't find", "could not find", "can't find", "cannot find", "unable to find"},
+		[]string{"secret", "api key", "api_key", "apikey", "credential"}),
 }
 
 // server: message-level server text maps to timeout (ref §2.2 rule 22, §2.5
@@ -347,6 +547,10 @@ var serverPhrases = newTable("server",
 	"内部错误", "服务器错误", "系统错误", "系统繁忙", "系统异常", // CJK gateways
 )
 var serverMore = []finder{
+	// fledger: OpenAI's other server wordings, "The server had an error
+	// while processing your request", "there was another issue processing
+	// your request".
+	newSeq("issue_processing_request", 24, []string{"had an error", "issue", "problem", "error occurred"}, []string{"processing your request"}),
 	newPattern("http_5xx", `\bhttp\s*5\d\d\b`, "http").and("http 5", "http5"),
 	newTable("status_internal_500", "status: internal server error"),
 }
@@ -371,6 +575,12 @@ var formatPhrases = newTable("format",
 	"conversation must end with a user message",  //
 )
 var formatMore = []finder{
+	// fledger (issue 17): the provider could not read the request body
+	// (DeepSeek "Failed to parse the request body as JSON", "Failed to
+	// deserialize the JSON body into the target type: … unknown variant").
+	newSeq("request_body_unreadable", 24, []string{"failed to parse", "failed to deserialize", "could not parse", "unable to parse", "cannot parse", "error parsing"},
+		[]string{"request body", "json body", "body as json", "request json"}),
+	newTable("unknown_variant", "unknown variant `"),
 	newSeq("tool_call_id_must", 80, []string{"tool call id was"}, []string{"must be"}),
 	newSeq("harness_provider", 120, []string{"agent harness"}, []string{"does not support"}, []string{"provider is not one of"}),
 }
@@ -458,6 +668,18 @@ var refusalPhrases = newTable("refusal",
 	"violate our usage policy",                  // Anthropic Claude Code refusals
 	"violates our usage policy",
 	`"stop_reason":"refusal"`, // Anthropic
+	// fledger (issue 17 family 7): providers' moderation blocks.
+	"content exists risk",                                         // DeepSeek 400 "Content Exists Risk"
+	"may contain inappropriate content",                           // DashScope DataInspectionFailed "Input data may contain inappropriate content"
+	"containinappropriate content",                                // the same, as Dify prints it
+	"contains inappropriate content",                              // Novita ILLEGAL_PROMPT
+	"unsafe or sensitive content",                                 // Zhipu 1301 (English)
+	"sensitive content in input",                                  //
+	"considered high risk",                                        // Moonshot content_filter "The request was rejected because it was considered high risk"
+	"safety_check_failed",                                         // gateways: upstream safety policy triggered
+	"sensitive_words_detected", "prompt_blocked", "new_sensitive", // one-api gateways; MiniMax 1026/1027
+	"不安全或敏感内容", "敏感内容", "违规内容", "内容违规", "敏感词", "内容安全审核", "不适当的内容", // Chinese providers
+	"不適切なコンテンツ", // Japanese
 )
 var refusalBlockRe = newPattern("refusal_block",
 	`block_?reason\W{0,20}?(?:blockedreason\.)?(?:safety|prohibited_content|blocklist|spii|image_safety)\b|finish_?reason\W{0,20}?(?:safety|prohibited_content|blocklist|spii|image_safety)\b`,

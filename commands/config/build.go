@@ -30,9 +30,16 @@ func (b *builder) bad(path, format string, a ...any) {
 }
 
 // build turns a decoded File into the policy's input, defaults applied.
-func build(f *File, bounds bool) (policy.Config, []Problem) {
+// format is the canonical format the config follows: a config stored in
+// format 1 or 2 (before provider reset times, issue 17) decides as its
+// release did, so the keys format 3 added take the values that mean "off"
+// ([legacyParams]).
+func build(f *File, bounds bool, format int) (policy.Config, []Problem) {
 	b := &builder{bounds: bounds}
 	c := policy.DefaultConfig()
+	if format < 3 {
+		legacyParams(&c.Params)
+	}
 	if f.Auth != nil {
 		b.profiles(&c, f.Auth.Profiles)
 		b.order(&c, f.Auth.Order)
@@ -258,6 +265,7 @@ func (b *builder) cooldowns(p *policy.Params, c *Cooldowns) {
 	setBool(c.AutoPinSurvivesCompaction, &p.AutoPinSurvivesCompaction)
 	b.count(path+".rateLimitedProfileRotations", c.RateLimitedProfileRotations, &p.RateLimitRotations)
 	b.count(path+".overloadedProfileRotations", c.OverloadedProfileRotations, &p.OverloadedRotations)
+	b.ms(path+".subscriptionBlockMaxMs", c.SubscriptionBlockMaxMs, &p.SubscriptionBlockMaxMs, 0)
 	b.pair(path+".rateLimitMaxMs", p.RateLimitBaseMs, p.RateLimitMaxMs)
 	b.pair(path+".billingMaxMs", p.BillingBaseMs, p.BillingMaxMs)
 	b.pair(path+".authPermanentMaxMs", p.AuthPermanentBaseMs, p.AuthPermanentMaxMs)
@@ -278,6 +286,7 @@ func (b *builder) retry(p *policy.Params, r *ProviderRetry) {
 	b.ms(path+".backoffMaxMs", r.BackoffMaxMs, &p.RetryBackoffMaxMs, 1)
 	b.ms(path+".windowMs", r.WindowMs, &p.RetryWindowMs, 1)
 	b.count(path+".rateLimitRetryCap", r.RateLimitRetryCap, &p.RateLimitRetryCap)
+	b.ms(path+".maxRetryDelayMs", r.MaxRetryDelayMs, &p.MaxRetryDelayMs, 0)
 	b.pair(path+".backoffMaxMs", p.RetryBackoffBaseMs, p.RetryBackoffMaxMs)
 	if r.JitterMin != nil {
 		p.JitterMin = *r.JitterMin
@@ -414,4 +423,14 @@ func dedupe(sorted []string) []string {
 		}
 	}
 	return out
+}
+
+// legacyParams sets the parameters canonical format 3 introduced to what a
+// config of an earlier format meant: provider resets not honoured
+// (subscriptionBlockMaxMs 0) and no rate-limit wait limit
+// (maxRetryDelayMs 0). So replay --verify re-decides a ledger written
+// before them exactly as it was decided.
+func legacyParams(p *policy.Params) {
+	p.SubscriptionBlockMaxMs = 0
+	p.MaxRetryDelayMs = 0
 }

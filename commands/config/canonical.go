@@ -18,6 +18,9 @@ import (
 //     agents.defaults.model.fallbacks is null when the file gave none.
 //   - 2: "canonicalVersion": 2 first; that fallbacks list is [] instead of
 //     null (the schema refuses null). Same keys as format 1.
+//   - 3: adds auth.cooldowns.subscriptionBlockMaxMs (after
+//     neverCooldownProviders) and retry.provider.maxRetryDelayMs (after
+//     jitterMax).
 func canonical(c policy.Config, format int) ([]byte, error) {
 	p := c.Params
 	f := File{
@@ -71,6 +74,10 @@ func canonical(c policy.Config, format int) ([]byte, error) {
 				Max:        &p.LoopLimitMax,
 			},
 		},
+	}
+	if format >= 3 {
+		f.Auth.Cooldowns.SubscriptionBlockMaxMs = &p.SubscriptionBlockMaxMs
+		f.Retry.Provider.MaxRetryDelayMs = &p.MaxRetryDelayMs
 	}
 	if len(c.Profiles) > 0 {
 		f.Auth.Profiles = make(map[string]ProfileEntry, len(c.Profiles))

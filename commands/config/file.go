@@ -16,6 +16,7 @@
 //	    rateLimit: ladder           # ladder (seeds) | exponential (OpenClaw 2026.9.6)
 //	    resetOnExpiry: false        # true = OpenClaw 2026.9.6 counter reset
 //	    ladderMs: [30000, 60000, 300000]
+//	    subscriptionBlockMaxMs: 604800000  # a provider reset blocks at most 7 days
 //	    ...
 //	agents:
 //	  defaults:
@@ -24,7 +25,7 @@
 //	    coder: {model: openai/gpt-5}            # string: strict agent primary
 //	    helper: {model: {primary: openai/gpt-5, fallbacks: []}}
 //	retry:
-//	  provider: {maxRetries: 3}
+//	  provider: {maxRetries: 3, maxRetryDelayMs: 10000}
 //	failover:
 //	  skipTtlMs: 0
 //	  sdkRetryMaxWaitSeconds: 60
@@ -92,6 +93,9 @@ type Cooldowns struct {
 	RateLimitedProfileRotations      *int     `json:"rateLimitedProfileRotations,omitempty"`
 	OverloadedProfileRotations       *int     `json:"overloadedProfileRotations,omitempty"`
 	NeverCooldownProviders           []string `json:"neverCooldownProviders,omitempty"`
+	// SubscriptionBlockMaxMs bounds a block until a provider-reported
+	// reset (canonical format 3 on).
+	SubscriptionBlockMaxMs *int64 `json:"subscriptionBlockMaxMs,omitempty"`
 }
 
 // AgentsSection is the file's agents key.
@@ -132,6 +136,9 @@ type ProviderRetry struct {
 	RateLimitRetryCap *int     `json:"rateLimitRetryCap,omitempty"`
 	JitterMin         *float64 `json:"jitterMin,omitempty"`
 	JitterMax         *float64 `json:"jitterMax,omitempty"`
+	// MaxRetryDelayMs: a longer rate-limit wait rotates instead of
+	// sleeping (canonical format 3 on).
+	MaxRetryDelayMs *int64 `json:"maxRetryDelayMs,omitempty"`
 }
 
 // FailoverSection is the file's failover key: the fallback runner's probe,

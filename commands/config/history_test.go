@@ -13,12 +13,15 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// A canonical config of the current format (2), as this build writes it
-// into ConfigApplied, and its recorded hash. If this test fails, a change
-// altered format 2's rendering: leave format 2 alone and add format 3.
+// Canonical configs of formats 2 and 3 (the current one), as the builds
+// that wrote them stored them in ConfigApplied, and their recorded hashes.
+// If this test fails, a change altered a released format's rendering:
+// leave it alone and add a new format.
 const (
 	canonicalV2 = `{"canonicalVersion":2,"auth":{"profiles":{"openai:me@example.com":{"provider":"openai","type":"oauth","expires":1798761600000}},"cooldowns":{"ladderMs":[30000,60000,300000],"rateLimit":"ladder","rateLimitBaseMs":30000,"rateLimitMaxMs":86400000,"billingBackoffMs":600000,"billingMaxMs":86400000,"authPermanentBackoffMs":600000,"authPermanentMaxMs":3600000,"failureWindowMs":86400000,"resetOnExpiry":false,"inlineKeyBillingMs":600000,"clearOtherModelCooldownOnSuccess":false,"autoPinSurvivesCompaction":false,"rateLimitedProfileRotations":1,"overloadedProfileRotations":1,"neverCooldownProviders":["kilocode","openrouter"]}},"agents":{"defaults":{"model":{"primary":"openai/gpt-5","fallbacks":[]}},"entries":{"coder":{"model":"anthropic/claude-opus-4-6"}}},"retry":{"provider":{"maxRetries":3,"backoffBaseMs":1000,"backoffMaxMs":30000,"windowMs":90000,"rateLimitRetryCap":9,"jitterMin":0.5,"jitterMax":1.5}},"failover":{"skipTtlMs":0,"sdkRetryMaxWaitSeconds":60,"probeThrottleMs":30000,"nearExpiryMarginMs":120000,"transientProbesPerProvider":1,"autoOverrideProbeIntervalMs":300000,"chainOverloadRetry":{"rounds":10,"baseMs":2500,"maxMs":30000,"noticeAfterMs":30000},"loopLimit":{"base":24,"perProfile":8,"min":32,"max":160}}}`
 	hashV2      = "sha256:ffca387321323b9537a8a7c403429a4a251bd2cf74f361bc932aaaa2226c9693"
+	canonicalV3 = `{"canonicalVersion":3,"auth":{"profiles":{"openai:me@example.com":{"provider":"openai","type":"oauth","expires":1798761600000}},"cooldowns":{"ladderMs":[30000,60000,300000],"rateLimit":"ladder","rateLimitBaseMs":30000,"rateLimitMaxMs":86400000,"billingBackoffMs":600000,"billingMaxMs":86400000,"authPermanentBackoffMs":600000,"authPermanentMaxMs":3600000,"failureWindowMs":86400000,"resetOnExpiry":false,"inlineKeyBillingMs":600000,"clearOtherModelCooldownOnSuccess":false,"autoPinSurvivesCompaction":false,"rateLimitedProfileRotations":1,"overloadedProfileRotations":1,"neverCooldownProviders":["kilocode","openrouter"],"subscriptionBlockMaxMs":604800000}},"agents":{"defaults":{"model":{"primary":"openai/gpt-5","fallbacks":[]}},"entries":{"coder":{"model":"anthropic/claude-opus-4-6"}}},"retry":{"provider":{"maxRetries":3,"backoffBaseMs":1000,"backoffMaxMs":30000,"windowMs":90000,"rateLimitRetryCap":9,"jitterMin":0.5,"jitterMax":1.5,"maxRetryDelayMs":10000}},"failover":{"skipTtlMs":0,"sdkRetryMaxWaitSeconds":60,"probeThrottleMs":30000,"nearExpiryMarginMs":120000,"transientProbesPerProvider":1,"autoOverrideProbeIntervalMs":300000,"chainOverloadRetry":{"rounds":10,"baseMs":2500,"maxMs":30000,"noticeAfterMs":30000},"loopLimit":{"base":24,"perProfile":8,"min":32,"max":160}}}`
+	hashV3      = "sha256:0cc4943f6b146d7f35336f6892a861e30b1c060a541b493599860b0745c6b4a4"
 )
 
 type storedConfig struct {
@@ -80,12 +83,26 @@ func TestCanonical_EveryFormatHashesToItsRecordedHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Hash != hashV2 || l.Format != config.CanonicalVersion || string(l.Canonical) != canonicalV2 {
+	if l.Hash != hashV2 || l.Format != 2 || string(l.Canonical) != canonicalV2 {
 		t.Fatalf("format 2: hash %s format %d, want %s format 2\n%s", l.Hash, l.Format, hashV2, l.Canonical)
 	}
-	// The same canonical form read as a file (it carries its version).
-	if f, err := config.Parse([]byte(canonicalV2), "copy.json"); err != nil || f.Hash != hashV2 {
-		t.Fatalf("format 2 as a file: %v, hash %v", err, f)
+	// Format 2 predates provider resets: it decides as its release did.
+	if l.Policy.SubscriptionBlockMaxMs != 0 || l.Policy.MaxRetryDelayMs != 0 {
+		t.Fatalf("format 2 reads subscriptionBlockMaxMs %d, maxRetryDelayMs %d; want 0 (off)", l.Policy.SubscriptionBlockMaxMs, l.Policy.MaxRetryDelayMs)
+	}
+	l3, err := config.Parse([]byte(canonicalV3), "ConfigApplied "+hashV3, config.Stored())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l3.Hash != hashV3 || l3.Format != config.CanonicalVersion || string(l3.Canonical) != canonicalV3 {
+		t.Fatalf("format 3: hash %s format %d, want %s format 3\n%s", l3.Hash, l3.Format, hashV3, l3.Canonical)
+	}
+	// The current canonical form read as a file (it carries its version).
+	if f, err := config.Parse([]byte(canonicalV3), "copy.json"); err != nil || f.Hash != hashV3 {
+		t.Fatalf("format 3 as a file: %v, hash %v", err, f)
+	}
+	if f, err := config.Parse([]byte(canonicalV2), "copy.json"); !config.IsInvalid(err) {
+		t.Fatalf("format 2 as a file: %v, %v; want refused", err, f)
 	}
 	for _, c := range firstReleaseConfigs(t) {
 		if bytes.Contains(c.Config, []byte("canonicalVersion")) {
@@ -134,16 +151,38 @@ func TestCanonical_SameAsAStoredOlderFormat(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &sc); err != nil {
 		t.Fatal(err)
 	}
-	now := mustParse(t, string(sc.Config))
+	var tree map[string]any
+	if err := json.Unmarshal(sc.Config, &tree); err != nil {
+		t.Fatal(err)
+	}
+	// Format 3 gave two new keys defaults that format 1 did not have (it
+	// reads them as off): the unchanged file is now another config, applied
+	// once after the upgrade.
+	if now := mustParse(t, string(sc.Config)); now.SameAs(stored.Hash, stored.Config) {
+		t.Fatalf("incident-day's config (%s) with the format-3 defaults is the same as the stored format-1 one", now.Hash)
+	}
+	// With those keys at what format 1 meant, it is the same config.
+	legacy := map[string]any{}
+	for k, v := range tree {
+		legacy[k] = v
+	}
+	auth := map[string]any{}
+	for k, v := range tree["auth"].(map[string]any) {
+		auth[k] = v
+	}
+	auth["cooldowns"] = map[string]any{"subscriptionBlockMaxMs": 0}
+	legacy["auth"] = auth
+	legacy["retry"] = map[string]any{"provider": map[string]any{"maxRetryDelayMs": 0}}
+	text, err := json.Marshal(legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := mustParse(t, string(text))
 	if now.Hash == stored.Hash {
 		t.Fatal("the current format hashes like format 1: nothing to test")
 	}
 	if !now.SameAs(stored.Hash, stored.Config) {
 		t.Fatalf("incident-day's config (%s) is not the same as the stored format-1 one (%s)", now.Hash, stored.Hash)
-	}
-	var tree map[string]any
-	if err := json.Unmarshal(sc.Config, &tree); err != nil {
-		t.Fatal(err)
 	}
 	tree["retry"] = map[string]any{"provider": map[string]any{"maxRetries": 7}}
 	changed, err := json.Marshal(tree)
@@ -190,7 +229,7 @@ func TestCanonical_StoredConfigsAreNotHeldToFileStrictness(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "futureKey: unknown key") || !strings.Contains(err.Error(), "ladderMs[0]: 9223372036854775807 is longer than the limit") {
 		t.Fatalf("as a file: %v", err)
 	}
-	if _, err := config.Parse([]byte(`{"canonicalVersion": 3}`), "stored", config.Stored()); !config.IsInvalid(err) {
+	if _, err := config.Parse([]byte(`{"canonicalVersion": 4}`), "stored", config.Stored()); !config.IsInvalid(err) {
 		t.Fatalf("a format newer than this build parsed: %v", err)
 	}
 }

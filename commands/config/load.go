@@ -46,7 +46,11 @@ type Loaded struct {
 // once released: a new config key goes into a new format, and a config
 // stored in an older format is re-hashed with that format's rules (which
 // leave the new key out), so every stored ConfigApplied keeps its hash.
-const CanonicalVersion = 2
+//
+// Format 3 adds auth.cooldowns.subscriptionBlockMaxMs and
+// retry.provider.maxRetryDelayMs (issue 17); a format-1 or -2 config
+// reads them as 0 (off), what it meant when it was stored.
+const CanonicalVersion = 3
 
 // Bounds on what a config file may say (not enforced on stored configs).
 const (
@@ -161,7 +165,7 @@ func Parse(data []byte, source string, opts ...Option) (*Loaded, error) {
 	if err := json.Unmarshal(clean, &f); err != nil {
 		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: err.Error()}}}
 	}
-	pc, problems := build(&f, !o.stored)
+	pc, problems := build(&f, !o.stored, format)
 	// Unknown keys are reported with every other problem of the file.
 	if problems = append(strays, problems...); len(problems) > 0 {
 		return nil, &ValidationError{Source: source, Problems: problems}

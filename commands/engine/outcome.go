@@ -39,6 +39,13 @@ func outcomeOf(err error, now time.Time, latencyMs int64) policy.Outcome {
 		out.RequestSizeCeiling = true
 		out.CeilingTokens = []int64{c.LimitTokens, c.RequestedTokens}
 	}
+	if rs := r.Reset; rs != nil {
+		out.Reset = &events.ProviderReset{At: rs.At.UnixMilli(), Source: rs.Source, Field: rs.Field,
+			Match: redact.Preview(rs.Match, fieldPreviewRunes), ZoneUnknown: rs.ZoneUnknown}
+	}
+	if w := r.LongWindow; w != nil {
+		out.LongWindow = &events.UsageWindow{Kind: w.Kind, Field: w.Field, Match: redact.Preview(w.Match, fieldPreviewRunes)}
+	}
 	out.Error = errorRecord(pe)
 	out.Code = out.Error.Code
 	out.Evidence = events.Evidence{Rule: r.Evidence.Rule, Source: r.Evidence.Source,

@@ -73,6 +73,18 @@ type Params struct {
 	// (POLICY: a gpt-5-mini answer proves nothing about gpt-5's rate limit).
 	// Key auth.cooldowns.clearOtherModelCooldownOnSuccess.
 	ClearOtherModelCooldownOnSuccess bool
+	// SubscriptionBlockMaxMs bounds a subscription block: a rate_limit that
+	// carries a provider reset (Codex resets_in_seconds / resets_at, an
+	// exhausted window's reset header, "resets Feb 7, 11am") blocks the
+	// profile until exactly that reset (blockedUntil, blockedReason
+	// subscription_limit, scoped to the model when known) instead of the
+	// ladder step, but never longer than this after the failure. 0 =
+	// provider resets are not honoured (the ladder applies; what a config
+	// stored before canonical format 3 means). Default 604800000 (7 days:
+	// a Codex weekly window fits). Issue 17; seed 000 "OpenAI Codex
+	// subscription plus API-key backup"; reference §3 "Subscription
+	// blocks". Key auth.cooldowns.subscriptionBlockMaxMs.
+	SubscriptionBlockMaxMs int64
 	// NeverCooldownProviders never record failures nor cool down
 	// (reference §3: openrouter, kilocode). Compared exactly, sorted. Key
 	// auth.cooldowns.neverCooldownProviders.
@@ -102,6 +114,15 @@ type Params struct {
 	// starting at the first retry. Default 90000. Seed 000; reference §9.
 	// Key retry.provider.windowMs.
 	RetryWindowMs int64
+	// MaxRetryDelayMs: a rate limit whose provider wait (its retry-after,
+	// or the time to its reset) is longer than this is not retried on the
+	// same profile when another profile or a later candidate can take the
+	// call; it rotates at once instead of sleeping. 0 = no such limit (what
+	// a config stored before canonical format 3 means). Default 10000.
+	// Reference §9 ("rejected for rate_limit when fallbacks are configured
+	// and retry-after exceeds retry.provider.maxRetryDelayMs"). Key
+	// retry.provider.maxRetryDelayMs.
+	MaxRetryDelayMs int64
 	// RateLimitRetryCap caps the budget once a rate limit was seen on the
 	// candidate (9 retries = 10 attempts). Default 9. Reference §9. Key
 	// retry.provider.rateLimitRetryCap.
@@ -181,6 +202,7 @@ func DefaultParams() Params {
 		AuthPermanentMaxMs:          3600000,
 		FailureWindowMs:             86400000,
 		InlineKeyBillingWindowMs:    600000,
+		SubscriptionBlockMaxMs:      604800000,
 		NeverCooldownProviders:      []string{"kilocode", "openrouter"},
 		MaxRetries:                  3,
 		RetryBackoffBaseMs:          1000,
@@ -188,6 +210,7 @@ func DefaultParams() Params {
 		JitterMin:                   0.5,
 		JitterMax:                   1.5,
 		RetryWindowMs:               90000,
+		MaxRetryDelayMs:             10000,
 		RateLimitRetryCap:           9,
 		RateLimitRotations:          1,
 		OverloadedRotations:         1,
@@ -273,6 +296,8 @@ func (p Params) Validate() error {
 		{"NearExpiryMarginMs", p.NearExpiryMarginMs},
 		{"SkipCacheTTLMs", p.SkipCacheTTLMs},
 		{"SDKRetryAfterCapMs", p.SDKRetryAfterCapMs},
+		{"SubscriptionBlockMaxMs", p.SubscriptionBlockMaxMs},
+		{"MaxRetryDelayMs", p.MaxRetryDelayMs},
 		{"AutoOverrideProbeIntervalMs", p.AutoOverrideProbeIntervalMs},
 		{"MaxRetries", int64(p.MaxRetries)},
 		{"RateLimitRetryCap", int64(p.RateLimitRetryCap)},

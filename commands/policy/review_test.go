@@ -43,7 +43,14 @@ func TestRetry_ExactDelaysForFixedSeed(t *testing.T) {
 	}
 }
 
+// The SDK cap alone: retry.provider.maxRetryDelayMs is off here (with it,
+// a rate limit waiting more than 10 s rotates: TestRetry_LongWaitRotates*).
 func TestRetry_RetryAfterFloorAndSDKCap(t *testing.T) {
+	noWaitLimit := func() Config {
+		c := testConfig()
+		c.MaxRetryDelayMs = 0
+		return c
+	}
 	cases := []struct {
 		name       string
 		retryAfter int64
@@ -57,7 +64,7 @@ func TestRetry_RetryAfterFloorAndSDKCap(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, testConfig())
+			h := newHarness(t, noWaitLimit())
 			h.start(h.selectDefault(), "direct")
 			o := failed(ReasonRateLimit)
 			o.RetryAfterMs = tc.retryAfter
@@ -72,7 +79,7 @@ func TestRetry_RetryAfterFloorAndSDKCap(t *testing.T) {
 		})
 	}
 	// The cap is config: failover.sdkRetryMaxWaitSeconds 0 turns it off.
-	cfg := testConfig()
+	cfg := noWaitLimit()
 	cfg.SDKRetryAfterCapMs = 0
 	h := newHarness(t, cfg)
 	h.start(h.selectDefault(), "direct")

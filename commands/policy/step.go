@@ -150,6 +150,14 @@ type Outcome struct {
 	Disposition string
 	// RetryAfterMs is the provider's retry-after hint (0 = none).
 	RetryAfterMs int64
+	// Reset is when the provider said its usage window reopens (nil =
+	// not said): a rate_limit carrying one blocks the profile until then
+	// (block.go), and the time to it counts as the provider's wait.
+	Reset *events.ProviderReset
+	// LongWindow is the evidence that a rate_limit is a long usage window
+	// (daily, weekly, monthly, subscription): no same-model retry
+	// (reference §9).
+	LongWindow *events.UsageWindow
 	// RequestSizeCeiling marks a provider request-size ceiling (TPM limit
 	// below the request): never retried on the same profile, another
 	// candidate may admit it (POLICY). CeilingTokens is [limit, requested].
@@ -399,15 +407,21 @@ func (d *decider) advance(i int, kind string) Decision {
 		reason := p.UnavailableReason(states, c.Model, d.now())
 		soonest := p.SoonestExpiry(states, c.Model, d.now())
 		primary := i == 0
+		// A provider-reported reset window stays authoritative until near
+		// its end: a blocked primary is not probed merely for being rate
+		// limited (reference §7 step 5), and a fallback sibling whose every
+		// profile is blocked does not use the transient probe slot (seed
+		// 000: siblings are tried when the failure looks transient).
+		resetWindow := resetWindowActive(states, c.Model, d.now())
 		probe := primary && d.probeOpen(c.Provider) &&
-			(len(d.st.Chain) == 1 || reason == ReasonRateLimit || soonest == 0 || d.now() >= soonest-p.NearExpiryMarginMs)
+			(len(d.st.Chain) == 1 || reason == ReasonRateLimit && !resetWindow || soonest == 0 || d.now() >= soonest-p.NearExpiryMarginMs)
 		switch {
 		case reason == ReasonAuth || reason == ReasonAuthPermanent:
 			d.skip(i, reason, "skip", ProviderIssueSkipText(c.Provider, reason), soonest)
 		case primary && probe:
 			d.probeRecord(i, reason, false)
 			return d.call(i, order[0], KindProbe, false)
-		case reason == ReasonBilling || primary || !transientProbe.has(reason):
+		case reason == ReasonBilling || primary || !transientProbe.has(reason) || allBlocked(states, c.Model, d.now()):
 			d.skip(i, reason, "suspend", CooldownSkipText(c.Provider), soonest)
 		case d.slotsUsed(c.Provider) < p.TransientProbesPerProvider:
 			d.probeRecord(i, reason, true)
@@ -607,7 +621,7 @@ func (d *decider) fail(out Outcome) Decision {
 	ev := events.AttemptFailed{TurnID: d.st.TurnID, Attempt: cur.Attempt, Provider: cur.Provider, Model: cur.Model,
 		ProfileID: cur.ProfileID, Error: out.Error, Reason: out.Reason, Status: out.Status, Disposition: disp,
 		Evidence: out.Evidence, RetryAfterMs: out.RetryAfterMs, LatencyMs: out.LatencyMs,
-		ReplayUnsafe: out.OutputStarted || out.ToolStarted}
+		ReplayUnsafe: out.OutputStarted || out.ToolStarted, Reset: copyReset(out.Reset), LongWindow: copyWindow(out.LongWindow)}
 	if out.RequestSizeCeiling {
 		ev.RequestSizeCeiling = append([]int64(nil), out.CeilingTokens...)
 	}
@@ -624,7 +638,7 @@ func (d *decider) fail(out Outcome) Decision {
 	}
 	if prof, ok := d.cfg.Profile(cur.ProfileID); ok {
 		if e, rec := p.RecordFailure(d.state(prof), prof, Failure{Reason: out.Reason, Model: cur.Model,
-			TurnID: d.st.TurnID, Attempt: cur.Attempt}, d.now()); rec {
+			TurnID: d.st.TurnID, Attempt: cur.Attempt, Reset: copyReset(out.Reset)}, d.now()); rec {
 			d.emit(e)
 		}
 	}
@@ -673,13 +687,24 @@ func (d *decider) fail(out Outcome) Decision {
 
 // retry decides a same-profile transient retry (reference §9; seed 000:
 // budget 3, 1 s doubling to 30 s, jitter 0.5–1.5, retry-after floor, 90 s
-// window for non-rate-limit retries).
+// window for non-rate-limit retries). The provider's wait is the longer
+// of its retry-after and the time to its reset ([providerWait]). A rate
+// limit is not retried when it is a long usage window, or when its wait
+// exceeds MaxRetryDelayMs and another profile or candidate can take the
+// call (reference §9).
 func (d *decider) retry(out Outcome) (Decision, bool) {
 	p, st := d.cfg.Params, d.st
 	if !retryable.has(out.Reason) || out.OutputStarted || out.ToolStarted {
 		return Decision{}, false
 	}
-	if p.SDKRetryAfterCapMs > 0 && out.RetryAfterMs > p.SDKRetryAfterCapMs {
+	wait := providerWait(out, d.now())
+	if p.SDKRetryAfterCapMs > 0 && wait > p.SDKRetryAfterCapMs {
+		return Decision{}, false
+	}
+	if out.Reason == ReasonRateLimit && out.LongWindow != nil {
+		return Decision{}, false
+	}
+	if out.Reason == ReasonRateLimit && p.MaxRetryDelayMs > 0 && wait > p.MaxRetryDelayMs && d.elsewhere() {
 		return Decision{}, false
 	}
 	budget := p.MaxRetries
@@ -692,8 +717,8 @@ func (d *decider) retry(out Outcome) (Decision, bool) {
 	k := st.Retries + 1
 	seed := mixSeed(st.Seed, st.Current.Attempt)
 	base, delay := p.JitteredDelay(k, seed)
-	if out.RetryAfterMs >= delay {
-		delay = out.RetryAfterMs
+	if wait >= delay {
+		delay = wait
 	}
 	window := st.RetryWindowEndsAt
 	if window == 0 {
@@ -703,7 +728,7 @@ func (d *decider) retry(out Outcome) (Decision, bool) {
 		return Decision{}, false
 	}
 	d.emit(events.RetryScheduled{TurnID: st.TurnID, Attempt: st.Current.Attempt, Retry: k, Budget: budget,
-		BaseMs: base, DelayMs: delay, RetryAfterMs: out.RetryAfterMs, JitterSeed: seed,
+		BaseMs: base, DelayMs: delay, RetryAfterMs: wait, JitterSeed: seed,
 		WindowEndsAt: window, ResumeAt: d.now() + delay})
 	return d.done(Next{Kind: NextWait, WaitMs: delay, ResumeAt: d.now() + delay}), true
 }

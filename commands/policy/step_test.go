@@ -161,8 +161,11 @@ func TestStep_NinetySecondWindowForNonRateLimitRetries(t *testing.T) {
 	h.resume() // t0+80000: t0+120000 would pass the window end
 	n := h.outcome(o)
 	wantCall(t, n, "anthropic", "claude", "anthropic:b", KindRotation)
-	// A rate limit has no window.
-	h2 := newHarness(t, testConfig())
+	// A rate limit has no window (with retry.provider.maxRetryDelayMs
+	// off: a 50 s wait otherwise rotates, TestStep_LongRateLimitWait*).
+	cfg := testConfig()
+	cfg.MaxRetryDelayMs = 0
+	h2 := newHarness(t, cfg)
 	h2.start(h2.selectDefault(), "direct")
 	r := failed(ReasonRateLimit)
 	r.RetryAfterMs = 50000

@@ -11,8 +11,6 @@ import (
 
 // ProfileState is one auth profile's usageStats (reference §4), folded from
 // its profile events by [EvolveProfile]. Times are Unix ms UTC; 0 = unset.
-// The subscription-block fields of OpenClaw (blockedUntil, …) are not
-// modelled.
 type ProfileState struct {
 	ProfileID string
 	Provider  string
@@ -35,11 +33,21 @@ type ProfileState struct {
 	// blocks every model.
 	DisabledUntil  int64
 	DisabledReason string
+	// BlockedUntil, BlockedReason (subscription_limit), BlockedSource and
+	// BlockedModel: the subscription block, a provider-reported reset
+	// (reference §3 markAuthProfileBlockedUntil; block.go). Scoped to
+	// BlockedModel when set, every model otherwise.
+	BlockedUntil  int64
+	BlockedReason string
+	BlockedSource string
+	BlockedModel  string
 }
 
 // UnusableUntil is the end of the latest window, ignoring model scope:
-// max(cooldownUntil, disabledUntil).
-func (s ProfileState) UnusableUntil() int64 { return max(s.CooldownUntil, s.DisabledUntil) }
+// max(blockedUntil, cooldownUntil, disabledUntil) (reference §3).
+func (s ProfileState) UnusableUntil() int64 {
+	return max(s.CooldownUntil, s.DisabledUntil, s.BlockedUntil)
+}
 
 // ErrProviderMismatch is returned when a profile event or failure names a
 // provider other than the profile's.
@@ -58,14 +66,15 @@ func (p Params) neverCools(provider string) bool {
 
 // Usable reports whether the profile may be called for model at now
 // (reference §3 isProfileInCooldown): never-cooling providers are always
-// usable; an active disable blocks every model; an active cooldown blocks
-// its model only when scoped (CooldownModel ""), blocks every model
-// otherwise; model "" ignores model-scoped cooldowns.
+// usable; an active disable blocks every model; an active subscription
+// block and an active cooldown each block their model only when scoped,
+// every model otherwise; model "" ignores model-scoped cooldowns and
+// blocks.
 func (p Params) Usable(s ProfileState, model string, now int64) bool {
 	if p.neverCools(s.Provider) {
 		return true
 	}
-	if s.DisabledUntil > now {
+	if s.DisabledUntil > now || s.blocks(model, now) {
 		return false
 	}
 	if s.CooldownUntil > now {
@@ -83,6 +92,9 @@ func (p Params) blockingUntil(s ProfileState, model string, now int64) int64 {
 	var u int64
 	if s.DisabledUntil > now {
 		u = s.DisabledUntil
+	}
+	if s.blocks(model, now) {
+		u = max(u, s.BlockedUntil)
 	}
 	if s.CooldownUntil > now && (s.CooldownModel == "" || s.CooldownModel == model) {
 		u = max(u, s.CooldownUntil)
@@ -128,6 +140,10 @@ type Failure struct {
 	// TurnID and Attempt name the attempt ("" / 0 outside a turn).
 	TurnID  string
 	Attempt int
+	// Reset is the provider-reported end of the usage window the failure
+	// carried (nil = none): a rate_limit with one blocks the profile until
+	// then (block.go).
+	Reset *events.ProviderReset
 }
 
 // RecordFailure decides the failure transition of one profile (seed 000
@@ -147,7 +163,10 @@ type Failure struct {
 //     (n = that reason's count; inline keys: a fixed InlineKeyBillingWindowMs
 //     for billing), unless the current disable is still active: it keeps its
 //     deadline (seed 004, never extended or shortened).
-//  4. Other reasons: cooldownUntil = now + ladder(errorCount), or for
+//  4. A rate_limit carrying a provider reset, or one inside an active
+//     subscription block of its model: the block instead of a cooldown
+//     ([Params.recordBlock], block.go).
+//  5. Other reasons: cooldownUntil = now + ladder(errorCount), or for
 //     rate_limit in exponential mode the capped exponential on
 //     failureCounts.rate_limit; an active cooldown keeps its deadline.
 //     cooldownModel follows reference §3 step 6.
@@ -184,6 +203,7 @@ func (p Params) RecordFailure(s ProfileState, prof Profile, f Failure, now int64
 		ErrorCount: n, FailureCounts: counts, LastFailureAt: now,
 		CooldownUntil: s.CooldownUntil, CooldownReason: s.CooldownReason, CooldownModel: s.CooldownModel,
 		DisabledUntil: s.DisabledUntil, DisabledReason: s.DisabledReason,
+		BlockedUntil: s.BlockedUntil, BlockedReason: s.BlockedReason, BlockedSource: s.BlockedSource, BlockedModel: s.BlockedModel,
 	}
 	switch f.Reason {
 	case ReasonBilling, ReasonAuthPermanent:
@@ -203,6 +223,9 @@ func (p Params) RecordFailure(s ProfileState, prof Profile, f Failure, now int64
 		}
 		ev.DisabledReason = f.Reason
 	default:
+		if f.Reason == ReasonRateLimit && p.recordBlock(&ev, s, f, now) {
+			break
+		}
 		active := s.CooldownUntil > now
 		if active {
 			ev.WindowKept = true
@@ -255,7 +278,8 @@ func (p Params) RecordSuccess(s ProfileState, prof Profile, model, turnID string
 func (s ProfileState) HasFailureState() bool {
 	return s.ErrorCount != 0 || len(s.FailureCounts) != 0 || s.LastFailureAt != 0 ||
 		s.CooldownUntil != 0 || s.CooldownReason != "" || s.CooldownModel != "" ||
-		s.DisabledUntil != 0 || s.DisabledReason != ""
+		s.DisabledUntil != 0 || s.DisabledReason != "" ||
+		s.BlockedUntil != 0 || s.BlockedReason != "" || s.BlockedSource != "" || s.BlockedModel != ""
 }
 
 // clearsNothing reports whether applying ev to s leaves every failure field
@@ -264,7 +288,9 @@ func clearsNothing(s ProfileState, ev events.ProfileSucceeded) bool {
 	return s.ErrorCount == ev.KeptErrorCount && sameCounts(s.FailureCounts, ev.KeptFailureCounts) &&
 		s.LastFailureAt == ev.KeptLastFailureAt &&
 		s.CooldownUntil == ev.KeptCooldownUntil && s.CooldownReason == ev.KeptCooldownReason &&
-		s.CooldownModel == ev.KeptCooldownModel && s.DisabledUntil == 0 && s.DisabledReason == ""
+		s.CooldownModel == ev.KeptCooldownModel && s.DisabledUntil == 0 && s.DisabledReason == "" &&
+		s.BlockedUntil == ev.KeptBlockedUntil && s.BlockedReason == ev.KeptBlockedReason &&
+		s.BlockedSource == ev.KeptBlockedSource && s.BlockedModel == ev.KeptBlockedModel
 }
 
 func sameCounts(a, b map[string]int) bool { return maps.Equal(a, b) }
@@ -273,14 +299,29 @@ func sameCounts(a, b map[string]int) bool { return maps.Equal(a, b) }
 func (p Params) recordReset(s ProfileState, prof Profile, model, turnID string, attempt int, now int64) events.ProfileSucceeded {
 	ev := events.ProfileSucceeded{ProfileID: prof.ID, Provider: prof.Provider, Model: model,
 		TurnID: turnID, Attempt: attempt, LastUsed: now}
-	if !p.ClearOtherModelCooldownOnSuccess && s.CooldownUntil > now && s.CooldownModel != "" && s.CooldownModel != model {
+	keepCooldown := !p.ClearOtherModelCooldownOnSuccess && s.CooldownUntil > now && s.CooldownModel != "" && s.CooldownModel != model
+	keepBlock := p.keepsBlock(s, model, now)
+	if keepCooldown {
 		ev.KeptCooldownUntil = s.CooldownUntil
 		ev.KeptCooldownReason = s.CooldownReason
 		ev.KeptCooldownModel = s.CooldownModel
+	}
+	if keepBlock {
+		ev.KeptBlockedUntil, ev.KeptBlockedReason = s.BlockedUntil, s.BlockedReason
+		ev.KeptBlockedSource, ev.KeptBlockedModel = s.BlockedSource, s.BlockedModel
+	}
+	if keepCooldown || keepBlock {
 		ev.KeptErrorCount = s.ErrorCount
 		ev.KeptLastFailureAt = s.LastFailureAt
-		if c := s.FailureCounts[s.CooldownReason]; c > 0 {
-			ev.KeptFailureCounts = map[string]int{s.CooldownReason: c}
+		kept := map[string]int{}
+		if c := s.FailureCounts[s.CooldownReason]; keepCooldown && c > 0 {
+			kept[s.CooldownReason] = c
+		}
+		if c := s.FailureCounts[ReasonRateLimit]; keepBlock && c > 0 {
+			kept[ReasonRateLimit] = c
+		}
+		if len(kept) > 0 {
+			ev.KeptFailureCounts = kept
 		}
 	}
 	return ev
@@ -309,6 +350,7 @@ func EvolveProfile(s ProfileState, p events.Payload) ProfileState {
 		s.LastFailureAt = e.LastFailureAt
 		s.CooldownUntil, s.CooldownReason, s.CooldownModel = e.CooldownUntil, e.CooldownReason, e.CooldownModel
 		s.DisabledUntil, s.DisabledReason = e.DisabledUntil, e.DisabledReason
+		s.BlockedUntil, s.BlockedReason, s.BlockedSource, s.BlockedModel = e.BlockedUntil, e.BlockedReason, e.BlockedSource, e.BlockedModel
 	case events.ProfileSucceeded:
 		if !s.owns(e.ProfileID) {
 			return s
@@ -320,6 +362,7 @@ func EvolveProfile(s ProfileState, p events.Payload) ProfileState {
 		s.LastFailureAt = e.KeptLastFailureAt
 		s.CooldownUntil, s.CooldownReason, s.CooldownModel = e.KeptCooldownUntil, e.KeptCooldownReason, e.KeptCooldownModel
 		s.DisabledUntil, s.DisabledReason = 0, ""
+		s.BlockedUntil, s.BlockedReason, s.BlockedSource, s.BlockedModel = e.KeptBlockedUntil, e.KeptBlockedReason, e.KeptBlockedSource, e.KeptBlockedModel
 	case events.ProfileUsed:
 		if !s.owns(e.ProfileID) {
 			return s
@@ -337,6 +380,7 @@ func EvolveProfile(s ProfileState, p events.Payload) ProfileState {
 		s.ErrorCount, s.FailureCounts, s.LastFailureAt = 0, nil, 0
 		s.CooldownUntil, s.CooldownReason, s.CooldownModel = 0, "", ""
 		s.DisabledUntil, s.DisabledReason = 0, ""
+		s.BlockedUntil, s.BlockedReason, s.BlockedSource, s.BlockedModel = 0, "", "", ""
 	}
 	return s
 }
@@ -361,10 +405,10 @@ func copyCounts(m map[string]int) map[string]int {
 //     expired windows on every order resolution, reference §3
 //     clearExpiredCooldowns; fledger keeps them in state, so the sweep is
 //     applied here);
-//   - a profile whose only active window is a cooldown scoped to another
-//     model is skipped;
+//   - a profile whose only active windows are a cooldown or a subscription
+//     block scoped to another model is skipped;
 //   - for a rate_limit cooldown scoped to exactly model, with no disable
-//     active, the latest such expiry counts;
+//     or block active, the latest such expiry counts;
 //   - otherwise the profile's end of what blocks model counts, and the
 //     earliest of those;
 //   - the result is the minimum of the two.
@@ -374,14 +418,12 @@ func (p Params) SoonestExpiry(states []ProfileState, model string, now int64) in
 		if p.neverCools(s.Provider) {
 			continue
 		}
-		cd, dis := s.CooldownUntil > now, s.DisabledUntil > now
-		scopedElsewhere := s.CooldownModel != "" && s.CooldownModel != model
+		dis, bl := s.DisabledUntil > now, s.blocks(model, now)
+		cd := s.CooldownUntil > now && (s.CooldownModel == "" || s.CooldownModel == model)
 		switch {
-		case !cd && !dis:
+		case !cd && !dis && !bl:
 			continue
-		case !dis && scopedElsewhere:
-			continue
-		case !dis && s.CooldownReason == ReasonRateLimit && s.CooldownModel != "" && s.CooldownModel == model:
+		case !dis && !bl && s.CooldownReason == ReasonRateLimit && s.CooldownModel != "" && s.CooldownModel == model:
 			latestMatching = max(latestMatching, s.CooldownUntil)
 			continue
 		}
@@ -389,7 +431,10 @@ func (p Params) SoonestExpiry(states []ProfileState, model string, now int64) in
 		if dis {
 			u = s.DisabledUntil
 		}
-		if cd && !scopedElsewhere {
+		if bl {
+			u = max(u, s.BlockedUntil)
+		}
+		if cd {
 			u = max(u, s.CooldownUntil)
 		}
 		if earliest == 0 || u < earliest {
@@ -407,8 +452,9 @@ func (p Params) SoonestExpiry(states []ProfileState, model string, now int64) in
 
 // UnavailableReason infers why every profile in states is unusable for
 // model (reference §7 step 5 resolveProfilesUnavailableReason): an active
-// disable adds 1000 to its reason, an active cooldown adds 1000 to its
-// reason; a profile with neither adds its failure counts; with no score at
+// disable adds 1000 to its reason, an active subscription block adds 1000
+// to rate_limit, an active cooldown adds 1000 to its reason; a profile
+// with none adds its failure counts; with no score at
 // all the answer is unknown. The highest score wins; ties go to the earlier
 // reason of the usage-state priority list.
 func (p Params) UnavailableReason(states []ProfileState, model string, now int64) string {
@@ -417,6 +463,10 @@ func (p Params) UnavailableReason(states []ProfileState, model string, now int64
 		active := false
 		if s.DisabledUntil > now && s.DisabledReason != "" {
 			score[s.DisabledReason] += 1000
+			active = true
+		}
+		if s.blocks(model, now) {
+			score[ReasonRateLimit] += 1000
 			active = true
 		}
 		if s.CooldownUntil > now && s.CooldownReason != "" && (s.CooldownModel == "" || s.CooldownModel == model) {

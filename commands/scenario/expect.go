@@ -108,7 +108,8 @@ func checkProfiles(sc *Scenario, where string, want map[string]ProfileExpect, go
 			name string
 			want *string
 			got  int64
-		}{{"cooldownUntil", w.CooldownUntil, g.state.CooldownUntil}, {"disabledUntil", w.DisabledUntil, g.state.DisabledUntil}, {"lastUsed", w.LastUsed, g.state.LastUsed}}
+		}{{"cooldownUntil", w.CooldownUntil, g.state.CooldownUntil}, {"disabledUntil", w.DisabledUntil, g.state.DisabledUntil},
+			{"blockedUntil", w.BlockedUntil, g.state.BlockedUntil}, {"lastUsed", w.LastUsed, g.state.LastUsed}}
 		for _, t := range times {
 			if t.want == nil {
 				continue
@@ -122,7 +123,9 @@ func checkProfiles(sc *Scenario, where string, want map[string]ProfileExpect, go
 			name string
 			want *string
 			got  string
-		}{{"cooldownReason", w.CooldownReason, g.state.CooldownReason}, {"cooldownModel", w.CooldownModel, g.state.CooldownModel}, {"disabledReason", w.DisabledReason, g.state.DisabledReason}}
+		}{{"cooldownReason", w.CooldownReason, g.state.CooldownReason}, {"cooldownModel", w.CooldownModel, g.state.CooldownModel}, {"disabledReason", w.DisabledReason, g.state.DisabledReason},
+			{"blockedReason", w.BlockedReason, g.state.BlockedReason}, {"blockedSource", w.BlockedSource, g.state.BlockedSource},
+			{"blockedModel", w.BlockedModel, g.state.BlockedModel}}
 		for _, s := range strs {
 			if s.want != nil && *s.want != s.got {
 				miss(where, f(s.name), quote(*s.want), quote(s.got))

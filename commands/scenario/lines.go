@@ -60,6 +60,20 @@ func (rep *Report) turnReport(res *engine.TurnResult) *TurnReport {
 			if e.DisabledUntil > 0 {
 				what = append(what, fmt.Sprintf("disabled until %s (%s)", rep.offset(e.DisabledUntil), e.DisabledReason))
 			}
+			if e.BlockedUntil > 0 {
+				scope := ""
+				if e.BlockedModel != "" {
+					scope = " for " + e.BlockedModel
+				}
+				what = append(what, fmt.Sprintf("blocked until %s (%s from %s%s)", rep.offset(e.BlockedUntil), e.BlockedReason, e.BlockedSource, scope))
+			}
+			if e.Reset != nil {
+				bounded := ""
+				if e.BlockBounded {
+					bounded = ", bounded by subscriptionBlockMaxMs"
+				}
+				what = append(what, fmt.Sprintf("provider reset %s read from %s %q%s", rep.offset(e.Reset.At), e.Reset.Field, cut(redact.String(e.Reset.Match), 60), bounded))
+			}
 			if e.WindowKept {
 				what = append(what, "window kept")
 			}

@@ -81,6 +81,13 @@ func WriteText(w io.Writer, rep *Report) error {
 		if p.DisabledUntil != "" {
 			fmt.Fprintf(&b, "  disabledUntil %s (%s)", p.DisabledUntil, p.DisabledReason)
 		}
+		if p.BlockedUntil != "" {
+			fmt.Fprintf(&b, "  blockedUntil %s (%s from %s", p.BlockedUntil, p.BlockedReason, p.BlockedSource)
+			if p.BlockedModel != "" {
+				fmt.Fprintf(&b, ", model %s", p.BlockedModel)
+			}
+			b.WriteString(")")
+		}
 		if p.LastUsed != "" {
 			fmt.Fprintf(&b, "  lastUsed %s", p.LastUsed)
 		}

@@ -120,6 +120,10 @@ type ProfileReport struct {
 	CooldownModel  string         `json:"cooldownModel,omitempty"`
 	DisabledUntil  string         `json:"disabledUntil,omitempty"`
 	DisabledReason string         `json:"disabledReason,omitempty"`
+	BlockedUntil   string         `json:"blockedUntil,omitempty"`
+	BlockedReason  string         `json:"blockedReason,omitempty"`
+	BlockedSource  string         `json:"blockedSource,omitempty"`
+	BlockedModel   string         `json:"blockedModel,omitempty"`
 	LastUsed       string         `json:"lastUsed,omitempty"`
 
 	state policy.ProfileState
@@ -308,7 +312,9 @@ func (rep *Report) profiles(eng *engine.Engine, sc *Scenario) []ProfileReport {
 func (rep *Report) profile(id string, s policy.ProfileState) ProfileReport {
 	return ProfileReport{ID: id, ErrorCount: s.ErrorCount, FailureCounts: s.FailureCounts,
 		CooldownUntil: rep.offset(s.CooldownUntil), CooldownReason: s.CooldownReason, CooldownModel: s.CooldownModel,
-		DisabledUntil: rep.offset(s.DisabledUntil), DisabledReason: s.DisabledReason, LastUsed: rep.offset(s.LastUsed), state: s}
+		DisabledUntil: rep.offset(s.DisabledUntil), DisabledReason: s.DisabledReason,
+		BlockedUntil: rep.offset(s.BlockedUntil), BlockedReason: s.BlockedReason, BlockedSource: s.BlockedSource, BlockedModel: s.BlockedModel,
+		LastUsed: rep.offset(s.LastUsed), state: s}
 }
 
 // offset renders Unix ms as "+<duration>" from the start ("" for 0).

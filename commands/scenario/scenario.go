@@ -158,6 +158,10 @@ type ProfileExpect struct {
 	CooldownModel  *string        `json:"cooldownModel,omitempty"`
 	DisabledUntil  *string        `json:"disabledUntil,omitempty"`
 	DisabledReason *string        `json:"disabledReason,omitempty"`
+	BlockedUntil   *string        `json:"blockedUntil,omitempty"`
+	BlockedReason  *string        `json:"blockedReason,omitempty"`
+	BlockedSource  *string        `json:"blockedSource,omitempty"`
+	BlockedModel   *string        `json:"blockedModel,omitempty"`
 	LastUsed       *string        `json:"lastUsed,omitempty"`
 }
 

@@ -1,0 +1,50 @@
+package events_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/fledger/fledger/events"
+)
+
+// firstReleaseRegistry registers every catalog type at version 1, as the
+// builds before issue 17 did.
+func firstReleaseRegistry(t *testing.T) *events.Registry {
+	t.Helper()
+	r := events.NewRegistry()
+	for _, p := range events.Catalog() {
+		require_NoError(t, r.Register(p, 1))
+	}
+	return r
+}
+
+// Events are forever: a v1 AttemptFailed, ProfileFailureRecorded and
+// ProfileSucceeded written by an earlier build read as v2 with the same
+// fields and no reset, block or long window.
+func TestVersions_V1PayloadsReadAsV2Unchanged(t *testing.T) {
+	old := []events.Payload{
+		events.AttemptFailed{TurnID: "t1", Attempt: 1, Provider: "openai", Model: "gpt-5", Reason: "rate_limit",
+			Status: 429, Disposition: "failover", Evidence: events.Evidence{Rule: "status.429"}, RetryAfterMs: 20000},
+		events.ProfileFailureRecorded{ProfileID: "openai:a", Provider: "openai", Model: "gpt-5", Reason: "rate_limit",
+			ErrorCount: 1, FailureCounts: map[string]int{"rate_limit": 1}, LastFailureAt: 1000, CooldownUntil: 31000,
+			CooldownReason: "rate_limit", CooldownModel: "gpt-5"},
+		events.ProfileSucceeded{ProfileID: "openai:a", Provider: "openai", Model: "gpt-5-mini", LastUsed: 5000,
+			KeptCooldownUntil: 31000, KeptCooldownReason: "rate_limit", KeptCooldownModel: "gpt-5", KeptErrorCount: 1},
+	}
+	var evs []events.Event
+	for _, p := range old {
+		evs = append(evs, events.New("main", events.KeyOf(p), t0, p))
+	}
+	body, err := firstReleaseRegistry(t).EncodeCommit(evs)
+	require_NoError(t, err)
+	got, err := events.NewCatalogRegistry().DecodeCommit(body, 7, "fledger.main.turn.t1")
+	require_NoError(t, err)
+	if len(got) != len(old) {
+		t.Fatalf("%d events", len(got))
+	}
+	for i, ev := range got {
+		if ev.SchemaVersion != 2 || !reflect.DeepEqual(ev.Data, old[i]) {
+			t.Errorf("%s read as v%d %+v, want v2 %+v", ev.Type, ev.SchemaVersion, ev.Data, old[i])
+		}
+	}
+}
