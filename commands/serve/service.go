@@ -543,6 +543,7 @@ func (s *Service) Profiles(ctx context.Context, r *ProfilesRequest) (*ProfilesVi
 		out.Profiles = append(out.Profiles, ProfileView{ID: id, Provider: prov, LastUsed: p.LastUsed, ErrorCount: p.ErrorCount,
 			FailureCounts: p.FailureCounts, LastFailureAt: p.LastFailureAt, CooldownUntil: p.CooldownUntil, CooldownReason: p.CooldownReason,
 			CooldownModel: p.CooldownModel, DisabledUntil: p.DisabledUntil, DisabledReason: p.DisabledReason,
+			BlockedUntil: p.BlockedUntil, BlockedReason: p.BlockedReason, BlockedSource: p.BlockedSource, BlockedModel: p.BlockedModel,
 			Usable: p.UnusableUntil() <= now})
 	}
 	sort.Slice(out.Profiles, func(i, j int) bool { return out.Profiles[i].ID < out.Profiles[j].ID })

@@ -246,7 +246,14 @@ type ProfileView struct {
 	CooldownModel  string         `json:"cooldownModel,omitempty"`
 	DisabledUntil  int64          `json:"disabledUntil,omitempty"`
 	DisabledReason string         `json:"disabledReason,omitempty"`
-	// Usable is false while a window (cooldown, disable) is active.
+	// BlockedUntil ends a subscription block (a provider-reported reset):
+	// BlockedReason subscription_limit, BlockedSource where the reset came
+	// from, BlockedModel the model it is scoped to ("" = every model).
+	BlockedUntil  int64  `json:"blockedUntil,omitempty"`
+	BlockedReason string `json:"blockedReason,omitempty"`
+	BlockedSource string `json:"blockedSource,omitempty"`
+	BlockedModel  string `json:"blockedModel,omitempty"`
+	// Usable is false while a window (cooldown, disable, block) is active.
 	Usable bool `json:"usable"`
 }
 

@@ -217,6 +217,10 @@ type Profile struct {
 	CooldownModel  string         `json:"cooldownModel,omitempty"`
 	DisabledUntil  int64          `json:"disabledUntil,omitempty"`
 	DisabledReason string         `json:"disabledReason,omitempty"`
+	BlockedUntil   int64          `json:"blockedUntil,omitempty"`
+	BlockedReason  string         `json:"blockedReason,omitempty"`
+	BlockedSource  string         `json:"blockedSource,omitempty"`
+	BlockedModel   string         `json:"blockedModel,omitempty"`
 	Usable         bool           `json:"usable"`
 }
 
