@@ -255,7 +255,14 @@ func Open(ctx context.Context, opts ...Option) (Store, error) {
 	}
 	var err error
 	if s.js, err = jetstream.New(s.nc, jetstream.WithDefaultTimeout(cfg.timeout)); err == nil {
-		s.stream, err = ensureStream(ctx, s.js, s.streamConfig(), cfg)
+		// A cluster that is starting (no meta leader yet, or one that does
+		// not yet know enough JetStream peers for the replicas) is waited
+		// for within the retry time, like any unanswered request.
+		err = s.retryingEach(ctx, "open", "", cfg.timeout, func(ctx context.Context) error {
+			var oerr error
+			s.stream, oerr = ensureStream(ctx, s.js, s.streamConfig(), cfg)
+			return oerr
+		})
 	}
 	if err != nil {
 		_ = s.Close()
@@ -328,8 +335,12 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 		}
 	}
 	if err != nil {
-		if want.Replicas > 1 && strings.Contains(err.Error(), "insufficient resources") {
-			return nil, fmt.Errorf("events: create stream %s with %d replicas: %w (the cluster needs at least %d JetStream servers)", want.Name, want.Replicas, err, want.Replicas)
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == codeNoPeers {
+			return nil, fmt.Errorf("events: create stream %s with %d replicas: %w (the cluster needs at least %d JetStream servers online)", want.Name, want.Replicas, err, want.Replicas)
+		}
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == codeReplicasNotClustered {
+			return nil, fmt.Errorf("%w: create stream %s with %d replicas: the NATS server is not part of a cluster (use --replicas 1, or a cluster)", ErrInvalidOption, want.Name, want.Replicas)
 		}
 		return nil, fmt.Errorf("events: stream %s: %w", want.Name, err)
 	}

@@ -89,6 +89,15 @@ const (
 // being proposed carries.
 const codeDuplicateInProcess = 10158
 
+// codeNoPeers (10005): no suitable peers for placement — a cluster that
+// does not (yet) have enough JetStream servers online for the replicas.
+// codeReplicasNotClustered (10074): replicas > 1 on a server that is not
+// in a cluster.
+const (
+	codeNoPeers              = 10005
+	codeReplicasNotClustered = 10074
+)
+
 // sendKind says what a failed attempt means.
 type sendKind int
 
@@ -116,6 +125,10 @@ func classifySend(err error) sendKind {
 		// (our earlier send, or another writer's of the same step): ask
 		// again in a moment, when it is stored and this one a duplicate.
 		return sendUnknown
+	case errors.As(err, &apiErr) && apiErr.ErrorCode == codeNoPeers:
+		// A cluster starting, or with nodes down: not enough JetStream
+		// peers online for the replicas yet.
+		return sendNotSent
 	case errors.As(err, &apiErr) && apiErr.Code == 503:
 		// "JetStream system temporarily unavailable", a stream offline
 		// or leaderless: the request was refused, nothing stored.

@@ -167,3 +167,15 @@ func TestOpen_DuplicateWindowMustCoverTheRetryTime(t *testing.T) {
 		t.Fatalf("error %q", err)
 	}
 }
+
+// --replicas 3 against a server that is not in a cluster is refused at
+// once, saying so.
+func TestOpen_ReplicasOnASingleServer(t *testing.T) {
+	url := natstest.StartNode(t)
+	_, err := events.Open(ctxT(t), events.WithURL(url), events.WithReplicas(3))
+	require_ErrorIs(t, err, events.ErrInvalidOption)
+	if !strings.Contains(err.Error(), "not part of a cluster") {
+		t.Fatalf("error %q", err)
+	}
+}
+
