@@ -52,9 +52,19 @@ func ClassifyAt(e *ProviderError, now time.Time) Result {
 
 	// Disposition: refusals are decided apart from the reason.
 	if disp == DispositionFailover {
-		if rv, ok := refusal(sigs); ok {
+		if rv, ok := refusal(sigs, v); ok {
 			res.Disposition = DispositionRefusal
 			res.Evidence.Disposition = &Evidence{Rule: rv.rule.id, Source: rv.rule.source, Field: rv.field, Match: preview(rv.match)}
+			// fledger: a refusal nothing else classified is a refused
+			// request, reason format (its POLICY status is 400, the status
+			// providers send refusals with; format touches no profile
+			// health). With a status or another verdict the reason stays
+			// what they say (RE-067: timeout; FX-DI-01: format from 400).
+			if res.Reason == ReasonUnclassified {
+				res.Reason = ReasonFormat
+				res.Evidence.Rule, res.Evidence.Source = rv.rule.id, rv.rule.source
+				res.Evidence.Field, res.Evidence.Match = rv.field, preview(rv.match)
+			}
 		} else if v.reason == ReasonContextOverflow && v.ceiling == nil {
 			res.Disposition = DispositionCompaction
 		}
@@ -212,8 +222,10 @@ func abortTimeoutEvidence(sigs []*signal) (string, bool) {
 }
 
 // refusal finds a final provider refusal anywhere in the chain: a refusal
-// code, or refusal text (content filter, safety block).
-func refusal(sigs []*signal) (verdict, bool) {
+// code, or refusal text (content filter, safety block). v is the chain's
+// verdict: the refusal lexicon (refusalLexicon) does not apply to an
+// account or quota condition the text or a code stated.
+func refusal(sigs []*signal, v0 verdict) (verdict, bool) {
 	for _, s := range sigs {
 		var v verdict
 		s.codes(func(field, code string) bool {
@@ -236,6 +248,13 @@ func refusal(sigs []*signal) (verdict, bool) {
 		if t := strings.TrimSpace(s.e.Type); refusalCodes[normCode(t)] {
 			return verdict{rule: ruleRefusalCode, field: s.prefix + "type", match: t}, true
 		}
+		// fledger: a code coined from moderation words (Google
+		// PUBLIC_ERROR_UNSAFE_GENERATION, OpenAI moderation_blocked,
+		// Volcengine InputTextSensitiveContentDetected) in the code or type
+		// field or a code/reason/type/finish key of embedded JSON.
+		if v, ok := s.refusalCodeWords(); ok {
+			return v, true
+		}
 		for _, t := range []*text{s.msg, s.body} {
 			if t == nil {
 				continue
@@ -250,6 +269,54 @@ func refusal(sigs []*signal) (verdict, bool) {
 			}
 			if m, ok := refusalBlockRe.find(t); ok {
 				return verdict{rule: ruleRefusalText, field: t.field, match: m}, true
+			}
+			if lexiconRefusalAllowed(v0) {
+				if _, acct := firstOf(t, accountBlock...); !acct {
+					if m, ok := firstOf(t, refusalLexicon...); ok {
+						return verdict{rule: ruleRefusalText, field: t.field, match: m}, true
+					}
+				}
+			}
+		}
+	}
+	return verdict{}, false
+}
+
+// lexiconRefusalAllowed: the refusal lexicon stays out of errors whose
+// reason is an account, quota or request-size condition stated by the text
+// or a code; those say more than a policy word. A status that decided
+// alone does not count: OpenRouter's moderation answers 403 "Your input
+// was flagged for harassment", which status.401_403 alone calls auth.
+func lexiconRefusalAllowed(v verdict) bool {
+	switch v.reason {
+	case ReasonRateLimit, ReasonBilling, ReasonAuth, ReasonAuthPermanent, ReasonModelNotFound,
+		ReasonSessionExpired, ReasonTLSCertificate, ReasonContextOverflow:
+		return v.bare
+	}
+	return true
+}
+
+// refusalCodeWords is the first code-shaped value of the signal that
+// refusalCodeLike accepts.
+func (s *signal) refusalCodeWords() (verdict, bool) {
+	for _, f := range []struct{ field, val string }{{s.prefix + "code", s.e.Code}, {s.prefix + "type", s.e.Type}} {
+		if refusalCodeLike(f.val) {
+			return verdict{rule: ruleRefusalCode, field: f.field, match: strings.TrimSpace(f.val)}, true
+		}
+	}
+	for _, t := range []*text{s.msg, s.body} {
+		if t == nil {
+			continue
+		}
+		for _, f := range t.embedded() {
+			if !f.str {
+				continue
+			}
+			switch k := keyKind(f.key); {
+			case k == keyType, k == keyFinish, k == keyCode && f.key != "name" && f.key != "status":
+				if refusalCodeLike(f.val) {
+					return verdict{rule: ruleRefusalCode, field: t.field + "#" + f.path, match: f.val}, true
+				}
 			}
 		}
 	}

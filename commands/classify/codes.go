@@ -59,6 +59,8 @@ var codeReasons = map[string]Reason{
 	"INVALIDAPIKEY":               ReasonAuth,            // OpenAI (RE-017)
 	"CONTEXTLENGTHEXCEEDED":       ReasonContextOverflow, // OpenAI (RE-015, RE-016)
 	"MODELNOTFOUND":               ReasonModelNotFound,   // OpenAI (RE-070, RE-071)
+	"REQUESTLIMITEXCEEDED":        ReasonRateLimit,       // Tencent Cloud / Hunyuan RequestLimitExceeded
+	"RATELIMITREACHED":            ReasonRateLimit,       // gateways
 }
 
 // transportCodes are the code verdicts that never override an HTTP status
@@ -113,6 +115,84 @@ var refusalCodes = map[string]bool{
 	"IMAGESAFETY":                  true, // Gemini
 	"REFUSAL":                      true, // Anthropic stop_reason
 	"GUARDRAILINTERVENED":          true, // Bedrock Guardrails
+	// fledger (issue 17 blind set): more documented moderation codes.
+	"MODERATIONBLOCKED":      true, // OpenAI images / Codex image generation "rejected by the safety system"
+	"IMAGEPROHIBITEDCONTENT": true, // Gemini image FinishReason
+	"SAFETYVIOLATION":        true, // gateways
+	"CONTENTFILTERED":        true, // gateways
+}
+
+// refusalCodeLike: a code-shaped value (a code, reason or type field) whose
+// words name a moderation block, the way providers coin them: Google's
+// ErrorInfo reason PUBLIC_ERROR_UNSAFE_GENERATION (and other *_UNSAFE_*),
+// Volcengine Ark InputTextSensitiveContentDetected, a gateway's
+// content_policy_violation or moderation_flagged. Words are split at
+// separators and lower-to-upper case changes. A code about safety
+// *settings* ("INVALID_SAFETY_SETTING") is a bad request, not a refusal.
+func refusalCodeLike(code string) bool {
+	code = strings.TrimSpace(code)
+	if code == "" || len(code) > 64 || strings.ContainsAny(code, " \t\n") {
+		return false
+	}
+	if refusalCodes[normCode(code)] {
+		return true
+	}
+	var w [8]string
+	n := codeWords(code, w[:])
+	has := func(words ...string) bool {
+		for _, x := range w[:n] {
+			for _, y := range words {
+				if x == y {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch {
+	case has("invalid", "setting", "settings", "threshold", "thresholds", "config"):
+		return false
+	case has("unsafe"), has("safety"):
+		return true
+	case has("moderation") && has("blocked", "flagged", "rejected", "violation", "failed"):
+		return true
+	case has("sensitive") && has("content", "words", "word", "detected"):
+		return true
+	case has("content") && has("filter", "filtered", "blocked", "violation", "prohibited"):
+		return true
+	case has("policy") && has("violation") && has("content", "usage", "safety", "ai"):
+		return true
+	case has("illegal") && has("detected", "content", "text", "image", "prompt", "input", "output"):
+		return true // Tencent Hunyuan OperationDenied.TextIllegalDetected, Novita ILLEGAL_PROMPT
+	}
+	return false
+}
+
+// codeWords splits a code into at most len(out) lower-case words at
+// separators and lower-to-upper case changes ("InputTextSensitive" → input,
+// text, sensitive); it returns how many.
+func codeWords(code string, out []string) int {
+	n, start := 0, 0
+	flush := func(end int) {
+		if end > start && n < len(out) {
+			out[n] = strings.ToLower(code[start:end])
+			n++
+		}
+	}
+	for i := 0; i < len(code); i++ {
+		c := code[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		switch {
+		case !alnum:
+			flush(i)
+			start = i + 1
+		case c >= 'A' && c <= 'Z' && i > start && code[i-1] >= 'a' && code[i-1] <= 'z':
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(code))
+	return n
 }
 
 // coordinationNames: local lock, claim and draining errors; the failover

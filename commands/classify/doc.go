@@ -37,7 +37,9 @@
 // The first error in the chain with a verdict other than context_overflow
 // decides (reference §2.7); then error names (TimeoutError, AbortError);
 // then unclassified or empty_response. Refusals (content filters, safety
-// blocks) set the disposition whatever the reason.
+// blocks: refusal codes, coined moderation codes, the refusal lexicon) set
+// the disposition whatever the reason; a refusal nothing else classified
+// has reason format.
 //
 // Rules are data: marker tables (tables.go), code and type tables
 // (codes.go, provider_codes.go), each row commented with the provider that

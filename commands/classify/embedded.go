@@ -46,6 +46,11 @@ const (
 	keyType
 	keyCode
 	keyFinish
+	// keyStatus: an HTTP status or a provider's numeric status code under
+	// its own key ("statusCode", "http_status", MiniMax base_resp
+	// "status_code"); read by the inner status and, for a known family,
+	// the provider code tables.
+	keyStatus
 )
 
 func keyKind(k string) int {
@@ -58,6 +63,9 @@ func keyKind(k string) int {
 		return keyCode
 	case "block_reason", "blockreason", "finish_reason", "finishreason", "stop_reason", "stopreason":
 		return keyFinish
+	case "statuscode", "status_code", "http_status", "httpstatus", "http_status_code", "raw_status_code",
+		"upstreamstatus", "upstream_status", "statuscodevalue":
+		return keyStatus
 	}
 	return keyOther
 }

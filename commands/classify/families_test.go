@@ -1,6 +1,10 @@
 package classify
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 // The issue 17 rule families, one table: provider code tables, overflow
 // shapes, usage windows, the billing lexicon, precedence (provider code over
@@ -162,6 +166,15 @@ func TestLastTextStatus(t *testing.T) {
 		{"api error:   502", 502},
 		{"error:     502", 0}, // more than 4 non-word bytes
 		{"442 items", 0},
+		// issue 17 blind set: a linking word, and "returned/received/got a N"
+		{"the response has a status code of 503 and", 503},
+		{"http status is 401", 401},
+		{"status code was 429.", 429},
+		{"server returned 502", 502},
+		{"upstream responded with 503 service unavailable", 503},
+		{"got a 429 from upstream", 429},
+		{"model returned 500 tokens", 0},
+		{"received 404 results", 0},
 	} {
 		if got := lastTextStatus(c.in); got != c.want {
 			t.Errorf("lastTextStatus(%q) = %d, want %d", c.in, got, c.want)
@@ -182,5 +195,267 @@ func TestShapes_ManyAnchorsStayBounded(t *testing.T) {
 	// phrase decides instead. What matters is that this returns quickly.
 	if got.Reason == "" {
 		t.Fatal("no reason")
+	}
+}
+
+// The blind-set families (issue 17, after heldout-blind.jsonl): one table
+// per family, with variants written from the providers' documentation and
+// SDKs — deliberately not the HB-* texts, so these test the family rule,
+// not the vector. Every case asserts reason, status, disposition and rule.
+func TestClassify_BlindFamilies(t *testing.T) {
+	type tc struct {
+		name string
+		in   *ProviderError
+		w    want
+	}
+	refusal := []tc{
+		{"openai invalid_prompt flagged as violating usage policy",
+			&ProviderError{Status: 400, Message: `{"error":{"message":"Your prompt was flagged as potentially violating our usage policy. Please try again with a different prompt.","type":"invalid_request_error","param":null,"code":"invalid_prompt"}}`},
+			want{ReasonFormat, 400, DispositionRefusal, 0, "msg28.json_type"}},
+		{"openai image safety system, no status: format by the refusal",
+			&ProviderError{Message: "openai.BadRequestError: Your request was rejected by the safety system. safety_violations=[violence]."},
+			want{ReasonFormat, 400, DispositionRefusal, 0, "disposition.refusal_text"}},
+		{"openai moderation_blocked code alone",
+			&ProviderError{Code: "moderation_blocked", Message: "Image generation failed."},
+			want{ReasonFormat, 400, DispositionRefusal, 0, "disposition.refusal_code"}},
+		{"anthropic output blocked by content filtering policy",
+			&ProviderError{Status: 400, Message: `{"type":"error","error":{"type":"invalid_request_error","message":"Output blocked by content filtering policy"}}`},
+			want{ReasonFormat, 400, DispositionRefusal, 0, ""}},
+		{"anthropic usage-policy block",
+			&ProviderError{Message: "API Error: This request triggered restrictions on violative cyber content and was blocked under Anthropic's Usage Policy."},
+			want{ReasonFormat, 400, DispositionRefusal, 0, "disposition.refusal_text"}},
+		{"gemini js sdk candidate blocked due to SAFETY",
+			&ProviderError{Message: "[GoogleGenerativeAI Error]: Candidate was blocked due to SAFETY"},
+			want{ReasonFormat, 400, DispositionRefusal, 0, "disposition.refusal_text"}},
+		{"vertex sdk finish reason 3 with a blocked safety rating",
+			&ProviderError{Message: "ResponseValidationError: The model response did not complete successfully.\nFinish reason: 3.\nSafety ratings: [category: HARM_CATEGORY_DANGEROUS_CONTENT\nprobability: MEDIUM\nblocked: true\n]."},
+			want{ReasonFormat, 400, DispositionRefusal, 0, "disposition.refusal_text"}},
+		{"gemini OTHER is not a safety block",
+			&ProviderError{Message: "Text not available. Response was blocked due to OTHER"},
+			want{ReasonUnclassified, 0, DispositionFailover, 0, "chain.unclassified"}},
+		{"gemini RECITATION is not a safety block",
+			&ProviderError{Message: "Response was blocked due to RECITATION"},
+			want{ReasonUnclassified, 0, DispositionFailover, 0, "chain.unclassified"}},
+		{"openrouter moderation under 403 keeps the status reason",
+			&ProviderError{Status: 403, Message: `{"error":{"code":403,"message":"openai/gpt-4o requires moderation on OpenAI. Your input was flagged for \"harassment\". No credits were charged."}}`},
+			want{ReasonAuth, 403, DispositionRefusal, 0, "status.401_403"}},
+		{"xai image usage guidelines",
+			&ProviderError{Message: "Content violates usage guidelines. Failed check: SAFETY_CHECK_TYPE_CSAM"},
+			want{ReasonFormat, 400, DispositionRefusal, 0, "disposition.refusal_text"}},
+		{"vertex imagen responsible ai",
+			&ProviderError{Message: "Image generation failed with the following error: The prompt could not be submitted. This prompt contains sensitive words that violate Google's Responsible AI practices."},
+			want{ReasonFormat, 400, DispositionRefusal, 0, "disposition.refusal_text"}},
+		{"imagen ErrorInfo reason with UNSAFE under INVALID_ARGUMENT",
+			&ProviderError{Status: 400, Message: `{"error":{"code":400,"message":"Request contains an invalid argument.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"PUBLIC_ERROR_UNSAFE_PROMPT"}]}}`},
+			want{ReasonFormat, 400, DispositionRefusal, 0, "code.generic"}},
+		{"volcengine ark sensitive-content code",
+			&ProviderError{Status: 400, Code: "InputTextSensitiveContentDetected", Message: "The request failed because the input text may contain sensitive information."},
+			want{ReasonFormat, 400, DispositionRefusal, 0, ""}},
+		{"tencent hunyuan illegal text code in json",
+			&ProviderError{Message: `{"Error":{"Code":"OperationDenied.TextIllegalDetected","Message":"文本包含违法违规信息"}}`},
+			want{ReasonFormat, 400, DispositionRefusal, 0, "disposition.refusal_code"}},
+		{"iflytek spark moderation text",
+			&ProviderError{Message: "星火大模型请求失败: 10013 输入内容审核不通过，涉嫌违规，请重新调整输入内容"},
+			want{ReasonFormat, 400, DispositionRefusal, 0, "disposition.refusal_text"}},
+		{"a safety setting is a bad request, not a refusal",
+			&ProviderError{Status: 400, Code: "INVALID_SAFETY_SETTING", Message: "Invalid value at 'safety_settings[0].threshold'"},
+			want{ReasonFormat, 400, DispositionFailover, 0, "status.400_422"}},
+		{"an account suspended for a policy is no refused prompt",
+			&ProviderError{Status: 403, Message: "Your account has been suspended for violating our usage policies."},
+			want{ReasonAuth, 403, DispositionFailover, 0, "status.401_403"}},
+		{"a rate limit stays a rate limit beside a moderation word",
+			&ProviderError{Status: 429, Message: "Rate limit exceeded: too many requests were blocked by our moderation proxy."},
+			want{ReasonRateLimit, 429, DispositionFailover, 0, "status.429"}},
+	}
+	rate := []tc{
+		{"ratelimited, one word",
+			&ProviderError{Message: "upstream: Ratelimited. Retry shortly."},
+			want{ReasonRateLimit, 429, DispositionFailover, 0, "msg13.rate_limit"}},
+		{"RateLimitExceeded as a word",
+			&ProviderError{Message: "RateLimitExceeded: please slow your requests"},
+			want{ReasonRateLimit, 429, DispositionFailover, 0, "msg13.rate_limit"}},
+		{"a dumped rate-limit header is no rate limit",
+			&ProviderError{Message: "HTTP/1.1 400 Bad Request\nx-ratelimit-remaining-requests: 99\n{\"error\":{\"message\":\"bad param\"}}"},
+			want{ReasonFormat, 400, DispositionFailover, 0, "msg29.leading_status"}},
+		{"qianfan qps request limit",
+			&ProviderError{Message: "Open api qps request limit reached"},
+			want{ReasonRateLimit, 429, DispositionFailover, 0, "msg13.rate_limit"}},
+		{"iflytek spark flow control",
+			&ProviderError{Message: "授权错误：秒级流控超限"},
+			want{ReasonRateLimit, 429, DispositionFailover, 0, "msg13.rate_limit"}},
+		{"chinese too frequent",
+			&ProviderError{Message: "请求太频繁，请稍后再试"},
+			want{ReasonRateLimit, 429, DispositionFailover, 0, "msg13.rate_limit"}},
+		{"bedrock too many connections, please wait",
+			&ProviderError{Message: "Too many connections, please wait before trying again."},
+			want{ReasonRateLimit, 429, DispositionFailover, 0, "msg13.rate_limit"}},
+		{"google resource has been exhausted without the code",
+			&ProviderError{Message: "Resource has been exhausted (e.g. check quota)."},
+			want{ReasonRateLimit, 429, DispositionFailover, 0, "msg13.rate_limit"}},
+		{"a balance word still beats frequency",
+			&ProviderError{Message: "余额不足，请求过于频繁"},
+			want{ReasonBilling, 402, DispositionFailover, 0, "msg11.billing"}},
+	}
+	overload := []tc{
+		{"deepseek server busy",
+			&ProviderError{Message: "服务器繁忙，请稍后再试。"},
+			want{ReasonOverloaded, 503, DispositionFailover, 0, "msg14.overloaded"}},
+		{"load high, try later",
+			&ProviderError{Message: "当前模型负载较高，请稍后重试"},
+			want{ReasonOverloaded, 503, DispositionFailover, 0, "msg14.overloaded"}},
+		{"upstream load pressure with a retry hint",
+			&ProviderError{Message: "上游服务压力大，请稍候重试"},
+			want{ReasonOverloaded, 503, DispositionFailover, 0, "msg14.overloaded"}},
+		{"openclaw's 系统繁忙 stays server text",
+			&ProviderError{Message: "系统繁忙，请稍后再试"},
+			want{ReasonTimeout, 408, DispositionFailover, 0, "msg22.server_text"}},
+		{"saturated group under a 429 is overloaded",
+			&ProviderError{Status: 429, Message: `{"error":{"message":"当前分组负载已饱和","type":"new_api_error"}}`},
+			want{ReasonOverloaded, 429, DispositionFailover, 0, "status.429_overloaded"}},
+		{"service is currently unavailable",
+			&ProviderError{Message: "The service is currently unavailable."},
+			want{ReasonOverloaded, 503, DispositionFailover, 0, "msg14.overloaded"}},
+		{"upstream over capacity",
+			&ProviderError{Message: "Sorry, the upstream provider is currently over capacity"},
+			want{ReasonOverloaded, 503, DispositionFailover, 0, "msg14.overloaded"}},
+		{"稍后再试 alone is no evidence",
+			&ProviderError{Message: "出现未知问题，请稍后再试"},
+			want{ReasonUnclassified, 0, DispositionFailover, 0, "chain.unclassified"}},
+	}
+	inner := []tc{
+		{"dio status code of 429",
+			&ProviderError{Message: "DioException [bad response]: This exception was thrown because the response has a status code of 429 and RequestOptions.validateStatus was configured to throw for this status code."},
+			want{ReasonRateLimit, 429, DispositionFailover, 0, "status.429"}},
+		{"responded with 502",
+			&ProviderError{Message: "upstream server responded with 502"},
+			want{ReasonServerError, 502, DispositionFailover, 0, "status.5xx"}},
+		{"HTTP status is 401",
+			&ProviderError{Message: "Request failed: HTTP status is 401"},
+			want{ReasonAuth, 401, DispositionFailover, 0, ""}},
+		{"returned 500 tokens is not a status",
+			&ProviderError{Message: "model returned 500 tokens before stopping"},
+			want{ReasonUnclassified, 0, DispositionFailover, 0, "chain.unclassified"}},
+	}
+	billing := []tc{
+		{"unpaid invoice",
+			&ProviderError{Message: "Your account has an unpaid invoice. Please pay it to continue."},
+			want{ReasonBilling, 402, DispositionFailover, 0, "msg11.billing"}},
+		{"volcengine overdue balance under 403",
+			&ProviderError{Status: 403, Code: "AccountOverdueError", Message: "The request failed because your account has an overdue balance."},
+			want{ReasonBilling, 403, DispositionFailover, 0, "msg11.billing"}},
+		{"account suspended for non-payment",
+			&ProviderError{Message: "Account suspended for non-payment"},
+			want{ReasonBilling, 402, DispositionFailover, 0, "msg11.billing"}},
+		{"a billing condition inside a wrapper's 503 is billing",
+			&ProviderError{Status: 503, Message: `upstream: {"error":{"message":"Insufficient balance, please recharge"}}`},
+			want{ReasonBilling, 503, DispositionFailover, 0, "msg11.billing"}},
+		{"a billing noun under 500 stays server_error",
+			&ProviderError{Status: 500, Message: "failed to fetch credit balance from billing service"},
+			want{ReasonServerError, 500, DispositionFailover, 0, "status.5xx"}},
+		{"minimax native base_resp status_code 1008",
+			&ProviderError{Provider: "minimax", Status: 500, Body: `{"base_resp":{"status_code":1008,"status_msg":"account quota"}}`},
+			want{ReasonBilling, 500, DispositionFailover, 0, "code.provider.minimax"}},
+		{"minimax code in parentheses under 500",
+			&ProviderError{Provider: "minimax", Status: 500, Message: "request failed (1008)"},
+			want{ReasonBilling, 500, DispositionFailover, 0, "code.provider.minimax"}},
+		{"a count in parentheses is no code",
+			&ProviderError{Provider: "zhipu", Message: "max_tokens (1000) must be less than 4096"},
+			want{ReasonUnclassified, 0, DispositionFailover, 0, "chain.unclassified"}},
+	}
+	format := []tc{
+		{"type prefix with a colon",
+			&ProviderError{Message: "invalid_request_error: messages: at least one message is required"},
+			want{ReasonFormat, 400, DispositionFailover, 0, "msg28.json_type"}},
+		{"type in parentheses",
+			&ProviderError{Message: "API error (invalid_request_error): Unsupported value: 'temperature' does not support 0.2"},
+			want{ReasonFormat, 400, DispositionFailover, 0, "msg28.json_type"}},
+		{"bad request prefix, no status",
+			&ProviderError{Message: "Bad request: tools[0].function.name must match ^[a-zA-Z0-9_-]+$"},
+			want{ReasonFormat, 400, DispositionFailover, 0, "msg28.json_type"}},
+		{"invalid parameter prefix after a wrapper",
+			&ProviderError{Message: "LLM error: Invalid parameter: 'temperature' must be between 0 and 2"},
+			want{ReasonFormat, 400, DispositionFailover, 0, "msg28.json_type"}},
+		{"the prefix does not beat an explicit 5xx",
+			&ProviderError{Status: 500, Message: "invalid request: upstream crashed"},
+			want{ReasonServerError, 500, DispositionFailover, 0, "status.5xx"}},
+	}
+	model := []tc{
+		{"specified deployment with a dotted name",
+			&ProviderError{Message: "The specified deployment 'gpt-4.1-mini' was not found."},
+			want{ReasonModelNotFound, 404, DispositionFailover, 0, "msg06.model_not_found"}},
+		{"deployment name not found",
+			&ProviderError{Message: "Deployment gpt4o not found"},
+			want{ReasonModelNotFound, 404, DispositionFailover, 0, "msg06.model_not_found"}},
+		{"deployment or access stays unclassified (OC-039)",
+			&ProviderError{Message: "The deployment 'x' does not exist or you do not have access."},
+			want{ReasonUnclassified, 0, DispositionFailover, 0, "chain.unclassified"}},
+		{"together unable to access model",
+			&ProviderError{Message: "Unable to access model meta-llama/Llama-4. Please visit https://api.together.ai/models to view the list of supported models."},
+			want{ReasonModelNotFound, 404, DispositionFailover, 0, "msg06.model_not_found"}},
+		{"one-api no channel for the model",
+			&ProviderError{Message: "当前分组 default 下对于模型 gpt-4o-mini 无可用渠道"},
+			want{ReasonModelNotFound, 404, DispositionFailover, 0, "msg06.model_not_found"}},
+	}
+	network := []tc{
+		{"undici other side closed",
+			&ProviderError{Message: "SocketError: other side closed"},
+			want{ReasonTimeout, 408, DispositionFailover, 0, "msg26.timeout"}},
+		{"httpx server disconnected",
+			&ProviderError{Message: "httpx.RemoteProtocolError: Server disconnected without sending a response."},
+			want{ReasonTimeout, 408, DispositionFailover, 0, "msg26.timeout"}},
+		{"httpx peer closed connection",
+			&ProviderError{Message: "peer closed connection without sending complete message body (incomplete chunked read)"},
+			want{ReasonTimeout, 408, DispositionFailover, 0, "msg26.timeout"}},
+		{"requests remote end closed",
+			&ProviderError{Message: "('Connection aborted.', RemoteDisconnected('Remote end closed connection without response'))"},
+			want{ReasonTimeout, 408, DispositionFailover, 0, "msg26.timeout"}},
+		{"deno connection closed before message completed",
+			&ProviderError{Message: "error sending request for url (https://api.anthropic.com/v1/messages): connection closed before message completed"},
+			want{ReasonTimeout, 408, DispositionFailover, 0, "msg26.timeout"}},
+		{"bun unable to connect",
+			&ProviderError{Message: "Unable to connect. Is the computer able to access the url?"},
+			want{ReasonTimeout, 408, DispositionFailover, 0, "msg26.timeout"}},
+		{"go EOF",
+			&ProviderError{Message: `Post "https://api.x.ai/v1/chat/completions": EOF`},
+			want{ReasonTimeout, 408, DispositionFailover, 0, "msg26.timeout"}},
+		{"go http2 goaway",
+			&ProviderError{Message: "http2: server sent GOAWAY and closed the connection; LastStreamID=1999"},
+			want{ReasonTimeout, 408, DispositionFailover, 0, "msg26.timeout"}},
+		{".NET response ended prematurely",
+			&ProviderError{Message: "An error occurred while sending the request. The response ended prematurely."},
+			want{ReasonTimeout, 408, DispositionFailover, 0, "msg26.timeout"}},
+		{"an aborted stream under AbortError stays an abort",
+			&ProviderError{Name: "AbortError", Message: "The stream was aborted"},
+			want{ReasonUnknown, 0, DispositionAbort, 0, "chain.abort"}},
+	}
+	for _, fam := range []struct {
+		name  string
+		cases []tc
+	}{{"refusal", refusal}, {"rate", rate}, {"overload", overload}, {"inner_status", inner}, {"billing", billing}, {"format", format}, {"model", model}, {"network", network}} {
+		for _, c := range fam.cases {
+			t.Run(fam.name+"/"+c.name, func(t *testing.T) { checkExact(t, c.in, c.w) })
+		}
+	}
+}
+
+// The new family finders are bounded like the shapes: a 10 MB text full of
+// their anchors classifies in bounded time (the scan window and the
+// per-anchor caps).
+func TestClassify_BlindFamiliesStayBounded(t *testing.T) {
+	for _, unit := range []string{
+		"ratelimit-x ", "connection ", "deployment ", "safeguards ", "rejected ", "(1008x) ",
+		"负载", "status code of ", "returned ", "invalid request ", "blocked due to ",
+	} {
+		msg := strings.Repeat(unit, 10<<20/len(unit))
+		for _, e := range []*ProviderError{{Message: msg}, {Provider: "minimax", Message: msg, Body: msg}} {
+			start := time.Now()
+			r := Classify(e)
+			if d := time.Since(start); d > 500*time.Millisecond {
+				t.Errorf("%q: %v", unit, d)
+			}
+			if !r.Reason.Valid() {
+				t.Errorf("%q: reason %q", unit, r.Reason)
+			}
+		}
 	}
 }

@@ -49,62 +49,52 @@ func agreement(t *testing.T, path string) (pass, total int) {
 	return pass, total
 }
 
-// TestAgreement_RE2 is the second handed set of real errors.
-func TestAgreement_RE2(t *testing.T) {
-	pass, total := agreement(t, filepath.Join(repoRoot(t), "..", "shared", "vectors", "classify-2.jsonl"))
-	if float64(pass) < 0.97*float64(total) {
-		t.Errorf("RE2-* agreement %d/%d is below 97%%", pass, total)
-	}
-}
-
-// TestAgreement_HeldoutDev: the development half of our own collection.
-func TestAgreement_HeldoutDev(t *testing.T) {
-	pass, total := agreement(t, filepath.Join(repoRoot(t), "fixtures", "classify", "heldout-dev.jsonl"))
-	if float64(pass) < 0.90*float64(total) {
-		t.Errorf("heldout-dev agreement %d/%d is below 90%%", pass, total)
-	}
-}
-
-// TestAgreement_HeldoutTest: the test half; the issue's bar is 90% on real
-// errors outside the handed sets.
-func TestAgreement_HeldoutTest(t *testing.T) {
-	pass, total := agreement(t, filepath.Join(repoRoot(t), "fixtures", "classify", "heldout-test.jsonl"))
-	if float64(pass) < 0.90*float64(total) {
-		t.Errorf("heldout-test agreement %d/%d is below 90%%", pass, total)
-	}
-}
-
-// heldoutFile: held-out sets are measured by TestAgreement_*, not required
+// heldoutFile: held-out sets are measured by TestAgreement, not required
 // to pass case by case like the rule fixtures.
 func heldoutFile(path string) bool {
 	return strings.HasPrefix(filepath.Base(path), "heldout-")
 }
 
-// TestAgreement_HeldoutFresh: real errors collected after the rules were
-// written (fixtures/classify/heldout-fresh.jsonl, HF-*), measured once
-// before any rule saw them; the honest generalisation figure.
-func TestAgreement_HeldoutFresh(t *testing.T) {
-	pass, total := agreement(t, filepath.Join(repoRoot(t), "fixtures", "classify", "heldout-fresh.jsonl"))
-	if float64(pass) < 0.90*float64(total) {
-		t.Errorf("heldout-fresh agreement %d/%d is below 90%%", pass, total)
+// TestAgreement measures each set of real errors the rules were not built
+// on, in the order they were collected, and asserts its bar. "first run"
+// is the figure when the set was first classified, before any rule saw it
+// (docs/classification.md "Held-out measurement").
+func TestAgreement(t *testing.T) {
+	fixtures := filepath.Join(repoRoot(t), "fixtures", "classify")
+	sets := []struct {
+		name, path string
+		bar        float64
+		// what the set is, and its first-run figure
+		about string
+	}{
+		{"RE2", filepath.Join(repoRoot(t), "..", "shared", "vectors", "classify-2.jsonl"), 0.97,
+			"the second handed set (RE2-*); 28/40 before issue 17"},
+		{"heldout-dev", filepath.Join(fixtures, "heldout-dev.jsonl"), 0.90,
+			"HD-*, collected with heldout-test; the rules were tuned on it; 37/56 first run"},
+		{"heldout-test", filepath.Join(fixtures, "heldout-test.jsonl"), 0.90,
+			"HT-*, labelled from the thread, not tuned phrase by phrase; 33/55 first run"},
+		{"heldout-fresh", filepath.Join(fixtures, "heldout-fresh.jsonl"), 0.90,
+			"HF-*, after the issue 17 rules were written; 29/34 first run"},
+		{"heldout-fresh2", filepath.Join(fixtures, "heldout-fresh2.jsonl"), 0.90,
+			"HG-*, after heldout-fresh's misses were fixed; 20/24 first run"},
+		{"heldout-fresh3", filepath.Join(fixtures, "heldout-fresh3.jsonl"), 0.90,
+			"HH-*, after heldout-fresh2's misses were fixed; 18/19 first run"},
+		{"heldout-blind", filepath.Join(fixtures, "heldout-blind.jsonl"), 0.90,
+			"HB-*, collected and labelled by someone who never read the rules; 67/83 (80.7%) first run, then tuned by family on its misses"},
+		{"heldout-blind2", filepath.Join(fixtures, "heldout-blind2.jsonl"), blind2Bar,
+			"HB2-*, collected and labelled blind after heldout-blind's families were fixed: 82/102 (80.4%) first run, the generalisation figure"},
+	}
+	for _, set := range sets {
+		t.Run(set.name, func(t *testing.T) {
+			t.Log(set.about)
+			pass, total := agreement(t, set.path)
+			if float64(pass) < set.bar*float64(total) {
+				t.Errorf("%s agreement %d/%d is below %.0f%%", set.name, pass, total, 100*set.bar)
+			}
+		})
 	}
 }
 
-// TestAgreement_HeldoutFresh2: a second batch collected after the first
-// fresh batch's misses were fixed (HG-*), measured once before any rule saw
-// it.
-func TestAgreement_HeldoutFresh2(t *testing.T) {
-	pass, total := agreement(t, filepath.Join(repoRoot(t), "fixtures", "classify", "heldout-fresh2.jsonl"))
-	if float64(pass) < 0.90*float64(total) {
-		t.Errorf("heldout-fresh2 agreement %d/%d is below 90%%", pass, total)
-	}
-}
-
-// TestAgreement_HeldoutFresh3: a third batch (HH-*), collected after the
-// second batch's misses were fixed, measured once before any rule saw it.
-func TestAgreement_HeldoutFresh3(t *testing.T) {
-	pass, total := agreement(t, filepath.Join(repoRoot(t), "fixtures", "classify", "heldout-fresh3.jsonl"))
-	if float64(pass) < 0.90*float64(total) {
-		t.Errorf("heldout-fresh3 agreement %d/%d is below 90%%", pass, total)
-	}
-}
+// blind2Bar is heldout-blind2's bar: its first-run figure (80.4%), so a
+// change that loses ground on the blind set fails.
+const blind2Bar = 0.80

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"sort"
 	"strings"
 )
 
@@ -14,6 +15,9 @@ type verdict struct {
 	// kept is set by a status rule that kept an earlier verdict rather than
 	// imposing the status's own default.
 	kept bool
+	// bare is set by a status rule that decided with no other verdict at
+	// all: the reason is the status's alone.
+	bare bool
 }
 
 func (v verdict) ok() bool { return v.reason != "" }
@@ -45,6 +49,13 @@ type msgCtx struct {
 	noLeadingStatus bool
 	// parentLead429: the text is a detail of a message that starts with 429.
 	parentLead429 bool
+	// status: the signal's explicit or leading status (0: none), and
+	// innerStatus the status written inside its text, for rules that apply
+	// only when the error carries no status at all.
+	status, innerStatus int
+	// billingCondition: the signal's message or body states a billing
+	// condition (billingCondition), for status.5xx.
+	billingCondition bool
 }
 
 // messageRules is reference §2.2, in order. fledger additions are marked in
@@ -336,7 +347,10 @@ func rateEvidence(t *text) bool {
 	if rateLimitPhrases.in(&t.hits) || rateLexicon.in(&t.hits) {
 		return true
 	}
-	_, ok := periodicLimitRe.find(t)
+	if _, ok := periodicLimitRe.find(t); ok {
+		return true
+	}
+	_, ok := firstOf(t, rateMore...)
 	return ok
 }
 
@@ -354,8 +368,66 @@ func typeVerdictIn(t *text, c *msgCtx) verdict {
 	if r := typeReason(c.errType); r != "" {
 		return verdict{reason: r, rule: ruleMsgType, field: c.errTypeField, match: c.errType}
 	}
+	// fledger (issue 17 blind set): an API error type written in the text,
+	// as SDKs and apps print it: "[invalid_request_error] Invalid
+	// parameter: …" (Prism PHP), "invalid_request_error: …", "(…_error)".
+	if m, ok := textTypes.find(&t.hits); ok {
+		if r := typeReason(m); r != "" {
+			return verdict{reason: r, rule: ruleMsgType, field: t.field, match: m}
+		}
+	}
+	// With no status at all, a leading "invalid request:" (Cohere "invalid
+	// request: message must be at least 1 token long"), "Bad request:",
+	// "Invalid parameter:" is the provider's own error class.
+	if c.status == 0 && c.innerStatus == 0 {
+		if m, ok := invalidRequestLead.find(t); ok {
+			return verdict{reason: ReasonFormat, rule: ruleMsgType, field: t.field, match: m}
+		}
+		// Not in JSON inside the text: the message itself holds the same
+		// words, and its own verdict (an API type) is the better evidence.
+		if !strings.Contains(t.field, "#") {
+			if m, ok := requestShapeWords.find(&t.hits); ok {
+				return verdict{reason: ReasonFormat, rule: ruleMsgType, field: t.field, match: m}
+			}
+		}
+	}
 	return verdict{}
 }
+
+// requestShapeWords: how request validators word a malformed request, the
+// class an API type would name (fledger, issue 17 blind set): OpenAI
+// "Unrecognized request argument supplied", "Missing required parameter",
+// "Invalid 'messages[2].content'", pydantic/FastAPI servers (vLLM, LiteLLM,
+// LM Studio) "Field required", "Extra inputs are not permitted", "Input
+// should be …", JSON-schema "is a required property", "Additional
+// properties are not allowed", serde "unknown field `x`", Chinese gateways
+// 参数错误, 参数校验失败, 不能为空. Read only with no status at all and only
+// when no message rule decided (rule 28's place).
+var requestShapeWords = newTable("request_shape_words",
+	"unrecognized request argument", "unknown parameter", "unsupported parameter", "unsupported value",
+	"missing required parameter", "missing required field", "field required", "is a required property",
+	"extra inputs are not permitted", "additional properties are not allowed", "unknown field `", "unexpected field",
+	"validation error for", "input should be", "is not of type", "invalid type for", "invalid value for", "invalid 'messages",
+	"invalid 'input", "invalid 'tools", "must be a string", "must be an array", "must be an object", "must be one of",
+	"must not be empty", "cannot be empty", "can't be empty", "must be at least", "must be non-empty", "is not a valid enum",
+	"参数错误", "参数校验", "参数不合法", "参数无效", "无效的参数", "非法参数", "缺少参数", "缺少必要参数", "不能为空", "格式错误", "格式不正确",
+)
+
+// textTypes: the API error types of typeReasons, as words in text.
+var textTypes = func() *table {
+	var ps []string
+	for k := range typeReasons {
+		ps = append(ps, k)
+	}
+	sort.Strings(ps)
+	return newTable("text_types", wordBounded(ps)...)
+}()
+
+// invalidRequestLead: a bad-request class leading the message or a
+// wrapper's clause ("OpenAI Error: Invalid parameter: …").
+var invalidRequestLead = newPattern("invalid_request_lead",
+	`(?:^|[:\]\n]\s*|\s-\s)["'{\s]*(?:invalid request|bad request|invalid parameters?|invalid argument|invalid params|validation error|invalid_request)\s*[:\-–]`,
+	"invalid request", "bad request", "invalid parameter", "invalid argument", "invalid params", "validation error", "invalid_request")
 
 func tableRule(tb *table, r Reason) func(*text, *msgCtx) (Reason, string, bool) {
 	return func(t *text, _ *msgCtx) (Reason, string, bool) {
@@ -394,8 +466,21 @@ func modelNotFoundMatch(t *text) (string, bool) {
 	if selectedModel.in(&t.hits) && nf {
 		return "selected model … not found", true
 	}
-	return firstOf(t, modelGone...)
+	for _, f := range modelGone {
+		// OC-039 (OpenClaw parity): "The deployment does not exist or you
+		// do not have access" names two conditions; the deployment shape
+		// does not decide it.
+		if f == deploymentMissing && orNoAccess.in(&t.hits) {
+			continue
+		}
+		if m, ok := f.search(t); ok {
+			return m, true
+		}
+	}
+	return "", false
 }
+
+var orNoAccess = newTable("or_no_access", "or you do not have access", "or you don't have access", "or you don’t have access", "or you lack access")
 
 // billingMatch is the billing table with its guards (ref §2.5 "billing").
 func billingMatch(t *text) (string, bool) {
@@ -446,6 +531,9 @@ func rateLimitMatch(t *text) (string, bool) {
 	if m, ok := rateLexicon.find(&t.hits); ok {
 		return m, true
 	}
+	if m, ok := firstOf(t, rateMore...); ok {
+		return m, true
+	}
 	m, ok := firstOf(t, status429InText, concurrencyLimit)
 	if ok && m != "" && strings.Contains(m, "429") {
 		// fledger (RE-008): a bare "429" status in the text is weaker evidence
@@ -466,7 +554,10 @@ func overloadedMatch(t *text) (string, bool) {
 	if m, ok := atCapacity.find(&t.hits); ok {
 		return m, true
 	}
-	return modelWarming.find(&t.hits)
+	if m, ok := modelWarming.find(&t.hits); ok {
+		return m, true
+	}
+	return firstOf(t, overloadLexicon...)
 }
 
 func timeoutMatch(t *text) (string, bool) {

@@ -21,7 +21,7 @@ import (
 type phraseID uint16
 
 // phraseWords bounds the number of distinct phrases (64 per word).
-const phraseWords = 16
+const phraseWords = 24
 
 // phraseSet is the set of phrases found in one text.
 type phraseSet [phraseWords]uint64
@@ -475,4 +475,49 @@ func variants(words ...string) []string {
 		out = append(out, strings.Join(words, sep))
 	}
 	return out
+}
+
+// joined matches a compound word however it is joined ("ratelimit",
+// "rate-limit"), optionally with a suffix ("ratelimited"), as a word of its
+// own: the bytes on either side are neither word bytes nor hyphens, so
+// header names such as "x-ratelimit-remaining" do not count.
+type joined struct {
+	gate     *table
+	words    []string
+	suffixes []string
+}
+
+func newJoined(name string, words []string, suffixes ...string) *joined {
+	return &joined{gate: newTable(name+".gate", words...), words: words, suffixes: suffixes}
+}
+
+func (j *joined) search(t *text) (string, bool) {
+	if !j.gate.in(&t.hits) {
+		return "", false
+	}
+	s := t.lower
+	outside := func(i int) bool { return i < 0 || i >= len(s) || !isWordByte(s[i]) && s[i] != '-' }
+	for _, w := range j.words {
+		for from, n := 0, 0; n < shapeMaxAnchors; n++ {
+			k := strings.Index(s[from:], w)
+			if k < 0 {
+				break
+			}
+			i := from + k
+			from = i + len(w)
+			if !outside(i - 1) {
+				continue
+			}
+			e := i + len(w)
+			if outside(e) {
+				return s[i:e], true
+			}
+			for _, suf := range j.suffixes {
+				if strings.HasPrefix(s[e:], suf) && outside(e+len(suf)) {
+					return s[i : e+len(suf)], true
+				}
+			}
+		}
+	}
+	return "", false
 }

@@ -394,7 +394,11 @@ func (s *signal) providerCodes() []codeHit {
 		}
 		for _, f := range t.embedded() {
 			k := keyKind(f.key)
-			if k != keyCode && k != keyType {
+			// MiniMax's native body puts its business code in
+			// base_resp.status_code ({"status_code":1008,"status_msg":
+			// "insufficient balance"}); numeric, so it counts only for a
+			// known family (a 4xx there is in no family's table).
+			if k != keyCode && k != keyType && !(fam != "" && k == keyStatus) {
 				continue
 			}
 			if !f.str && !isDigits(f.val) {
@@ -423,6 +427,19 @@ func (s *signal) providerCodes() []codeHit {
 				}
 				if pc, ok := textCodeMap[sp]; ok && len(s.prov) < 16 {
 					s.prov = append(s.prov, codeHit{t.field, sp, pc})
+				}
+			}
+		}
+		// A known family's numeric code written in text: "insufficient
+		// balance (1008)" (MiniMax via hermes-agent), "[1301][…]" (Zhipu),
+		// "error code 1113", "错误码：1113". Only the family's own rows.
+		if fam != "" && familyTextCodeGate.in(&t.hits) {
+			for _, m := range familyTextCodeRe.FindAllStringSubmatchIndex(t.lower, 8) {
+				switch {
+				case m[2] >= 0 && bracketCodeStands(t.lower, m[0], m[1]):
+					try(t.field, t.lower[m[2]:m[3]])
+				case m[4] >= 0:
+					try(t.field, t.lower[m[4]:m[5]])
 				}
 			}
 		}
@@ -460,6 +477,25 @@ func standaloneCode(lower, sp string) bool {
 		return true
 	}
 	return false
+}
+
+// familyTextCode: a business code in brackets, or after "code" / 错误码,
+// in a known family's text (numeric codes never apply outside their family).
+var (
+	familyTextCodeGate = newTable("family_text_code_gate", "(1", "(2", "[1", "[2", "code", "错误码", "錯誤碼")
+	familyTextCodeRe   = regexp.MustCompile(`[(\[](\d{4})[)\]]|(?:\bcode|错误码|錯誤碼)\W{0,3}(\d{4})\b`)
+)
+
+// bracketCodeStands: a bracketed number [i, e) is a code of its own — it
+// opens the text ("[1301][…]"), ends it ("insufficient balance (1008)."),
+// or is followed by another bracket or a colon — not a count inside a
+// sentence ("max tokens (1000) exceeded").
+func bracketCodeStands(lower string, i, e int) bool {
+	if strings.TrimSpace(lower[:i]) == "" {
+		return true
+	}
+	rest := strings.TrimLeft(lower[e:], " ")
+	return strings.Trim(rest, " .!\"'}\n\r\t") == "" || strings.HasPrefix(rest, "[") || strings.HasPrefix(rest, "(") || strings.HasPrefix(rest, ":")
 }
 
 // grpcStatus: a gRPC status number quoted in text ("grpc_status:9",
@@ -536,7 +572,8 @@ var (
 		"error code", "status code", "status_code", "statuscode", "status:", "status =", "http status",
 		"http_status", "response code", "api error", "error:", "error ", "<4", "<5", "[4", "[5", "http/", "failed with status",
 		"bad request", "unauthorized", "forbidden", "not found", "too many requests", "internal server error",
-		"bad gateway", "service unavailable", "gateway timeout", "payment required", "unprocessable entity")
+		"bad gateway", "service unavailable", "gateway timeout", "payment required", "unprocessable entity",
+		"returned", "got a", "received", "responded with", "failed with")
 )
 
 // innerStatus returns the provider's own HTTP status written inside the
@@ -600,6 +637,35 @@ var textStatusWords = []string{
 	"httpstatus", "response code", "status", "api error", "error",
 }
 
+// linkedStatusWords may be followed by "of"/"is"/"was" before the number.
+var linkedStatusWords = []string{"status code", "status_code", "statuscode", "http status", "http status code", "response code", "error code", "status"}
+
+// wordAfterNumber: the number ending at e is followed by a word that makes
+// it a count ("500 tokens", "404 results"), not a status: a reason phrase
+// ("503 Service Unavailable") or a linking word ("429 from upstream", "502
+// error") leaves it a status.
+func wordAfterNumber(lower string, e int) bool {
+	if e >= len(lower) || lower[e] != ' ' || e+1 >= len(lower) {
+		return false
+	}
+	c := lower[e+1]
+	if !(c >= 'a' && c <= 'z') {
+		return false
+	}
+	if statusReasonAfter(lower, e-3) {
+		return false
+	}
+	w := lower[e+1:]
+	if k := strings.IndexFunc(w, func(r rune) bool { return !(r >= 'a' && r <= 'z') }); k >= 0 {
+		w = w[:k]
+	}
+	switch w {
+	case "from", "for", "on", "at", "when", "while", "with", "error", "response", "status", "code", "and", "or", "in", "after", "because", "by", "to":
+		return false
+	}
+	return true
+}
+
 var textStatusReasons = []string{
 	"bad request", "unauthorized", "forbidden", "not found", "too many requests",
 	"internal server error", "bad gateway", "service unavailable", "gateway timeout",
@@ -645,6 +711,29 @@ func statusBefore(lower string, i int) bool {
 	head := lower[:j]
 	for _, w := range textStatusWords {
 		if hasWordSuffix(head, w) {
+			return true
+		}
+	}
+	// "the response has a status code of 503", "HTTP status is 502",
+	// "status code was 429": a status phrase, a linking word, the number.
+	for _, link := range []string{"of", "is", "was", "="} {
+		if !hasWordSuffix(head, link) && !(link == "=" && strings.HasSuffix(head, link)) {
+			continue
+		}
+		h := strings.TrimRight(head[:len(head)-len(link)], " ")
+		if len(h) == len(head)-len(link) && link != "=" {
+			continue // "xof 503": the link must stand apart
+		}
+		for _, w := range linkedStatusWords {
+			if hasWordSuffix(h, w) {
+				return true
+			}
+		}
+	}
+	// "server returned 503", "got a 429", "received 502": only when the
+	// number is not followed by a word ("returned 500 tokens").
+	for _, w := range []string{"returned", "returned a", "returned an", "got a", "got an", "received", "received a", "responded with", "responded with a", "failed with"} {
+		if hasWordSuffix(head, w) && !wordAfterNumber(lower, i+3) {
 			return true
 		}
 	}

@@ -53,6 +53,8 @@ func newSignal(e *ProviderError, prefix string) *signal {
 	} else {
 		s.status = leadingStatus(s.msg.lower)
 	}
+	s.ctx.status = s.status
+	s.ctx.billingCondition = billingCondition.in(&s.msg.hits) || s.body != nil && billingCondition.in(&s.body.hits)
 	s.ctx.errType, s.ctx.errTypeField = e.Type, prefix+"type"
 	if s.ctx.errType == "" && looksLikeType(e.Code) {
 		s.ctx.errType, s.ctx.errTypeField = e.Code, prefix+"code"
@@ -313,6 +315,11 @@ func (s *signal) typeVerdict() verdict {
 // classify is reference §2.1 for one error. It returns no verdict when
 // nothing in this error decides.
 func (s *signal) classify() verdict {
+	// The inner status is known before the message rules, for the rules
+	// that apply only when the error carries no status at all.
+	if s.status == 0 {
+		s.ctx.innerStatus, _ = s.innerStatus()
+	}
 	// 2. message verdict, merged with the details.
 	mv := messageVerdict(s.msg, &s.ctx)
 	if s.detailsMatter(mv) {

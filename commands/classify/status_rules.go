@@ -16,7 +16,7 @@ func statusRule(status int, eff verdict, t *text, c *msgCtx, explicit bool, plug
 		field = fieldOf(t)
 	}
 	def := func(r Reason, rule *ruleInfo) (verdict, bool) {
-		return verdict{reason: r, rule: rule, field: field, match: strconv.Itoa(status)}, true
+		return verdict{reason: r, rule: rule, field: field, match: strconv.Itoa(status), bare: !eff.ok() || statusEcho(eff)}, true
 	}
 	keep := func() (verdict, bool) { v := eff; v.kept = true; return v, true }
 	is := func(rs ...Reason) bool {
@@ -93,6 +93,15 @@ func statusRule(status int, eff verdict, t *text, c *msgCtx, explicit bool, plug
 		if is(ReasonOverloaded, ReasonServerError) || status >= 500 && is(ReasonFormat) {
 			return keep()
 		}
+		// fledger (issue 17, "Billing under a 5xx"): the provider's own
+		// billing answer inside a 5xx — a body that states the account's
+		// condition (insufficient balance, arrears, overdue) — is billing.
+		// No server fault is worded as a balance; MiniMax sends its 1008
+		// "insufficient balance" under HTTP 500, and relays wrap billing
+		// answers in their own 500s. A billing noun alone is not enough.
+		if status >= 500 && is(ReasonBilling) && c != nil && c.billingCondition {
+			return keep()
+		}
 		switch status {
 		case 499, 504, 522, 524:
 			return def(ReasonTimeout, ruleStatus5xx)
@@ -118,6 +127,21 @@ func statusRule(status int, eff verdict, t *text, c *msgCtx, explicit bool, plug
 		return def(ReasonEmptyResponse, ruleStatus2xx)
 	}
 	return verdict{}, false
+}
+
+// statusEcho: a verdict that rests only on a status number written in the
+// text — rule 29's leading status, rule 20's bare "401"/"403", rule 13's
+// "429" in text — says no more than the status itself.
+func statusEcho(v verdict) bool {
+	switch v.rule {
+	case ruleMsgLeadingStatus:
+		return true
+	case ruleMsgAuth:
+		return v.match == "401" || v.match == "403"
+	case ruleMsgRateLimit:
+		return strings.Contains(v.match, "429")
+	}
+	return false
 }
 
 func fieldOf(t *text) string {

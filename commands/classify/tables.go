@@ -88,9 +88,22 @@ var modelGone = []finder{
 	// unclassified (OC-039, OpenClaw parity).
 	newTable("model_gone", "api deployment for this resource does not exist", "non-serverless model", "model name is invalid", "invalid model name", "invalid model id",
 		"invalid model identifier", "model identifier is invalid", "model_decommissioned", "unknown_model"),
+	// fledger (issue 17 blind set): a deployment that does not exist, in
+	// Azure's wordings ("The API deployment for the resource does not
+	// exist", "The specified deployment 'x' was not found", "Deployment
+	// gpt4 not found"). The ambiguous "The deployment does not exist or you
+	// do not have access" (OC-039) stays unclassified: see modelNotFoundMatch.
+	deploymentMissing,
+	newTable("no_such_model", "no such model", "unsupported model", "model does not exist", "model not exist",
+		"unable to access model",                  // Together "Unable to access model x. Please visit … to view the list of supported models"
+		"无可用渠道", "没有可用渠道", "no available channel", // one-api/new-api: no channel serves the model in this group
+		"模型不存在", "模型未找到", "找不到模型", "无效的模型", "不支持的模型", "不支持该模型", "模型已下线", "模型已停用"), // Zhipu 1211 "模型不存在"
 	newSeq("dedicated_endpoint_stopped", 80, []string{"dedicated endpoint"}, []string{"not running", "is stopped", "not started"}),
 	newPattern("on_demand_unsupported", `on-demand throughput (?:isn(?:'|’)t|is not) supported|(?:doesn(?:'|’)t|does not) support on-demand throughput`, "on-demand throughput"),
 }
+var deploymentMissing finder = newShape("deployment_missing", []string{"deployment"}, 0, "",
+	72, `deployment\b(?:[^.\n]|\.\w){0,48}?\b(?:does not exist|doesn(?:'|’)t exist|not exist|not found|was not found|could not be found|cannot be found|is not found)\b`)
+
 var modelColon = newTable("model_colon", "model: ") // + "not found": Anthropic not_found_error "model: claude-…"
 var invalidModel = newTable("invalid_model", `invalid model\b`)
 var invalidModelReference = newTable("invalid_model_reference", "invalid model reference")
@@ -126,6 +139,7 @@ var contextOverflowPhrases = newTable("context_overflow",
 	"exceeds the maximum number of tokens",          // fledger (RE-096..098): Gemini "The input token count (N) exceeds the maximum number of tokens allowed (M)."
 	"maximum number of input tokens",                // seed 000: "input token count exceeds the maximum number of input tokens"
 	"上下文过长", "上下文超出", "上下文长度超", "超出最大上下文", "请压缩上下文", // CJK gateways
+	"输入长度超", "输入过长", "输入超长", "超出最大输入", "超过最大输入", "超出上下文", "超过上下文", // fledger: Chinese providers' input-length wording
 )
 var contextOverflowSeq = []finder{
 	newSeq("invalid_argument_max_tokens", 200, []string{"invalid_argument"}, []string{"maximum number of tokens"}), // Gemini/Vertex
@@ -322,6 +336,13 @@ var billingLexicon = newTable("billing_lexicon",
 	// arrears and payment
 	"arrears", "arrearage", "overdue payment", "overdue balance", "outstanding balance", "past due", "unpaid invoice",
 	"failure to pay", "in good standing", // DashScope Arrearage "make sure your account is in good standing"
+	// fledger (issue 17 blind set): an account behind on payment, however
+	// worded: "Access denied due to overdue account", "account suspended
+	// for non-payment", "payment overdue", "unpaid bill".
+	`\boverdue\b`, "non-payment", "nonpayment", "non payment", `\bunpaid\b`, "payment is overdue", "payment failed",
+	"payment declined", "payment was declined", "card was declined", "card declined", "payment_required", "requires payment",
+	"billing issue", "billing problem", "update your billing", "update your payment", "suspended due to insufficient",
+	"逾期", "未支付", "未付款", "未缴费", "账单未结清", "已停机",
 	"payment method", "billing hard limit", "billing_hard_limit", "billing_not_active", "billing is not active",
 	// recharge / top up (Chinese providers' English: "Please recharge.")
 	"please recharge", "recharge your account", "top up your", "top-up your", "add funds", "add more funds",
@@ -338,6 +359,26 @@ var billingLexicon = newTable("billing_lexicon",
 	"saldo insuficiente", "créditos insuficientes", "fondos insuficientes", "saldo insufficiente", "credito insufficiente",
 	"solde insuffisant", "crédits insuffisants", "fonds insuffisants", "unzureichendes guthaben", "nicht genügend guthaben",
 	"guthaben reicht nicht", "недостаточно средств", "недостаточный баланс", "пополните баланс",
+)
+
+// billingCondition: billing phrases that state the account's condition
+// (no money, in arrears, behind on payment), not a billing noun ("credit
+// balance", "payment method", "plans & billing" also occur in a server's
+// "failed to fetch credit balance"). Under an explicit 5xx such a body is
+// billing (status.5xx keeps it; docs/classification.md "Billing under a
+// 5xx").
+var billingCondition = newTable("billing_condition",
+	"insufficient credits", "insufficient credit", "used all available credits", "insufficient_quota", "insufficient quota",
+	"out of budget", "insufficient_balance", "insufficient balance", "requires more credits", "require more credits",
+	"out of credits", "out of extra usage", "insufficient funds", "insufficient_funds", "not enough balance",
+	"balance is insufficient", "balance is not enough", "balance not enough", "balance_not_enough", "insufficient_user_quota",
+	"balance has been exhausted", "balance exhausted", "balance is exhausted", "balance depleted", "zero balance", "negative balance",
+	"credit_balance_exhausted", "credits exhausted", "credits have been exhausted", "ran out of credits", "no remaining credits",
+	"arrears", "arrearage", "overdue payment", "overdue balance", "past due", "unpaid invoice", "failure to pay",
+	`\boverdue\b`, "non-payment", "nonpayment", `\bunpaid\b`, "billing hard limit", "billing_hard_limit", "billing_not_active",
+	"billing is not active", "please recharge", "recharge your account", "no resource package", "suspended due to insufficient",
+	"余额不足", "余额已用完", "余额为零", "余额为0", "账户欠费", "已欠费", "欠费", "请充值", "餘額不足", "欠費", "逾期",
+	"残高不足", "잔액 부족", "잔액이 부족", "saldo insuficiente", "solde insuffisant", "недостаточно средств",
 )
 
 // billingHead: a leading billing phrase counts only with a purchase hint (ref §2.5).
@@ -399,6 +440,7 @@ var rateLimitPhrases = newTable("rate_limit",
 	"tokens per minute",                                        // Anthropic "input tokens per minute"
 	"tokens per day",                                           // Bedrock "Too many tokens per day"
 	"request rate is too high",                                 // fledger (RE-033): Bedrock Agents throttlingException text
+	"resource has been exhausted",                              // fledger: Google RESOURCE_EXHAUSTED's message without the code
 	"ratelimiterror",                                           // fledger: OpenAI/LiteLLM SDK class names (sibling of RE-013/RE-064)
 	"请求过于频繁", "调用频率", "频率限制", "配额不足", "配额已用尽", "额度不足", "额度已用尽", // CJK gateways
 )
@@ -412,7 +454,39 @@ var rateLexicon = newTable("rate_lexicon",
 	"レート制限", "リクエストが多すぎ", "요청이 너무 많", "속도 제한", "demasiadas solicitudes", "límite de velocidad",
 	"too many concurrent", "concurrency limit exceeded", "concurrent requests limit",
 	"slow down", // OpenAI slow_down "Please slow down"
+	// fledger (issue 17 blind set): request-frequency words of the Chinese
+	// providers and gateways, as words rather than sentences: Baidu Qianfan
+	// "访问过于频繁，请稍候再试", "请求太频繁", "调用过快", "超过QPS限制".
+	"过于频繁", "太频繁", "请求频繁", "访问频繁", "调用频繁", "频繁请求", "频繁访问", "频繁调用",
+	"请求过快", "调用过快", "访问过快", "请求速度过快", "频次超限", "超过调用频次", "超出频率", "超过频率", "请求频率超",
+	"qps超限", "超过qps", "超出qps", "qps限制", "rpm限制", "tpm限制",
+	"過於頻繁", "太頻繁", "請求頻繁", "頻率過高", "限流中",
+	"流控", "流量控制", // iFlytek Spark 11202/11203 "授权错误：秒级流控超限"
+	"requests per minute", "requests per second", "calls per minute", "too many calls",
 )
+
+// rateMore: rate-limit families beyond fixed phrases (fledger, issue 17
+// blind set):
+//
+//   - "rate limit" tokenised alike however it is joined: "Ratelimit
+//     exceeded" (Mistral Vibe), "rate-limited", "RateLimited" — but not a
+//     header name ("x-ratelimit-remaining: 10" in a dumped response), so
+//     the word must not touch a hyphen on the outside;
+//   - "too many tokens / requests / calls …, please wait / try again later"
+//     (Bedrock ThrottlingException "Too many tokens, please wait before
+//     trying again.", relayed with no status);
+//   - a request-rate limit named by its unit: "request limit exceeded", "QPS
+//     limit reached", "exceeded the RPM".
+var rateMore = []finder{
+	newJoined("rate_limit_joined", []string{"ratelimit", "rate-limit"}, "ed", "ing", "s", "exceeded", "reached", "exception"),
+	newSeq("too_many_wait", 40,
+		[]string{"too many tokens", "too many requests", "too many calls", "too many attempts", "too many connections"},
+		[]string{"please wait", "wait before", "wait a moment", "try again later", "retry later", "slow down", "try again in", "retry after"}),
+	newSeq("request_unit_limit", 24,
+		[]string{"request limit", "requests limit", "call limit", "calls limit", `\bqps\b`, `\brpm\b`, `\brps\b`},
+		[]string{"exceeded", "reached", `\bhit\b`, "超限", "超过"}),
+	newSeq("exceeded_request_unit", 16, []string{"exceeded"}, []string{`\bqps\b`, `\brpm\b`, `\brps\b`, "request rate", "requests per"}),
+}
 
 // status429InText: a 429 status in text (ref §2.5): leading 429, "status
 // 429", "HTTP 429", a JSON status/code 429, or 429 next to rate/quota words.
@@ -434,6 +508,28 @@ var overloadedPhrases = newTable("overloaded",
 	"服务过载", "当前负载过高", "访问量过大",                   // CJK gateways
 )
 var atCapacity = newTable("at_capacity", "model at capacity", "model is at capacity")
+
+// overloadLexicon: provider capacity in the providers' words (fledger,
+// issue 17 blind set): the new-api/one-api gateways' "当前分组上游负载已饱和，
+// 请稍后再试" (the group's upstream is saturated), DeepSeek's "服务器繁忙，请
+// 稍后再试", "算力不足", "访问人数过多"; English "no capacity available",
+// "servers are busy". OpenClaw's own 系统繁忙 and 服务繁忙 stay server text /
+// timeout (ref §2.5), so bare 繁忙 is not here. A load or pressure word
+// counts only with a "try again later" beside it (稍后再试 alone is no
+// evidence: it ends rate-limit and balance messages too).
+var overloadLexicon = []finder{
+	newTable("overload_lexicon",
+		"负载已饱和", "负载饱和", "已饱和", "负载过高", "负载过大", "负载较高", "高负载", "过载", "拥挤", "拥堵",
+		"服务器繁忙", "模型繁忙", "线路繁忙", "上游繁忙", "通道繁忙", "渠道繁忙", "节点繁忙", "资源繁忙", "服务器忙",
+		"算力不足", "算力资源不足", "资源紧张", "访问人数过多", "使用人数过多", "排队人数过多", "服务器压力过大",
+		"負載過高", "伺服器繁忙", "過載",
+		"no capacity available", "insufficient capacity", "out of capacity", "capacity is exhausted", "capacity exhausted",
+		"server is busy", "servers are busy", "server busy", "servers are currently busy", "server is currently busy",
+		"heavy load", "heavy traffic", "experiencing high traffic", "too much traffic", "currently at capacity", "over capacity",
+		"service is currently unavailable", "service is temporarily unavailable", // not a bare "temporarily unavailable": rule 23 (api_error + transient → timeout) is OpenClaw's
+	),
+	newSeq("load_try_later", 30, []string{"负载", "压力"}, []string{"稍后", "稍候", "再试", "重试"}),
+}
 
 // modelWarming: the model is still loading or not ready, a provider-busy
 // signal like Bedrock's ModelNotReadyException (seed 000 "Provider-busy
@@ -520,6 +616,10 @@ var authMore = []finder{
 	newSeq("could_not_authenticate", 60, []string{"could not authenticate", "could not validate"}, []string{"api key", "credentials"}),
 	newSeq("failed_token", 60, []string{"failed to extract", "failed to parse", "failed to validate", "failed to decode"}, []string{"token"}),
 	newSeq("cjk_ak", 40, []string{"当前ak"}, []string{"违规请求", "禁止访问"}), // Baidu Qianfan
+	// fledger: AWS signature credentials (UnrecognizedClientException,
+	// InvalidSignatureException, InvalidClientTokenId) worded without the code.
+	newTable("aws_credentials", "security token included in the request is invalid", "request signature we calculated does not match",
+		"aws access key id you provided does not exist"),
 	// fledger (issue 17 family 8): AWS IAM "User: arn:… is not authorized to
 	// perform: bedrock:InvokeModel", "not authorized to invoke this API
 	// operation"; a missing credential ("We couldn't find a secret with the
@@ -612,12 +712,44 @@ var timeoutPhrases = newTable("timeout",
 	`\benotfound\b`, `\beai_again\b`,
 	"und_err_socket", "und_err_connect", "und_err_header", "und_err_body",
 	"und_err_req_content_length_mismatch", "und_err_aborted", "und_err_closed",
+	"time-out",                                                // fledger: "504 Gateway Time-out" (nginx)
 	"网络错误", "网络异常", "服务暂时不可用", "服务繁忙", "请求超时", "连接超时", "连接错误", // CJK gateways
 )
 var timeoutMore = []finder{
 	newKeyed("transport_finish_reason", []string{"finish_reason", "reason"}, []string{"abort", "malformed_response", "network_error"}),
 	newTable("stream_closed", "stream closed", "stream was closed", "stream aborted", "stream was aborted"),
 	newSeq("got_status_internal", 80, []string{"got status: internal", `"status":"internal"`, `"status": "internal"`}, []string{`\b500\b`}), // Gemini
+	// fledger (issue 17 blind set): the connection dropped, in each
+	// runtime's words — a transport failure like socket hang up (seed 000:
+	// transport-shaped failures stay in the timeout/failover bucket):
+	//   Bun "The socket connection was closed unexpectedly", Node undici
+	//   "other side closed", Deno/reqwest "connection closed before message
+	//   completed", Python httpx "Server disconnected without sending a
+	//   response" / "peer closed connection without sending complete
+	//   message body", aiohttp "ServerDisconnectedError", requests
+	//   "RemoteDisconnected('Remote end closed connection without
+	//   response')", Go net/http "connection reset by peer", "unexpected
+	//   EOF", "use of closed network connection", "http2: server sent
+	//   GOAWAY", Java "SocketException: Connection reset", curl "(52)
+	//   Empty reply from server".
+	newShape("connection_dropped", []string{"socket", "connection", "stream", "server", "peer", "remote end", "remote host", "other side", "upstream"},
+		0, "",
+		48, `(?:socket|connection|stream|server|peer|remote end|remote host|other side|upstream)(?: connection)?(?:\s+(?:was|has been|is|got|had|unexpectedly))?\s+(?:closed|disconnected|reset|dropped|terminated|aborted|broken|lost|refused|hung up|hang up)\b`),
+	newTable("transport_words",
+		"closed unexpectedly", "disconnected unexpectedly", "reset unexpectedly", "terminated unexpectedly",
+		"closed by peer", "reset by peer", "closed by the remote", "closed by remote", "without sending a response",
+		"without sending complete message", "remotedisconnected", "remoteprotocolerror", "serverdisconnectederror",
+		"clientconnectorerror", "clientoserror", `\bconnecterror\b`, `\breaderror\b`, "incompleteread", "incomplete chunked read",
+		"response payload is not completed", "connection broken", "connection aborted", "connection refused",
+		"broken pipe", "unexpected eof", "unexpected end of stream", "use of closed network connection",
+		"server closed idle connection", "sent goaway", "empty reply from server", "transfer closed with outstanding",
+		"recv failure", "error sending request", "error trying to connect", "failed to establish a new connection",
+		"cannot connect to host", "all connection attempts failed", "unable to connect", "failed to connect", "could not connect",
+		"no such host", "name resolution", "getaddrinfo", "network is unreachable", "no route to host", "dns error", `: eof\b`,
+		"error occurred while sending the request", "response ended prematurely", "ended prematurely", "premature close",
+		"incompletemessage", "connection closed before message completed",
+		"连接被重置", "连接已关闭", "连接中断", "连接断开", "连接失败", "网络连接",
+	),
 }
 var timeoutBare = map[string]bool{
 	"terminated": true, "stream_read_error": true, "request failed": true, "llm request failed": true,
@@ -628,6 +760,7 @@ var timeoutBare = map[string]bool{
 // from OpenAI-compatible servers.
 var emptyResponsePhrases = newTable("empty_response",
 	"empty response",
+	"no content in response", "response contained no content", "response has no content", "no choices in response", // fledger
 	"returned an empty response",
 	"no response content",
 	"response was empty",
@@ -681,9 +814,100 @@ var refusalPhrases = newTable("refusal",
 	"不安全或敏感内容", "敏感内容", "违规内容", "内容违规", "敏感词", "内容安全审核", "不适当的内容", // Chinese providers
 	"不適切なコンテンツ", // Japanese
 )
+
+// refusalBlockRe: Gemini's block and finish reasons written as text:
+// "block_reason: SAFETY", "finishReason": "PROHIBITED_CONTENT", the Python
+// SDK's enum reprs "BlockedReason.PROHIBITED_CONTENT" and
+// "FinishReason.SAFETY" (an app's "Request was blocked by Gemini:
+// BlockedReason.PROHIBITED_CONTENT"), and "Response was blocked due to
+// SAFETY". BlockedReason.OTHER is not a refusal (RE-153: empty_response).
+// Vertex's SDK prints the FinishReason number: "Finish reason: 3" is
+// SAFETY (6 BLOCKLIST, 7 PROHIBITED_CONTENT, 8 SPII; 4 RECITATION is not a
+// refusal).
 var refusalBlockRe = newPattern("refusal_block",
-	`block_?reason\W{0,20}?(?:blockedreason\.)?(?:safety|prohibited_content|blocklist|spii|image_safety)\b|finish_?reason\W{0,20}?(?:safety|prohibited_content|blocklist|spii|image_safety)\b`,
-	"block_reason", "blockreason", "finish_reason", "finishreason").and("safety", "prohibited_content", "blocklist", "spii")
+	`(?:block[_ ]?reason|finish[_ ]?reason)\W{0,20}?(?:blockedreason\.|blockreason\.|finishreason\.)?`+geminiBlockAlt+`\b|\b(?:blockedreason|blockreason|finishreason)\.`+geminiBlockAlt+`\b|\bblocked (?:due to|because of|for)\W{0,3}`+geminiBlockAlt+`\b|\bfinish[_ ]?reason\W{1,3}[3678]\b`,
+	"block_reason", "blockreason", "block reason", "blockedreason", "finish_reason", "finishreason", "finish reason", "blocked due to", "blocked because of", "blocked for").
+	and("safety", "prohibited_content", "blocklist", "spii", "reason: 3", "reason: 7", "reason: 8", "reason: 6", "reason:3", "reason=3")
+
+// geminiBlockAlt: the Gemini BlockedReason / FinishReason values that are a
+// safety block (ai.google.dev/api/generate-content: SAFETY, BLOCKLIST,
+// PROHIBITED_CONTENT, SPII, IMAGE_SAFETY, IMAGE_PROHIBITED_CONTENT).
+const geminiBlockAlt = `(?:safety|prohibited_content|blocklist|spii|image_safety|image_prohibited_content)`
+
+// refusalLexicon: how providers word a moderation block, as a family
+// (fledger, issue 17 blind set): an action of refusing (rejected, blocked,
+// flagged, filtered, refused, triggered, violates, not allowed by …) next to
+// the thing that refuses (safety system, safety filters, safeguards, safety
+// measures, content policy, content filter, moderation, usage policies,
+// Responsible AI, guardrails), in either order, within a short window:
+//
+//   - OpenAI "Your request was rejected by the safety system …
+//     safety_violations=[sexual]" (code moderation_blocked), "Your prompt
+//     may contain text that is not allowed by our safety system", "Your
+//     prompt was flagged as potentially violating our usage policy";
+//   - Anthropic "… has safety measures that flagged this message", "Opus's
+//     safeguards flagged this message", "Output blocked by content
+//     filtering policy";
+//   - Google "blocked by Gemini's safety filters", Vertex Imagen "This
+//     prompt contains sensitive words that violate Google's Responsible AI
+//     practices";
+//   - xAI "Generated image rejected by content moderation"; Cohere "this
+//     request triggered our safety filters";
+//   - Chinese providers: 内容安全, 安全审核, 审核未通过, 涉嫌违规, 含有敏感
+//     …, iFlytek Spark "输入内容审核不通过，涉嫌违规", Baidu "输入内容包含敏感
+//     信息".
+//
+// Unlike refusalPhrases, a lexicon match does not make a refusal of an
+// error whose reason is an account or quota condition (rate_limit, billing,
+// auth, …: "account suspended for violating our usage policies" is not a
+// refused prompt); see refusal in classify.go.
+var refusalLexicon = []finder{
+	newSeq("refusal_agent_acts", 24,
+		refusalAgents,
+		[]string{"flagged", "blocked", "rejected", "triggered", "filtered", "refused", "declined", "prevented", "intervened", "stopped"}),
+	newSeq("refusal_act_by", 48,
+		[]string{"rejected", "blocked", "flagged", "filtered", "refused", "declined", "triggered", "triggering", "violat", "not allowed by", "prohibited by", "denied by", "against"},
+		refusalAgents),
+	// "Your input was flagged for harassment" (OpenRouter moderation, 403),
+	// "The response was filtered", "All images were filtered out": what was
+	// refused, then the act. A bare "was blocked" is not enough: Gemini's
+	// "Response was blocked due to OTHER / RECITATION" is no safety block
+	// (refusalBlockRe reads the SAFETY-class reasons).
+	newSeq("refused_subject", 14,
+		[]string{"input", "prompt", "content", "message", "output", "response", "image", "completion", "generation", "request", "conversation", "query"},
+		[]string{"was flagged", "were flagged", "has been flagged", "is flagged", "got flagged",
+			"was filtered", "were filtered", "has been filtered", "was censored", "was moderated"}),
+	newTable("refusal_lexicon",
+		"requires moderation", "flagged_input", "flagged for moderation",
+		"safety_violations", "safety violation", "content policy violation", "usage policy violation", "moderation_blocked",
+		"content_policy", "responsible_ai_policy", "sensitive words", "sensitive content", "sensitivecontentdetected",
+		"inappropriate content", "harmful content", "unsafe content", "unsafe prompt", "potentially unsafe",
+		`"filtered":true`, `"filtered": true`, `"blocked":true`, `"blocked": true`, `\bblocked: true`, "blocked=true",
+		"raifilteredreason", "rai_filtered_reason", "may contain sensitive", "contains sensitive information",
+		// Chinese providers (simplified and traditional).
+		"内容安全", "安全审核", "内容审核", "审核未通过", "未通过审核", "审核不通过", "未通过安全", "违反安全",
+		"涉嫌违规", "涉及违规", "包含违规", "含有违规", "存在违规", "违规信息", "违法违规", "违反相关", "内容不合规",
+		"涉及敏感", "包含敏感", "含有敏感", "存在敏感", "敏感信息", "敏感话题", "不当内容", "有害内容", "内容存在风险", "风险内容",
+		"安全拦截", "内容拦截", "內容安全", "敏感內容", "違規內容", "內容違規", "内容不合法", "政治敏感", "敏感问题",
+	),
+}
+
+// refusalAgents: what refuses, in providers' words.
+var refusalAgents = []string{
+	"safety system", "safety filter", "safety polic", "safety measure", "safety setting", "safety check", "safety guideline",
+	"safety standard", "safety reason", "safeguard", "content polic", "content filter", "content moderation", "moderation",
+	"usage polic", "usage guideline", "acceptable use", "responsible ai", "trust and safety", "trust & safety",
+	"content safety", "guardrail", "content management polic",
+}
+
+// accountBlock: an account or key suspended for a policy reason is an
+// account condition, not a refused prompt (the lexicon stays out).
+var accountBlock = []finder{
+	newSeq("account_block", 40,
+		[]string{"account", "organization", "organisation", "api key"},
+		[]string{"suspended", "banned", "terminated", "disabled", "deactivated", "revoked", "blocked"}),
+	newSeq("access_terminated", 12, []string{"access"}, []string{"terminated", "revoked", "suspended", "banned"}), // Kimi access_terminated_error
+}
 
 // wordBounded concatenates phrase lists and asks for word boundaries on
 // both sides of each.
