@@ -36,7 +36,8 @@ const (
 // the retry time. errors.Is(err, ErrUnavailable) is true; Unwrap gives
 // the last NATS error.
 type UnavailableError struct {
-	// Op is "append" or the read ("last sequence", "read", "watch").
+	// Op is "append", a read ("last sequence", "read", "open"), or "fold"
+	// (an engine waiting for its consumer to reach a sequence).
 	Op string
 	// Subject is the append's subject or the read's filter ("" = stream).
 	Subject string
@@ -53,10 +54,10 @@ type UnavailableError struct {
 func (e *UnavailableError) Error() string {
 	what := "nothing was stored"
 	switch {
-	case e.Op != "append":
-		what = "nothing was written"
 	case e.Outcome == OutcomeUnknown:
 		what = "it may have been stored: re-send the same commit"
+	case e.Op != "append":
+		what = "nothing was written"
 	}
 	where := e.Subject
 	if where == "" {

@@ -123,7 +123,7 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 					return dec, nil, err
 				}
 			}
-			if err := e.st.waitApplied(ctx, target); err != nil {
+			if err := e.st.waitFold(ctx, target, events.NotStored); err != nil {
 				return dec, nil, err
 			}
 			floor, floorGuard = target, ce.Guard
@@ -140,7 +140,7 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 		if res.Taken {
 			// Another writer decided this step first: fold its commit so
 			// the caller reads the recorded decision.
-			if err := e.st.waitApplied(ctx, res.Seq); err != nil {
+			if err := e.st.waitFold(ctx, res.Seq, events.NotStored); err != nil {
 				return dec, nil, err
 			}
 			return policy.Decision{}, nil, ErrStepTaken
@@ -156,7 +156,10 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 		} else {
 			e.st.applyOwn(res.Seq, subject, evs)
 		}
-		if err := e.st.waitApplied(ctx, res.Seq); err != nil {
+		// Stored; the answer needs the fold up to it. Should the fold not
+		// get there, the step is recorded but unanswered: "unknown" makes
+		// the client re-send it, which reads the recorded decision.
+		if err := e.st.waitFold(ctx, res.Seq, events.OutcomeUnknown); err != nil {
 			return dec, nil, err
 		}
 		return dec, evs, nil

@@ -32,6 +32,7 @@ type Engine struct {
 
 	closeOnce sync.Once
 	stop      func()
+	fol       *follower // the stream consumer and its watchdog
 
 	plocks profileLocks
 
@@ -74,11 +75,11 @@ func New(ctx context.Context, store events.Store, agent string, opts ...Option) 
 		o.registry = events.NewCatalogRegistry()
 	}
 	e := &Engine{store: store, agent: agent, opt: o, st: newState(agent)}
-	stop, err := e.st.follow(ctx, store, o.registry)
+	f, err := e.st.follow(ctx, store, o.registry)
 	if err != nil {
 		return nil, err
 	}
-	e.stop = stop
+	e.fol, e.stop = f, f.stop
 	if err := e.Sync(ctx); err != nil {
 		e.Close()
 		return nil, err
@@ -111,7 +112,7 @@ func (e *Engine) Sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return e.st.waitApplied(ctx, last)
+	return e.st.waitFold(ctx, last, events.NotStored)
 }
 
 // SyncTo waits until the engine's state includes every commit up to stream

@@ -3,6 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -22,7 +26,13 @@ type ownCommit struct {
 // is acknowledged when nothing unknown lies before it (applyOwn), and keeps
 // the state the fold of a stream prefix. Other agents' commits are not
 // decoded. It returns once the consumer is running; stop ends it.
-func (s *state) follow(ctx context.Context, st events.Store, reg *events.Registry) (stop func(), err error) {
+//
+// A watchdog restarts the consumer from the next sequence to fold when the
+// fold is wanted further (a waitApplied) but has not moved for
+// [stallRestart]: an ordered consumer whose server died (a cluster node
+// killed while it hosted the consumer) is otherwise not always recreated
+// until that node comes back.
+func (s *state) follow(ctx context.Context, st events.Store, reg *events.Registry) (*follower, error) {
 	js, err := jetstream.New(st.Conn())
 	if err != nil {
 		return nil, fmt.Errorf("engine: jetstream: %w", err)
@@ -31,11 +41,42 @@ func (s *state) follow(ctx context.Context, st events.Store, reg *events.Registr
 	if err != nil {
 		return nil, fmt.Errorf("engine: stream %s: %w", events.StreamName, err)
 	}
-	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverAllPolicy,
+	f := &follower{s: s, stream: stream, reg: reg, quit: make(chan struct{}), done: make(chan struct{})}
+	if err := f.start(ctx, 1); err != nil {
+		return nil, err
+	}
+	go f.watch()
+	return f, nil
+}
+
+// stallRestart is how long a wanted fold may stand still before the
+// consumer is recreated; stallCheck how often the watchdog looks.
+const (
+	stallRestart = 3 * time.Second
+	stallCheck   = 500 * time.Millisecond
+)
+
+// follower owns the engine's consumer and its watchdog.
+type follower struct {
+	s        *state
+	stream   jetstream.Stream
+	reg      *events.Registry
+	mu       sync.Mutex
+	cc       jetstream.ConsumeContext
+	restarts atomic.Uint64
+	quit     chan struct{}
+	done     chan struct{}
+	once     sync.Once
+}
+
+// start consumes the stream from sequence from.
+func (f *follower) start(ctx context.Context, from uint64) error {
+	s := f.s
+	cons, err := f.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("engine: watch %s: %w", s.agent, err)
+		return fmt.Errorf("engine: watch %s: %w", s.agent, err)
 	}
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		meta, err := m.Metadata()
@@ -54,13 +95,65 @@ func (s *state) follow(ctx context.Context, st events.Store, reg *events.Registr
 		if done { // folded already, as the engine's own commit
 			return
 		}
-		evs, derr := reg.DecodeCommit(m.Data(), seq, subj)
+		evs, derr := f.reg.DecodeCommit(m.Data(), seq, subj)
 		s.apply(seq, subj, evs, derr)
 	}, append([]jetstream.PullConsumeOpt{jetstream.PullMaxMessages(512)}, events.FollowConsumeOpts()...)...)
 	if err != nil {
-		return nil, fmt.Errorf("engine: watch %s: %w", s.agent, err)
+		return fmt.Errorf("engine: watch %s: %w", s.agent, err)
 	}
-	return cc.Stop, nil
+	f.mu.Lock()
+	old := f.cc
+	f.cc = cc
+	f.mu.Unlock()
+	if old != nil {
+		old.Stop()
+	}
+	return nil
+}
+
+// watch restarts a stalled consumer (see follow).
+func (f *follower) watch() {
+	defer close(f.done)
+	t := time.NewTicker(stallCheck)
+	defer t.Stop()
+	var last uint64
+	since := time.Now()
+	for {
+		select {
+		case <-f.quit:
+			return
+		case <-t.C:
+		}
+		f.s.mu.RLock()
+		applied, wanted := f.s.applied, f.s.wanted.Load()
+		f.s.mu.RUnlock()
+		if applied != last || wanted <= applied {
+			last, since = applied, time.Now()
+			continue
+		}
+		if time.Since(since) < stallRestart {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), events.DefaultAttemptTimeout)
+		err := f.start(ctx, applied+1)
+		cancel()
+		f.restarts.Add(1)
+		slog.Warn("engine: the stream consumer stood still while a fold was waited for; recreated it",
+			"agent", f.s.agent, "from", applied+1, "wanted", wanted, "stalled", time.Since(since).Round(time.Millisecond), "err", err)
+		since = time.Now()
+	}
+}
+
+func (f *follower) stop() {
+	f.once.Do(func() {
+		close(f.quit)
+		<-f.done
+		f.mu.Lock()
+		if f.cc != nil {
+			f.cc.Stop()
+		}
+		f.mu.Unlock()
+	})
 }
 
 // mine reports whether subject belongs to the state's agent.

@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
@@ -35,6 +38,9 @@ type state struct {
 	changed *sync.Cond // signalled (under mu) after each applied commit
 	applied uint64
 	failed  error // a fatal consumer error; waiters return it
+	// wanted is the furthest sequence a waitApplied has waited for (the
+	// follower's watchdog restarts a consumer that does not get there).
+	wanted atomic.Uint64
 
 	subjectSeq map[string]uint64
 	// turnLast is the stream sequence of the last commit holding an event
@@ -221,7 +227,32 @@ func (s *state) markSkip(session string, e events.AttemptFailed, ev *events.Even
 }
 
 // waitApplied blocks until the commit at seq (or a later one) is folded.
+// foldBound bounds how long a step waits for the fold to reach a sequence
+// before it answers the store unavailable: the store's own retry time, the
+// time a stream leader election takes to be ridden out.
+const foldBound = events.DefaultRetryUnknown
+
+// waitFold is waitApplied bounded by foldBound: when the fold does not get
+// to seq in that time (the stream's consumer cannot be served), it returns
+// an *events.UnavailableError with outcome (what is known of the step's
+// commit) instead of waiting for as long as ctx allows.
+func (s *state) waitFold(ctx context.Context, seq uint64, outcome events.Outcome) error {
+	wctx, cancel := context.WithTimeout(ctx, foldBound)
+	defer cancel()
+	err := s.waitApplied(wctx, seq)
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		s.mu.RLock()
+		at := s.applied
+		s.mu.RUnlock()
+		return &events.UnavailableError{Op: "fold", Subject: "", Outcome: outcome, Attempts: 1, Waited: foldBound,
+			Err: fmt.Errorf("the engine's fold stood at sequence %d, short of %d: %w", at, seq, err)}
+	}
+	return err
+}
+
 func (s *state) waitApplied(ctx context.Context, seq uint64) error {
+	for w := s.wanted.Load(); seq > w && !s.wanted.CompareAndSwap(w, seq); w = s.wanted.Load() {
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.applied >= seq {
