@@ -48,19 +48,20 @@ var codeReasons = map[string]Reason{
 	"EAIAGAIN": ReasonTimeout, "UNDERRSOCKET": ReasonTimeout, "UNDERRCONNECTTIMEOUT": ReasonTimeout,
 	"UNDERRHEADERSTIMEOUT": ReasonTimeout, "UNDERRBODYTIMEOUT": ReasonTimeout, "UNDERRCLOSED": ReasonTimeout,
 	// fledger additions: structured codes that say more than the status.
-	"ACCOUNTDEACTIVATED":          ReasonAuthPermanent,   // OpenAI (RE-089, RE-090)
-	"REFRESHTOKENREUSED":          ReasonAuthPermanent,   // OpenAI Codex OAuth (RE-125)
-	"INVALIDGRANT":                ReasonAuthPermanent,   // RFC 6749 refresh rejection
-	"INSUFFICIENTQUOTA":           ReasonBilling,         // OpenAI (RE-010, RE-011)
-	"SERVICEUNAVAILABLEEXCEPTION": ReasonOverloaded,      // Bedrock event stream (RE-059; POLICY example)
-	"MODELNOTREADYEXCEPTION":      ReasonOverloaded,      // Bedrock (seed 000 "Provider-busy signals")
-	"RATELIMITERROR":              ReasonRateLimit,       // Anthropic type sent as code (RE-085..087)
-	"APIKEYINVALID":               ReasonAuth,            // Google ErrorInfo reason (RE-028)
-	"INVALIDAPIKEY":               ReasonAuth,            // OpenAI (RE-017)
-	"CONTEXTLENGTHEXCEEDED":       ReasonContextOverflow, // OpenAI (RE-015, RE-016)
-	"MODELNOTFOUND":               ReasonModelNotFound,   // OpenAI (RE-070, RE-071)
-	"REQUESTLIMITEXCEEDED":        ReasonRateLimit,       // Tencent Cloud / Hunyuan RequestLimitExceeded
-	"RATELIMITREACHED":            ReasonRateLimit,       // gateways
+	"ACCOUNTDEACTIVATED":           ReasonAuthPermanent,   // OpenAI (RE-089, RE-090)
+	"REFRESHTOKENREUSED":           ReasonAuthPermanent,   // OpenAI Codex OAuth (RE-125)
+	"INVALIDGRANT":                 ReasonAuthPermanent,   // RFC 6749 refresh rejection
+	"INSUFFICIENTQUOTA":            ReasonBilling,         // OpenAI (RE-010, RE-011)
+	"SERVICEUNAVAILABLEEXCEPTION":  ReasonOverloaded,      // Bedrock event stream (RE-059; POLICY example)
+	"MODELNOTREADYEXCEPTION":       ReasonOverloaded,      // Bedrock (seed 000 "Provider-busy signals")
+	"RATELIMITERROR":               ReasonRateLimit,       // Anthropic type sent as code (RE-085..087)
+	"APIKEYINVALID":                ReasonAuth,            // Google ErrorInfo reason (RE-028)
+	"INVALIDAPIKEY":                ReasonAuth,            // OpenAI (RE-017)
+	"CONTEXTLENGTHEXCEEDED":        ReasonContextOverflow, // OpenAI (RE-015, RE-016)
+	"MODELNOTFOUND":                ReasonModelNotFound,   // OpenAI (RE-070, RE-071)
+	"REQUESTLIMITEXCEEDED":         ReasonRateLimit,       // Tencent Cloud / Hunyuan RequestLimitExceeded
+	"RATELIMITREACHED":             ReasonRateLimit,       // gateways
+	"MODELMAXPROMPTTOKENSEXCEEDED": ReasonContextOverflow, // fledger (issue 17 second blind set): GitHub Copilot
 }
 
 // transportCodes are the code verdicts that never override an HTTP status
@@ -85,9 +86,43 @@ var typeReasons = map[string]Reason{
 	"request_too_large":       ReasonContextOverflow, // Anthropic 413
 	"timeout_error":           ReasonTimeout,
 	"too_many_requests_error": ReasonRateLimit, // Cerebras (RE-104)
+	// fledger (issue 17 second blind set): local servers' types.
+	"unavailable_error": ReasonOverloaded, // llama.cpp server ERROR_TYPE_UNAVAILABLE: 503 while the model loads
+	"template_error":    ReasonFormat,     // TGI error_type: the chat template rejected the conversation
 }
 
-func typeReason(t string) Reason { return typeReasons[strings.ToLower(strings.TrimSpace(t))] }
+func typeReason(t string) Reason {
+	if r, ok := typeReasons[strings.ToLower(strings.TrimSpace(t))]; ok {
+		return r
+	}
+	if len(t) > 64 {
+		return ""
+	}
+	return coinedTypes[normCode(t)]
+}
+
+// coinedTypes: error types that apps and gateways coin for a provider
+// failure and put in their own type field (fledger, issue 17 second blind
+// set), compared like codes: LobeChat/lobehub's errorType values
+// (InvalidProviderAPIKey, ExceededContextWindow, QuotaLimitReached,
+// InsufficientQuota, ModelNotFound, PermissionDenied,
+// LocationNotSupportError, OllamaServiceUnavailable, InvalidOllamaArgs),
+// Volcengine Ark's type BadRequest.
+var coinedTypes = map[string]Reason{
+	"INVALIDPROVIDERAPIKEY":     ReasonAuth,
+	"NOOPENAIAPIKEY":            ReasonAuth,
+	"INVALIDACCESSCODE":         ReasonAuth,
+	"INVALIDBEDROCKCREDENTIALS": ReasonAuth,
+	"PERMISSIONDENIED":          ReasonAuth,
+	"LOCATIONNOTSUPPORTERROR":   ReasonAuth,
+	"EXCEEDEDCONTEXTWINDOW":     ReasonContextOverflow,
+	"QUOTALIMITREACHED":         ReasonRateLimit,
+	"INSUFFICIENTQUOTA":         ReasonBilling,
+	"MODELNOTFOUND":             ReasonModelNotFound,
+	"OLLAMASERVICEUNAVAILABLE":  ReasonTimeout,
+	"INVALIDOLLAMAARGS":         ReasonFormat,
+	"BADREQUEST":                ReasonFormat,
+}
 
 // looksLikeType: a code that is really an API error type ("…_error"), as
 // SDKs and bug reports often put the type in the code field.

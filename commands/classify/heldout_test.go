@@ -81,8 +81,10 @@ func TestAgreement(t *testing.T) {
 			"HH-*, after heldout-fresh2's misses were fixed; 18/19 first run"},
 		{"heldout-blind", filepath.Join(fixtures, "heldout-blind.jsonl"), 0.90,
 			"HB-*, collected and labelled by someone who never read the rules; 67/83 (80.7%) first run, then tuned by family on its misses"},
+		{"heldout-blind3", filepath.Join(fixtures, "heldout-blind3.jsonl"), blind3Bar,
+			"HB3-*, collected and labelled blind after heldout-blind2's families were fixed: 63/85 (74.1%) first run, the latest generalisation figure"},
 		{"heldout-blind2", filepath.Join(fixtures, "heldout-blind2.jsonl"), blind2Bar,
-			"HB2-*, collected and labelled blind after heldout-blind's families were fixed: 82/102 (80.4%) first run, the generalisation figure"},
+			"HB2-*, collected and labelled blind after heldout-blind's families were fixed: 82/102 (80.4%) first run, the generalisation figure; then tuned by family on its misses (102/102 is a development figure)"},
 	}
 	for _, set := range sets {
 		t.Run(set.name, func(t *testing.T) {
@@ -95,6 +97,13 @@ func TestAgreement(t *testing.T) {
 	}
 }
 
-// blind2Bar is heldout-blind2's bar: its first-run figure (80.4%), so a
-// change that loses ground on the blind set fails.
-const blind2Bar = 0.80
+// blind2Bar is heldout-blind2's bar: the figure reached after its family
+// fixes (102/102). That is a development figure — the set was seen; its
+// first run, the generalisation figure, was 82/102 (80.4%) — so the bar
+// only keeps a later change from losing ground on it.
+const blind2Bar = 1.00
+
+// blind3Bar is heldout-blind3's bar: its first-run figure, untuned (63/85),
+// so a change that loses ground on it fails. Tune on it only after a newer
+// blind set has been measured.
+const blind3Bar = 0.74

@@ -162,6 +162,10 @@ var messageRules = []messageRule{
 		}
 		return ReasonServerError, m, true
 	}},
+	{ruleMsgRuntimeFailure, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		m, ok := firstOf(t, runtimeFailure...)
+		return ReasonServerError, m, ok
+	}},
 	{ruleMsgGenericInternal, func(t *text, _ *msgCtx) (Reason, string, bool) {
 		if genericInternalBare[t.bare] {
 			return ReasonTimeout, t.bare, true
@@ -380,6 +384,15 @@ func typeVerdictIn(t *text, c *msgCtx) verdict {
 	// request: message must be at least 1 token long"), "Bad request:",
 	// "Invalid parameter:" is the provider's own error class.
 	if c.status == 0 && c.innerStatus == 0 {
+		// fledger (issue 17 second blind set): an SDK's error class names
+		// the status class the SDK received — "litellm.BadRequestError: LLM
+		// Provider NOT provided", "openai.PermissionDeniedError: …",
+		// "litellm.ServiceUnavailableError: …". It stands for a status, so
+		// it counts only when no status is known: a provider's own status
+		// inside the text says more.
+		if m, ok := sdkClasses.find(&t.hits); ok {
+			return verdict{reason: sdkClassReason[m], rule: ruleMsgType, field: t.field, match: m}
+		}
 		if m, ok := invalidRequestLead.find(t); ok {
 			return verdict{reason: ReasonFormat, rule: ruleMsgType, field: t.field, match: m}
 		}
@@ -404,14 +417,47 @@ func typeVerdictIn(t *text, c *msgCtx) verdict {
 // 参数错误, 参数校验失败, 不能为空. Read only with no status at all and only
 // when no message rule decided (rule 28's place).
 var requestShapeWords = newTable("request_shape_words",
-	"unrecognized request argument", "unknown parameter", "unsupported parameter", "unsupported value",
+	"unrecognized request argument", "invalid value:", "supported values are", "unknown parameter", "unsupported parameter", "unsupported value",
 	"missing required parameter", "missing required field", "field required", "is a required property",
 	"extra inputs are not permitted", "additional properties are not allowed", "unknown field `", "unexpected field",
 	"validation error for", "input should be", "is not of type", "invalid type for", "invalid value for", "invalid 'messages",
 	"invalid 'input", "invalid 'tools", "must be a string", "must be an array", "must be an object", "must be one of",
 	"must not be empty", "cannot be empty", "can't be empty", "must be at least", "must be non-empty", "is not a valid enum",
+	// fledger (issue 17 second blind set): Google's proto validation
+	// ("Invalid JSON payload received. Unknown name "$schema" … Cannot find
+	// field"), schema checks ("JSON schema is invalid"), parameters that
+	// exclude each other ("`temperature` and `top_p` cannot both be
+	// specified"), an unsupported feature ("… is unsupported"), output
+	// bounds ("max_tokens: 64000 > 32000, which is the maximum allowed
+	// number of output tokens").
+	"invalid json payload", "cannot find field", "schema is invalid", "invalid schema", "invalid json schema", "cannot both be specified",
+	"cannot be specified together", "mutually exclusive", "is not supported", "is unsupported", "are not supported", "not supported with",
+	"maximum allowed number of output tokens", "maximum output tokens", "max output tokens", `\bmax_tokens\b`, "max_completion_tokens",
+	"max_output_tokens",
 	"参数错误", "参数校验", "参数不合法", "参数无效", "无效的参数", "非法参数", "缺少参数", "缺少必要参数", "不能为空", "格式错误", "格式不正确",
 )
+
+// sdkClassReason: the SDKs' status-class exceptions (openai-python,
+// anthropic-sdk, LiteLLM) and the reason of their class. RateLimitError,
+// AuthenticationError, APIConnectionError, APITimeoutError and
+// ContextWindowExceededError are phrases of their own rules.
+var sdkClassReason = map[string]Reason{
+	"badrequesterror":          ReasonFormat,
+	"unprocessableentityerror": ReasonFormat,
+	"permissiondeniederror":    ReasonAuth,
+	"notfounderror":            ReasonModelNotFound,
+	"internalservererror":      ReasonServerError,
+	"serviceunavailableerror":  ReasonOverloaded,
+}
+
+var sdkClasses = func() *table {
+	var ps []string
+	for k := range sdkClassReason {
+		ps = append(ps, k)
+	}
+	sort.Strings(ps)
+	return newTable("sdk_classes", wordBounded(ps)...)
+}()
 
 // textTypes: the API error types of typeReasons, as words in text.
 var textTypes = func() *table {
@@ -472,6 +518,15 @@ func modelNotFoundMatch(t *text) (string, bool) {
 		// does not decide it.
 		if f == deploymentMissing && orNoAccess.in(&t.hits) {
 			continue
+		}
+		// fledger (issue 17 second blind set): a load that failed because
+		// the runtime crashed or ran out of memory is the runtime's failure
+		// (rule 16a), not a missing model (HB2-036, HB2-038: "llama runner
+		// process has terminated … error loading model").
+		if f == modelLoadFailed {
+			if _, crashed := firstOf(t, runtimeFailure...); crashed {
+				continue
+			}
 		}
 		if m, ok := f.search(t); ok {
 			return m, true
@@ -556,6 +611,9 @@ func overloadedMatch(t *text) (string, bool) {
 	}
 	if m, ok := modelWarming.find(&t.hits); ok {
 		return m, true
+	}
+	if modelWarmingBare[t.bare] {
+		return t.bare, true
 	}
 	return firstOf(t, overloadLexicon...)
 }

@@ -21,7 +21,7 @@ import (
 type phraseID uint16
 
 // phraseWords bounds the number of distinct phrases (64 per word).
-const phraseWords = 24
+const phraseWords = 32
 
 // phraseSet is the set of phrases found in one text.
 type phraseSet [phraseWords]uint64
@@ -449,6 +449,19 @@ func (tb *table) search(t *text) (string, bool)   { return tb.find(&t.hits) }
 func (p *pattern) search(t *text) (string, bool)  { return p.find(t) }
 func (q *sequence) search(t *text) (string, bool) { return q.find(t) }
 func (kd *keyed) search(t *text) (string, bool)   { return kd.find(t) }
+
+// unlessIn is a finder that does not match when a phrase of not is present.
+type unlessIn struct {
+	f   finder
+	not *table
+}
+
+func (u unlessIn) search(t *text) (string, bool) {
+	if u.not.in(&t.hits) {
+		return "", false
+	}
+	return u.f.search(t)
+}
 
 func firstOf(t *text, fs ...finder) (string, bool) {
 	for _, f := range fs {

@@ -67,6 +67,7 @@ var (
 	ruleMsgOverloaded        = defRule("msg14.overloaded", "ref §2.2 rule 14, §2.5 overloaded")
 	ruleMsgFinishError       = defRule("msg15.finish_reason_error", "ref §2.2 rule 15; seed 000 provider-completed stop reasons")
 	ruleMsgStructuredServer  = defRule("msg16.structured_server_error", "ref §2.2 rule 16")
+	ruleMsgRuntimeFailure    = defRule("msg16a.runtime_failure", "fledger (issue 17 second blind set): the serving runtime ran out of memory or crashed → server_error, as rule 16")
 	ruleMsgGenericInternal   = defRule("msg17.generic_internal", "ref §2.2 rule 17")
 	ruleMsgOAuthRefresh      = defRule("msg18.oauth_refresh_permanent", "ref §2.2 rule 18")
 	ruleMsgAuthPermanent     = defRule("msg19.auth_permanent", "ref §2.2 rule 19, §2.5 auth_permanent")

@@ -25,6 +25,10 @@ type shape struct {
 	leftHas []string       // the left window must contain one of these (a cheap prefilter); nil: none
 	right   *regexp.Regexp // must start at the anchor (`^…`)
 	lw, rw  int
+	// notBefore: the match does not count when the text right after it
+	// (past spaces) starts with one of these ("stream closed due to an
+	// error from …": the closure names its cause).
+	notBefore []string
 }
 
 // shapeMaxAnchors bounds the anchor occurrences tried per text (a long
@@ -44,6 +48,22 @@ func newShape(name string, anchors []string, lw int, left string, rw int, right 
 func (sh *shape) and(phrases ...string) *shape {
 	sh.need = append(sh.need, newTable(sh.name+".and", phrases...))
 	return sh
+}
+
+// unless sets notBefore.
+func (sh *shape) unless(words ...string) *shape {
+	sh.notBefore = words
+	return sh
+}
+
+func startsWithAny(s string, words []string) bool {
+	s = strings.TrimLeft(s, " \t,:")
+	for _, w := range words {
+		if strings.HasPrefix(s, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // leftWith sets the left window's literal prefilter: an end-anchored regex
@@ -92,6 +112,9 @@ func (sh *shape) find(t *text) (string, bool) {
 			}
 			r := sh.right.FindStringIndex(s[i:min(len(s), i+sh.rw)])
 			if r == nil {
+				continue
+			}
+			if sh.notBefore != nil && startsWithAny(s[i+r[1]:min(len(s), i+r[1]+48)], sh.notBefore) {
 				continue
 			}
 			start := i

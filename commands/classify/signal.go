@@ -54,7 +54,7 @@ func newSignal(e *ProviderError, prefix string) *signal {
 		s.status = leadingStatus(s.msg.lower)
 	}
 	s.ctx.status = s.status
-	s.ctx.billingCondition = billingCondition.in(&s.msg.hits) || s.body != nil && billingCondition.in(&s.body.hits)
+	s.ctx.billingCondition = statesBillingCondition(s.msg) || s.body != nil && statesBillingCondition(s.body)
 	s.ctx.errType, s.ctx.errTypeField = e.Type, prefix+"type"
 	if s.ctx.errType == "" && looksLikeType(e.Code) {
 		s.ctx.errType, s.ctx.errTypeField = e.Code, prefix+"code"
@@ -66,6 +66,16 @@ func newSignal(e *ProviderError, prefix string) *signal {
 		}
 	}
 	return s
+}
+
+// statesBillingCondition: the text states the account's billing condition
+// (billingCondition, or a negative remaining balance).
+func statesBillingCondition(t *text) bool {
+	if billingCondition.in(&t.hits) {
+		return true
+	}
+	_, ok := negativeRemaining.find(t)
+	return ok
 }
 
 // providerID is the provider id rules are scoped by: lower case, up to the
@@ -401,8 +411,10 @@ func (s *signal) classify() verdict {
 	} else if s.statusInner {
 		// A status read from inside the text only fills a gap: it decides
 		// when nothing else did, and never overrides a verdict (OpenClaw
-		// reads only explicit and leading statuses).
-		if eff.ok() {
+		// reads only explicit and leading statuses) — except transport
+		// wording over the provider's own 400/422, which the status
+		// contradicts (transportNarration).
+		if eff.ok() && !(transportNarration(eff) && (st == 400 || st == 422)) {
 			st = 0
 		}
 		_, stField = s.innerStatus()

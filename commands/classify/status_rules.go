@@ -108,7 +108,11 @@ func statusRule(status int, eff verdict, t *text, c *msgCtx, explicit bool, plug
 		}
 		return def(ReasonServerError, ruleStatus5xx)
 	case status == 400 || status == 422:
-		if eff.ok() && eff.reason != ReasonServerError {
+		// fledger (issue 17 second blind set): transport wording (rule 26)
+		// does not stand under the provider's 400/422 — the request was
+		// answered, so "Unable to reach the model provider … status code
+		// 400: {…ssrf_blocked…}" is an app's headline over a refusal.
+		if eff.ok() && eff.reason != ReasonServerError && !transportNarration(eff) {
 			return keep()
 		}
 		if noBody(t) {
@@ -128,6 +132,10 @@ func statusRule(status int, eff verdict, t *text, c *msgCtx, explicit bool, plug
 	}
 	return verdict{}, false
 }
+
+// transportNarration: a verdict read from transport wording (rule 26),
+// which a provider's own 4xx answer contradicts.
+func transportNarration(v verdict) bool { return v.rule == ruleMsgTimeout }
 
 // statusEcho: a verdict that rests only on a status number written in the
 // text — rule 29's leading status, rule 20's bare "401"/"403", rule 13's

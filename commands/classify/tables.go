@@ -18,6 +18,12 @@ var imageDimensionRe = newPattern("image_dimension",
 var unsupportedImage = newTable("unsupported_image",
 	"does not support image input", // OpenAI-compatible servers, Ollama
 	"unsupported image input",      // vLLM
+	// fledger (issue 17 second blind set): the same condition in other
+	// servers' words — LM Studio "Model does not support images", "this
+	// model does not support vision", "image input is not supported".
+	"does not support images", "doesn't support images", "does not support image", "doesn't support image",
+	"does not support vision", "doesn't support vision", "image input is not supported", "images are not supported",
+	"vision is not supported",
 )
 var supportImageInput = newTable("support_image_input", "support image input")
 var noEndpointsFound = newTable("no_endpoints_found", "no endpoints found") // OpenRouter
@@ -82,7 +88,14 @@ var modelGone = []finder{
 	newTable("no_endpoints_matching", "no endpoints found matching", "no endpoints available matching"),
 	// A local server could not load the model (LM Studio "Failed to load the
 	// model … Error loading model", llama.cpp "failed to load model").
-	newSeq("model_load_failed", 12, []string{"failed to load", "error loading", "unable to load", "could not load"}, []string{"model"}),
+	modelLoadFailed,
+	// fledger (issue 17 second blind set): a model this server will not
+	// load at all — Hugging Face serverless "The model … is too large to be
+	// loaded automatically (16GB > 10GB)", "Model is too large to load onto
+	// the free Inference API": the provider's policy for this model. Other
+	// models on the same profile still work (POLICY: model_not_found is
+	// model-scoped). A host short of memory is runtimeFailure.
+	newSeq("model_too_large", 100, []string{"model"}, []string{"too large to be loaded", "too large to load", "too big to be loaded", "too big to load"}),
 	// Azure's documented DeploymentNotFound message; a vaguer "The
 	// deployment does not exist or you do not have access" stays
 	// unclassified (OC-039, OpenClaw parity).
@@ -98,9 +111,16 @@ var modelGone = []finder{
 		"unable to access model",                  // Together "Unable to access model x. Please visit … to view the list of supported models"
 		"无可用渠道", "没有可用渠道", "no available channel", // one-api/new-api: no channel serves the model in this group
 		"模型不存在", "模型未找到", "找不到模型", "无效的模型", "不支持的模型", "不支持该模型", "模型已下线", "模型已停用"), // Zhipu 1211 "模型不存在"
+	newSeq("model_cn_missing", 48, []string{"模型"}, []string{"不存在", "未找到", "找不到", "已下线", "已停用"}),
 	newSeq("dedicated_endpoint_stopped", 80, []string{"dedicated endpoint"}, []string{"not running", "is stopped", "not started"}),
 	newPattern("on_demand_unsupported", `on-demand throughput (?:isn(?:'|’)t|is not) supported|(?:doesn(?:'|’)t|does not) support on-demand throughput`, "on-demand throughput"),
 }
+
+// modelLoadFailed: a local server could not load the model (LM Studio
+// "Failed to load the model … Error loading model", llama.cpp "failed to
+// load model"); with crash or out-of-memory evidence it is runtimeFailure.
+var modelLoadFailed finder = newSeq("model_load_failed", 12, []string{"failed to load", "error loading", "unable to load", "could not load"}, []string{"model"})
+
 var deploymentMissing finder = newShape("deployment_missing", []string{"deployment"}, 0, "",
 	72, `deployment\b(?:[^.\n]|\.\w){0,48}?\b(?:does not exist|doesn(?:'|’)t exist|not exist|not found|was not found|could not be found|cannot be found|is not found)\b`)
 
@@ -133,6 +153,7 @@ var contextOverflowPhrases = newTable("context_overflow",
 	"exceed context limit",                          // generic
 	"exceeds the model's maximum context",           // generic
 	"context_window_exceeded",                       // gateways
+	"contextwindowexceeded",                         // fledger: LiteLLM ContextWindowExceededError
 	"context window exceeded",                       // OC-139: "Context window exceeded: too many tokens per request." (2026.9.6)
 	"input is too long",                             // fledger (RE-051, RE-052): Bedrock "Input is too long for requested model."
 	"input too long for the model",                  // seed 000 "Does not continue on"
@@ -191,11 +212,54 @@ var contextOverflowShapes = []finder{
 	// "Input tokens exceed the configured limit of 272000", "number of input
 	// tokens … exceeded max_prompt_tokens", "prompt length is too long for
 	// the model's maximum".
-	newShape("subject_exceeds_limit", []string{"exceed", "greater than", "more than", "larger than", "too long", "too large"}, 64,
-		`\b(?:input|prompt|request|requested|total|context|message|messages|conversation)\s+(?:tokens?|token count|length|size)\b[^.\n]*`,
-		96, `(?:`+overflowVerbAlt+`|too long|too large)\b[^.\n]*?\b(?:limit|maximum|max|context|window|n_ctx|allowed|configured)`).
-		and("input", "prompt", "request", "total", "context", "message", "conversation").
-		leftWith("input", "prompt", "request", "total", "context", "message", "conversation"),
+	//
+	// fledger (issue 17 second blind set): the subject may carry its count
+	// in parentheses — vLLM "The decoder prompt (length 9000) is longer
+	// than the maximum model length of 8192", "Input prompt (5120 tokens) is
+	// too long and exceeds limit", "The prompt (total length N) is too long
+	// to fit into the model (context length M)" —, be a sequence length
+	// (transformers "Token indices sequence length is longer than the
+	// specified maximum sequence length") or a number of tokens (Cohere
+	// "total number of tokens in the prompt cannot exceed 4081 - received
+	// 4431", LM Studio "The number of tokens to keep from the initial prompt
+	// is greater than the context length"); the limit may be the bare
+	// number after the verb ("cannot exceed 4081").
+	newShape("subject_exceeds_limit", []string{"exceed", "greater than", "more than", "larger than", "longer than", "too long", "too large"}, 64,
+		`\b(?:input|prompt|request|requested|total|context|message|messages|conversation|sequence)\s*(?:\(\s*(?:total\s+)?(?:length|tokens?|size)?[\s:=]*\d[\d,]*\s*(?:tokens?)?\s*\)|\s(?:total\s+)?(?:tokens?|token count|length|size|text)\b)[^.\n]*|\bnumber of (?:input |prompt |text |total )?tokens\b[^.\n]*`,
+		96, `(?:`+overflowVerbAlt+`|too long|too large)\b(?:[^.\n]*?\b(?:limit|maximum|max|context|window|n_ctx|allowed|configured)|\s+(?:the\s+)?\d)`).
+		and("input", "prompt", "request", "total", "context", "message", "conversation", "sequence", "number of").
+		leftWith("input", "prompt", "request", "total", "context", "message", "conversation", "sequence", "number of"),
+	// Cohere "too many tokens: size limit exceeded by 1132 tokens": a token
+	// limit overshot by a count.
+	newShape("limit_exceeded_by", []string{"exceeded by"}, 24, `\b(?:size|context|length|token|input|prompt|window)\s+limit\s+`,
+		32, `exceeded by \d[\d,]*\s*tokens?\b`).leftWith("limit"),
+	// The input is too long or too large, whatever the limit is called:
+	// Claude Code "Conversation too long", Cursor "Your conversation is too
+	// long", DashScope "The input length is too long", "The prompt is too
+	// large for the model's context window". Not a message or an image
+	// (a chat channel's "message is too long" is no model window).
+	newShape("input_too_long", []string{"too long", "too large"},
+		40, `\b(?:conversation|context|input|prompt|request|history|chat|transcript)(?:\s+(?:length|size|tokens?|token count|text))?\s+(?:(?:is|are|was|has become|got|grew)\s+)?(?:much\s+|way\s+|far\s+)?`,
+		12, `too (?:long|large)\b`).leftWith("conversation", "context", "input", "prompt", "request", "history", "chat", "transcript"),
+	// Codex "ran out of room in the model's context window".
+	newSeq("out_of_room_context", 40, []string{"ran out of room", "out of room", "no room left", "not enough room", "ran out of space", "run out of space"},
+		[]string{"context"}),
+	// A request count against a maximum: "Requested 9000 tokens, but the
+	// model supports a maximum of 8192 tokens".
+	newShape("requested_but_max", []string{"requested"}, 0, "",
+		140, `requested\s+(?:about\s+|~)?\d[\d,]*\s*(?:input\s+|prompt\s+)?tokens?\b[^\n]{0,60}?\b(?:but|however|while|exceed\w*)\b[^\n]{0,60}?\b(?:maximum|max|limit|context|only)\b`),
+	// A request body over the provider's size limit, like Bedrock's 25 MB
+	// body (RE-054): Gemini "Request payload size exceeds the limit:
+	// 20971520 bytes", 413 "Payload Too Large", "Request Entity Too Large".
+	newSeq("payload_size", 24, []string{"payload size", "request size", "body size", "request payload", "request body", "request entity"},
+		[]string{"exceeds", "exceeded", "too large", "is larger than", "over the limit"}),
+	// xAI "This model's maximum prompt length is 131072 but the request
+	// contains 136973 tokens", "The maximum input length is 32000 tokens,
+	// but the request contains 35210 tokens": a maximum length, then a
+	// contrast and the request's own count.
+	newShape("max_length_but_count", []string{"maximum", "max "}, 0, "",
+		160, `max(?:imum)?\s+(?:prompt |input |context |sequence |model |token |total )?(?:length|size|window)\b[^\n]{0,60}?\b(?:but|however|whereas|while)\b[^\n]{0,60}?\d[\d,]*\s*(?:input |prompt )?tokens?\b`).
+		and("but", "however", "whereas", "while"),
 	// "Context size has been exceeded", "context window overflowed".
 	newShape("context_exceeded", []string{"context size", "context length", "context window", "context limit"}, 0, "",
 		48, `context (?:size|length|window|limit)\b[^.\n]*?\b(?:has been |was |is )?(?:exceeded|overflowed?)\b`),
@@ -231,9 +295,9 @@ var contextOverflowShapes = []finder{
 
 // overflowVerbs anchor the count shape; overflowVerbAlt is the same set as
 // a regex alternation.
-var overflowVerbs = []string{"exceed", "greater than", "more than", "larger than"}
+var overflowVerbs = []string{"exceed", "greater than", "more than", "larger than", "longer than"}
 
-const overflowVerbAlt = `exceed(?:s|ed|ing)?|greater than|more than|larger than`
+const overflowVerbAlt = `exceed(?:s|ed|ing)?|greater than|more than|larger than|longer than`
 
 // ollamaOverflow: the Ollama plugin's overflow text (ref §2.6).
 var ollamaOverflow = []finder{
@@ -267,10 +331,53 @@ var replayInvalid = newTable("replay_invalid",
 	"input item id does not belong to this connection", // OpenAI Responses websocket
 	"must be followed by tool messages",                // fledger (RE-143..145): OpenAI/DeepSeek/Qwen orphaned tool_calls
 	"tool_use ids were found without",                  // fledger (RE-157): Anthropic orphaned tool_use
+	// fledger (issue 17 second blind set): tool calls and their results
+	// that do not pair up, in each API's words — OpenAI Responses "No tool
+	// call found for function call output with call_id …", "No tool output
+	// found for function call …", "messages with role 'tool' must be a
+	// response to a preceeding message with 'tool_calls'", Gemini "the
+	// number of function response parts is equal to the number of function
+	// call parts", "function call turn comes immediately after a user
+	// turn", Mistral "Not the same number of function calls and responses";
+	// replayed reasoning items and thinking blocks (OpenAI "Items are not
+	// persisted when `store` is set to false", Anthropic "a final
+	// `assistant` message must start with a thinking block", "`thinking`
+	// … blocks in the latest assistant message cannot be modified").
+	"no tool call found for function call output", "no tool output found for function call", "must be a response to a preceeding message",
+	"must be a response to a preceding message", "number of function response parts", "function call turn comes immediately after",
+	"same number of function calls and responses", "items are not persisted when", "must start with a thinking block",
+	"expected `thinking` or `redacted_thinking`", "blocks in the latest assistant message cannot be modified",
 )
 var replayInvalidSeq = []finder{
 	newSeq("previous_response_id", 80, []string{"previous_response_id"}, []string{"invalid", "unknown", "not found", "does not exist", "expired", "mismatch"}), // OpenAI Responses
 	newSeq("tool_input_missing", 60, []string{"tool_use.input", "tool_use.arguments", "tool_call.input", "tool_call.arguments", "tool_calls.input", "tool_calls.arguments"}, []string{"missing", "required"}),
+	// fledger (issue 17 second blind set): the conversation's role order,
+	// which every chat API and chat template checks — Perplexity "user or
+	// tool message(s) should alternate with assistant message(s)", Anthropic
+	// "roles must alternate between "user" and "assistant"", Gemini "ensure
+	// that multiturn requests alternate between user and model", HF
+	// templates "Conversation roles must alternate user/assistant/…",
+	// DeepSeek "does not support successive user or assistant messages",
+	// Mistral "Expected last role User or Tool … but got assistant",
+	// "Unexpected role 'system' after role 'assistant'", Anthropic "first
+	// message must use the "user" role", "Last message must have role
+	// `user`".
+	newShape("roles_alternate", []string{"alternate", "alternating"},
+		64, `\b(?:roles?|messages?(?:\(s\))?|turns?|requests)\b[^\n]{0,48}$`,
+		40, `alternat(?:e|ing)\b[^.\n]{0,24}?\b(?:user|assistant|model|human|tool)`).leftWith("role", "message", "turn", "request"),
+	newSeq("successive_roles", 24, []string{"successive", "consecutive"},
+		[]string{"user or assistant messages", "user messages", "assistant messages", "user message", "assistant message", "messages with the same role", "same role"}),
+	newSeq("role_position", 40, []string{"first message", "last message", "final message"},
+		[]string{"must", "should"}, []string{"role", "user", "assistant", "tool"}),
+	newSeq("expected_role", 80, []string{"expected last role", "expected first role", "expected role"}, []string{"but got", "for serving", "got"}),
+	newSeq("unexpected_role", 48, []string{"unexpected role", "invalid role order", "wrong role order"}, []string{"after", "role", "message"}),
+	newSeq("must_start_with_user", 20, []string{"must start with", "must begin with", "should start with", "must be preceded by"},
+		[]string{"user message", "user turn", "user role", "a message from the user", "a user"}),
+	newTable("role_unsupported", "system role not supported", "system role is not supported", "only user and assistant roles are supported",
+		"only user, assistant"),
+	// llama.cpp "Cannot have 2 or more assistant messages at the end of the list".
+	newSeq("repeated_role", 16, []string{"2 or more", "two or more", "more than one", "multiple"},
+		[]string{"assistant messages at the end", "system messages", "consecutive"}),
 	// Anthropic "Invalid `signature` in `thinking` block", either order.
 	newPattern("thinking_signature", `thinking.{0,120}?(?:invalid\W{0,3}signature|signature\W{0,3}(?:is |has )?(?:invalid|expired)|expired\W{0,3}signature)|(?:invalid\W{0,3}signature|signature\W{0,3}(?:is |has )?(?:invalid|expired)|expired\W{0,3}signature).{0,120}?thinking`, "thinking").and("signature"),
 }
@@ -315,10 +422,18 @@ var billingMore = []finder{
 	newSeq("subscription_plan_access", 80, []string{"current subscription plan"}, []string{"does not"}, []string{"include access"}),
 	newSeq("model_current_plan", 80, []string{"model"}, []string{"not available"}, []string{"current plan"}),
 	// fledger (RE-108): xAI "Your newly created team doesn't have any credits or licenses yet."
+	negativeRemaining,
 	newTable("no_credits", "doesn't have any credits", "does not have any credits", "don't have any credits", "do not have any credits",
 		"doesn't have enough credits", "does not have enough credits", "don't have enough credits", "do not have enough credits"),
 	billingLexicon,
 }
+
+// negativeRemaining: a remaining balance below zero, as relays print it
+// (new-api "剩余额度: ＄-0.000002", "remaining balance: $-1.20"): the
+// account is in arrears whatever the surrounding words (fledger, issue 17
+// second blind set).
+var negativeRemaining = newShape("negative_remaining", []string{"剩余额度", "剩余余额", "remaining quota", "remaining balance", "remaining credit", "balance"},
+	0, "", 48, `(?:剩余额度|剩余余额|remaining (?:quota|balance|credits?)|balance)\s*(?:is\s*)?[:：=]?\s*[＄$¥￥€]?\s*-\s*[＄$¥￥€]?\d`)
 
 // billingLexicon: balance, credit, arrears and paid-tier words in the
 // languages providers answer in (fledger, issue 17). These name the
@@ -331,8 +446,11 @@ var billingLexicon = newTable("billing_lexicon",
 	"insufficient funds", "insufficient_funds", "not enough balance", "balance is insufficient", "balance is not enough",
 	"balance not enough", "balance_not_enough", "insufficient_user_quota", // one-api/new-api gateways: user quota is prepaid balance
 	"balance has been exhausted", "balance exhausted", "balance is exhausted", "balance depleted", "zero balance", "negative balance",
-	"paid balance", // SiliconFlow 30011 "The selected model requires paid balance. Your paid balance is insufficient."
+	"paid balance",                                                                               // SiliconFlow 30011 "The selected model requires paid balance. Your paid balance is insufficient."
+	"budgetexceedederror", "budget has been exceeded", "exceeded budget", "exceeded your budget", // LiteLLM virtual-key budgets (like "out of budget")
 	"credit_balance_exhausted", "credits exhausted", "credits have been exhausted", "ran out of credits", "no remaining credits",
+	"credits are exhausted", "credits are depleted", "credits depleted", "no credits left", "no credit left", "out of credit", "credit limit",
+	"trial has expired", "trial expired", "trial has ended", "trial period has ended",
 	// arrears and payment
 	"arrears", "arrearage", "overdue payment", "overdue balance", "outstanding balance", "past due", "unpaid invoice",
 	"failure to pay", "in good standing", // DashScope Arrearage "make sure your account is in good standing"
@@ -343,6 +461,15 @@ var billingLexicon = newTable("billing_lexicon",
 	"payment declined", "payment was declined", "card was declined", "card declined", "payment_required", "requires payment",
 	"billing issue", "billing problem", "update your billing", "update your payment", "suspended due to insufficient",
 	"逾期", "未支付", "未付款", "未缴费", "账单未结清", "已停机",
+	// fledger (issue 17 second blind set): one-api/new-api relays, whose
+	// "quota" is the user's prepaid balance and the key's budget (403
+	// "用户额度不足, 剩余额度: ＄-0.000002", "预扣费额度失败, 用户剩余额度: …",
+	// "该令牌额度已用尽"; English builds "user quota is not enough",
+	// "pre-consume quota failed"). A bare 额度不足 stays a rate limit
+	// (OpenClaw's table).
+	"用户额度不足", "预扣费额度失败", "预扣费失败", "令牌额度已用尽", "令牌额度不足", "令牌余额不足",
+	"user quota is not enough", "user quota is insufficient", "insufficient user quota", "pre-consume quota failed",
+	"preconsume quota failed",
 	"payment method", "billing hard limit", "billing_hard_limit", "billing_not_active", "billing is not active",
 	// recharge / top up (Chinese providers' English: "Please recharge.")
 	"please recharge", "recharge your account", "top up your", "top-up your", "add funds", "add more funds",
@@ -373,12 +500,18 @@ var billingCondition = newTable("billing_condition",
 	"out of credits", "out of extra usage", "insufficient funds", "insufficient_funds", "not enough balance",
 	"balance is insufficient", "balance is not enough", "balance not enough", "balance_not_enough", "insufficient_user_quota",
 	"balance has been exhausted", "balance exhausted", "balance is exhausted", "balance depleted", "zero balance", "negative balance",
+	"budgetexceedederror", "budget has been exceeded", "exceeded budget", "exceeded your budget", // LiteLLM virtual-key budgets (like "out of budget")
 	"credit_balance_exhausted", "credits exhausted", "credits have been exhausted", "ran out of credits", "no remaining credits",
+	"credits are exhausted", "credits are depleted", "credits depleted", "no credits left", "no credit left", "out of credit", "credit limit",
+	"trial has expired", "trial expired", "trial has ended", "trial period has ended",
 	"arrears", "arrearage", "overdue payment", "overdue balance", "past due", "unpaid invoice", "failure to pay",
 	`\boverdue\b`, "non-payment", "nonpayment", `\bunpaid\b`, "billing hard limit", "billing_hard_limit", "billing_not_active",
 	"billing is not active", "please recharge", "recharge your account", "no resource package", "suspended due to insufficient",
 	"余额不足", "余额已用完", "余额为零", "余额为0", "账户欠费", "已欠费", "欠费", "请充值", "餘額不足", "欠費", "逾期",
 	"残高不足", "잔액 부족", "잔액이 부족", "saldo insuficiente", "solde insuffisant", "недостаточно средств",
+	"用户额度不足", "预扣费额度失败", "预扣费失败", "令牌额度已用尽", "令牌额度不足", "令牌余额不足",
+	"user quota is not enough", "user quota is insufficient", "insufficient user quota", "pre-consume quota failed",
+	"preconsume quota failed",
 )
 
 // billingHead: a leading billing phrase counts only with a purchase hint (ref §2.5).
@@ -404,6 +537,15 @@ var usageWindowMore = []finder{
 		16, `\b(?:you(?:'|’)?ve|you have|you|has|have)\s+`,
 		80, `(?:hit|reached|exhausted|used up|run out of|used all of)\s+(?:your|its|the)\s+(?:[\w-]+\s+){0,3}?(?:limit|quota|cap|allowance|capacity)\b`).
 		and("limit", "quota", "cap", "allowance", "capacity").leftWith("you", "has", "have"),
+	// fledger (issue 17 second blind set): an allowance or limit the user
+	// exceeded — GitHub Copilot "You have exceeded your premium request
+	// allowance", GitHub Models "You have exceeded your daily request
+	// allowance". Not "quota": OpenAI's "You exceeded your current quota"
+	// is rule 13's phrase (OpenClaw's table).
+	newShape("exceeded_your_allowance", []string{"exceeded"},
+		16, `\b(?:you(?:'|’)?ve|you have|you)\s+`,
+		80, `exceeded\s+(?:your|the)\s+(?:[\w-]+\s+){0,3}?(?:allowance|limit|cap)s?\b`).
+		and("allowance", "limit", "cap").leftWith("you"),
 	// "limit · resets Feb 7, 11am", "Your quota will reset after 8h44m7s".
 	newShape("window_resets", []string{"reset"},
 		56, `\b(?:limit|limits|quota|usage|allowance|cap)\b[^.\n]*`,
@@ -413,6 +555,10 @@ var usageWindowMore = []finder{
 		0, "",
 		40, `(?:daily|weekly|monthly|hourly|session)\s+(?:usage\s+|request\s+|token\s+)?(?:limit|quota|cap|allowance)s?\b`).
 		and("limit", "quota", "cap", "allowance"),
+	// fledger (issue 17 second blind set): the same windows in Chinese —
+	// "今日额度已用完", "每日免费次数已达上限", "本月配额已用尽".
+	newSeq("cn_period_quota", 8, []string{"今日", "今天", "每日", "每天", "当日", "本日", "本周", "每周", "本月", "每月"},
+		[]string{"额度", "次数", "配额", "限额", "用量"}),
 	// "5-hour limit", "five-hour usage cap".
 	newShape("hours_quota", []string{"hour"},
 		8, `(?:\b\d+-|\bfive-|\b\d+ )`,
@@ -463,6 +609,12 @@ var rateLexicon = newTable("rate_lexicon",
 	"過於頻繁", "太頻繁", "請求頻繁", "頻率過高", "限流中",
 	"流控", "流量控制", // iFlytek Spark 11202/11203 "授权错误：秒级流控超限"
 	"requests per minute", "requests per second", "calls per minute", "too many calls",
+	// fledger (issue 17 second blind set): DashScope Throttling.BurstRate
+	// "Request rate increased too quickly", "sending requests too quickly";
+	// per-day request counts ("the maximum number of requests per day");
+	// 请求次数超过限制.
+	"increased too quickly", "requests too quickly", "requests too fast", "requests per day", "requests per hour", "requests for today",
+	"quota_exceeded", "请求次数超", "调用次数超", "次数超过限制", "次数已达上限", "次数已用完",
 )
 
 // rateMore: rate-limit families beyond fixed phrases (fledger, issue 17
@@ -525,10 +677,25 @@ var overloadLexicon = []finder{
 		"負載過高", "伺服器繁忙", "過載",
 		"no capacity available", "insufficient capacity", "out of capacity", "capacity is exhausted", "capacity exhausted",
 		"server is busy", "servers are busy", "server busy", "servers are currently busy", "server is currently busy",
-		"heavy load", "heavy traffic", "experiencing high traffic", "too much traffic", "currently at capacity", "over capacity",
+		"heavy load", "heavy traffic", "high traffic", "too much traffic", "currently at capacity", "over capacity",
+		"high volume of requests", "high request volume",
 		"service is currently unavailable", "service is temporarily unavailable", // not a bare "temporarily unavailable": rule 23 (api_error + transient → timeout) is OpenClaw's
+		// fledger (issue 17 second blind set): busy in English (SiliconFlow
+		// 50508 "System is too busy now", Hugging Face "Model too busy,
+		// unable to get response"), degraded service (NVIDIA NVCF "DEGRADED
+		// function cannot be invoked", status pages' "degraded performance").
+		"too busy", "busy or unavailable", `\bdegraded\b`,
+		"too many people", "too many users", "heavy usage", "high usage", // "Too many people are using this model right now"
+		"capacity constraints", "capacity constraint", "capacity problems", "capacity issues", // "due to capacity constraints"; Apache 503 "… capacity problems"
 	),
+	// "Inference capacity for this model is exhausted", "capacity is full".
+	newSeq("capacity_state", 24, []string{"capacity"}, []string{"exhausted", "is full", "is unavailable", "unavailable", "is insufficient", "not available", "is limited"}),
 	newSeq("load_try_later", 30, []string{"负载", "压力"}, []string{"稍后", "稍候", "再试", "重试"}),
+	// "The engine is currently busy", "servers are all busy", "GPUs are
+	// busy": a serving subject that is busy.
+	newShape("subject_busy", []string{"busy"}, 40,
+		`\b(?:system|server|servers|service|services|model|models|backend|backends|engine|cluster|gpus?|devices?|nodes?|workers?|upstream|instances?|replicas?)\s+(?:is|are)\s+(?:(?:currently|temporarily|all|very|extremely|too|still|now)\s+){0,2}`,
+		4, `busy\b`).leftWith(" is ", " are "),
 }
 
 // modelWarming: the model is still loading or not ready, a provider-busy
@@ -537,7 +704,48 @@ var overloadLexicon = []finder{
 // (estimated_time), Together "The server is overloaded or not ready yet".
 var modelWarming = newTable("model_warming", "is currently loading", "model is loading", "model is still loading",
 	"model is not ready", "model not ready", "not ready yet", "model is warming up", "model is being loaded",
-	"model is unloaded", "no models loaded", "model not loaded") // LM Studio: the local model is not in memory
+	"model is unloaded", "no models loaded", "model not loaded", // LM Studio: the local model is not in memory
+	// fledger (issue 17 second blind set): a serving endpoint that is still
+	// starting (serverless cold starts, scaling deployments).
+	"server is not ready", "service is not ready", "worker is not ready", "endpoint is not ready", "is not ready yet", "is starting up",
+	"is still starting", "cold start", "is scaling up", "scaling up from zero", "is booting")
+
+// modelWarmingBare: a whole message that is only the loading state
+// (llama.cpp server 503 "Loading model", type unavailable_error).
+var modelWarmingBare = map[string]bool{"loading model": true, "model loading": true, "loading the model": true}
+
+// runtimeFailure: the serving runtime failed (fledger, issue 17 second
+// blind set; rule 16a → server_error). It ran out of memory — PyTorch "CUDA out of memory.
+// Tried to allocate …", "CUDA error: out of memory", llama.cpp "cudaMalloc
+// failed: out of memory", Apple "MPS backend out of memory", ROCm "HIP out
+// of memory", Ollama "model requires more system memory (39.4 GiB) than is
+// available (30.0 GiB)", 显存不足. A server-side failure like a 5xx: it
+// touches no profile health and another candidate may serve the request;
+// not overloaded, whose whole-chain retry waits for load to pass (a model
+// too big for the host does not pass). Busy devices ("all CUDA-capable
+// devices are busy or unavailable") are load: overloadLexicon, rule 14.
+// Or its process crashed or exited — Ollama "llama runner process has
+// terminated: exit status 0xc0000409", "llama runner process no longer
+// running", LM Studio "The model has crashed without additional
+// information. (Exit code: …)", vLLM "AsyncEngineDeadError: Background
+// loop has errored already", "EngineDeadError", GGML_ASSERT, segmentation
+// faults. A model that failed to load with such evidence is this failure,
+// not a missing model (see modelNotFoundMatch).
+var runtimeFailure = []finder{
+	newTable("server_resource", "out of memory", "outofmemoryerror", "cudamalloc failed", "cuda_error_out_of_memory", "cublas_status_alloc_failed",
+		"requires more system memory", "requires more memory", "requires more gpu memory", "requires more vram", "not enough memory",
+		"insufficient memory", "failed to allocate memory", "memory allocation failed", "cannot allocate memory", "insufficient vram",
+		"not enough vram", "内存不足", "显存不足", "顯存不足", "記憶體不足"),
+	newSeq("runtime_process_died", 24, []string{"runner process", "server process", "runner", "subprocess", "child process", "worker process", "engine process", "model process", "inference process"},
+		[]string{"has terminated", "terminated", "no longer running", "has exited", "exited unexpectedly", "crashed", "has died", "died", "was killed", "killed"}),
+	newTable("runtime_crash", "model has crashed", "model crashed", "enginedeaderror", "engine loop has died", "background loop has errored",
+		"engine core died", "enginecore encountered", "ggml_assert", "segmentation fault", "core dumped", "signal: killed", "signal: aborted",
+		"illegal instruction"),
+	// "(Exit code: 18446744072635810000)", "exit status 0xc0000409": a
+	// runtime that exited non-zero.
+	newShape("runtime_exit_code", []string{"exit code", "exit status"}, 0, "", 40, `exit (?:code|status)\W{0,3}(?:0x[0-9a-f]+|-?[1-9]\d*)`).
+		and("model", "runner", "llama", "engine", "process", "server"),
+}
 
 // finishReasonError: provider-completed error stop reasons are server_error
 // (ref §2.5; seed 000: "Unhandled stop reason: error", "Provider
@@ -580,6 +788,10 @@ var authPermanentPhrases = newTable("auth_permanent",
 	"deactivated account",                               // fledger (RE-090): OpenAI "associated with a deactivated account"
 	"associated with this api key has been deactivated", // fledger (RE-089): OpenAI
 	"does not meet scope requirement",                   // fledger (RE-137): Anthropic OAuth token lacks user:inference
+	// fledger (issue 17 second blind set): a revoked or leaked credential,
+	// like "key has been revoked": "OAuth token has been revoked", Gemini
+	// "Your API key was reported as leaked. Please use another API key."
+	"token has been revoked", "token was revoked", "token revoked", "reported as leaked",
 )
 var authPermanentRe = newPattern("api_key_revoked",
 	`api[ _\-]?key[ _\-]?(?:has been |was |is )?(?:revoked|deactivated|deleted)`, "revoked", "deactivated", "deleted").and("api")
@@ -630,7 +842,77 @@ var authMore = []finder{
 		"no auth credentials", "credentials not found"),
 	newSeq("missing_secret", 30, []string{"couldn't find", "could not find", "can't find", "cannot find", "unable to find"},
 		[]string{"secret", "api key", "api_key", "apikey", "credential"}),
+	// fledger (issue 17 second blind set): a credential the provider
+	// rejects, named by its kind — Baidu Qianfan "Access token invalid or no
+	// longer valid", "The access token provided is invalid", "Bearer token
+	// is invalid", GitHub "Bad credentials", Hugging Face "Invalid
+	// credentials in Authorization header", one-api 无效的令牌 / 令牌无效.
+	newShape("credential_invalid", []string{"token", "credential"},
+		24, `\b(?:access|auth|authentication|authorization|bearer|api|oauth|id|session|security)[ _-]?$`,
+		64, `(?:tokens?|credentials?)\b(?:\s+(?:provided|supplied|you provided|given|used))?\s+(?:(?:is|are|was|were|has been|have been|seems)\s+)?(?:invalid|not valid|no longer valid|incorrect|malformed|unrecognized|not recognized|wrong|bad)\b`),
+	// A credential the client never sent (openai-python "The api_key client
+	// option must be set either by passing api_key to the client or by
+	// setting the OPENAI_API_KEY environment variable"), a caller the API
+	// does not know (Google "Method doesn't allow unregistered callers"),
+	// an API not enabled for the project (Google SERVICE_DISABLED "… has
+	// not been used in project 123 before or it is disabled"), a
+	// permission the caller lacks ("Permission denied on resource
+	// project", "The caller does not have permission", Bedrock "You don't
+	// have access to the model with the specified model ID", "Project not
+	// allowed to access this model").
+	newSeq("api_key_unset", 80, []string{"api_key", "api key", "apikey"}, []string{"must be set", "environment variable", "is not set", "was not set", "not configured"}),
+	newTable("caller_unknown", "unregistered callers", "has not been used in project", "permission denied", "permission_denied",
+		"does not have permission", "do not have permission", "don't have permission", "doesn't have permission", "not have permission to",
+		"lacks permission", "lack permission", "not allowed to access", "没有权限", "无访问权限", "权限不足"),
+	noAccess,
+	newTable("credential_invalid_words", "invalid access token", "invalid access_token", "invalid auth token", "invalid authentication token",
+		"invalid bearer token", "invalid oauth token", "invalid api token", "invalid credentials", "invalid credential", "bad credentials",
+		"incorrect credentials", "wrong credentials", "invalid authorization", "令牌状态不可用",
+		"无效的令牌", "令牌无效", "令牌已过期", "令牌过期", "令牌验证失败", "未提供令牌", "token无效", "token已过期", "token 无效", "访问令牌无效"),
+	// A credential restricted to another product (Anthropic "This
+	// credential is only authorized for use with Claude Code and cannot be
+	// used for other API requests").
+	newSeq("credential_scope", 30, []string{"credential", "api key", "token", "oauth", "subscription key"},
+		[]string{"only authorized for", "is only authorized", "only be used with", "only be used for", "cannot be used for other", "is not authorized for use"}),
+	// An account or organization in a blocked state (Groq "Organization has
+	// been restricted", "Your organization has been suspended", "Your
+	// account is restricted from using the API", new-api 用户已被封禁): the
+	// credential is refused for the account, not the request. Permanent
+	// revocations ("has been disabled/deactivated") are rule 19's; an
+	// account suspended for non-payment is billing (rule 11 first).
+	newShape("account_blocked", []string{"account", "organization", "organisation", "workspace", "tenant"},
+		0, "",
+		72, `(?:account|organi[sz]ation|workspace|tenant)\b(?:\s+[\w-]+)?\s+(?:has been|have been|is|was|got|has|is currently|is temporarily|has temporarily been)\s+(?:temporarily\s+|permanently\s+)?(?:restricted|suspended|banned|blocked|locked|frozen|terminated)\b`),
+	newTable("account_blocked_cjk", "已被封禁", "账户已被冻结", "账号已被冻结", "账户已冻结", "账号已冻结", "账户已停用", "账号已停用",
+		"账户被封", "账号被封", "账户已被禁用", "账号已被禁用", "用户已被禁用"),
+	// A region or location the provider does not serve (OpenAI
+	// unsupported_country_region_territory "Country, region, or territory
+	// not supported", Gemini "User location is not supported for the API
+	// use", Cursor "This model provider doesn't serve your region",
+	// "not available in your country"): the account cannot be served from
+	// here, like Gemini's FAILED_PRECONDITION. A cloud region in a
+	// deployment ("not supported in region 'westus'") is not the user's.
+	regionBlocked,
+	newShape("region_not_supported", []string{"your ", "user location", "user's location", "user region", "user country", "country, region", "country or region"},
+		0, "",
+		64, `(?:your|user(?:'|’)?s?)\s+(?:country|region|location|territory|area)\s+(?:(?:is|are)\s+)?(?:not supported|unsupported|not available|unavailable|not allowed|not permitted|restricted|blocked)|country,\s*region,?\s*(?:or|and)\s*territory\s+(?:(?:is|are)\s+)?not supported|country or region\s+(?:(?:is|are)\s+)?not supported`),
+	newSeq("region_cn", 12, []string{"不支持", "暂不支持", "不可用", "暂不提供", "无法在", "不对"}, []string{"所在地区", "所在的地区", "所在区域", "所在国家", "您的地区"}),
+	newSeq("region_cn_rev", 12, []string{"所在地区", "所在的地区", "所在区域", "所在国家", "您的地区"}, []string{"不支持", "暂不支持", "不可用", "无法使用", "不提供"}),
 }
+
+// noAccess: "you don't have access to the model" — but not OC-039's "The
+// deployment does not exist or you do not have access", which names two
+// conditions and stays unclassified (OpenClaw parity).
+var noAccess finder = unlessIn{newSeq("no_access", 24,
+	[]string{"do not have access", "don't have access", "don’t have access", "does not have access", "doesn't have access", "doesn’t have access", "has no access", "have no access"},
+	[]string{"to"}), orNoAccess}
+
+// regionBlocked: a refusal in front of the user's region ("not available
+// in your region", "doesn't serve your region", "is blocked in your
+// country").
+var regionBlocked = newShape("region_blocked", []string{"your region", "your country", "your location", "your territory", "your area", "user location", "user's location"},
+	40, `(?:\bnot\b|\b[a-z]*n(?:'|’)t\b|\bunavailable\b|\bunsupported\b|\bblocked\b|\brestricted\b|\bprohibited\b)[^.\n]{0,24}$`,
+	24, `(?:your|user(?:'|’)?s?) (?:region|country|location|territory|area)\b`).leftWith("not", "n't", "n’t", "unavailable", "unsupported", "blocked", "restricted", "prohibited")
 
 // server: message-level server text maps to timeout (ref §2.2 rule 22, §2.5
 // "server text").
@@ -681,6 +963,25 @@ var formatMore = []finder{
 	newSeq("request_body_unreadable", 24, []string{"failed to parse", "failed to deserialize", "could not parse", "unable to parse", "cannot parse", "error parsing"},
 		[]string{"request body", "json body", "body as json", "request json"}),
 	newTable("unknown_variant", "unknown variant `"),
+	// fledger (issue 17 second blind set): Go servers (Ollama) that could
+	// not decode the request: "json: cannot unmarshal string into Go struct
+	// field ChatRequest.messages of type api.Message".
+	newSeq("cannot_unmarshal_request", 80, []string{"cannot unmarshal"}, []string{"request"}),
+	// A capability the model does not have, asked for by the request
+	// (Ollama "registry.ollama.ai/library/gemma:2b does not support tools",
+	// DeepSeek "deepseek-reasoner does not support Function Calling"): the
+	// same request fails the same way on this model, like rule 2's images.
+	newTable("capability_unsupported", "does not support tools", "doesn't support tools", "does not support tool", "doesn't support tool",
+		"does not support function calling", "doesn't support function calling", "tool calling is not supported", "tools are not supported",
+		"function calling is not supported", "tool use is not supported", "tools is not supported", "不支持工具调用", "不支持函数调用"),
+	// fledger (issue 17 second blind set): the model's chat template could
+	// not render the conversation — LM Studio "Error rendering prompt with
+	// jinja template: …", llama.cpp "Jinja Exception: …", vLLM/transformers
+	// "jinja2.exceptions.TemplateError: …", "Failed to apply chat
+	// template", TGI "Template error: …" (error_type template_error). The
+	// same conversation fails the same way every time.
+	newTable("chat_template", "jinja template", "jinja exception", "jinja2.exceptions", "templateerror", "template error",
+		"error rendering prompt", "failed to render prompt", "apply chat template", "apply_chat_template", "chat template", "prompt template"),
 	newSeq("tool_call_id_must", 80, []string{"tool call id was"}, []string{"must be"}),
 	newSeq("harness_provider", 120, []string{"agent harness"}, []string{"does not support"}, []string{"provider is not one of"}),
 }
@@ -717,7 +1018,13 @@ var timeoutPhrases = newTable("timeout",
 )
 var timeoutMore = []finder{
 	newKeyed("transport_finish_reason", []string{"finish_reason", "reason"}, []string{"abort", "malformed_response", "network_error"}),
-	newTable("stream_closed", "stream closed", "stream was closed", "stream aborted", "stream was aborted"),
+	// ref §2.5 "stream (was) closed/aborted". fledger (issue 17 second
+	// blind set): not when the closure names a provider error as its cause
+	// — a router's "Inference stream closed due to error from openai
+	// server: Invalid status code: 400 … {code 1214 …}" is the provider's
+	// 400, not a dropped stream.
+	newShape("stream_closed", []string{"stream closed", "stream was closed", "stream aborted", "stream was aborted"}, 0, "",
+		24, `stream (?:was )?(?:closed|aborted)`).unless(closedByError...),
 	newSeq("got_status_internal", 80, []string{"got status: internal", `"status":"internal"`, `"status": "internal"`}, []string{`\b500\b`}), // Gemini
 	// fledger (issue 17 blind set): the connection dropped, in each
 	// runtime's words — a transport failure like socket hang up (seed 000:
@@ -734,7 +1041,23 @@ var timeoutMore = []finder{
 	//   Empty reply from server".
 	newShape("connection_dropped", []string{"socket", "connection", "stream", "server", "peer", "remote end", "remote host", "other side", "upstream"},
 		0, "",
-		48, `(?:socket|connection|stream|server|peer|remote end|remote host|other side|upstream)(?: connection)?(?:\s+(?:was|has been|is|got|had|unexpectedly))?\s+(?:closed|disconnected|reset|dropped|terminated|aborted|broken|lost|refused|hung up|hang up)\b`),
+		48, `(?:socket|connection|stream|server|peer|remote end|remote host|other side|upstream)(?: connection)?(?:\s+(?:was|has been|is|got|had|unexpectedly))?\s+(?:closed|disconnected|reset|dropped|terminated|aborted|broken|lost|refused|hung up|hang up)\b`).
+		unless(closedByError...),
+	// fledger (issue 17 second blind set): an app or gateway that could not
+	// reach the provider, in its own words — Cursor "We're having trouble
+	// connecting to the model provider", "We had a problem reaching
+	// OpenAI", "There was a problem communicating with the model
+	// provider", "Could not reach the Anthropic API", "Unable to reach
+	// api.openai.com".
+	newShape("trouble_connecting", []string{"connecting", "reaching", "contacting", "communicating"},
+		32, `\b(?:trouble|problems?|issues?|difficult(?:y|ies)|errors?|failures?|failed)\s+(?:(?:when|while)\s+)?`,
+		16, `(?:connecting|reaching|contacting|communicating)\b`).leftWith("trouble", "problem", "issue", "difficult", "error", "fail"),
+	// Chrome's "TypeError: Failed to fetch" inside a wrapper ("[TypeError:
+	// Failed to fetch]"): the words end there.
+	newShape("failed_to_fetch", []string{"failed to fetch"}, 0, "", 24, `failed to fetch(?:\s*[\]\)"'.,;]|\s*$)`),
+	newShape("cannot_reach", []string{"reach", "contact"},
+		24, `\b(?:unable|failed|could not|couldn(?:'|’)t|cannot|can(?:'|’)t|can not|not able)\s+(?:to\s+)?`,
+		12, `(?:reach|contact)\b`).leftWith("unable", "fail", "could", "can", "not able"),
 	newTable("transport_words",
 		"closed unexpectedly", "disconnected unexpectedly", "reset unexpectedly", "terminated unexpectedly",
 		"closed by peer", "reset by peer", "closed by the remote", "closed by remote", "without sending a response",
@@ -748,10 +1071,19 @@ var timeoutMore = []finder{
 		"no such host", "name resolution", "getaddrinfo", "network is unreachable", "no route to host", "dns error", `: eof\b`,
 		"error occurred while sending the request", "response ended prematurely", "ended prematurely", "premature close",
 		"incompletemessage", "connection closed before message completed",
+		"networkerror when attempting to fetch", "apiconnectionerror", "apitimeouterror", // Firefox; OpenAI/LiteLLM SDK classes
 		"连接被重置", "连接已关闭", "连接中断", "连接断开", "连接失败", "网络连接",
 	),
 }
+
+// closedByError: what follows a closure that names a provider error as
+// its cause (see stream_closed).
+var closedByError = []string{"due to error", "due to an error", "because of an error", "because of error", "with error from", "by error from"}
+
 var timeoutBare = map[string]bool{
+	// fledger (issue 17 second blind set): the browsers' fetch failures,
+	// whole (Chrome "TypeError: Failed to fetch", Safari "Load failed").
+	"failed to fetch": true, "load failed": true,
 	"terminated": true, "stream_read_error": true, "request failed": true, "llm request failed": true,
 }
 
@@ -764,6 +1096,10 @@ var emptyResponsePhrases = newTable("empty_response",
 	"returned an empty response",
 	"no response content",
 	"response was empty",
+	// fledger (issue 17 second blind set): Cline "The language model did
+	// not provide any assistant messages", "Model returned no content".
+	"did not provide any assistant message", "no assistant message", "returned no content", "returned no output", "produced no output",
+	"empty completion",
 )
 
 // tls: certificate verification failures, Node codes and Go/Python text
