@@ -87,11 +87,30 @@ func Status(ctx context.Context, st Store) StreamStatus {
 		switch {
 		case p.Offline:
 			out.Lagging = append(out.Lagging, p.Name+" offline")
-		case !p.Current:
+		case p.Active > peerUnseen:
+			out.Lagging = append(out.Lagging, fmt.Sprintf("%s not seen for %v", p.Name, p.Active.Round(time.Second)))
+		case !p.Current && p.Lag >= peerBehind:
 			out.Lagging = append(out.Lagging, fmt.Sprintf("%s behind by %d operations", p.Name, p.Lag))
 		default:
 			out.Current++
 		}
 	}
 	return out
+}
+
+// A replica counts as lagging when the leader has not heard from it for
+// peerUnseen (a node killed: the group marks it offline much later), or
+// when it is peerBehind operations or more behind; a follower a few
+// operations behind under load is current.
+const (
+	peerUnseen = 3 * time.Second
+	peerBehind = 1000
+)
+
+// IsReadOnly reports whether st is connected as the read-only user
+// ([ReaderUser]): its appends are refused ([ErrReadOnly]), so a command
+// that writes should refuse to start on it.
+func IsReadOnly(st Store) bool {
+	s, ok := st.(*store)
+	return ok && s.cfg.user == ReaderUser
 }

@@ -258,7 +258,7 @@ func Open(ctx context.Context, opts ...Option) (Store, error) {
 		// A cluster that is starting (no meta leader yet, or one that does
 		// not yet know enough JetStream peers for the replicas) is waited
 		// for within the retry time, like any unanswered request.
-		err = s.retryingEach(ctx, "open", "", cfg.timeout, func(ctx context.Context) error {
+		err = s.retrying(ctx, "open", "", func(ctx context.Context) error {
 			var oerr error
 			s.stream, oerr = ensureStream(ctx, s.js, s.streamConfig(), cfg)
 			return oerr
@@ -383,6 +383,7 @@ func streamDiffs(have, want jetstream.StreamConfig, needDup time.Duration) []str
 	add(have.AllowDirect, "allow_direct=false (want true)")
 	add(!have.Sealed, "sealed")
 	add(have.PersistMode != jetstream.AsyncPersistMode, "persist_mode async (acks before writes are flushed)")
+	add(!have.AllowMsgTTL, "allow_msg_ttl=true (a message with a TTL header would be deleted; want false)")
 	return d
 }
 

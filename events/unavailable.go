@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -167,6 +168,11 @@ func (s *store) retryingEach(ctx context.Context, op, subject string, attempt ti
 		if kind == sendFinal || s.isClosed() {
 			return err
 		}
+		if perm := s.permissionDenied(); perm != nil {
+			// The server drops a request the user may not publish and
+			// never answers it: the timeout is a refusal, not an outage.
+			return fmt.Errorf("events: %s: %w (%v)", op, perm, err)
+		}
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			kind = sendUnknown // the attempt's own deadline
 		}
@@ -200,4 +206,18 @@ func (s *store) attemptTimeout() time.Duration {
 		return s.cfg.timeout
 	}
 	return min(s.cfg.attemptTimeout, s.cfg.timeout)
+}
+
+// permissionDenied is the connection's last error when it is a
+// permissions violation on a subject the store uses (a JetStream API of
+// the stream, or fledger's subjects): the user lacks a permission.
+func (s *store) permissionDenied() error {
+	le := s.nc.LastError()
+	if le == nil || !errors.Is(le, nats.ErrPermissionViolation) {
+		return nil
+	}
+	if msg := le.Error(); strings.Contains(msg, "$JS.") || strings.Contains(msg, SubjectPrefix+".") {
+		return le
+	}
+	return nil
 }

@@ -178,4 +178,3 @@ func TestOpen_ReplicasOnASingleServer(t *testing.T) {
 		t.Fatalf("error %q", err)
 	}
 }
-

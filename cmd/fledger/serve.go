@@ -92,6 +92,9 @@ service, finishes the projector's batch and closes the store.`,
 				return err
 			}
 			defer st.Close()
+			if events.IsReadOnly(st) {
+				return fmt.Errorf("serve records turns, but it is connected as the read-only user %s: connect as the writer (--nats-user %s, or that server's --data)", events.ReaderUser, events.WriterUser)
+			}
 			if err := os.MkdirAll(g.DataDir, 0o755); err != nil {
 				return err
 			}

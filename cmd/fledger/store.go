@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 
@@ -16,11 +18,13 @@ import (
 // embedded server on --data, or --nats with its credentials and TLS
 // files. --nats-password falls back to $FLEDGER_NATS_PASSWORD.
 func (g *globals) storeOptions() []events.Option {
-	replicas := max(g.Replicas, 1)
+	// The store's warnings (a stream kept with another replica count, no
+	// atomic batch publish) go to the command's log.
+	common := []events.Option{events.WithReplicas(g.Replicas), events.WithLogger(slog.Default())}
 	if g.NATSURL == "" {
-		return []events.Option{events.WithDataDir(g.DataDir), events.WithReplicas(replicas)}
+		return append([]events.Option{events.WithDataDir(g.DataDir)}, common...)
 	}
-	opts := []events.Option{events.WithURL(g.NATSURL), events.WithReplicas(replicas)}
+	opts := append([]events.Option{events.WithURL(g.NATSURL)}, common...)
 	pw := g.NATSPassword
 	if pw == "" {
 		pw = os.Getenv("FLEDGER_NATS_PASSWORD")
@@ -51,7 +55,7 @@ func (g *globals) storeOptions() []events.Option {
 // (e.g. events.WithListen) are applied after them. Close it when done.
 func openStore(ctx context.Context, g *globals, extra ...events.Option) (events.Store, error) {
 	st, err := events.Open(ctx, append(g.storeOptions(), extra...)...)
-	if errors.Is(err, nats.ErrAuthorization) && g.NATSUser == "" && g.NATSCreds == "" {
+	if errors.Is(err, nats.ErrAuthorization) && g.NATSUser == "" && g.NATSCreds == "" && loopbackURL(g.NATSURL) {
 		err = fmt.Errorf("%w (the listener of `fledger serve --nats-listen` requires a user: run with that server's --data, which holds %s and %s, or pass --nats-user %s --nats-password PASSWORD)",
 			err, events.ReaderCredentialsFile, events.WriterCredentialsFile, events.ReaderUser)
 	}
@@ -101,4 +105,25 @@ func (g *globals) checkLedger() error {
 		}
 	}
 	return fmt.Errorf("%w in %s: it holds no fledger event store (%s)", errNoLedger, dir, hint)
+}
+
+// loopbackURL reports whether every server of urls is on this machine
+// (where `fledger serve --nats-listen` would be).
+func loopbackURL(urls string) bool {
+	for _, u := range strings.Split(urls, ",") {
+		h := strings.TrimSpace(u)
+		if i := strings.Index(h, "://"); i >= 0 {
+			h = h[i+3:]
+		}
+		if i := strings.LastIndex(h, "@"); i >= 0 {
+			h = h[i+1:]
+		}
+		if i := strings.LastIndex(h, ":"); i >= 0 {
+			h = h[:i]
+		}
+		if h != "127.0.0.1" && h != "localhost" && h != "[::1]" {
+			return false
+		}
+	}
+	return true
 }

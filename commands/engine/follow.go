@@ -62,6 +62,7 @@ type follower struct {
 	stream   jetstream.Stream
 	reg      *events.Registry
 	mu       sync.Mutex
+	cons     jetstream.Consumer
 	cc       jetstream.ConsumeContext
 	restarts atomic.Uint64
 	quit     chan struct{}
@@ -103,7 +104,7 @@ func (f *follower) start(ctx context.Context, from uint64) error {
 	}
 	f.mu.Lock()
 	old := f.cc
-	f.cc = cc
+	f.cons, f.cc = cons, cc
 	f.mu.Unlock()
 	if old != nil {
 		old.Stop()

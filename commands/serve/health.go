@@ -6,16 +6,31 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/projections"
 )
 
-// HealthBudget bounds a health check: GET /healthz and /readyz answer
-// within it whatever the store does (a stream without a leader does not
-// answer at all), saying what they could not learn.
-const HealthBudget = 800 * time.Millisecond
+// HealthBudget bounds how long a health check waits for the stream: GET
+// /healthz and /readyz answer within about it whatever the store does (a
+// stream without a leader does not answer at all), saying what they could
+// not learn, and well within 1 s.
+const HealthBudget = 600 * time.Millisecond
+
+// slowGrace: a stream that does not answer a health check within the
+// budget but answered one less than slowGrace ago is reported slow
+// (degraded, 200), not leaderless: a busy machine, not an election.
+const slowGrace = 5 * time.Second
+
+// healthMemo remembers, across health checks, when the stream last
+// answered and the last status logged.
+type healthMemo struct {
+	mu       sync.Mutex
+	lastOK   time.Time
+	reported string
+}
 
 // maxHealthSeqs bounds the quarantined sequences GET /healthz names.
 const maxHealthSeqs = 20
@@ -33,12 +48,21 @@ func (s *Service) Health(ctx context.Context) (*Health, int) {
 	st := events.Status(ctx, s.cfg.Store)
 	h.Store = &StoreHealth{Connected: st.Connected, Server: st.Server, Leader: st.Leader,
 		Replicas: st.Replicas, Current: st.Current, Lagging: st.Lagging}
+	s.health.mu.Lock()
+	if st.Err == nil && st.Leader != "" {
+		s.health.lastOK = time.Now()
+	}
+	answered := s.health.lastOK
+	s.health.mu.Unlock()
 	code := http.StatusOK
 	switch {
 	case !st.Connected:
 		h.Status, h.Error = "unavailable", "event store unreachable"
 		h.Degraded = append(h.Degraded, "store: not connected to NATS")
 		code = http.StatusServiceUnavailable
+	case errors.Is(st.Err, context.DeadlineExceeded) && time.Since(answered) < slowGrace:
+		h.Degraded = append(h.Degraded, fmt.Sprintf("stream: slow (stream info not answered within %v; last answered %v ago)",
+			HealthBudget, time.Since(answered).Round(time.Millisecond)))
 	case st.Err != nil || st.Leader == "":
 		h.Status, h.Error = "unavailable", "the stream has no leader"
 		what := "stream: no leader"
@@ -61,10 +85,23 @@ func (s *Service) Health(ctx context.Context) (*Health, int) {
 	if code == http.StatusOK && len(h.Degraded) > 0 {
 		h.Status = "degraded"
 	}
-	if code != http.StatusOK {
-		s.cfg.Log.Warn("healthz", "degraded", strings.Join(h.Degraded, "; "))
-	}
+	s.logHealth(h)
 	return h, code
+}
+
+// logHealth logs the health status when it changes (not on every poll).
+func (s *Service) logHealth(h *Health) {
+	s.health.mu.Lock()
+	changed := h.Status != s.health.reported
+	s.health.reported = h.Status
+	s.health.mu.Unlock()
+	switch {
+	case !changed:
+	case h.Status == "ok":
+		s.cfg.Log.Info("health: ok again")
+	default:
+		s.cfg.Log.Warn("health: "+h.Status, "degraded", strings.Join(h.Degraded, "; "))
+	}
 }
 
 // Ready reports whether the service can take turns now (GET /readyz, for
@@ -88,7 +125,9 @@ func (s *Service) projectionHealth(ctx context.Context, h *Health) {
 	}
 	q, err := s.proj.db.Quarantined(ctx)
 	if err != nil {
-		s.cfg.Log.Warn("healthz: quarantined", "err", err)
+		if ctx.Err() == nil {
+			s.cfg.Log.Warn("healthz: quarantined", "err", err)
+		}
 		return
 	}
 	if len(q) == 0 {

@@ -69,20 +69,21 @@ func (p *projector) catchUp(ctx context.Context) (uint64, error) {
 	defer p.mu.Unlock()
 	to, err := p.src.LastSeq(ctx, "")
 	if err != nil {
-		p.record(0, err)
+		p.record(0, false, err)
 		return 0, err
 	}
 	if cp, err := p.db.Checkpoint(ctx); err == nil && cp >= to {
-		p.record(cp, nil)
+		p.record(cp, true, nil)
 		return cp, nil
 	}
 	res, err := p.p.CatchUp(ctx, p.src, to)
-	p.record(res.To, err)
+	p.record(res.To, res.To >= to, err)
 	return res.To, err
 }
 
-// record notes a catch-up's result for the health check.
-func (p *projector) record(cp uint64, err error) {
+// record notes a catch-up's result for the health check: caught up (to
+// the stream's end when it began) counts as advancing.
+func (p *projector) record(cp uint64, caughtUp bool, err error) {
 	p.hmu.Lock()
 	defer p.hmu.Unlock()
 	now := time.Now()
@@ -94,8 +95,8 @@ func (p *projector) record(cp uint64, err error) {
 		return
 	}
 	p.lastErr = nil
-	if cp > p.lastCP {
-		p.lastCP, p.advancedAt = cp, now
+	if cp > p.lastCP || caughtUp {
+		p.lastCP, p.advancedAt = max(cp, p.lastCP), now
 	}
 }
 

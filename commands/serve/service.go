@@ -119,6 +119,7 @@ func (c *Config) Validate() error {
 // Service holds the engines of the served agents and the operations the
 // HTTP API and the micro service expose. It is safe for concurrent use.
 type Service struct {
+	health  healthMemo
 	cfg     Config
 	engines map[string]*engine.Engine
 	proj    *projector

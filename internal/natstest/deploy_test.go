@@ -22,6 +22,7 @@ func TestDeployNATSCluster_ConfigWorksForFledger(t *testing.T) {
 	t.Setenv("FLEDGER_WRITER_PASSWORD", "w-secret")
 	t.Setenv("FLEDGER_READER_PASSWORD", "r-secret")
 	t.Setenv("FLEDGER_ADMIN_PASSWORD", "a-secret")
+	t.Setenv("FLEDGER_GATEWAY_PASSWORD", "g-secret")
 	t.Setenv("NATS_ADMIN_PASSWORD", "s-secret")
 	dir := filepath.Join("..", "..", "deploy", "nats-cluster")
 	parsed := make([]*server.Options, 3)
@@ -113,5 +114,58 @@ func TestDeployNATSCluster_ConfigWorksForFledger(t *testing.T) {
 	defer admin.Close()
 	if _, err := events.Open(ctx, events.WithURL(c.URLs()), events.WithUserInfo("fledger", "wrong")); !errors.Is(err, nats.ErrAuthorization) {
 		t.Fatalf("a wrong password: %v", err)
+	}
+
+	// The micro service (answered here by a stand-in on the writer's
+	// connection, as `fledger serve` answers it): the gateway user may call
+	// every operation, the reader only the reads.
+	nc := writer.Conn()
+	sub, err := nc.Subscribe("fledgerapi.v1.>", func(m *nats.Msg) { _ = m.Respond([]byte(`{"ok":true}`)) })
+	if err != nil {
+		t.Fatalf("the writer cannot serve the micro service: %v", err)
+	}
+	defer sub.Unsubscribe()
+	_ = nc.Flush()
+	call := func(user, pw, op string) error {
+		perm := make(chan error, 1)
+		c2, err := nats.Connect(c.URLs(), nats.UserInfo(user, pw), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			select {
+			case perm <- err:
+			default:
+			}
+		}))
+		if err != nil {
+			return err
+		}
+		defer c2.Close()
+		_, err = c2.Request("fledgerapi.v1."+op, []byte(`{}`), time.Second)
+		select {
+		case p := <-perm:
+			return p
+		default:
+			return err
+		}
+	}
+	for _, tc := range []struct {
+		user, pw, op string
+		ok           bool
+	}{
+		{"fledger-gateway", "g-secret", "turns.begin", true},
+		{"fledger-gateway", "g-secret", "sessions.reset", true},
+		{"fledger-reader", "r-secret", "turns.get", true},
+		{"fledger-reader", "r-secret", "decisions.list", true},
+		{"fledger-reader", "r-secret", "turns.begin", false},
+		{"fledger-reader", "r-secret", "sessions.reset", false},
+	} {
+		err := call(tc.user, tc.pw, tc.op)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s calling %s: %v, want allowed %v", tc.user, tc.op, err, tc.ok)
+		}
+	}
+	// The gateway user cannot touch the stream.
+	begin := time.Now()
+	_, err = events.Open(ctx, events.WithURL(c.URLs()), events.WithUserInfo("fledger-gateway", "g-secret"))
+	if !errors.Is(err, nats.ErrPermissionViolation) || time.Since(begin) > 5*time.Second {
+		t.Errorf("the gateway user opening the store: %v after %v, want a permissions violation at once", err, time.Since(begin))
 	}
 }
