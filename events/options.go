@@ -58,6 +58,7 @@ type config struct {
 	syncAlways      bool
 	syncInterval    time.Duration
 	replicas        int
+	replicasSet     bool // WithReplicas was given: a different existing count is logged
 	dupWindow       time.Duration
 	maxCommitBytes  int
 	maxEvents       int
@@ -190,7 +191,7 @@ func WithReplicas(n int) Option {
 		if n != 1 && n != 3 && n != 5 {
 			return invalid("replicas %d: want 1, 3 or 5", n)
 		}
-		c.replicas = n
+		c.replicas, c.replicasSet = n, true
 		return nil
 	}
 }

@@ -349,7 +349,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 		return nil, fmt.Errorf("%w: stream %s exists with %s; fledger will not change it — fix it with the nats CLI or use another server/data directory",
 			ErrStreamConfig, want.Name, strings.Join(diffs, "; "))
 	}
-	if have.Replicas != want.Replicas && cfg.logger != nil {
+	if have.Replicas != want.Replicas && cfg.replicasSet && cfg.logger != nil {
 		cfg.logger.Warn("the stream exists with another replica count than asked for; it is kept (change it with `nats stream edit "+want.Name+" --replicas N`)",
 			"stream", want.Name, "replicas", have.Replicas, "asked", want.Replicas)
 	}

@@ -20,8 +20,10 @@ type globals struct {
 	// authenticate to NATSURL.
 	NATSUser, NATSPassword, NATSCreds  string
 	NATSTLSCA, NATSTLSCert, NATSTLSKey string
-	// Replicas is --replicas: the stream's replica count when created.
-	Replicas int
+	// Replicas is --replicas: the stream's replica count when created;
+	// ReplicasSet says it was given.
+	Replicas    int
+	ReplicasSet bool
 	// Writes is set by the commands that append (run, serve, config
 	// apply, auth order set/clear): with --nats naming the loopback
 	// listener of an embedded server on --data and no credentials given,
@@ -54,6 +56,7 @@ func newRootCmd() *cobra.Command {
 				g.NATSFromEnv = g.NATSURL != ""
 			}
 			g.DataSet = cmd.Flags().Changed("data")
+			g.ReplicasSet = cmd.Flags().Changed("replicas")
 			return nil
 		},
 	}

@@ -20,7 +20,10 @@ import (
 func (g *globals) storeOptions() []events.Option {
 	// The store's warnings (a stream kept with another replica count, no
 	// atomic batch publish) go to the command's log.
-	common := []events.Option{events.WithReplicas(g.Replicas), events.WithLogger(slog.Default())}
+	common := []events.Option{events.WithLogger(slog.Default())}
+	if g.ReplicasSet {
+		common = append(common, events.WithReplicas(g.Replicas))
+	}
 	if g.NATSURL == "" {
 		return append([]events.Option{events.WithDataDir(g.DataDir)}, common...)
 	}

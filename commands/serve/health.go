@@ -21,8 +21,9 @@ const HealthBudget = 600 * time.Millisecond
 
 // slowGrace: a stream that does not answer a health check within the
 // budget but answered one less than slowGrace ago is reported slow
-// (degraded, 200), not leaderless: a busy machine, not an election.
-const slowGrace = 5 * time.Second
+// (degraded, 200), not leaderless: a busy machine's blip. Past it, the
+// stream is taken to have no leader (an election takes 4–7 s).
+const slowGrace = 2 * time.Second
 
 // healthMemo remembers, across health checks, when the stream last
 // answered and the last status logged.
