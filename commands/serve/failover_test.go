@@ -164,8 +164,12 @@ func failover(t *testing.T, opts []events.Option, want503s bool) {
 	c.Stop(leader)
 	if want503s {
 		// During the election /healthz answers within 1 s, 503, naming
-		// the stream's missing leader.
-		time.Sleep(500 * time.Millisecond)
+		// the stream's missing leader (polled once before, so the slow
+		// grace applies and has run out).
+		if r, err := http.Get(srv.url + "/healthz"); err == nil {
+			r.Body.Close()
+		}
+		time.Sleep(slowGraceForTest)
 		begin := time.Now()
 		resp, err := http.Get(srv.url + "/healthz")
 		require_NoError(t, err)
@@ -250,3 +254,7 @@ func failover(t *testing.T, opts []events.Option, want503s bool) {
 		t.Fatalf("replay --verify: %+v", rep)
 	}
 }
+
+// slowGraceForTest is past serve's slow grace (2 s) and well inside an
+// election (4–7 s): /healthz then says the stream has no leader.
+const slowGraceForTest = 2500 * time.Millisecond
