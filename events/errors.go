@@ -82,8 +82,10 @@ type ConflictError struct {
 	Guard string
 	// Expected is the last sequence the caller expected (0 = no message).
 	Expected uint64
-	// Actual is the guard's actual last sequence when the server reported
-	// it (code 10071); 0 with ActualKnown false otherwise.
+	// Actual is the guard's actual last sequence: as the server reported
+	// it (code 10071), or, for 10164 (which does not say it), as the
+	// stream leader reports it right after; 0 with ActualKnown false when
+	// neither is known.
 	Actual      uint64
 	ActualKnown bool
 	// Code is the JetStream error code: [CodeWrongLastSequence] or

@@ -478,11 +478,14 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 	// expectation until answered (WithRetryUnknown): the server stores it
 	// once, and a send stored before reports a conflict found below.
 	var ack *jetstream.PubAck
-	err = s.retrying(ctx, "append", subject, func(actx context.Context) error {
-		var perr error
-		ack, perr = s.publish(actx, msg, req.Urgent)
-		return perr
-	})
+	send := func() error {
+		return s.retrying(ctx, "append", subject, func(actx context.Context) error {
+			var perr error
+			ack, perr = s.publish(actx, msg, req.Urgent)
+			return perr
+		})
+	}
+	err = send()
 	pctx, cancel := withTimeout(ctx, s.cfg.timeout)
 	defer cancel()
 	// stored answers a commit stored at seq. Unless another commit took
@@ -501,8 +504,29 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 		}
 		return res
 	}
-	if err == nil {
-		return stored(ack.Sequence, ack.Duplicate), nil
+	for spurious := 0; ; spurious++ {
+		if err == nil {
+			return stored(ack.Sequence, ack.Duplicate), nil
+		}
+		var apiErr *jetstream.APIError
+		if !errors.As(err, &apiErr) || apiErr.ErrorCode != CodeWrongLastSequenceConstant || spurious == maxSpurious {
+			break
+		}
+		// A replicated stream answers 10164, without the actual sequence,
+		// also when a message on the guard is merely in flight (an
+		// earlier, unanswered send of this very commit, say, that will be
+		// dropped as a duplicate). Ask the leader: the guard still at the
+		// expectation means nothing else was stored — send again.
+		seq, ok, ferr := s.findMsgID(pctx, guard, expected, id)
+		if ferr == nil && ok {
+			return stored(seq, true), nil
+		}
+		last, lerr := s.leaderLast(pctx, guard)
+		if ferr != nil || lerr != nil || last != expected {
+			break
+		}
+		time.Sleep(time.Duration(10+10*spurious) * time.Millisecond)
+		err = send()
 	}
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) && (apiErr.ErrorCode == CodeWrongLastSequence || apiErr.ErrorCode == CodeWrongLastSequenceConstant) {
@@ -520,6 +544,11 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 			return stored(seq, true), nil
 		}
 		ce := &ConflictError{Subject: subject, Guard: guard, Expected: expected, Code: int(apiErr.ErrorCode)}
+		if apiErr.ErrorCode == CodeWrongLastSequenceConstant {
+			if last, lerr := s.leaderLast(pctx, guard); lerr == nil && last != expected {
+				ce.Actual, ce.ActualKnown = last, true
+			}
+		}
 		if apiErr.ErrorCode == CodeWrongLastSequence {
 			if i := strings.LastIndexByte(apiErr.Description, ':'); i >= 0 {
 				if n, perr := strconv.ParseUint(strings.TrimSpace(apiErr.Description[i+1:]), 10, 64); perr == nil {
@@ -597,6 +626,10 @@ func (s *store) takenBy(ctx context.Context, seq uint64, firstID string) bool {
 	}
 	return c.Events[0].ID != firstID
 }
+
+// maxSpurious bounds how many times an append answered 10164 while its
+// guard is still at the expectation is sent again (see append).
+const maxSpurious = 5
 
 // dupScanLimit bounds how many later messages of the guard are searched for
 // a re-sent commit's id after a conflict.
