@@ -17,12 +17,18 @@ import (
 // recreated on the new leader within seconds, not the 10 s the library
 // defaults take.
 func FollowPullOpts() []jetstream.PullMessagesOpt {
-	return []jetstream.PullMessagesOpt{jetstream.PullExpiry(5 * time.Second), jetstream.PullHeartbeat(time.Second)}
+	return []jetstream.PullMessagesOpt{jetstream.PullExpiry(followExpiry), jetstream.PullHeartbeat(followHeartbeat)}
 }
+
+// The followers' pull expiry and heartbeat (FollowPullOpts).
+const (
+	followExpiry    = 5 * time.Second
+	followHeartbeat = time.Second
+)
 
 // FollowConsumeOpts are [FollowPullOpts] for Consume.
 func FollowConsumeOpts() []jetstream.PullConsumeOpt {
-	return []jetstream.PullConsumeOpt{jetstream.PullExpiry(5 * time.Second), jetstream.PullHeartbeat(time.Second)}
+	return []jetstream.PullConsumeOpt{jetstream.PullExpiry(followExpiry), jetstream.PullHeartbeat(followHeartbeat)}
 }
 
 // StreamStatus is what [Status] found out about the store's stream.

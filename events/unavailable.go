@@ -109,8 +109,9 @@ const (
 	sendUnknown                 // sent, not answered: retry, outcome unknown
 )
 
-// classifySend sorts an attempt's error. ctx is the attempt's context, so
-// its deadline (not the caller's) is an unanswered request.
+// classifySend sorts an attempt's error. A deadline counts as an
+// unanswered request: retryingEach gives each attempt its own deadline and
+// stops when the caller's context has ended.
 func classifySend(err error) sendKind {
 	var apiErr *jetstream.APIError
 	switch {

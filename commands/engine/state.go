@@ -244,7 +244,7 @@ func (s *state) waitFold(ctx context.Context, seq uint64, outcome events.Outcome
 		s.mu.RLock()
 		at := s.applied
 		s.mu.RUnlock()
-		return &events.UnavailableError{Op: "fold", Subject: "", Outcome: outcome, Attempts: 1, Waited: foldBound,
+		return &events.UnavailableError{Op: "fold", Outcome: outcome, Attempts: 1, Waited: foldBound,
 			Err: fmt.Errorf("the engine's fold stood at sequence %d, short of %d: %w", at, seq, err)}
 	}
 	return err

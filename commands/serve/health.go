@@ -105,14 +105,6 @@ func (s *Service) logHealth(h *Health) {
 	}
 }
 
-// Ready reports whether the service can take turns now (GET /readyz, for
-// load balancers): 200 when the store is connected and the stream has a
-// leader, else 503, with the same body as /healthz.
-func (s *Service) Ready(ctx context.Context) (*Health, int) {
-	h, code := s.Health(ctx)
-	return h, code
-}
-
 // projectionHealth adds the projections' part to h.
 func (s *Service) projectionHealth(ctx context.Context, h *Health) {
 	h.Checkpoint = s.proj.checkpoint(ctx)

@@ -112,7 +112,9 @@ func (s *Service) Handler() http.Handler {
 			writeJSON(w, code, h)
 		}),
 		"GET /readyz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			h, code := s.Ready(r.Context())
+			// Ready = Health's status code: 200 when the store is
+			// connected and the stream has a leader, else 503.
+			h, code := s.Health(r.Context())
 			writeJSON(w, code, h)
 		}),
 		"GET /metrics": s.metrics.handler,

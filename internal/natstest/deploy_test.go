@@ -86,7 +86,9 @@ func TestDeployNATSCluster_ConfigWorksForFledger(t *testing.T) {
 			t.Fatalf("reader read: %v", err)
 		}
 		n++
-		_ = n
+	}
+	if n != 1 {
+		t.Fatalf("the reader read %d events, want 1", n)
 	}
 	for _, err := range reader.Watch(ctx, 1) {
 		if err != nil {
