@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fledger/fledger/commands/scenario"
+	"github.com/fledger/fledger/internal/scenario"
 	"github.com/fledger/fledger/projections"
 )
 

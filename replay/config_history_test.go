@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/fledger/fledger/commands/config"
-	"github.com/fledger/fledger/commands/engine"
-	"github.com/fledger/fledger/commands/scenario"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/scenario"
 	"github.com/fledger/fledger/replay"
 )
 

@@ -14,7 +14,7 @@
 //     made in reality as unknown.
 //
 // Everything here reads the stream through a [Source] and writes nothing
-// to it. State is folded with commands/engine's [engine.Fold], the very
+// to it. State is folded with engine's [engine.Fold], the very
 // code the engine decides on, so the inputs replay rebuilds are the inputs
 // the engine had.
 package replay

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fledger/fledger/commands/redact"
+	"github.com/fledger/fledger/internal/redact"
 	"sort"
 	"strings"
 	"time"

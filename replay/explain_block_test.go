@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fledger/fledger/commands/scenario"
+	"github.com/fledger/fledger/internal/scenario"
 	"github.com/fledger/fledger/replay"
 )
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fledger/fledger/commands/engine"
 	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/replay"
 )

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/fledger/fledger/commands/config"
-	"github.com/fledger/fledger/commands/engine"
 	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 )
 

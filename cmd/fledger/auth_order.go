@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/engine"
 )
 
 func init() { register(newAuthCmd) }

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fledger/fledger/commands/classify"
-	"github.com/fledger/fledger/commands/redact"
+	"github.com/fledger/fledger/internal/redact"
 )
 
 func init() { register(newClassifyCmd) }

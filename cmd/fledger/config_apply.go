@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/fledger/fledger/commands/config"
-	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/engine"
 	"github.com/spf13/cobra"
 )
 

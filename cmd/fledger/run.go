@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fledger/fledger/commands/scenario"
+	"github.com/fledger/fledger/internal/scenario"
 )
 
 func init() { register(newRunCmd) }

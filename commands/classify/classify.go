@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fledger/fledger/commands/redact"
+	"github.com/fledger/fledger/internal/redact"
 )
 
 // maxCauseDepth is how many nested causes the walk follows (reference §2.7:

@@ -58,5 +58,5 @@
 // amount.
 //
 // Evidence previews leave the package redacted with
-// [github.com/fledger/fledger/commands/redact].
+// [github.com/fledger/fledger/internal/redact].
 package classify

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fledger/fledger/commands/redact"
+	"github.com/fledger/fledger/internal/redact"
 )
 
 // ProviderError is one failed provider call as the gateway saw it: the input

@@ -17,7 +17,7 @@ import (
 
 	"github.com/fledger/fledger/commands/classify"
 	"github.com/fledger/fledger/commands/config"
-	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 )
 

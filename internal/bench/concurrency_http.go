@@ -16,19 +16,19 @@ import (
 	"time"
 
 	"github.com/fledger/fledger/commands/config"
-	"github.com/fledger/fledger/commands/engine"
-	"github.com/fledger/fledger/commands/serve"
-	"github.com/fledger/fledger/commands/serve/client"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/projections"
 	"github.com/fledger/fledger/projections/metrics"
+	"github.com/fledger/fledger/serve"
+	"github.com/fledger/fledger/serve/client"
 )
 
 // The HTTP half of the concurrency sweep: `fledger serve` as
 // cmd/fledger/serve.go assembles it (engine, background projector into
 // SQLite, the exporters' metrics fold following the stream, /metrics), on
 // a fresh sync-always embedded server per level, HTTP on 127.0.0.1 with a
-// random port. N clients (commands/serve/client, one keep-alive transport) each
+// random port. N clients (serve/client, one keep-alive transport) each
 // drive turns on their own session with the step protocol: begin, then
 // report each call's outcome (10% a 429) until done, exhausted or stop.
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fledger/fledger/commands/classify"
-	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fledger/fledger/commands/scenario"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/scenario"
 )
 
 func require_NoError(t testing.TB, err error) {

@@ -3,8 +3,8 @@ package export
 import (
 	"time"
 
-	"github.com/fledger/fledger/commands/redact"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/redact"
 )
 
 // EventName is the record's `event` field, OpenClaw's log event name

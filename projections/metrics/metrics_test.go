@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/fledger/fledger/commands/scenario"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/scenario"
 )
 
 func require_NoError(t testing.TB, err error) {

@@ -214,7 +214,7 @@ func BenchmarkString(b *testing.B) {
 // FuzzString: String never panics, is idempotent, and Preview stays within
 // its bound.
 //
-//	go test ./commands/redact/ -run '^$' -fuzz FuzzString -fuzztime 60s
+//	go test ./internal/redact/ -run '^$' -fuzz FuzzString -fuzztime 60s
 func FuzzString(f *testing.F) {
 	f.Add("Incorrect API key provided: " + fake("sk-", 48))
 	f.Add("Authorization: Bearer " + fake("", 40) + " user alice@example.com org-" + fake("", 24))

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/engine"
 )
 
 // scriptCaller answers a turn's attempts from its scripted responses: the

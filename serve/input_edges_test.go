@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fledger/fledger/commands/serve"
-	"github.com/fledger/fledger/commands/serve/client"
+	"github.com/fledger/fledger/serve"
+	"github.com/fledger/fledger/serve/client"
 )
 
 // Strings that are not UTF-8 — raw bytes or a \u escape of a lone

@@ -9,8 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/fledger/fledger/commands/serve"
-	"github.com/fledger/fledger/commands/serve/client"
+	"github.com/fledger/fledger/serve"
+	"github.com/fledger/fledger/serve/client"
 )
 
 // A stray message on a fledger subject (not a fledger commit) is

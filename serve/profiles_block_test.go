@@ -4,10 +4,10 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/commands/config"
-	"github.com/fledger/fledger/commands/engine"
-	"github.com/fledger/fledger/commands/serve"
-	"github.com/fledger/fledger/commands/serve/client"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/serve"
+	"github.com/fledger/fledger/serve/client"
 )
 
 // A Codex usage-limit 429 reported through the HTTP step protocol blocks

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fledger/fledger/commands/serve"
-	"github.com/fledger/fledger/commands/serve/client"
+	"github.com/fledger/fledger/serve"
+	"github.com/fledger/fledger/serve/client"
 )
 
 func rateLimited() *client.ProviderError {

@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/fledger/fledger/commands/serve"
+	"github.com/fledger/fledger/serve"
 )
 
 // Every route the server registers is documented in

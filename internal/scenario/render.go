@@ -3,7 +3,7 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/fledger/fledger/commands/redact"
+	"github.com/fledger/fledger/internal/redact"
 	"io"
 	"strings"
 	"time"

@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fledger/fledger/commands/serve"
-	"github.com/fledger/fledger/commands/serve/client"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/replay"
+	"github.com/fledger/fledger/serve"
+	"github.com/fledger/fledger/serve/client"
 )
 
 // statusTap counts every HTTP status the client receives, before its own

@@ -17,7 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/engine"
 )
 
 // Route is one HTTP route the service registers.

@@ -15,8 +15,8 @@ import (
 
 	"github.com/fledger/fledger/commands/classify"
 	"github.com/fledger/fledger/commands/config"
-	"github.com/fledger/fledger/commands/engine"
 	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/replay"
 )

@@ -8,8 +8,8 @@ import (
 
 	"github.com/fledger/fledger/commands/classify"
 	"github.com/fledger/fledger/commands/policy"
-	"github.com/fledger/fledger/commands/redact"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/redact"
 )
 
 // Preview lengths of the stored provider error (runes).

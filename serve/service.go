@@ -21,8 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fledger/fledger/commands/config"
-	"github.com/fledger/fledger/commands/engine"
 	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/projections"
 )

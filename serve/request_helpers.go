@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 )
 

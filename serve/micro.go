@@ -17,7 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
-	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/engine"
 )
 
 // MicroName is the NATS micro service name; MicroPrefix the subject

@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/fledger/fledger/commands/classify"
-	"github.com/fledger/fledger/commands/engine"
-	"github.com/fledger/fledger/commands/scenario"
-	"github.com/fledger/fledger/commands/serve"
-	"github.com/fledger/fledger/commands/serve/client"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/scenario"
 	"github.com/fledger/fledger/projections"
+	"github.com/fledger/fledger/serve"
+	"github.com/fledger/fledger/serve/client"
 )
 
 // Every fixture scenario driven through the HTTP API (the gateway makes

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fledger/fledger/commands/serve/client"
+	"github.com/fledger/fledger/serve/client"
 )
 
 // flaky answers the first fails requests with a 503 of code and recorded,

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fledger/fledger/commands/engine"
 	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/fledger/fledger/commands/engine"
-	"github.com/fledger/fledger/commands/serve"
+	"github.com/fledger/fledger/engine"
+	"github.com/fledger/fledger/serve"
 )
 
 func microCall(t *testing.T, nc *nats.Conn, ep string, req, out any) *nats.Msg {

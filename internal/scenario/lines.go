@@ -2,10 +2,10 @@ package scenario
 
 import (
 	"fmt"
-	"github.com/fledger/fledger/commands/redact"
+	"github.com/fledger/fledger/internal/redact"
 	"strings"
 
-	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 )
 

@@ -12,11 +12,11 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/commands/config"
-	"github.com/fledger/fledger/commands/engine"
-	"github.com/fledger/fledger/commands/serve"
-	"github.com/fledger/fledger/commands/serve/client"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/projections/metrics"
+	"github.com/fledger/fledger/serve"
+	"github.com/fledger/fledger/serve/client"
 )
 
 // do sends one request and returns the status and the body.

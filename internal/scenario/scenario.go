@@ -2,7 +2,7 @@
 // a scenario file (YAML or JSON, schemas/scenario.v1.json) holds a config,
 // a start time and a script of turns and session commands at offsets; the
 // runner answers each provider call from the script on a virtual clock,
-// records everything through commands/engine, renders what happened and
+// records everything through engine, renders what happened and
 // checks it against the scenario's expectations.
 package scenario
 
@@ -20,7 +20,7 @@ import (
 
 	"github.com/fledger/fledger/commands/classify"
 	"github.com/fledger/fledger/commands/config"
-	"github.com/fledger/fledger/commands/engine"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 )
 
