@@ -138,7 +138,28 @@ type Store interface {
 	// sequence of a subject or filter; 0 when there is no message.
 	LastSeq(ctx context.Context, filter string) (uint64, error)
 
-	// Conn is the store's NATS connection (for request/reply services).
+	// Follow yields every stored message from opts.From in stream order,
+	// one [StoredCommit] each (undecodable messages and gaps included, with Err
+	// set), then waits for new commits and yields them as they are stored,
+	// until ctx is done or the caller stops. Lost connections, leader
+	// elections and a consumer that stands still while the stream has
+	// moved on are recovered inside, resuming after the last sequence
+	// yielded; an error is yielded only when following cannot go on
+	// (ErrClosed, a stream that is gone), and ends it. For the engine's
+	// state and every other reader that folds the stream as it grows.
+	Follow(ctx context.Context, opts FollowOptions) iter.Seq2[StoredCommit, error]
+
+	// Cursor opens (creating it on first use) the durable cursor
+	// opts.Name: a position on the stream that survives restarts and
+	// advances only as commits are acknowledged. For exporters.
+	Cursor(ctx context.Context, opts CursorOptions) (Cursor, error)
+
+	// Ledger returns the identity of the stream the store holds (its
+	// fingerprint) and its last sequence.
+	Ledger(ctx context.Context) (Ledger, error)
+
+	// Conn is the store's NATS connection. Being removed: nothing outside
+	// events may touch the connection (issue 14).
 	Conn() *nats.Conn
 
 	// ClientURL is the embedded server's loopback URL when it listens

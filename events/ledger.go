@@ -1,0 +1,45 @@
+package events
+
+import (
+	"fmt"
+	"time"
+)
+
+// Ledger identifies the event stream (the ledger) a store holds. Created
+// and FirstID are the fingerprint: both are fixed for the life of one
+// stream (it denies deletes and purges) and differ between ledgers — the
+// creation time has nanosecond precision and the first event id is a
+// UUIDv7. Projection databases are bound to it, so one is never caught up
+// from another ledger.
+type Ledger struct {
+	// Stream is the stream's name ([StreamName]).
+	Stream string
+	// Created is the stream's creation time (UTC).
+	Created time.Time
+	// FirstID is the message id of the stream's first commit (the
+	// Nats-Msg-Id at sequence 1; "" while the stream is empty).
+	FirstID string
+	// LastSeq is the stream's last sequence when it was read. It is not
+	// part of the fingerprint.
+	LastSeq uint64
+}
+
+// String names the ledger for error messages: stream, first event id and
+// creation time.
+func (l Ledger) String() string {
+	first := l.FirstID
+	if first == "" {
+		first = "none yet"
+	}
+	return fmt.Sprintf("stream %s, first event %s, created %s", l.Stream, first, l.Created.UTC().Format(time.RFC3339Nano))
+}
+
+// Same reports whether l and o are the same ledger: same stream name and
+// creation time, and the same first event id when both know one (a
+// ledger read while still empty has none).
+func (l Ledger) Same(o Ledger) bool {
+	if l.Stream != o.Stream || !l.Created.Equal(o.Created) {
+		return false
+	}
+	return l.FirstID == "" || o.FirstID == "" || l.FirstID == o.FirstID
+}
