@@ -23,6 +23,8 @@ var layers = map[string]int{
 	"internal/redact":     0,
 	"internal/sqlitedb":   0,
 	"internal/archtest":   0,
+	// 2 test support over the store.
+	"internal/testutil": 2,
 	// 1 the event model and its store.
 	"events": 1,
 	// 2 schemas of the events and the files users write.
