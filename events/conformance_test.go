@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,6 +39,8 @@ func TestConformance(t *testing.T) {
 type confCase struct {
 	name string
 	run  func(*testing.T, env)
+	// opts are the case's own store options.
+	opts []events.Option
 	// contract: a case of the new contract (Follow, Cursor, Ledger),
 	// skipped on JetStream while jetstreamFollowPending.
 	contract bool
@@ -54,8 +57,8 @@ var jetstreamOnly = map[string]string{
 // leaves foreign messages in the stream.
 var (
 	confFirst = []confCase{
-		{name: "LastSeq", run: confLastSeq},
 		{name: "LedgerOfAnEmptyStore", run: confLedgerEmpty, contract: true},
+		{name: "LastSeq", run: confLastSeq},
 	}
 	confPerMode = []confCase{
 		{name: "AppendStoresOneCommitAsOneMessage", run: confAppendOneMessage},
@@ -69,6 +72,8 @@ var (
 		{name: "ConcurrentOneGuardedSubject", run: confConcurrentGuarded},
 	}
 	confOnce = []confCase{
+		{name: "RefusesBadEventsBeforeStoring", run: confRefusesBadEvents,
+			opts: []events.Option{events.WithMaxCommitBytes(4096), events.WithMaxEventsPerCommit(4)}},
 		{name: "ReadSubject", run: confReadSubject},
 		{name: "Read", run: confRead},
 		{name: "Watch", run: confWatch},
@@ -99,7 +104,7 @@ func runConformance(t *testing.T, b backend) {
 				if c.contract && b.jetstream && jetstreamFollowPending {
 					t.Skip("pending w1")
 				}
-				s := b.open(t, events.WithGroupCommit(m.groupCommit))
+				s := b.open(t, append([]events.Option{events.WithGroupCommit(m.groupCommit)}, c.opts...)...)
 				base, err := s.LastSeq(ctxT(t), "")
 				require_NoError(t, err)
 				c.run(t, env{s: s, agent: agent, base: base, replicas: replicasOf(t, s), mode: m, backend: b})
@@ -846,6 +851,70 @@ func confConcurrentGuarded(t *testing.T, e env) {
 		t.Fatalf("%d acknowledged commits missing", len(acked))
 	}
 	e.wantStream(t, writers*each)
+}
+
+// confRefusesBadEvents: every event an append refuses is named (its type
+// and field) before anything is stored, under the store's limits (the
+// case's store is opened with 4 KiB and 4 events per commit).
+func confRefusesBadEvents(t *testing.T, e env) {
+	s, ctx := e.s, ctxT(t)
+	profileSubj := e.profile()
+	good := events.New(e.agent, "openai:user@example.com", t0, events.ProfileCleared{ProfileID: "openai:user@example.com"})
+
+	mismatch := good
+	mismatch.Type = "AttemptFailed"
+
+	unknown := events.New(e.agent, "k", t0, unregistered{})
+
+	raw := func(payload string) events.Event {
+		ev := good
+		ev.Data = nil
+		ev.Payload = []byte(payload)
+		return ev
+	}
+	big := events.New(e.agent, "turn-1", t0, events.NoticeSent{TurnID: "turn-1", Session: "s", Kind: "fallback",
+		Text: strings.Repeat("x", 5000)})
+	noKey := events.New(e.agent, "", t0, events.ProfileCleared{ProfileID: "p"})
+	badSubject := events.New(e.agent, "p", t0, events.ProfileCleared{ProfileID: "p"})
+
+	cases := []struct {
+		name     string
+		subject  string
+		evs      []events.Event
+		sentinel error
+		typ      string
+		field    string
+	}{
+		{"payload of another type", profileSubj, []events.Event{mismatch}, events.ErrInvalidPayload, "AttemptFailed", "type"},
+		{"unknown type", profileSubj, []events.Event{unknown}, events.ErrUnknownType, "Unregistered", "type"},
+		{"unknown field", profileSubj, []events.Event{raw(`{"profile_id":"p","colour":"red"}`)}, events.ErrInvalidPayload, "ProfileCleared", "colour"},
+		{"wrong field type", profileSubj, []events.Event{raw(`{"profile_id":42}`)}, events.ErrInvalidPayload, "ProfileCleared", "profile_id"},
+		{"missing required field", profileSubj, []events.Event{raw(`{"by":"cli"}`)}, events.ErrInvalidPayload, "ProfileCleared", "profile_id"},
+		{"oversize", profileSubj, []events.Event{good, big}, events.ErrTooLarge, "NoticeSent", "text"},
+		{"empty key", profileSubj, []events.Event{noKey}, events.ErrInvalidEnvelope, "ProfileCleared", "key"},
+		{"too many events", profileSubj, []events.Event{good, good, good, good, good}, events.ErrTooLarge, "", ""},
+		{"no events", profileSubj, nil, events.ErrEmptyCommit, "", ""},
+		{"wildcard subject", "fledger." + e.agent + ".profile.*", []events.Event{badSubject}, events.ErrInvalidSubject, "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := s.Append(ctx, tc.subject, events.AnySeq, tc.evs...)
+			require_ErrorIs(t, err, tc.sentinel)
+			var ee *events.EventError
+			if tc.typ != "" || tc.field != "" {
+				if !errors.As(err, &ee) {
+					t.Fatalf("error %T (%v) is not an *EventError", err, err)
+				}
+				if ee.Type != tc.typ || ee.Field != tc.field {
+					t.Fatalf("error names type %q field %q, want %q %q (%v)", ee.Type, ee.Field, tc.typ, tc.field, err)
+				}
+				if !strings.Contains(err.Error(), tc.typ) || !strings.Contains(err.Error(), tc.field) {
+					t.Fatalf("message %q does not name type and field", err)
+				}
+			}
+		})
+	}
+	e.wantStream(t, 0)
 }
 
 // appendN stores n single-event commits on subj (exact expectations)
