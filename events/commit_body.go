@@ -35,3 +35,14 @@ func commitBody(cfg *config, reg *Registry, req AppendRequest) ([]byte, []Envelo
 	}
 	return body, envs, nil
 }
+
+// guarded is req with its Guard defaulted to its Subject, or an error
+// wrapping ErrInvalidSubject for a guard that is no fledger subject or
+// filter.
+func guarded(req AppendRequest) (AppendRequest, error) {
+	if req.Guard == "" {
+		req.Guard = req.Subject
+		return req, nil
+	}
+	return req, checkFilter(req.Guard)
+}

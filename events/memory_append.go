@@ -24,9 +24,8 @@ func (m *memStore) AppendGuarded(ctx context.Context, subject, guard string, exp
 // the window; then the commit is stored. Urgent changes nothing: every
 // append is stored at once.
 func (m *memStore) AppendCommit(ctx context.Context, req AppendRequest) (AppendResult, error) {
-	if req.Guard == "" {
-		req.Guard = req.Subject
-	} else if err := checkFilter(req.Guard); err != nil {
+	req, err := guarded(req)
+	if err != nil {
 		return AppendResult{}, err
 	}
 	if m.isClosed() {

@@ -466,9 +466,8 @@ func (s *store) AppendGuarded(ctx context.Context, subject, guard string, expect
 
 // AppendCommit implements [Store].
 func (s *store) AppendCommit(ctx context.Context, req AppendRequest) (AppendResult, error) {
-	if req.Guard == "" {
-		req.Guard = req.Subject
-	} else if err := checkFilter(req.Guard); err != nil {
+	req, err := guarded(req)
+	if err != nil {
 		return AppendResult{}, err
 	}
 	return s.append(ctx, req)
