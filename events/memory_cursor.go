@@ -163,10 +163,14 @@ func (h *memCursorHandle) deliveries(seqs []uint64, msgs []memMsg) []Delivery {
 	return out
 }
 
-// Close implements [Cursor]. The cursor's position and its unacknowledged
-// commits stay under its name.
+// Close implements [Cursor]: a Fetch waiting on this handle returns
+// ErrClosed. The cursor's position and its unacknowledged commits stay
+// under its name.
 func (h *memCursorHandle) Close() error {
 	h.closed.Store(true)
+	h.m.mu.Lock()
+	h.m.notifyLocked()
+	h.m.mu.Unlock()
 	return nil
 }
 
