@@ -11,7 +11,7 @@ import (
 )
 
 // The store's contract on a replicated stream is checked by
-// TestConformance_Cluster3 (conformance_test.go); these are the
+// TestConformance/Cluster3 (conformance_test.go); these are the
 // cluster-only properties.
 
 // openCluster opens a store on c with an R3 stream and closes it when the
@@ -106,7 +106,7 @@ func TestCluster_TwoStoresRacingOneStepID(t *testing.T) {
 		if ress[0].Duplicate {
 			won = 1
 		}
-		m := rawMsg(t, a, ress[won].Seq)
+		m := jsInspector{}.msg(t, a, ress[won].Seq)
 		var commit events.Commit
 		require_NoError(t, json.Unmarshal(m.Data, &commit))
 		if m.Subject != subj || commit.Events[0].ID != evs[won].ID {
@@ -114,6 +114,6 @@ func TestCluster_TwoStoresRacingOneStepID(t *testing.T) {
 		}
 	}
 	if !t.Failed() {
-		(env{s: a}).wantStream(t, rounds)
+		(env{s: a, backend: backend{look: jsInspector{}}}).wantStream(t, rounds)
 	}
 }

@@ -56,6 +56,9 @@ type StreamStatus struct {
 // a health check must answer whatever the store does). It never blocks
 // past ctx; what it could not learn is left empty, with Err saying why.
 func Status(ctx context.Context, st Store) StreamStatus {
+	if m, ok := st.(*memStore); ok {
+		return m.status()
+	}
 	s, ok := st.(*store)
 	if !ok {
 		return StreamStatus{Connected: true}

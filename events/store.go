@@ -466,9 +466,8 @@ func (s *store) AppendGuarded(ctx context.Context, subject, guard string, expect
 
 // AppendCommit implements [Store].
 func (s *store) AppendCommit(ctx context.Context, req AppendRequest) (AppendResult, error) {
-	if req.Guard == "" {
-		req.Guard = req.Subject
-	} else if err := checkFilter(req.Guard); err != nil {
+	req, err := guarded(req)
+	if err != nil {
 		return AppendResult{}, err
 	}
 	return s.append(ctx, req)
@@ -586,30 +585,9 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 // envelopes checked, validated and encoded) with the message id, stream
 // and expectation headers. req.Guard must be set.
 func (s *store) commitMsg(req AppendRequest) (*nats.Msg, []Envelope, error) {
-	if _, _, _, err := ParseSubject(req.Subject); err != nil {
-		return nil, nil, err
-	}
-	if len(req.Events) > s.cfg.maxEvents {
-		return nil, nil, &EventError{Index: -1, Err: ErrTooLarge,
-			Reason: fmt.Sprintf("commit has %d events, the limit is %d", len(req.Events), s.cfg.maxEvents)}
-	}
-	envs, err := s.reg.encodeEnvelopes(req.Events)
+	body, envs, err := commitBody(&s.cfg, s.reg, req)
 	if err != nil {
 		return nil, nil, err
-	}
-	if v := s.cfg.validator; v != nil {
-		for i := range envs {
-			if err := v.ValidatePayload(envs[i].Type, envs[i].SchemaVersion, envs[i].Payload); err != nil {
-				return nil, nil, schemaError(i, envs[i].Type, err)
-			}
-		}
-	}
-	body, err := marshalCommit(envs, req.Basis)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(body) > s.cfg.maxCommitBytes {
-		return nil, nil, tooLarge(envs, len(body), s.cfg.maxCommitBytes)
 	}
 	msg := &nats.Msg{Subject: req.Subject, Data: body, Header: nats.Header{}}
 	id := req.MsgID

@@ -1,0 +1,308 @@
+package events_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fledger/fledger/events"
+)
+
+// The cases of the new contract: Follow, Cursor and Ledger.
+
+// committed is a commit a case appended: its subject and the events sent.
+type committed struct {
+	subject string
+	events  []events.Event
+}
+
+// appendMixed stores three commits with no expectation: one on the
+// profile, a two-event one on a turn, one on the profile again.
+func (e env) appendMixed(t testing.TB) []committed {
+	t.Helper()
+	turn := e.subj(events.AggTurn, "t1")
+	out := []committed{
+		{e.profile(), []events.Event{e.cleared(profileID, "1")}},
+		{turn, e.failure("t1")},
+		{e.profile(), []events.Event{e.cleared(profileID, "2")}},
+	}
+	for _, c := range out {
+		_, err := e.s.Append(ctxT(t), c.subject, events.AnySeq, c.events...)
+		require_NoError(t, err)
+	}
+	return out
+}
+
+// wantCommit checks a commit as a follower or cursor sees it: at seq,
+// under want's subject, decoded into want's events (nil events: not
+// decoded).
+func wantCommit(t testing.TB, got events.StoredCommit, seq uint64, want committed) {
+	t.Helper()
+	if got.Seq != seq || got.Subject != want.subject || got.Err != nil || len(got.Events) != len(want.events) {
+		t.Fatalf("commit at seq %d subject %s with %d events (err %v), want seq %d subject %s with %d events",
+			got.Seq, got.Subject, len(got.Events), got.Err, seq, want.subject, len(want.events))
+	}
+	for i := range want.events {
+		sameEvent(t, got.Events[i], want.events[i], seq, i, 0)
+	}
+}
+
+func confFollow(t *testing.T, e env) {
+	ctx := ctxT(t)
+	want := e.appendMixed(t)
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f := iterate(e.s.Follow(fctx, events.FollowOptions{From: e.seq(1)}))
+	// Every stored commit from From, in order, then the new ones as
+	// they are stored.
+	for k, w := range want {
+		wantCommit(t, f.next(t, fmt.Sprint("stored commit ", k+1)), e.seq(k+1), w)
+	}
+	later := committed{e.subj(events.AggTurn, "t2"), e.failure("t2")}
+	_, err := e.s.Append(ctx, later.subject, 0, later.events...)
+	require_NoError(t, err)
+	wantCommit(t, f.next(t, "the new commit"), e.seq(4), later)
+	// Cancelling the context ends it, without an error.
+	cancel()
+	f.wantEnd(t, nil)
+	// From 0 is the stream's first sequence; the caller may stop.
+	n := 0
+	for c, err := range e.s.Follow(ctx, events.FollowOptions{}) {
+		require_NoError(t, err)
+		if c.Seq != 1 {
+			t.Fatalf("Follow from 0 began at seq %d", c.Seq)
+		}
+		if n++; n == 1 {
+			break
+		}
+	}
+}
+
+// confFollowDecode: a commit whose subject Decode does not select is
+// yielded with its sequence and subject, and no events.
+func confFollowDecode(t *testing.T, e env) {
+	ctx, cancel := context.WithCancel(ctxT(t))
+	defer cancel()
+	want := e.appendMixed(t)
+	profiles := func(subject string) bool { return subject == e.profile() }
+	f := iterate(e.s.Follow(ctx, events.FollowOptions{From: e.seq(1), Decode: profiles}))
+	wantCommit(t, f.next(t, "the 1st commit"), e.seq(1), want[0])
+	wantCommit(t, f.next(t, "the turn's commit"), e.seq(2), committed{subject: want[1].subject})
+	wantCommit(t, f.next(t, "the 3rd commit"), e.seq(3), want[2])
+	cancel()
+	f.wantEnd(t, nil)
+}
+
+// shortWait is how long a fetch that must find nothing waits.
+const shortWait = 200 * time.Millisecond
+
+// cursor opens the case's cursor named suffix (Since the case's first
+// commit unless opts say otherwise), closed when t ends.
+func (e env) cursor(t testing.TB, suffix string, opts events.CursorOptions) events.Cursor {
+	t.Helper()
+	opts.Name = e.agent + "-" + suffix
+	if opts.Since == 0 {
+		opts.Since = e.seq(1)
+	}
+	c, err := e.s.Cursor(ctxT(t), opts)
+	require_NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// fetch fetches n commits (waiting up to hangLimit; shortWait when n is
+// 0, which then must find none) and checks their sequences are seqs.
+func fetch(t testing.TB, c events.Cursor, n int, seqs ...uint64) []events.Delivery {
+	t.Helper()
+	wait := hangLimit
+	if n == 0 {
+		n, wait = 1, shortWait
+	}
+	ds, err := c.Fetch(ctxT(t), n, wait)
+	require_NoError(t, err)
+	got := make([]uint64, len(ds))
+	for i, d := range ds {
+		got[i] = d.Seq
+	}
+	if fmt.Sprint(got) != fmt.Sprint(seqs) {
+		t.Fatalf("fetched sequences %v, want %v", got, seqs)
+	}
+	return ds
+}
+
+// ack acknowledges every delivery.
+func ack(t testing.TB, ds ...events.Delivery) {
+	t.Helper()
+	for _, d := range ds {
+		require_NoError(t, d.Ack(ctxT(t)))
+	}
+}
+
+func confCursorAck(t *testing.T, e env) {
+	want := e.appendMixed(t)
+	c := e.cursor(t, "ack", events.CursorOptions{})
+	ds := fetch(t, c, 3, e.seq(1), e.seq(2), e.seq(3))
+	for k, d := range ds {
+		wantCommit(t, d.StoredCommit, e.seq(k+1), want[k])
+	}
+	ack(t, ds...)
+	// Acknowledged commits are not delivered again; new ones are.
+	fetch(t, c, 0)
+	appendN(t, e, e.profile(), profileID, 1)
+	ack(t, fetch(t, c, 1, e.seq(4))...)
+	fetch(t, c, 0)
+}
+
+func confCursorResume(t *testing.T, e env) {
+	e.appendMixed(t)
+	c := e.cursor(t, "resume", events.CursorOptions{})
+	ack(t, fetch(t, c, 2, e.seq(1), e.seq(2))...)
+	require_NoError(t, c.Close())
+	// Opened again by name, it resumes after what was acknowledged
+	// (Since is for a new cursor only).
+	c = e.cursor(t, "resume", events.CursorOptions{Since: e.seq(2)})
+	ack(t, fetch(t, c, 1, e.seq(3))...)
+	// Another name is another cursor, starting at its Since.
+	ack(t, fetch(t, e.cursor(t, "other", events.CursorOptions{Since: e.seq(2)}), 2, e.seq(2), e.seq(3))...)
+}
+
+func confCursorNak(t *testing.T, e env) {
+	e.appendMixed(t)
+	c := e.cursor(t, "nak", events.CursorOptions{})
+	ds := fetch(t, c, 3, e.seq(1), e.seq(2), e.seq(3))
+	require_NoError(t, ds[1].Nak())
+	ack(t, ds[0], ds[2])
+	appendN(t, e, e.profile(), profileID, 1)
+	// The commit handed back comes first, before the new one.
+	ack(t, fetch(t, c, 2, e.seq(2), e.seq(4))...)
+	fetch(t, c, 0)
+}
+
+func confCursorBatch(t *testing.T, e env) {
+	e.appendMixed(t)
+	appendN(t, e, e.profile(), profileID, 1)
+	c := e.cursor(t, "batch", events.CursorOptions{Batch: 2})
+	ds := fetch(t, c, 2, e.seq(1), e.seq(2))
+	// Two unacknowledged: nothing more until one is acknowledged.
+	fetch(t, c, 0)
+	ack(t, ds[0])
+	ds = append(ds[1:], fetch(t, c, 1, e.seq(3))...)
+	fetch(t, c, 0)
+	ack(t, ds...)
+	ack(t, fetch(t, c, 1, e.seq(4))...)
+}
+
+func confCursorAckWait(t *testing.T, e env) {
+	appendN(t, e, e.profile(), profileID, 1)
+	c := e.cursor(t, "ackwait", events.CursorOptions{AckWait: time.Second})
+	fetch(t, c, 1, e.seq(1))
+	// Not acknowledged within AckWait (the reader died): delivered again.
+	d := fetch(t, c, 1, e.seq(1))[0]
+	require_NoError(t, d.InProgress())
+	ack(t, d)
+	fetch(t, c, 0)
+}
+
+// wantLedger checks the fingerprint's fixed parts.
+func wantLedger(t testing.TB, l events.Ledger, last uint64) {
+	t.Helper()
+	if l.Stream != events.StreamName || l.Created.IsZero() || l.Created.Location() != time.UTC || l.LastSeq != last {
+		t.Fatalf("ledger %+v, want stream %s, a UTC creation time, last sequence %d", l, events.StreamName, last)
+	}
+}
+
+func confLedgerEmpty(t *testing.T, e env) {
+	if e.base != 0 {
+		t.Fatalf("the first case's stream has %d messages", e.base)
+	}
+	l, err := e.s.Ledger(ctxT(t))
+	require_NoError(t, err)
+	wantLedger(t, l, 0)
+	if l.FirstID != "" {
+		t.Fatalf("empty stream's first id %q", l.FirstID)
+	}
+	again, err := e.s.Ledger(ctxT(t))
+	require_NoError(t, err)
+	if again != l {
+		t.Fatalf("ledger %+v, then %+v", l, again)
+	}
+}
+
+func confLedger(t *testing.T, e env) {
+	ctx := ctxT(t)
+	before, err := e.s.Ledger(ctx)
+	require_NoError(t, err)
+	wantLedger(t, before, e.base)
+	stored := appendN(t, e, e.profile(), profileID, 2)
+	l, err := e.s.Ledger(ctx)
+	require_NoError(t, err)
+	wantLedger(t, l, e.seq(2))
+	// The fingerprint does not move; the first id is the message id at
+	// sequence 1 (this case's first commit on a fresh stream).
+	if !l.Created.Equal(before.Created) || !l.Same(before) || !before.Same(l) {
+		t.Fatalf("ledger %v, then %v", before, l)
+	}
+	first := e.rawMsg(t, 1).Header.Get(jetstream.MsgIDHeader)
+	if l.FirstID != first || e.base == 0 && (first != stored[0].ID || before.FirstID != "") || e.base > 0 && before.FirstID != first {
+		t.Fatalf("first id %q (before the appends %q), want %q", l.FirstID, before.FirstID, first)
+	}
+}
+
+// confClosed: Close ends a follower with ErrClosed, is idempotent, and
+// every later call returns ErrClosed.
+func confClosed(t *testing.T, e env) {
+	ctx := ctxT(t)
+	s := e.s
+	appendN(t, e, e.profile(), profileID, 1)
+	contract := !(e.jetstream && jetstreamFollowPending)
+	var f *iterated[events.StoredCommit]
+	if contract {
+		f = iterate(s.Follow(ctx, events.FollowOptions{From: e.seq(1)}))
+		f.next(t, "the stored commit")
+	}
+	require_NoError(t, s.Close())
+	require_NoError(t, s.Close())
+	if contract {
+		f.wantEnd(t, events.ErrClosed)
+	}
+	calls := []struct {
+		name     string
+		call     func() error
+		contract bool
+	}{
+		{"Append", func() error {
+			_, err := s.Append(ctx, e.profile(), events.AnySeq, e.cleared(profileID, "x"))
+			return err
+		}, false},
+		{"ReadSubject", func() error { _, _, err := s.ReadSubject(ctx, e.profile()); return err }, false},
+		{"Read", func() error { return firstErr(s.Read(ctx, 1)) }, false},
+		{"Watch", func() error { return firstErr(s.Watch(ctx, 1)) }, false},
+		{"LastSeq", func() error { _, err := s.LastSeq(ctx, ""); return err }, false},
+		{"Follow", func() error { return firstErr(s.Follow(ctx, events.FollowOptions{})) }, true},
+		{"Cursor", func() error { _, err := s.Cursor(ctx, events.CursorOptions{Name: e.agent}); return err }, true},
+		{"Ledger", func() error { _, err := s.Ledger(ctx); return err }, true},
+	}
+	for _, c := range calls {
+		if c.contract && !contract {
+			continue
+		}
+		if err := c.call(); !errors.Is(err, events.ErrClosed) {
+			t.Errorf("%s after Close: %v, want ErrClosed", c.name, err)
+		}
+	}
+}
+
+// firstErr is the first error an iteration yields (nil when it ends
+// without one).
+func firstErr[T any](seq func(yield func(T, error) bool)) error {
+	for _, err := range seq {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,209 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+// The defaults of [CursorOptions].
+const (
+	memCursorBatch   = 256
+	memCursorAckWait = 30 * time.Second
+)
+
+// memCursor is a durable cursor's state, kept by name for the life of the
+// in-memory store (under the store's mu).
+type memCursor struct {
+	name    string
+	next    uint64                 // the next sequence never delivered
+	pending map[uint64]*memPending // delivered, not acknowledged
+	batch   int
+	ackWait time.Duration
+}
+
+// memPending is a delivered commit waiting for its acknowledgement.
+type memPending struct {
+	due time.Time // delivered again from then on
+	nak bool      // handed back: delivered again at once
+}
+
+// memCursorHandle is one opened [Cursor] on a memCursor.
+type memCursorHandle struct {
+	m      *memStore
+	c      *memCursor
+	closed atomic.Bool
+}
+
+// Cursor implements [Store]. A cursor opened again by name resumes where
+// it stands (Since is ignored) and takes the Batch and AckWait given.
+func (m *memStore) Cursor(ctx context.Context, opts CursorOptions) (Cursor, error) {
+	if err := checkCursorOptions(opts); err != nil {
+		return nil, err
+	}
+	if m.isClosed() {
+		return nil, ErrClosed
+	}
+	batch, ackWait := opts.Batch, opts.AckWait
+	if batch == 0 {
+		batch = memCursorBatch
+	}
+	if ackWait == 0 {
+		ackWait = memCursorAckWait
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.cursors[opts.Name]
+	if c == nil {
+		c = &memCursor{name: opts.Name, next: max(opts.Since, 1), pending: map[uint64]*memPending{}}
+		m.cursors[opts.Name] = c
+	}
+	c.batch, c.ackWait = batch, ackWait
+	return &memCursorHandle{m: m, c: c}, nil
+}
+
+// checkCursorOptions refuses a missing or malformed name and negative
+// settings, with an error wrapping ErrInvalidOption.
+func checkCursorOptions(opts CursorOptions) error {
+	if opts.Name == "" {
+		return invalid("cursor without a name")
+	}
+	for i := 0; i < len(opts.Name); i++ {
+		if b := opts.Name[i]; !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_') {
+			return invalid("cursor name %q: byte %q at %d is not a letter, digit, - or _", opts.Name, b, i)
+		}
+	}
+	if opts.Batch < 0 || opts.AckWait < 0 {
+		return invalid("cursor %s: negative batch %d or ack wait %v", opts.Name, opts.Batch, opts.AckWait)
+	}
+	return nil
+}
+
+// Fetch implements [Cursor]: commits to deliver again (handed back, or
+// not acknowledged within AckWait) first, in stream order, then new ones
+// while fewer than Batch are unacknowledged.
+func (h *memCursorHandle) Fetch(ctx context.Context, n int, wait time.Duration) ([]Delivery, error) {
+	if n < 1 {
+		return nil, invalid("cursor %s: fetch of %d commits", h.c.name, n)
+	}
+	until := time.Now().Add(wait)
+	for {
+		if h.closed.Load() {
+			return nil, fmt.Errorf("events: cursor %s is closed: %w", h.c.name, ErrClosed)
+		}
+		if h.m.isClosed() {
+			return nil, ErrClosed
+		}
+		out, msgs, changed, due := h.take(n)
+		if len(out) > 0 {
+			return h.deliveries(out, msgs), nil
+		}
+		now := time.Now()
+		if !now.Before(until) {
+			return nil, nil
+		}
+		wake := until
+		if !due.IsZero() && due.Before(wake) {
+			wake = due
+		}
+		timer := time.NewTimer(wake.Sub(now))
+		select {
+		case <-changed:
+		case <-timer.C:
+		case <-h.m.done:
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, fmt.Errorf("events: cursor %s: fetch: %w", h.c.name, ctx.Err())
+		}
+		timer.Stop()
+	}
+}
+
+// take marks up to n commits delivered and returns their sequences,
+// the stream's messages, the channel closed at the next change and, when
+// nothing is to be delivered, the earliest time a pending commit falls
+// due ("" when none).
+func (h *memCursorHandle) take(n int) ([]uint64, []memMsg, <-chan struct{}, time.Time) {
+	m, c := h.m, h.c
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	var out []uint64
+	var due time.Time
+	for seq, p := range c.pending {
+		if p.nak || !now.Before(p.due) {
+			out = append(out, seq)
+		} else if due.IsZero() || p.due.Before(due) {
+			due = p.due
+		}
+	}
+	slices.Sort(out)
+	out = out[:min(len(out), n)]
+	for ; len(out) < n && len(c.pending) < c.batch && c.next <= uint64(len(m.msgs)); c.next++ {
+		out = append(out, c.next)
+		c.pending[c.next] = &memPending{}
+	}
+	for _, seq := range out {
+		*c.pending[seq] = memPending{due: now.Add(c.ackWait)}
+	}
+	return out, m.msgs, m.changed, due
+}
+
+// deliveries decodes the commits at seqs.
+func (h *memCursorHandle) deliveries(seqs []uint64, msgs []memMsg) []Delivery {
+	out := make([]Delivery, len(seqs))
+	for i, seq := range seqs {
+		out[i] = Delivery{
+			StoredCommit: h.m.storedCommit(seq, &msgs[seq-1], nil),
+			h:            &memDelivery{m: h.m, c: h.c, seq: seq},
+		}
+	}
+	return out
+}
+
+// Close implements [Cursor]: a Fetch waiting on this handle returns
+// ErrClosed. The cursor's position and its unacknowledged commits stay
+// under its name.
+func (h *memCursorHandle) Close() error {
+	h.closed.Store(true)
+	h.m.mu.Lock()
+	h.m.notifyLocked()
+	h.m.mu.Unlock()
+	return nil
+}
+
+// memDelivery is the handle of one delivered commit.
+type memDelivery struct {
+	m   *memStore
+	c   *memCursor
+	seq uint64
+}
+
+// update applies f to the commit's pending state, if it is still pending,
+// and wakes the waiting fetches.
+func (d *memDelivery) update(f func(c *memCursor, p *memPending)) error {
+	d.m.mu.Lock()
+	defer d.m.mu.Unlock()
+	if d.m.isClosed() {
+		return ErrClosed
+	}
+	if p := d.c.pending[d.seq]; p != nil {
+		f(d.c, p)
+		d.m.notifyLocked()
+	}
+	return nil
+}
+
+func (d *memDelivery) ack(ctx context.Context) error {
+	return d.update(func(c *memCursor, _ *memPending) { delete(c.pending, d.seq) })
+}
+
+func (d *memDelivery) inProgress() error {
+	return d.update(func(c *memCursor, p *memPending) { p.due = time.Now().Add(c.ackWait) })
+}
+
+func (d *memDelivery) nak() error {
+	return d.update(func(_ *memCursor, p *memPending) { p.nak = true })
+}
