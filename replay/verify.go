@@ -495,11 +495,10 @@ func (v *verifier) checkSession(f *engine.Fold, c *commit, first *events.Event) 
 	case events.SessionModelSelected:
 		out, err = policy.SelectModel(s, session, e.Model, e.Source, e.Origin)
 		if err == nil && lastPin != nil && lastPin.Source == policy.PinUser {
-			for _, p := range out {
-				s = policy.EvolveSession(s, p)
-			}
+			w := policy.NewWorld(policy.TurnState{}, policy.Env{Session: s})
+			w.Fold(out...)
 			var pin []events.Payload
-			pin, err = cfg.PinProfile(s, session, lastPin.ProfileID)
+			pin, err = cfg.PinProfile(w.Session(), session, lastPin.ProfileID)
 			out = append(out, pin...)
 		}
 	case events.SessionReset:

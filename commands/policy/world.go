@@ -48,6 +48,9 @@ func (w *World) Fold(ps ...events.Payload) {
 	}
 }
 
+// FoldEvent folds a stored event ([FoldEvent]).
+func (w *World) FoldEvent(ev *events.Event) { FoldEvent(w, ev) }
+
 // FoldConfig ignores p: the config a decision runs under is its Env's.
 func (w *World) FoldConfig(string, events.Payload) {}
 
