@@ -103,3 +103,17 @@ func TestWorld_FoldsIntoCopies(t *testing.T) {
 		}
 	}
 }
+
+// The World's own routing (kept off the Folder interface so a decision
+// stays on the stack) folds every catalog type exactly as Fold does.
+func TestWorld_RoutesLikeFold(t *testing.T) {
+	env := Env{Profiles: map[string]ProfileState{}, StoredOrder: map[string][]string{}}
+	direct, routed := NewWorld(TurnState{}, env), NewWorld(TurnState{}, env)
+	for _, p := range events.Examples() {
+		direct.Fold(p)
+		Fold(&routed, p)
+		if !reflect.DeepEqual(direct, routed) {
+			t.Fatalf("after %s: World.Fold %+v, Fold %+v", p.EventType(), direct, routed)
+		}
+	}
+}

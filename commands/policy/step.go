@@ -214,7 +214,7 @@ func newDecider(st TurnState, env Env) (*decider, error) {
 
 func (d *decider) emit(p events.Payload) {
 	d.out = append(d.out, p)
-	Fold(&d.World, p)
+	d.Fold(p)
 }
 
 func (d *decider) done(next Next) Decision {
