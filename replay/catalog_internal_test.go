@@ -36,13 +36,17 @@ func TestVerify_ChecksEveryCatalogType(t *testing.T) {
 }
 
 // A type added to the catalog fails here until explain's describe has a
-// case for it (even one that shows nothing).
+// case for it (even one that shows nothing), and a session type until the
+// timeline words it.
 func TestExplain_DescribesEveryCatalogType(t *testing.T) {
 	for _, p := range events.Examples() {
 		x := &Explanation{}
 		ev := events.New("main", events.KeyOf(p), catalogAt, p)
 		if !x.describe(&Step{}, ev, 0) {
 			t.Errorf("%s: describe has no case for it", p.EventType())
+		}
+		if p.EventAggregate() == events.AggSession && sessionWords(ev) == ev.Type {
+			t.Errorf("%s: the timeline's sessionWords has no case for it", p.EventType())
 		}
 	}
 }
