@@ -196,7 +196,9 @@ type StartInput struct {
 }
 
 // decider accumulates one decision: it emits events and folds them into its
-// [World] as it goes, so what it decides next sees what it decided.
+// [World] as it goes, so what it decides next sees what it decided. The
+// session, profiles and stored orders are read from the World; env's are
+// only where it started.
 type decider struct {
 	cfg *Config
 	env Env
