@@ -38,10 +38,9 @@ func (e *Engine) SelectModel(ctx context.Context, session string, m events.Model
 		if err != nil || profile == "" {
 			return out, err
 		}
-		for _, p := range out {
-			s = policy.EvolveSession(s, p)
-		}
-		pin, err := cfg.PinProfile(s, session, profile)
+		w := policy.NewWorld(policy.TurnState{}, policy.Env{Session: s})
+		w.Fold(out...)
+		pin, err := cfg.PinProfile(w.Session(), session, profile)
 		return append(out, pin...), err
 	})
 }

@@ -23,7 +23,8 @@ type sessionView struct {
 }
 
 // state is one engine's in-process view of its agent's events: every
-// aggregate folded with the shared policy.Evolve* functions, plus the last
+// aggregate folded by the policy's one dispatch into the shared
+// policy.Evolve* functions (state implements policy.Folder), plus the last
 // stream sequence of every subject (the guards of the next appends). It is
 // fed in stream order, one whole commit at a time, by an ordered consumer
 // on the whole stream (other agents' commits only move applied) and by the
@@ -131,41 +132,58 @@ func (s *state) foldCommit(seq uint64, subject string, evs []events.Event, derr 
 	}
 }
 
-// fold applies one event. State is folded by the envelope's aggregate and
+// fold applies one event with the policy's one dispatch
+// ([policy.FoldEvent]): state is folded by the envelope's aggregate and
 // key, never by the subject the commit was stored under (a commit stored
-// under a profile subject carries turn and session events too).
+// under a profile subject carries turn and session events too). The
+// inputs the decider takes from earlier turns are derived first, from
+// the turn as it was before the event.
 func (s *state) fold(ev *events.Event) {
 	if ev.Agent != s.agent {
 		return
 	}
-	switch ev.Aggregate {
-	case events.AggProfile:
-		s.profiles[ev.Key] = policy.EvolveProfile(s.profiles[ev.Key], ev.Data)
-	case events.AggSession:
-		v := s.session(ev.Key)
-		v.state = policy.EvolveSession(v.state, ev.Data)
-	case events.AggConfig:
-		if c, ok := ev.Data.(events.ConfigApplied); ok {
-			if _, seen := s.configs[c.Hash]; !seen {
-				if l, err := config.Parse(c.Config, "ConfigApplied "+c.Hash, config.Stored()); err == nil {
-					pc := l.Policy
-					pc.Hash = c.Hash
-					s.configs[c.Hash] = &pc
-				}
-			}
-			if _, ok := s.configs[c.Hash]; ok {
-				s.current = c.Hash
-			}
-		}
-	case events.AggTurn:
-		s.foldTurn(ev)
-	case events.AggOrder:
-		if o := policy.EvolveOrder(s.orders[ev.Key], ev.Data); o != nil {
-			s.orders[ev.Key] = o
-		} else {
-			delete(s.orders, ev.Key)
+	if ev.Aggregate == events.AggTurn {
+		s.turnInputs(ev)
+	}
+	policy.FoldEvent(s, ev)
+}
+
+// FoldProfile folds a profile event with policy.EvolveProfile.
+func (s *state) FoldProfile(key string, p events.Payload) {
+	s.profiles[key] = policy.EvolveProfile(s.profiles[key], p)
+}
+
+// FoldSession folds a session event with policy.EvolveSession.
+func (s *state) FoldSession(key string, p events.Payload) {
+	v := s.session(key)
+	v.state = policy.EvolveSession(v.state, p)
+}
+
+// FoldOrder folds an auth-order event with policy.EvolveOrders.
+func (s *state) FoldOrder(key string, p events.Payload) { policy.EvolveOrders(s.orders, key, p) }
+
+// FoldConfig folds a config event: see foldConfig.
+func (s *state) FoldConfig(_ string, p events.Payload) { s.foldConfig(p) }
+
+// foldConfig keeps every config that parses, by hash, and makes a
+// ConfigApplied's config the current one. It reports false for a config
+// type it does not know (TestState_FoldsEveryCatalogType).
+func (s *state) foldConfig(p events.Payload) bool {
+	c, ok := p.(events.ConfigApplied)
+	if !ok {
+		return false
+	}
+	if _, seen := s.configs[c.Hash]; !seen {
+		if l, err := config.Parse(c.Config, "ConfigApplied "+c.Hash, config.Stored()); err == nil {
+			pc := l.Policy
+			pc.Hash = c.Hash
+			s.configs[c.Hash] = &pc
 		}
 	}
+	if _, ok := s.configs[c.Hash]; ok {
+		s.current = c.Hash
+	}
+	return true
 }
 
 func (s *state) session(key string) *sessionView {
@@ -177,13 +195,11 @@ func (s *state) session(key string) *sessionView {
 	return v
 }
 
-// foldTurn folds a turn event and derives the cross-turn inputs the
-// decider needs: the primary probe throttle (policy.Env.ProbeAt), the auth
-// skip cache (policy.Env.SkipMarks) and the auto-override probe time
-// (policy.SelectRequest.LastAutoProbeAt). A finished turn is kept only as
-// its id, session, phase, attempt count and config hash.
-func (s *state) foldTurn(ev *events.Event) {
-	st := s.turns[ev.Key]
+// turnInputs derives, from a turn event and the turn before it, the
+// cross-turn inputs the decider needs: the primary probe throttle
+// (policy.Env.ProbeAt), the auth skip cache (policy.Env.SkipMarks) and
+// the auto-override probe time (policy.SelectRequest.LastAutoProbeAt).
+func (s *state) turnInputs(ev *events.Event) {
 	switch e := ev.Data.(type) {
 	case events.TurnStarted:
 		if e.AutoOriginProbe {
@@ -195,17 +211,22 @@ func (s *state) foldTurn(ev *events.Event) {
 			s.probeAt[e.Provider] = max(s.probeAt[e.Provider], e.StartedAt)
 		}
 	case events.AttemptFailed:
-		if (e.Reason == policy.ReasonAuth || e.Reason == policy.ReasonAuthPermanent) && st.Current.CandidateIndex > 0 {
+		if st := s.turns[ev.Key]; (e.Reason == policy.ReasonAuth || e.Reason == policy.ReasonAuthPermanent) && st.Current.CandidateIndex > 0 {
 			s.markSkip(st.Session, e, ev)
 		}
 	}
-	st = policy.EvolveTurn(st, ev.Data)
+}
+
+// FoldTurn folds a turn event with policy.EvolveTurn. A finished turn is
+// kept only as its id, session, phase, attempt count and config hash.
+func (s *state) FoldTurn(key string, p events.Payload) {
+	st := policy.EvolveTurn(s.turns[key], p)
 	switch st.Phase {
 	case policy.PhaseSucceeded, policy.PhaseExhausted, policy.PhaseStopped:
 		st = policy.TurnState{TurnID: st.TurnID, Session: st.Session, Phase: st.Phase, Attempts: st.Attempts,
 			ConfigHash: st.ConfigHash}
 	}
-	s.turns[ev.Key] = st
+	s.turns[key] = st
 }
 
 // markSkip records an auth skip-cache marker for the failed candidate under

@@ -340,7 +340,7 @@ type turnCommit struct {
 
 // turnLog reads turn turnID's decisions back from the stream, from its
 // TurnStarted to its end (or to the state's applied sequence), folding
-// the turn with policy.EvolveTurn as it goes. The turn's commits are
+// the turn into a policy.World as it goes. The turn's commits are
 // stored under its own subject and under profile subjects, so after
 // locating TurnStarted (a read of the turn subject) it scans the stream
 // from there; it stops at the commit that ends the turn.
@@ -369,7 +369,7 @@ func (e *Engine) turnLog(ctx context.Context, turnID string) ([]turnCommit, erro
 
 	var (
 		out   []turnCommit
-		st    policy.TurnState
+		w     policy.World
 		ended bool
 	)
 	for ev, err := range e.store.Read(ctx, from) {
@@ -391,10 +391,8 @@ func (e *Engine) turnLog(ctx context.Context, turnID string) ([]turnCommit, erro
 		}
 		c := &out[len(out)-1]
 		c.events = append(c.events, ev)
-		if ev.Aggregate == events.AggTurn {
-			st = policy.EvolveTurn(st, ev.Data)
-		}
-		c.after = st
+		w.FoldEvent(&ev)
+		c.after = w.Turn()
 		switch ev.Data.(type) {
 		case events.TurnSucceeded, events.TurnExhausted, events.TurnStopped:
 			ended = true

@@ -20,3 +20,4 @@ type ConfigApplied struct {
 
 func (ConfigApplied) EventType() string         { return "ConfigApplied" }
 func (ConfigApplied) EventAggregate() Aggregate { return AggConfig }
+func (e ConfigApplied) EventKey() string        { return e.Hash }

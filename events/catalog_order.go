@@ -17,3 +17,4 @@ type AuthOrderSet struct {
 
 func (AuthOrderSet) EventType() string         { return "AuthOrderSet" }
 func (AuthOrderSet) EventAggregate() Aggregate { return AggOrder }
+func (e AuthOrderSet) EventKey() string        { return e.Provider }

@@ -55,6 +55,7 @@ type ProfileFailureRecorded struct {
 
 func (ProfileFailureRecorded) EventType() string         { return "ProfileFailureRecorded" }
 func (ProfileFailureRecorded) EventAggregate() Aggregate { return AggProfile }
+func (e ProfileFailureRecorded) EventKey() string        { return e.ProfileID }
 
 // ProfileSucceeded records a successful call on a profile: lastUsed is set
 // and the failure fields are cleared, except a cooldown scoped to another
@@ -93,6 +94,7 @@ type ProfileSucceeded struct {
 
 func (ProfileSucceeded) EventType() string         { return "ProfileSucceeded" }
 func (ProfileSucceeded) EventAggregate() Aggregate { return AggProfile }
+func (e ProfileSucceeded) EventKey() string        { return e.ProfileID }
 
 // ProfileUsed records a successful call on a profile that had no failure
 // state for the success to clear (errorCount 0, no cooldown, no disable):
@@ -114,6 +116,7 @@ type ProfileUsed struct {
 
 func (ProfileUsed) EventType() string         { return "ProfileUsed" }
 func (ProfileUsed) EventAggregate() Aggregate { return AggProfile }
+func (e ProfileUsed) EventKey() string        { return e.ProfileID }
 
 // ProfileCleared records an operator clearing a profile's failure state,
 // e.g. after a recharge (seed 000 "Billing disables": recharging does not
@@ -129,3 +132,4 @@ type ProfileCleared struct {
 
 func (ProfileCleared) EventType() string         { return "ProfileCleared" }
 func (ProfileCleared) EventAggregate() Aggregate { return AggProfile }
+func (e ProfileCleared) EventKey() string        { return e.ProfileID }

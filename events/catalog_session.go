@@ -34,6 +34,7 @@ type SessionModelSelected struct {
 
 func (SessionModelSelected) EventType() string         { return "SessionModelSelected" }
 func (SessionModelSelected) EventAggregate() Aggregate { return AggSession }
+func (e SessionModelSelected) EventKey() string        { return e.Session }
 
 // SessionModelCleared records `/model default`, an auto override cleared on
 // recovery, or one cleared by /new and /reset.
@@ -48,6 +49,7 @@ type SessionModelCleared struct {
 
 func (SessionModelCleared) EventType() string         { return "SessionModelCleared" }
 func (SessionModelCleared) EventAggregate() Aggregate { return AggSession }
+func (e SessionModelCleared) EventKey() string        { return e.Session }
 
 // SessionAuthPinned records an auth-profile pin on a session (seed 000
 // "Session stickiness"). Source auto: the automatically chosen profile,
@@ -62,6 +64,7 @@ type SessionAuthPinned struct {
 
 func (SessionAuthPinned) EventType() string         { return "SessionAuthPinned" }
 func (SessionAuthPinned) EventAggregate() Aggregate { return AggSession }
+func (e SessionAuthPinned) EventKey() string        { return e.Session }
 
 // SessionAuthUnpinned records a pin being cleared. Cause: reset, compaction,
 // cooldown, provider_mismatch, profile_removed, replaced, default_command.
@@ -74,6 +77,7 @@ type SessionAuthUnpinned struct {
 
 func (SessionAuthUnpinned) EventType() string         { return "SessionAuthUnpinned" }
 func (SessionAuthUnpinned) EventAggregate() Aggregate { return AggSession }
+func (e SessionAuthUnpinned) EventKey() string        { return e.Session }
 
 // SessionReset records /new or /reset (Kind "new" or "reset").
 type SessionReset struct {
@@ -83,6 +87,7 @@ type SessionReset struct {
 
 func (SessionReset) EventType() string         { return "SessionReset" }
 func (SessionReset) EventAggregate() Aggregate { return AggSession }
+func (e SessionReset) EventKey() string        { return e.Session }
 
 // FallbackNoticeStateChanged records the session's persisted fallback-notice
 // state (reference §10: fallbackNotice = {selectedModel, activeModel,
@@ -99,6 +104,7 @@ type FallbackNoticeStateChanged struct {
 
 func (FallbackNoticeStateChanged) EventType() string         { return "FallbackNoticeStateChanged" }
 func (FallbackNoticeStateChanged) EventAggregate() Aggregate { return AggSession }
+func (e FallbackNoticeStateChanged) EventKey() string        { return e.Session }
 
 // CompactionCompleted records a completed compaction; CompactionCount is the
 // session's count after it.
@@ -109,3 +115,4 @@ type CompactionCompleted struct {
 
 func (CompactionCompleted) EventType() string         { return "CompactionCompleted" }
 func (CompactionCompleted) EventAggregate() Aggregate { return AggSession }
+func (e CompactionCompleted) EventKey() string        { return e.Session }

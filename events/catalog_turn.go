@@ -69,6 +69,7 @@ type TurnStarted struct {
 
 func (TurnStarted) EventType() string         { return "TurnStarted" }
 func (TurnStarted) EventAggregate() Aggregate { return AggTurn }
+func (e TurnStarted) EventKey() string        { return e.TurnID }
 
 // AttemptStarted records one provider call about to be made.
 // Kind: first | retry | rotation | fallback | probe | chain_retry.
@@ -94,6 +95,7 @@ type AttemptStarted struct {
 
 func (AttemptStarted) EventType() string         { return "AttemptStarted" }
 func (AttemptStarted) EventAggregate() Aggregate { return AggTurn }
+func (e AttemptStarted) EventKey() string        { return e.TurnID }
 
 // AttemptFailed records a failed provider call and its classification.
 // Version 2 adds reset and long_window; a v1 event has neither (upcast
@@ -135,6 +137,7 @@ type AttemptFailed struct {
 
 func (AttemptFailed) EventType() string         { return "AttemptFailed" }
 func (AttemptFailed) EventAggregate() Aggregate { return AggTurn }
+func (e AttemptFailed) EventKey() string        { return e.TurnID }
 
 // AttemptSucceeded records a provider call that answered.
 type AttemptSucceeded struct {
@@ -148,6 +151,7 @@ type AttemptSucceeded struct {
 
 func (AttemptSucceeded) EventType() string         { return "AttemptSucceeded" }
 func (AttemptSucceeded) EventAggregate() Aggregate { return AggTurn }
+func (e AttemptSucceeded) EventKey() string        { return e.TurnID }
 
 // RetryScheduled records a same-model transient retry (POLICY "Retries,
 // probes, limits"): delay = min(30 s, 1 s × 2^(k−1)) × jitter(0.5–1.5)
@@ -173,6 +177,7 @@ type RetryScheduled struct {
 
 func (RetryScheduled) EventType() string         { return "RetryScheduled" }
 func (RetryScheduled) EventAggregate() Aggregate { return AggTurn }
+func (e RetryScheduled) EventKey() string        { return e.TurnID }
 
 // CandidateSkipped records a candidate not attempted: every profile
 // unusable and no probe allowed, the auth skip cache, or a TLS-banned
@@ -193,6 +198,7 @@ type CandidateSkipped struct {
 
 func (CandidateSkipped) EventType() string         { return "CandidateSkipped" }
 func (CandidateSkipped) EventAggregate() Aggregate { return AggTurn }
+func (e CandidateSkipped) EventKey() string        { return e.TurnID }
 
 // PreviousAttempt is one earlier attempt as listed in a
 // model_fallback_decision record (reference §8 previousAttempts[]).
@@ -248,6 +254,7 @@ type FallbackStepped struct {
 
 func (FallbackStepped) EventType() string         { return "FallbackStepped" }
 func (FallbackStepped) EventAggregate() Aggregate { return AggTurn }
+func (e FallbackStepped) EventKey() string        { return e.TurnID }
 
 // ChainRetryScheduled records a whole-chain overload retry (seed 003):
 // every candidate failed only with overloaded before any output; up to 10
@@ -265,6 +272,7 @@ type ChainRetryScheduled struct {
 
 func (ChainRetryScheduled) EventType() string         { return "ChainRetryScheduled" }
 func (ChainRetryScheduled) EventAggregate() Aggregate { return AggTurn }
+func (e ChainRetryScheduled) EventKey() string        { return e.TurnID }
 
 // NoticeSent records a user-visible operational notice. Kind: fallback |
 // fallback_cleared | overload_wait. Delivered is false when it was
@@ -280,6 +288,7 @@ type NoticeSent struct {
 
 func (NoticeSent) EventType() string         { return "NoticeSent" }
 func (NoticeSent) EventAggregate() Aggregate { return AggTurn }
+func (e NoticeSent) EventKey() string        { return e.TurnID }
 
 // TurnSucceeded closes a turn that got an answer.
 type TurnSucceeded struct {
@@ -292,6 +301,7 @@ type TurnSucceeded struct {
 
 func (TurnSucceeded) EventType() string         { return "TurnSucceeded" }
 func (TurnSucceeded) EventAggregate() Aggregate { return AggTurn }
+func (e TurnSucceeded) EventKey() string        { return e.TurnID }
 
 // ExhaustedAttempt is one attempt listed in an exhaustion summary.
 type ExhaustedAttempt struct {
@@ -319,6 +329,7 @@ type TurnExhausted struct {
 
 func (TurnExhausted) EventType() string         { return "TurnExhausted" }
 func (TurnExhausted) EventAggregate() Aggregate { return AggTurn }
+func (e TurnExhausted) EventKey() string        { return e.TurnID }
 
 // TurnStopped closes a turn that stopped without exhausting the chain:
 // Disposition compaction | abort | refusal | coordination, or failover with
@@ -334,3 +345,4 @@ type TurnStopped struct {
 
 func (TurnStopped) EventType() string         { return "TurnStopped" }
 func (TurnStopped) EventAggregate() Aggregate { return AggTurn }
+func (e TurnStopped) EventKey() string        { return e.TurnID }

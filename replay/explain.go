@@ -101,25 +101,14 @@ type NoticeRecord struct {
 // do). It returns [ErrTurnNotFound] when no TurnStarted has the id.
 func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanation, error) {
 	byAgent := map[string][]events.Event{}
-	configs := map[string]json.RawMessage{}      // agent + "\x00" + hash → canonical config
-	profiles := map[string]policy.ProfileState{} // agent + "\x00" + profile id → folded usageStats
-	before := map[string]policy.ProfileState{}   // event id → its profile's state just before it
+	f := &explainFold{configs: map[string]json.RawMessage{}, profiles: map[string]policy.ProfileState{}, before: map[string]policy.ProfileState{}}
 	err := walk(ctx, src, 1, 0, func(c *commit) error {
 		for _, ev := range c.Events {
 			if agent != "" && ev.Agent != agent {
 				continue
 			}
-			if ca, ok := ev.Data.(events.ConfigApplied); ok {
-				configs[ev.Agent+"\x00"+ca.Hash] = ca.Config
-			}
 			mine := (ev.Aggregate == events.AggTurn && ev.Key == turnID) || ev.CorrelationID == turnID
-			if ev.Aggregate == events.AggProfile {
-				k := ev.Agent + "\x00" + ev.Key
-				if mine {
-					before[ev.ID] = profiles[k]
-				}
-				profiles[k] = policy.EvolveProfile(profiles[k], ev.Data)
-			}
+			f.fold(&ev, mine)
 			if mine {
 				byAgent[ev.Agent] = append(byAgent[ev.Agent], ev)
 			}
@@ -143,11 +132,49 @@ func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanatio
 	case 0:
 		return nil, fmt.Errorf("%w: %q", ErrTurnNotFound, turnID)
 	case 1:
-		x := explainWith(agents[0], turnID, byAgent[agents[0]], before)
-		x.strictAgentWhy(configs[agents[0]+"\x00"+x.ConfigHash])
+		x := explainWith(agents[0], turnID, byAgent[agents[0]], f.before)
+		x.strictAgentWhy(f.configs[agents[0]+"\x00"+x.ConfigHash])
 		return x, nil
 	}
 	return nil, fmt.Errorf("%w: %q is a turn of %s; name one with --agent", ErrAmbiguousTurn, turnID, strings.Join(agents, ", "))
+}
+
+// explainFold is what Explain folds from every event before the turn's
+// (the policy's one dispatch, policy.FoldEvent): each agent's configs and
+// profiles' usageStats, and for the turn's own profile events the state
+// of the profile just before each, so a success says what it kept.
+type explainFold struct {
+	policy.Ignore
+	agent    string                         // of the event being folded
+	id       string                         // of the event being folded, when it is the turn's
+	configs  map[string]json.RawMessage     // agent + "\x00" + hash → canonical config
+	profiles map[string]policy.ProfileState // agent + "\x00" + profile id → folded usageStats
+	before   map[string]policy.ProfileState // event id → its profile's state just before it
+}
+
+// fold folds ev; mine says it is one of the explained turn's.
+func (f *explainFold) fold(ev *events.Event, mine bool) {
+	f.agent, f.id = ev.Agent, ""
+	if mine {
+		f.id = ev.ID
+	}
+	policy.FoldEvent(f, ev)
+}
+
+// FoldConfig keeps a ConfigApplied's canonical config.
+func (f *explainFold) FoldConfig(_ string, p events.Payload) {
+	if ca, ok := p.(events.ConfigApplied); ok {
+		f.configs[f.agent+"\x00"+ca.Hash] = ca.Config
+	}
+}
+
+// FoldProfile folds a profile event with policy.EvolveProfile.
+func (f *explainFold) FoldProfile(key string, p events.Payload) {
+	k := f.agent + "\x00" + key
+	if f.id != "" {
+		f.before[f.id] = f.profiles[k]
+	}
+	f.profiles[k] = policy.EvolveProfile(f.profiles[k], p)
 }
 
 // explain builds the explanation from the turn's events (those of its
@@ -180,196 +207,6 @@ func explainWith(agent, turnID string, evs []events.Event, before map[string]pol
 		x.Steps = []Step{}
 	}
 	return x
-}
-
-// describe fills a step's words and the explanation's summary fields.
-func (x *Explanation) describe(st *Step, ev events.Event, start int64) {
-	at := func(ms int64) string {
-		if ms == 0 {
-			return "-"
-		}
-		return events.FromMillis(ms).Format(TimeLayout) + " (" + offset(ms, start) + ")"
-	}
-	switch e := ev.Data.(type) {
-	case events.TurnStarted:
-		x.Session, x.Chat, x.ConfigHash = e.Session, e.Chat, e.ConfigHash
-		x.Requested, x.SelectionSource, x.Strict, x.AutoOriginProbe = e.Requested.String(), e.SelectionSource, e.Strict, e.AutoOriginProbe
-		x.AttemptLimit, x.PinnedProfile, x.PinSource, x.Seed = e.AttemptLimit, e.PinnedProfile, e.PinSource, e.Seed
-		var names []string
-		for i, c := range e.Chain {
-			m := c.Provider + "/" + c.Model
-			x.Chain = append(x.Chain, ChainEntry{Position: i + 1, Model: m, RouteOrigin: c.RouteOrigin})
-			names = append(names, m)
-		}
-		x.Why = why(e)
-		strict := ""
-		if e.Strict {
-			strict = ", strict"
-		}
-		st.Kind, st.Text = "start", fmt.Sprintf("turn started: chain %s (source %s%s)", strings.Join(names, " → "), e.SelectionSource, strict)
-	case events.AttemptStarted:
-		st.Kind = "attempt"
-		st.Text = fmt.Sprintf("attempt #%d %s: %s/%s%s", e.Attempt, e.Kind, e.Provider, e.Model, atProfile(e.ProfileID))
-		st.Details = append(st.Details, attemptWhy(e))
-	case events.AttemptSucceeded:
-		st.Kind, st.Text = "ok", fmt.Sprintf("✓ %s/%s%s answered (%d ms)", e.Provider, e.Model, atProfile(e.ProfileID), e.LatencyMs)
-	case events.AttemptFailed:
-		x.failures++
-		st.Kind = "failed"
-		st.Text = fmt.Sprintf("✗ %s/%s%s failed (%d ms): %s%s, disposition %s", e.Provider, e.Model, atProfile(e.ProfileID),
-			e.LatencyMs, e.Reason, httpStatus(e.Status), e.Disposition)
-		if msg := firstNonEmpty(e.Error.MessagePreview, e.Error.BodyPreview); msg != "" {
-			st.Details = append(st.Details, "provider error (redacted): "+oneLine(msg, 200))
-		}
-		var ids []string
-		for _, kv := range [][2]string{{"code", e.Error.Code}, {"type", e.Error.Type}, {"name", e.Error.Name}} {
-			if kv[1] != "" {
-				ids = append(ids, kv[0]+" "+kv[1])
-			}
-		}
-		if len(ids) > 0 {
-			st.Details = append(st.Details, "provider says: "+strings.Join(ids, ", "))
-		}
-		ev := "classified " + e.Reason + " by rule " + firstNonEmpty(e.Evidence.Rule, "?")
-		var where []string
-		if e.Evidence.Field != "" {
-			where = append(where, "field "+e.Evidence.Field)
-		}
-		if e.Evidence.Source != "" {
-			where = append(where, "source "+e.Evidence.Source)
-		}
-		if len(where) > 0 {
-			ev += " (" + strings.Join(where, ", ") + ")"
-		}
-		if e.Evidence.Match != "" {
-			ev += fmt.Sprintf(", matched %q", oneLine(e.Evidence.Match, 120))
-		}
-		st.Details = append(st.Details, ev)
-		if e.RetryAfterMs > 0 {
-			st.Details = append(st.Details, fmt.Sprintf("provider asked to retry after %d ms", e.RetryAfterMs))
-		}
-		st.Details = append(st.Details, resetDetails(e.Reset, e.LongWindow, at)...)
-		if len(e.RequestSizeCeiling) == 2 {
-			st.Details = append(st.Details, fmt.Sprintf("request-size ceiling: limit %d tokens, requested %d: never retried on this profile", e.RequestSizeCeiling[0], e.RequestSizeCeiling[1]))
-		}
-		if e.ReplayUnsafe {
-			st.Details = append(st.Details, "output or a tool call had started: the attempt is not replay-safe (no retry, no whole-chain retry)")
-		}
-	case events.RetryScheduled:
-		st.Kind = "retry"
-		st.Text = fmt.Sprintf("retry %d/%d on the same profile in %d ms, at %s", e.Retry, e.Budget, e.DelayMs, at(e.ResumeAt))
-		d := fmt.Sprintf("back-off %d ms jittered with seed %d", e.BaseMs, e.JitterSeed)
-		if e.RetryAfterMs > 0 {
-			d += fmt.Sprintf("; retry-after %d ms is the floor", e.RetryAfterMs)
-		}
-		if e.WindowEndsAt > 0 {
-			d += "; retry window ends " + at(e.WindowEndsAt)
-		}
-		st.Details = append(st.Details, d)
-	case events.ProfileFailureRecorded:
-		st.Kind = "profile"
-		var what []string
-		if e.CooldownUntil > 0 {
-			scope := ""
-			if e.CooldownModel != "" {
-				scope = ", model " + e.CooldownModel + " only"
-			}
-			what = append(what, fmt.Sprintf("cooldown until %s (%s%s)", at(e.CooldownUntil), e.CooldownReason, scope))
-		}
-		if e.DisabledUntil > 0 {
-			what = append(what, fmt.Sprintf("disabled until %s (%s)", at(e.DisabledUntil), e.DisabledReason))
-		}
-		if e.BlockedUntil > 0 {
-			what = append(what, blockText(e, at))
-		}
-		if e.WindowKept {
-			what = append(what, "the active window is kept (a new failure never extends or shortens it)")
-		}
-		if len(what) == 0 {
-			what = append(what, "counted, no cooldown")
-		}
-		st.Text = fmt.Sprintf("profile %s: %s failure #%d → %s", e.ProfileID, e.Reason, e.ErrorCount, strings.Join(what, ", "))
-		if e.CountersReset {
-			st.Details = append(st.Details, "counters were reset first (the failure window had passed)")
-		}
-		st.Details = append(st.Details, blockDetails(e, at)...)
-	case events.ProfileSucceeded:
-		st.Kind = "profile"
-		st.Text, st.Details = successText(e, at)
-	case events.ProfileUsed:
-		st.Kind = "profile"
-		st.Text, st.Details = usedText(e, x.before[ev.ID], e.LastUsed, at)
-	case events.CandidateSkipped:
-		st.Kind = "skip"
-		st.Text = fmt.Sprintf("skip %s/%s: %s (%s, %s)", e.Provider, e.Model, oneLine(e.Message, 200), e.Reason, e.Decision)
-		if e.SoonestExpiry > 0 {
-			st.Details = append(st.Details, "soonest profile expiry "+at(e.SoonestExpiry))
-		}
-	case events.FallbackStepped:
-		switch e.Decision {
-		case policy.DecisionCandidateFailed:
-			to := firstNonEmpty(e.FallbackStepToModel, "end of chain")
-			st.Kind, st.Text = "fallback", fmt.Sprintf("↪ fallback %s → %s (%s)", e.FallbackStepFromModel, to, e.Reason)
-		case policy.DecisionProbeCandidate:
-			st.Kind = "probe"
-			st.Text = fmt.Sprintf("probe %s/%s although its profiles are unavailable (%s)", e.CandidateProvider, e.CandidateModel, e.Reason)
-			if e.IsPrimary {
-				st.Details = append(st.Details, "the primary is probed when the probe throttle allows and its cooldown is near its end (or it is rate limited with no provider reset window active, or the chain has one candidate)")
-			} else {
-				st.Details = append(st.Details, "a fallback candidate uses the provider's one transient probe slot of the run")
-			}
-		case policy.DecisionCandidateSucceeded:
-			st.Kind, st.Text = "decision", fmt.Sprintf("decision record: %s/%s succeeded at chain position %d", e.CandidateProvider, e.CandidateModel, e.Attempt)
-		}
-	case events.ChainRetryScheduled:
-		st.Kind = "chain_retry"
-		st.Text = fmt.Sprintf("every candidate overloaded: whole-chain retry round %d in %d ms, at %s", e.Round, e.DelayMs, at(e.ResumeAt))
-		st.Details = append(st.Details, fmt.Sprintf("%d ms waited in chain retries before this one", e.WaitedMs))
-	case events.NoticeSent:
-		x.Notices = append(x.Notices, NoticeRecord{Kind: e.Kind, Text: e.Text, Delivered: e.Delivered})
-		st.Kind = "notice"
-		if e.Delivered {
-			st.Text = "user sees: " + e.Text
-		} else {
-			st.Text = fmt.Sprintf("notice recorded, not shown in a %s chat: %s", x.Chat, e.Text)
-		}
-	case events.SessionAuthPinned:
-		st.Kind, st.Text = "session", fmt.Sprintf("session pin → %s (%s)", e.ProfileID, e.Source)
-	case events.SessionAuthUnpinned:
-		st.Kind, st.Text = "session", fmt.Sprintf("session pin %s cleared (%s)", e.ProfileID, e.Cause)
-	case events.SessionModelCleared:
-		st.Kind, st.Text = "session", fmt.Sprintf("session selection %s cleared (%s)", e.Previous, e.Cause)
-	case events.FallbackNoticeStateChanged:
-		st.Kind = "session"
-		if e.Active == "" {
-			st.Text = fmt.Sprintf("fallback-notice state cleared: back on %s (was %s)", e.Selected, e.Previous)
-		} else {
-			st.Text = fmt.Sprintf("fallback-notice state: selected %s, active %s (%s)", e.Selected, e.Active, e.Reason)
-		}
-	case events.TurnSucceeded:
-		x.Outcome, x.Attempts, x.DurationMs = "succeeded", e.Attempts, e.DurationMs
-		x.AnsweredBy, x.Profile = e.AnsweredBy.String(), e.ProfileID
-		x.End = fmt.Sprintf("succeeded: answered by %s%s after %d %s (%s)", e.AnsweredBy, atProfile(e.ProfileID), e.Attempts, plural(e.Attempts, "attempt"), msDur(e.DurationMs))
-		st.Kind, st.Text = "end", x.End
-	case events.TurnExhausted:
-		x.Outcome, x.Attempts, x.DurationMs = "exhausted", len(e.Attempts), e.DurationMs
-		x.End = fmt.Sprintf("exhausted (%s): %s", msDur(e.DurationMs), redact.String(e.Summary))
-		if len(e.Attempts) == 1 {
-			x.End = singleAttemptEnd(e, x.failures > 0)
-			st.Details = append(st.Details, "recorded summary (not shown with a single attempt): "+oneLine(e.Summary, 200))
-		}
-		st.Kind, st.Text = "end", x.End
-		if e.SoonestCooldownExpiry > 0 {
-			st.Details = append(st.Details, "soonest cooldown expiry "+at(e.SoonestCooldownExpiry))
-		}
-	case events.TurnStopped:
-		x.Outcome, x.Attempts, x.DurationMs = "stopped", e.Attempts, e.DurationMs
-		x.End = fmt.Sprintf("stopped after %d %s (%s): disposition %s, reason %s", e.Attempts, plural(e.Attempts, "attempt"), msDur(e.DurationMs), e.Disposition, e.Reason)
-		if e.Message != "" {
-			x.End += ": " + oneLine(e.Message, 160)
-		}
-		st.Kind, st.Text = "end", x.End
-	}
 }
 
 // why says why the chain looked as it did (seed 000 "Selection source

@@ -205,7 +205,6 @@ func simulate(tc *turnCase, cfg *policy.Config) Path {
 	used := map[callKey]int{}
 	env := tc.env
 	env.Config = cfg
-	env.Profiles = clone(env.Profiles)
 	var all []events.Payload
 	fail := func(err error) Path {
 		p := pathOf(all)
@@ -221,20 +220,10 @@ func simulate(tc *turnCase, cfg *policy.Config) Path {
 	if err != nil {
 		return fail(err)
 	}
-	var st policy.TurnState
+	w := policy.NewWorld(policy.TurnState{}, env)
 	now := env.Now
 	for range 10000 {
-		for _, p := range dec.Events {
-			switch p.EventAggregate() {
-			case events.AggTurn:
-				st = policy.EvolveTurn(st, p)
-			case events.AggSession:
-				env.Session = policy.EvolveSession(env.Session, p)
-			case events.AggProfile:
-				id := profileID(p)
-				env.Profiles[id] = policy.EvolveProfile(env.Profiles[id], p)
-			}
-		}
+		w.Fold(dec.Events...)
 		all = append(all, dec.Events...)
 		switch dec.Next.Kind {
 		case policy.NextCall:
@@ -256,11 +245,11 @@ func simulate(tc *turnCase, cfg *policy.Config) Path {
 			used[k]++
 			now += out.LatencyMs
 			env.Now = now
-			dec, err = policy.OnOutcome(st, env, out)
+			dec, err = policy.OnOutcome(w.Turn(), w.Env(env), out)
 		case policy.NextWait:
 			now = max(now, dec.Next.ResumeAt)
 			env.Now = now
-			dec, err = policy.Resume(st, env)
+			dec, err = policy.Resume(w.Turn(), w.Env(env))
 		default:
 			return pathOf(all)
 		}
@@ -269,20 +258,6 @@ func simulate(tc *turnCase, cfg *policy.Config) Path {
 		}
 	}
 	return fail(fmt.Errorf("no end after 10000 decisions"))
-}
-
-func profileID(p events.Payload) string {
-	switch e := p.(type) {
-	case events.ProfileFailureRecorded:
-		return e.ProfileID
-	case events.ProfileSucceeded:
-		return e.ProfileID
-	case events.ProfileUsed:
-		return e.ProfileID
-	case events.ProfileCleared:
-		return e.ProfileID
-	}
-	return ""
 }
 
 // pathOf summarises a turn's events.

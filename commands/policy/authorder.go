@@ -78,11 +78,30 @@ func (c Config) SetOrder(provider string, ids []string, by string) (events.AuthO
 // EvolveOrder folds an order event into a provider's stored order: an
 // AuthOrderSet replaces it (nil when cleared); other events leave it.
 func EvolveOrder(cur []string, p events.Payload) []string {
-	if e, ok := p.(events.AuthOrderSet); ok {
-		if len(e.ProfileIDs) == 0 {
-			return nil
-		}
-		return append([]string(nil), e.ProfileIDs...)
-	}
+	cur, _ = evolveOrder(cur, p)
 	return cur
+}
+
+// EvolveOrders folds p into m, the stored orders by provider: provider
+// key's order becomes [EvolveOrder]'s, and is removed when cleared.
+func EvolveOrders(m map[string][]string, key string, p events.Payload) {
+	if o := EvolveOrder(m[key], p); o != nil {
+		m[key] = o
+	} else {
+		delete(m, key)
+	}
+}
+
+// evolveOrder is [EvolveOrder] reporting whether p is a type it knows: one
+// case per type of the aggregate in the catalog
+// (TestFold_EveryCatalogTypeIsEvolved).
+func evolveOrder(cur []string, p events.Payload) ([]string, bool) {
+	switch e := p.(type) {
+	case events.AuthOrderSet:
+		if len(e.ProfileIDs) == 0 {
+			return nil, true
+		}
+		return append([]string(nil), e.ProfileIDs...), true
+	}
+	return cur, false
 }

@@ -75,10 +75,18 @@ type SessionState struct {
 // EvolveSession folds one session event into the state; events of other
 // sessions and other aggregates leave it unchanged.
 func EvolveSession(s SessionState, p events.Payload) SessionState {
+	s, _ = evolveSession(s, p)
+	return s
+}
+
+// evolveSession is [EvolveSession] reporting whether p is a type it knows: one
+// case per type of the aggregate in the catalog
+// (TestFold_EveryCatalogTypeIsEvolved).
+func evolveSession(s SessionState, p events.Payload) (SessionState, bool) {
 	switch e := p.(type) {
 	case events.SessionModelSelected:
 		if !s.owns(e.Session) {
-			return s
+			return s, true
 		}
 		s.Session, s.Model, s.Source = e.Session, e.Model, e.Source
 		s.Origin = ModelRef{}
@@ -88,28 +96,28 @@ func EvolveSession(s SessionState, p events.Payload) SessionState {
 		s.Fallbacks, s.HasFallbacks = append([]ModelRef(nil), e.Fallbacks...), e.HasFallbacks
 	case events.SessionModelCleared:
 		if !s.owns(e.Session) {
-			return s
+			return s, true
 		}
 		s.Session = e.Session
 		s.Model, s.Source, s.Origin, s.Fallbacks, s.HasFallbacks = ModelRef{}, "", ModelRef{}, nil, false
 	case events.SessionAuthPinned:
 		if !s.owns(e.Session) {
-			return s
+			return s, true
 		}
 		s.Session, s.Pin, s.PinProvider, s.PinSource = e.Session, e.ProfileID, e.Provider, e.Source
 	case events.SessionAuthUnpinned:
 		if !s.owns(e.Session) || e.ProfileID != s.Pin {
-			return s
+			return s, true
 		}
 		s.Pin, s.PinProvider, s.PinSource = "", "", ""
 	case events.SessionReset:
 		if !s.owns(e.Session) {
-			return s
+			return s, true
 		}
 		s.Session, s.LastReset = e.Session, e.Kind
 	case events.FallbackNoticeStateChanged:
 		if !s.owns(e.Session) {
-			return s
+			return s, true
 		}
 		s.Session = e.Session
 		if e.Active == "" {
@@ -119,11 +127,13 @@ func EvolveSession(s SessionState, p events.Payload) SessionState {
 		}
 	case events.CompactionCompleted:
 		if !s.owns(e.Session) {
-			return s
+			return s, true
 		}
 		s.Session, s.CompactionCount = e.Session, e.CompactionCount
+	default:
+		return s, false
 	}
-	return s
+	return s, true
 }
 
 func (s SessionState) owns(id string) bool { return s.Session == "" || s.Session == id }

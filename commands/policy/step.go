@@ -196,42 +196,27 @@ type StartInput struct {
 }
 
 // decider accumulates one decision: it emits events and folds them into its
-// working copies as it goes, so what it decides next sees what it decided.
+// [World] as it goes, so what it decides next sees what it decided. The
+// session, profiles and stored orders are read from the World; env's are
+// only where it started.
 type decider struct {
-	cfg      *Config
-	env      Env
-	st       TurnState
-	profiles map[string]ProfileState
-	copied   bool
-	out      []events.Payload
-	notices  []Notice
+	cfg *Config
+	env Env
+	World
+	out     []events.Payload
+	notices []Notice
 }
 
 func newDecider(st TurnState, env Env) (*decider, error) {
 	if env.Config == nil {
 		return nil, ErrNoConfig
 	}
-	return &decider{cfg: env.Config, env: env, st: st, profiles: env.Profiles, out: make([]events.Payload, 0, 8)}, nil
+	return &decider{cfg: env.Config, env: env, World: NewWorld(st, env), out: make([]events.Payload, 0, 8)}, nil
 }
 
 func (d *decider) emit(p events.Payload) {
 	d.out = append(d.out, p)
-	switch p.EventAggregate() {
-	case events.AggTurn:
-		d.st = EvolveTurn(d.st, p)
-	case events.AggSession:
-		d.env.Session = EvolveSession(d.env.Session, p)
-	case events.AggProfile:
-		if !d.copied {
-			m := make(map[string]ProfileState, len(d.profiles)+1)
-			for k, v := range d.profiles {
-				m[k] = v
-			}
-			d.profiles, d.copied = m, true
-		}
-		id := events.KeyOf(p)
-		d.profiles[id] = EvolveProfile(d.profiles[id], p)
-	}
+	d.Fold(p)
 }
 
 func (d *decider) done(next Next) Decision {
@@ -264,7 +249,7 @@ func StartTurn(sel Selection, env Env, in StartInput) (Decision, error) {
 		TurnID: in.TurnID, Session: in.Session, Chat: in.Chat, Requested: sel.Requested,
 		SelectionSource: sel.Source, Strict: sel.Strict, Chain: append([]events.Candidate(nil), sel.Chain...),
 		ConfigHash: d.cfg.Hash, AttemptLimit: d.cfg.LoopLimit(len(d.cfg.ProviderProfiles(first.Provider))),
-		PinnedProfile: d.env.Session.Pin, PinSource: d.env.Session.PinSource, Seed: in.Seed,
+		PinnedProfile: d.session.Pin, PinSource: d.session.PinSource, Seed: in.Seed,
 		StartedAt: env.Now, AutoOriginProbe: sel.AutoOriginProbe,
 	})
 	return d.advance(0, KindFirst), nil
@@ -326,7 +311,7 @@ func (d *decider) order(c events.Candidate) []string {
 	if d.st.Pin != "" && d.pinProvider() == c.Provider {
 		pref = d.st.Pin
 	}
-	return d.cfg.ResolveOrder(OrderInput{Provider: c.Provider, Model: c.Model, StoredOrder: d.env.StoredOrder[c.Provider],
+	return d.cfg.ResolveOrder(OrderInput{Provider: c.Provider, Model: c.Model, StoredOrder: d.orders[c.Provider],
 		States: d.profiles, Preferred: pref, Now: d.now()})
 }
 
@@ -761,7 +746,7 @@ func (d *decider) succeed(out Outcome) Decision {
 		d.emit(r)
 	}
 	answered := ModelRef{Provider: cur.Provider, Model: cur.Model}
-	sess := d.env.Session
+	sess := d.session
 	// Auto pin (seed 000 "Session stickiness"): the profile that answered on
 	// the selected provider, unless a user pin exists.
 	if cur.ProfileID != "" && cur.Provider == st.Requested.Provider && sess.PinSource != PinUser &&
@@ -787,7 +772,7 @@ func (d *decider) succeed(out Outcome) Decision {
 // notice once per change of the selected/active pair (seed 000
 // "User-visible fallback notices"; reference §10).
 func (d *decider) noticeState(answered ModelRef) {
-	st, prev := d.st, d.env.Session.Notice
+	st, prev := d.st, d.session.Notice
 	selected, active := st.Requested.String(), answered.String()
 	if active != selected {
 		if prev.Selected == selected && prev.Active == active {

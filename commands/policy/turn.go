@@ -117,69 +117,24 @@ func (s *TurnState) resetCandidate() {
 // EvolveTurn folds one turn event into the state. TurnStarted opens a fresh
 // state; events of other turns and other aggregates leave it unchanged.
 func EvolveTurn(s TurnState, p events.Payload) TurnState {
-	if ts, ok := p.(events.TurnStarted); ok {
-		return TurnState{
-			TurnID: ts.TurnID, Session: ts.Session, Chat: ts.Chat, Requested: ts.Requested,
-			SelectionSource: ts.SelectionSource, Strict: ts.Strict,
-			Chain:      append([]events.Candidate(nil), ts.Chain...),
-			ConfigHash: ts.ConfigHash, AttemptLimit: ts.AttemptLimit,
-			Pin: ts.PinnedProfile, PinSource: ts.PinSource, Seed: ts.Seed, StartedAt: ts.StartedAt,
-			AutoOriginProbe: ts.AutoOriginProbe, Phase: PhaseRunning, RoundOnlyOverload: true,
-		}
-	}
-	if p.EventAggregate() != events.AggTurn || events.KeyOf(p) != s.TurnID {
+	if _, ok := p.(events.TurnStarted); !ok && (p.EventAggregate() != events.AggTurn || events.KeyOf(p) != s.TurnID) {
 		return s
 	}
+	s.apply(p)
+	return s
+}
+
+// apply folds one event of this turn, one case per turn type of the
+// catalog; it reports false for a type it does not know
+// (TestFold_EveryCatalogTypeIsEvolved).
+func (s *TurnState) apply(p events.Payload) bool {
 	switch e := p.(type) {
+	case events.TurnStarted:
+		*s = startTurn(e)
 	case events.AttemptStarted:
-		if e.Kind != KindRetry && e.Kind != KindRotation {
-			s.resetCandidate()
-		}
-		if e.Kind == KindRotation {
-			switch s.LastFailure.Reason {
-			case ReasonRateLimit:
-				s.RateLimitRotations++
-			case ReasonOverloaded:
-				s.OverloadedRotations++
-			}
-		}
-		s.Attempts, s.Current, s.InFlight = e.Attempt, e, true
-		s.Phase, s.Pending, s.ResumeAt = PhaseRunning, "", 0
-		s.CandAttempts++
-		if e.ProfileID != "" && !contains(s.Tried, e.ProfileID) {
-			s.Tried = grow(s.Tried, e.ProfileID)
-		}
-		if e.ProbeSlot {
-			s.ProbeSlots = grow(s.ProbeSlots, e.Provider)
-		}
-		if e.Kind == KindProbe && e.CandidateIndex == 0 {
-			s.Probes = grow(s.Probes, ProbeMark{Provider: e.Provider, At: e.StartedAt})
-		}
+		s.attemptStarted(e)
 	case events.AttemptFailed:
-		s.InFlight, s.LastFailure = false, e
-		s.RoundFailures++
-		if e.Reason != ReasonOverloaded {
-			s.RoundOnlyOverload = false
-		}
-		if e.ReplayUnsafe {
-			s.ReplayUnsafe = true
-		}
-		if e.Reason == ReasonRateLimit {
-			s.RateLimitSeen = true
-		}
-		if e.Reason == ReasonTLSCertificate && !contains(s.TLSBanned, e.Provider) {
-			s.TLSBanned = grow(s.TLSBanned, e.Provider)
-		}
-		if s.Current.ProbeSlot && probeSlotReleased.has(e.Reason) {
-			for i := len(s.ProbeSlots) - 1; i >= 0; i-- {
-				if s.ProbeSlots[i] == e.Provider {
-					out := make([]string, 0, len(s.ProbeSlots)-1)
-					out = append(append(out, s.ProbeSlots[:i]...), s.ProbeSlots[i+1:]...)
-					s.ProbeSlots = out
-					break
-				}
-			}
-		}
+		s.attemptFailed(e)
 	case events.AttemptSucceeded:
 		s.InFlight = false
 	case events.RetryScheduled:
@@ -215,6 +170,83 @@ func EvolveTurn(s TurnState, p events.Payload) TurnState {
 		s.Phase = PhaseExhausted
 	case events.TurnStopped:
 		s.Phase = PhaseStopped
+	default:
+		return false
 	}
-	return s
+	return true
+}
+
+// startTurn is the fresh state a TurnStarted opens.
+func startTurn(ts events.TurnStarted) TurnState {
+	return TurnState{
+		TurnID: ts.TurnID, Session: ts.Session, Chat: ts.Chat, Requested: ts.Requested,
+		SelectionSource: ts.SelectionSource, Strict: ts.Strict,
+		Chain:      append([]events.Candidate(nil), ts.Chain...),
+		ConfigHash: ts.ConfigHash, AttemptLimit: ts.AttemptLimit,
+		Pin: ts.PinnedProfile, PinSource: ts.PinSource, Seed: ts.Seed, StartedAt: ts.StartedAt,
+		AutoOriginProbe: ts.AutoOriginProbe, Phase: PhaseRunning, RoundOnlyOverload: true,
+	}
+}
+
+// attemptStarted folds an AttemptStarted: a new candidate (not a retry or
+// rotation) restarts the candidate's counters; a rotation counts against
+// the reason that caused it.
+func (s *TurnState) attemptStarted(e events.AttemptStarted) {
+	if e.Kind != KindRetry && e.Kind != KindRotation {
+		s.resetCandidate()
+	}
+	if e.Kind == KindRotation {
+		switch s.LastFailure.Reason {
+		case ReasonRateLimit:
+			s.RateLimitRotations++
+		case ReasonOverloaded:
+			s.OverloadedRotations++
+		}
+	}
+	s.Attempts, s.Current, s.InFlight = e.Attempt, e, true
+	s.Phase, s.Pending, s.ResumeAt = PhaseRunning, "", 0
+	s.CandAttempts++
+	if e.ProfileID != "" && !contains(s.Tried, e.ProfileID) {
+		s.Tried = grow(s.Tried, e.ProfileID)
+	}
+	if e.ProbeSlot {
+		s.ProbeSlots = grow(s.ProbeSlots, e.Provider)
+	}
+	if e.Kind == KindProbe && e.CandidateIndex == 0 {
+		s.Probes = grow(s.Probes, ProbeMark{Provider: e.Provider, At: e.StartedAt})
+	}
+}
+
+// attemptFailed folds an AttemptFailed: the round's failure counters, the
+// reasons the rest of the turn remembers, and the release of a probe slot.
+func (s *TurnState) attemptFailed(e events.AttemptFailed) {
+	s.InFlight, s.LastFailure = false, e
+	s.RoundFailures++
+	if e.Reason != ReasonOverloaded {
+		s.RoundOnlyOverload = false
+	}
+	if e.ReplayUnsafe {
+		s.ReplayUnsafe = true
+	}
+	if e.Reason == ReasonRateLimit {
+		s.RateLimitSeen = true
+	}
+	if e.Reason == ReasonTLSCertificate && !contains(s.TLSBanned, e.Provider) {
+		s.TLSBanned = grow(s.TLSBanned, e.Provider)
+	}
+	if s.Current.ProbeSlot && probeSlotReleased.has(e.Reason) {
+		s.releaseProbeSlot(e.Provider)
+	}
+}
+
+// releaseProbeSlot drops the last probe slot held on provider.
+func (s *TurnState) releaseProbeSlot(provider string) {
+	for i := len(s.ProbeSlots) - 1; i >= 0; i-- {
+		if s.ProbeSlots[i] == provider {
+			out := make([]string, 0, len(s.ProbeSlots)-1)
+			out = append(append(out, s.ProbeSlots[:i]...), s.ProbeSlots[i+1:]...)
+			s.ProbeSlots = out
+			return
+		}
+	}
 }

@@ -339,10 +339,18 @@ func ClearProfile(prof Profile, by, note string) events.ProfileCleared {
 // failure fields to what it kept; ProfileUsed moves lastUsed only (to the
 // later time, so concurrent successes commute); ProfileCleared resets them all.
 func EvolveProfile(s ProfileState, p events.Payload) ProfileState {
+	s, _ = evolveProfile(s, p)
+	return s
+}
+
+// evolveProfile is [EvolveProfile] reporting whether p is a type it knows: one
+// case per type of the aggregate in the catalog
+// (TestFold_EveryCatalogTypeIsEvolved).
+func evolveProfile(s ProfileState, p events.Payload) (ProfileState, bool) {
 	switch e := p.(type) {
 	case events.ProfileFailureRecorded:
 		if !s.owns(e.ProfileID) {
-			return s
+			return s, true
 		}
 		s.ProfileID, s.Provider = e.ProfileID, e.Provider
 		s.ErrorCount = e.ErrorCount
@@ -353,7 +361,7 @@ func EvolveProfile(s ProfileState, p events.Payload) ProfileState {
 		s.BlockedUntil, s.BlockedReason, s.BlockedSource, s.BlockedModel = e.BlockedUntil, e.BlockedReason, e.BlockedSource, e.BlockedModel
 	case events.ProfileSucceeded:
 		if !s.owns(e.ProfileID) {
-			return s
+			return s, true
 		}
 		s.ProfileID, s.Provider = e.ProfileID, e.Provider
 		s.LastUsed, s.LastProbeAt = e.LastUsed, e.LastUsed
@@ -365,13 +373,13 @@ func EvolveProfile(s ProfileState, p events.Payload) ProfileState {
 		s.BlockedUntil, s.BlockedReason, s.BlockedSource, s.BlockedModel = e.KeptBlockedUntil, e.KeptBlockedReason, e.KeptBlockedSource, e.KeptBlockedModel
 	case events.ProfileUsed:
 		if !s.owns(e.ProfileID) {
-			return s
+			return s, true
 		}
 		s.ProfileID, s.Provider = e.ProfileID, e.Provider
 		s.LastUsed, s.LastProbeAt = max(s.LastUsed, e.LastUsed), max(s.LastProbeAt, e.LastUsed)
 	case events.ProfileCleared:
 		if !s.owns(e.ProfileID) {
-			return s
+			return s, true
 		}
 		s.ProfileID = e.ProfileID
 		if e.Provider != "" {
@@ -381,8 +389,10 @@ func EvolveProfile(s ProfileState, p events.Payload) ProfileState {
 		s.CooldownUntil, s.CooldownReason, s.CooldownModel = 0, "", ""
 		s.DisabledUntil, s.DisabledReason = 0, ""
 		s.BlockedUntil, s.BlockedReason, s.BlockedSource, s.BlockedModel = 0, "", "", ""
+	default:
+		return s, false
 	}
-	return s
+	return s, true
 }
 
 func (s ProfileState) owns(id string) bool { return s.ProfileID == "" || s.ProfileID == id }

@@ -51,8 +51,9 @@ type sink func(subject, msgID string, body []byte) error
 // generator produces a realistic fledger stream for one agent: it drives
 // the real policy deciders (StartTurn, OnOutcome, Resume and session
 // commands) on virtual time with a seeded outcome mix, encodes every
-// decision as one commit with the store's registry, and folds profile and
-// session events back into its state, as the engine does.
+// decision as one commit with the store's registry, and folds every event
+// back into its state through the policy's one dispatch (it is a
+// policy.Folder), as the engine does.
 type generator struct {
 	reg      *events.Registry
 	cfg      policy.Config
@@ -61,10 +62,13 @@ type generator struct {
 	rng      *rand.Rand
 	profiles map[string]policy.ProfileState
 	sessions map[string]policy.SessionState
+	ts       policy.TurnState // the turn being generated
 	emit     sink
 	turnNo   int
 	Commits  int
 	Events   int
+
+	policy.Ignore // the config is fixed; orders are never set
 }
 
 func newGenerator(reg *events.Registry, l *config.Loaded, agent string, seed uint64, emit sink) (*generator, error) {
@@ -101,12 +105,7 @@ func (g *generator) commit(turn string, ps []events.Payload) error {
 			opts = append(opts, events.WithCausation(evs[0].ID))
 		}
 		evs[i] = events.New(g.agent, keyOf(p, turn), at, p, opts...)
-		switch p.EventAggregate() {
-		case events.AggProfile:
-			g.profiles[evs[i].Key] = policy.EvolveProfile(g.profiles[evs[i].Key], p)
-		case events.AggSession:
-			g.sessions[evs[i].Key] = policy.EvolveSession(g.sessions[evs[i].Key], p)
-		}
+		policy.FoldEvent(g, &evs[i])
 	}
 	var subj string
 	var err error
@@ -126,6 +125,20 @@ func (g *generator) commit(turn string, ps []events.Payload) error {
 	g.Events += len(evs)
 	return g.emit(subj, evs[0].ID, body)
 }
+
+// FoldProfile folds a profile event with policy.EvolveProfile.
+func (g *generator) FoldProfile(key string, p events.Payload) {
+	g.profiles[key] = policy.EvolveProfile(g.profiles[key], p)
+}
+
+// FoldSession folds a session event with policy.EvolveSession.
+func (g *generator) FoldSession(key string, p events.Payload) {
+	g.sessions[key] = policy.EvolveSession(g.sessions[key], p)
+}
+
+// FoldTurn folds an event of the turn being generated with
+// policy.EvolveTurn.
+func (g *generator) FoldTurn(_ string, p events.Payload) { g.ts = policy.EvolveTurn(g.ts, p) }
 
 func (g *generator) env(session string) policy.Env {
 	return policy.Env{Config: &g.cfg, Profiles: g.profiles, Session: g.sessions[session], Now: g.now}
@@ -180,11 +193,7 @@ func (g *generator) turn(session string) error {
 	if err != nil {
 		return err
 	}
-	var ts policy.TurnState
 	for calls := 0; ; {
-		for _, p := range dec.Events {
-			ts = policy.EvolveTurn(ts, p)
-		}
 		if err := g.commit(id, dec.Events); err != nil {
 			return err
 		}
@@ -196,10 +205,10 @@ func (g *generator) turn(session string) error {
 			calls++
 			out := g.outcome(dec.Next.Call)
 			g.now += out.LatencyMs
-			dec, err = policy.OnOutcome(ts, g.env(session), out)
+			dec, err = policy.OnOutcome(g.ts, g.env(session), out)
 		case policy.NextWait:
 			g.now = dec.Next.ResumeAt
-			dec, err = policy.Resume(ts, g.env(session))
+			dec, err = policy.Resume(g.ts, g.env(session))
 		default:
 			return nil
 		}

@@ -190,11 +190,9 @@ func newStepHarness(k int) (*stepHarness, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range d.Events {
-		if p.EventAggregate() == events.AggTurn {
-			h.st = policy.EvolveTurn(h.st, p)
-		}
-	}
+	w := policy.NewWorld(h.st, h.env())
+	w.Fold(d.Events...)
+	h.st = w.Turn()
 	return h, nil
 }
 

@@ -60,9 +60,26 @@ type Metrics struct {
 	applied     uint64    // stream sequence of the last event folded
 	appliedAt   time.Time // its decision time
 	projections map[string]func(context.Context) (uint64, error)
+	// profileFold folds the profile events into profiles.
+	profileFold profileFold
 }
 
 type profileKey struct{ agent, id string }
+
+// profileFold folds the profile events of every agent into the metrics'
+// profile states through the policy's one dispatch (policy.FoldEvent);
+// agent is that of the event being folded.
+type profileFold struct {
+	policy.Ignore
+	agent  string
+	states map[profileKey]policy.ProfileState
+}
+
+// FoldProfile folds a profile event with policy.EvolveProfile.
+func (f *profileFold) FoldProfile(key string, p events.Payload) {
+	k := profileKey{f.agent, key}
+	f.states[k] = policy.EvolveProfile(f.states[k], p)
+}
 
 // Option configures [New].
 type Option func(*Metrics)
@@ -101,6 +118,7 @@ func New(opts ...Option) *Metrics {
 		profiles:    map[profileKey]policy.ProfileState{},
 		projections: map[string]func(context.Context) (uint64, error){},
 	}
+	m.profileFold.states = m.profiles
 	m.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "attempts_total",
 		Help: "Provider calls by provider, model and outcome (succeeded | failed); reason is the failover reason of a failed call, empty for a success.",
@@ -178,10 +196,9 @@ func (m *Metrics) Apply(ev events.Event) {
 		m.turns.WithLabelValues("exhausted", d.Reason).Inc()
 	case events.TurnStopped:
 		m.turns.WithLabelValues("stopped", d.Reason).Inc()
-	case events.ProfileFailureRecorded, events.ProfileSucceeded, events.ProfileUsed, events.ProfileCleared:
-		k := profileKey{ev.Agent, ev.Key}
-		m.profiles[k] = policy.EvolveProfile(m.profiles[k], d)
 	}
+	m.profileFold.agent = ev.Agent
+	policy.FoldEvent(&m.profileFold, &ev)
 	if ev.Seq > m.applied {
 		m.applied = ev.Seq
 		m.appliedAt = ev.At
