@@ -22,7 +22,6 @@ type cache struct {
 	commits  int
 	events   int
 	nSkipped int
-	nQuar    int
 }
 
 // newCache makes every table's cache on the catch-up's statements.
@@ -85,7 +84,6 @@ func (p *Projector) quarantine(c *cache, de *events.DecodeError) {
 		p.log.Warn(QuarantineLogPrefix+" a message that is not a fledger commit", "seq", r.Seq, "subject", r.Subject, "bytes", r.Size, "why", r.Reason)
 	}
 	c.quar.rows = append(c.quar.rows, r)
-	c.nQuar++
 	c.pending++
 }
 

@@ -37,8 +37,8 @@ func (p *Projector) flush(ctx context.Context, c *cache, seq uint64) (flushed, e
 	if err := tx.Commit(); err != nil {
 		return flushed{}, p.db.wrap(err)
 	}
-	n := flushed{commits: c.commits, events: c.events, skipped: c.nSkipped, quarantined: c.nQuar}
-	c.base, c.pending, c.commits, c.events, c.nSkipped, c.nQuar = seq, 0, 0, 0, 0, 0
+	n := flushed{commits: c.commits, events: c.events, skipped: c.nSkipped, quarantined: len(c.quar.rows)}
+	c.base, c.pending, c.commits, c.events, c.nSkipped = seq, 0, 0, 0, 0
 	for _, r := range c.tables {
 		r.written()
 	}
