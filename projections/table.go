@@ -35,9 +35,10 @@ type table struct {
 	// internal tables (projection_meta) are not part of the dump.
 	internal bool
 
-	// put says how the projector writes a row: an INSERT, or with upsert
-	// an INSERT … ON CONFLICT (key) DO UPDATE SET every other column, or
-	// an INSERT followed by onConflict verbatim.
+	// upsert and onConflict say how the projector writes a row
+	// ([table.putSQL]): an INSERT, or with upsert an INSERT … ON CONFLICT
+	// (key) DO UPDATE SET every other column, or an INSERT followed by
+	// onConflict verbatim.
 	upsert     bool
 	onConflict string
 	// folds are the event types the table folds ([eventTables]); each

@@ -32,6 +32,22 @@ func TestTables_RowsMatchTheirColumns(t *testing.T) {
 	}
 }
 
+func TestTables_NamesAndOrdersAreUnique(t *testing.T) {
+	names := map[string]bool{}
+	for i, tb := range tables {
+		if names[tb.name] {
+			t.Errorf("table %s registered twice", tb.name)
+		}
+		names[tb.name] = true
+		if i > 0 && tables[i-1].order >= tb.order {
+			t.Errorf("%s and %s share order %d: the schema and dump order would depend on the file order", tables[i-1].name, tb.name, tb.order)
+		}
+		if tb.key < 1 || tb.key > len(tb.columns) {
+			t.Errorf("%s: key %d of %d columns", tb.name, tb.key, len(tb.columns))
+		}
+	}
+}
+
 // TestTables_StatementsAreDerivedFromTheColumns pins the statements the
 // projector prepares for one table of each kind.
 func TestTables_StatementsAreDerivedFromTheColumns(t *testing.T) {
