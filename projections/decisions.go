@@ -6,22 +6,36 @@ import (
 	"github.com/fledger/fledger/events"
 )
 
-// decisionColumns are fallback_decisions' columns in table order: the
-// stream position (seq, idx), time and agent, then the
+// fallbackDecisions is the fallback_decisions table: one row per
+// FallbackStepped event (model_fallback_decision), keyed by its stream
+// position (seq, idx), then its time and agent, then the
 // model_fallback_decision fields with OpenClaw's names (reference §8, the
 // JSON names of [events.FallbackStepped]).
-var decisionColumns = []string{
-	"seq", "idx", "at", "agent", "turnId", "sessionId", "decision",
-	"requestedProvider", "requestedModel", "candidateProvider", "candidateModel",
-	"candidateRouteOrigin", "attempt", "total", "reason", "status", "code",
-	"errorPreview", "errorHash", "nextCandidateProvider", "nextCandidateModel",
-	"nextCandidateRouteOrigin", "isPrimary", "requestedModelMatched",
-	"fallbackConfigured", "allowTransientCooldownProbe", "profileCount",
-	"previousAttempts", "consoleMessage", "fallbackStepType",
-	"fallbackStepFromModel", "fallbackStepToModel", "fallbackStepFromFailureReason",
-	"fallbackStepFromFailureDetail", "fallbackStepChainPosition",
-	"fallbackStepFinalOutcome",
-}
+var fallbackDecisions = register(&table{
+	name: "fallback_decisions", order: 50, key: 2, withoutRowID: true,
+	columns: []column{
+		integer("seq"), integer("idx"), millis("at"), text("agent"),
+		text("turnId"), text("sessionId"), text("decision"),
+		text("requestedProvider"), text("requestedModel"),
+		text("candidateProvider"), text("candidateModel"), text("candidateRouteOrigin"),
+		integer("attempt"), integer("total"), text("reason"), integer("status"), text("code"),
+		text("errorPreview"), text("errorHash"),
+		text("nextCandidateProvider"), text("nextCandidateModel"), text("nextCandidateRouteOrigin"),
+		integer("isPrimary"), integer("requestedModelMatched"), integer("fallbackConfigured"),
+		integer("allowTransientCooldownProbe"), integer("profileCount"),
+		text("previousAttempts"), text("consoleMessage"),
+		text("fallbackStepType"), text("fallbackStepFromModel"), text("fallbackStepToModel"),
+		text("fallbackStepFromFailureReason"), text("fallbackStepFromFailureDetail"),
+		integer("fallbackStepChainPosition"), text("fallbackStepFinalOutcome"),
+	},
+	indexes: []index{
+		{"fallback_decisions_turn", []string{"turnId"}},
+		{"fallback_decisions_session", []string{"sessionId", "at"}},
+		{"fallback_decisions_at", []string{"at"}},
+	},
+	folds: []events.Payload{events.FallbackStepped{}},
+	rows:  appended(newDecisionRow, (*decisionRow).values),
+})
 
 // decisionRow is one fallback_decisions row: one FallbackStepped event.
 type decisionRow struct {
@@ -32,11 +46,12 @@ type decisionRow struct {
 	e     *events.FallbackStepped
 }
 
-func newDecisionRow(ev *events.Event, fs *events.FallbackStepped) decisionRow {
-	return decisionRow{seq: ev.Seq, idx: ev.Index, at: ev.At.UnixMilli(), agent: ev.Agent, e: fs}
+func newDecisionRow(ev *events.Event) (decisionRow, bool) {
+	fs, ok := ev.Data.(events.FallbackStepped)
+	return decisionRow{seq: ev.Seq, idx: ev.Index, at: ev.At.UnixMilli(), agent: ev.Agent, e: &fs}, ok
 }
 
-func (r *decisionRow) args() []any {
+func (r *decisionRow) values() []any {
 	e := r.e
 	prev := "[]"
 	if len(e.PreviousAttempts) > 0 {

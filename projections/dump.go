@@ -22,8 +22,11 @@ import (
 func (db *DB) Dump(ctx context.Context, w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	for _, t := range tables {
+		if t.internal {
+			continue
+		}
 		fmt.Fprintf(bw, "# %s\n", t.name)
-		if err := db.dumpTable(ctx, bw, t.name, t.orderBy); err != nil {
+		if err := db.dumpTable(ctx, bw, t); err != nil {
 			return err
 		}
 	}
@@ -39,8 +42,8 @@ func (db *DB) DumpHash(ctx context.Context) (string, error) {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func (db *DB) dumpTable(ctx context.Context, w *bufio.Writer, table, orderBy string) error {
-	rows, err := db.sql.QueryContext(ctx, "SELECT * FROM "+table+" ORDER BY "+orderBy)
+func (db *DB) dumpTable(ctx context.Context, w *bufio.Writer, t *table) error {
+	rows, err := db.sql.QueryContext(ctx, "SELECT * FROM "+t.name+" ORDER BY "+t.orderBy)
 	if err != nil {
 		return db.wrap(err)
 	}
@@ -66,7 +69,7 @@ func (db *DB) dumpTable(ctx context.Context, w *bufio.Writer, table, orderBy str
 			}
 			line = appendJSONString(line, c)
 			line = append(line, ':')
-			line = appendValue(line, c, vals[i])
+			line = appendValue(line, t.timeCols[c], vals[i])
 		}
 		line = append(line, '}', '\n')
 		if _, err := w.Write(line); err != nil {
@@ -76,13 +79,14 @@ func (db *DB) dumpTable(ctx context.Context, w *bufio.Writer, table, orderBy str
 	return db.wrap(rows.Err())
 }
 
-// appendValue renders one column value canonically.
-func appendValue(b []byte, col string, v any) []byte {
+// appendValue renders one column value canonically; isTime says the
+// column holds Unix ms.
+func appendValue(b []byte, isTime bool, v any) []byte {
 	switch x := v.(type) {
 	case nil:
 		return append(b, "null"...)
 	case int64:
-		if timeColumns[col] {
+		if isTime {
 			if x == 0 {
 				return append(b, "null"...)
 			}

@@ -176,7 +176,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	}
 	db.log.Info("projection schema version changed: rebuilding the projections from sequence 1",
 		"db", db.path, "database_version", have, "code_version", SchemaVersion)
-	if _, err := db.sql.ExecContext(ctx, dropSchema); err != nil {
+	if _, err := db.sql.ExecContext(ctx, dropSQL()); err != nil {
 		return db.wrap(err)
 	}
 	db.Rebuilt = true
@@ -189,7 +189,7 @@ func (db *DB) create(ctx context.Context) error {
 		return db.wrap(err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, schema); err != nil {
+	if _, err := tx.ExecContext(ctx, schemaSQL()); err != nil {
 		return db.wrap(err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO projection_meta (key, value) VALUES ('schema_version', ?)`, strconv.Itoa(SchemaVersion)); err != nil {

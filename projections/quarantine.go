@@ -39,7 +39,15 @@ type Quarantined struct {
 // quarantined message or missing run.
 const QuarantineLogPrefix = "projections: quarantined:"
 
-var quarantineColumns = []string{"seq", "lastSeq", "kind", "subject", "size", "reason"}
+// quarantined is the quarantined table: a row per [Quarantined]. Nothing
+// folds it; [Projector] records each undecodable message and missing run.
+var quarantined = register(&table{
+	name: "quarantined", order: 70, key: 1, withoutRowID: true,
+	columns: []column{
+		integer("seq"), integer("lastSeq"), text("kind"), text("subject"), integer("size"), text("reason"),
+	},
+	rows: cacheOf{newRows: func(st prepared) rows { return &quarantineRows{st: st} }},
+})
 
 type quarantineRow = Quarantined
 
@@ -55,14 +63,49 @@ func newQuarantineRow(de *events.DecodeError) quarantineRow {
 	return r
 }
 
-func (r *quarantineRow) args() []any {
+func (r *quarantineRow) values() []any {
 	return []any{int64(r.Seq), int64(r.LastSeq), r.Kind, r.Subject, r.Size, r.Reason}
 }
+
+// quarantineRows caches the quarantined rows of a catch-up in stream
+// order.
+type quarantineRows struct {
+	st   prepared
+	rows []quarantineRow
+}
+
+func (c *quarantineRows) write(w *writer) error {
+	if len(c.rows) == 0 {
+		return nil
+	}
+	put := w.stmt(c.st.put)
+	for i := range c.rows {
+		r := &c.rows[i]
+		if r.Kind == QuarantineMissing && r.Seq > 1 {
+			// The rest of a run an earlier catch-up stopped inside:
+			// extend its row, so the rows are a rebuild's.
+			res, err := w.tx.ExecContext(w.ctx, `UPDATE quarantined SET lastSeq = ? WHERE kind = ? AND lastSeq = ?`,
+				int64(r.LastSeq), QuarantineMissing, int64(r.Seq-1))
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n > 0 {
+				continue
+			}
+		}
+		if err := w.exec(put, r.values()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *quarantineRows) written() { c.rows = c.rows[:0] }
 
 // Quarantined lists the quarantined messages and missing runs in stream
 // order.
 func (db *DB) Quarantined(ctx context.Context) ([]Quarantined, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT seq, lastSeq, kind, subject, size, reason FROM quarantined ORDER BY seq`)
+	rows, err := db.sql.QueryContext(ctx, "SELECT "+quarantined.list+" FROM quarantined ORDER BY seq")
 	if err != nil {
 		return nil, db.wrap(err)
 	}

@@ -125,7 +125,7 @@ func (db *DB) UsageStats(ctx context.Context, f StatsFilter) ([]UsageStat, error
 	w.eq("agent", f.Agent)
 	w.eq("provider", f.Provider)
 	w.eq("profileId", f.Profile)
-	rows, err := db.sql.QueryContext(ctx, "SELECT "+strings.Join(usageColumns, ", ")+" FROM usage_stats"+w.sql()+" ORDER BY agent, profileId", w.args...)
+	rows, err := db.sql.QueryContext(ctx, "SELECT "+usageStats.list+" FROM usage_stats"+w.sql()+" ORDER BY agent, profileId", w.args...)
 	if err != nil {
 		return nil, db.wrap(err)
 	}
@@ -198,7 +198,7 @@ func (db *DB) Sessions(ctx context.Context, f SessionFilter) ([]SessionSelection
 	var w where
 	w.eq("agent", f.Agent)
 	w.eq("sessionKey", f.Session)
-	rows, err := db.sql.QueryContext(ctx, "SELECT "+strings.Join(sessionColumns, ", ")+" FROM session_selection"+w.sql()+" ORDER BY agent, sessionKey", w.args...)
+	rows, err := db.sql.QueryContext(ctx, "SELECT "+sessionSelection.list+" FROM session_selection"+w.sql()+" ORDER BY agent, sessionKey", w.args...)
 	if err != nil {
 		return nil, db.wrap(err)
 	}
@@ -296,7 +296,7 @@ func (db *DB) Decisions(ctx context.Context, f DecisionFilter) ([]Decision, erro
 	if !f.Since.IsZero() {
 		w.add("at >= ?", f.Since.UnixMilli())
 	}
-	q := "SELECT " + strings.Join(decisionColumns, ", ") + " FROM fallback_decisions" + w.sql()
+	q := "SELECT " + fallbackDecisions.list + " FROM fallback_decisions" + w.sql()
 	if f.Limit > 0 {
 		q = "SELECT * FROM (" + q + " ORDER BY seq DESC, idx DESC LIMIT " + fmt.Sprint(f.Limit) + ")"
 	}
@@ -380,7 +380,7 @@ func (db *DB) Turns(ctx context.Context, f TurnFilter) ([]Turn, error) {
 	if !f.Since.IsZero() {
 		w.add("startedAt >= ?", f.Since.UnixMilli())
 	}
-	q := "SELECT " + strings.Join(turnColumns, ", ") + " FROM turns" + w.sql()
+	q := "SELECT " + turns.list + " FROM turns" + w.sql()
 	if f.Limit > 0 {
 		q = "SELECT * FROM (" + q + " ORDER BY startedAt DESC, agent DESC, turnId DESC LIMIT " + fmt.Sprint(f.Limit) + ")"
 	}
@@ -425,7 +425,7 @@ type Skipped struct {
 
 // SkippedEvents returns the skipped_events rows by type.
 func (db *DB) SkippedEvents(ctx context.Context) ([]Skipped, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT type, count, firstSeq, lastSeq FROM skipped_events ORDER BY type`)
+	rows, err := db.sql.QueryContext(ctx, "SELECT "+skippedEvents.list+" FROM skipped_events ORDER BY type")
 	if err != nil {
 		return nil, db.wrap(err)
 	}

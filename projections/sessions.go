@@ -1,24 +1,35 @@
 package projections
 
 import (
-	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
+	"fmt"
 
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
 )
 
-// sessionColumns are session_selection's columns in table order; the first
-// two are the key.
-var sessionColumns = []string{
-	"agent", "sessionKey", "providerOverride", "modelOverride", "modelOverrideSource",
-	"autoOriginProvider", "autoOriginModel", "fallbacksOverride", "hasFallbacksOverride",
-	"authProfileOverride", "authProfileOverrideProvider", "authProfileOverrideSource",
-	"fallbackNoticeSelectedModel", "fallbackNoticeActiveModel", "fallbackNoticeReason",
-	"compactionCount", "lastReset", "lastResetAt", "updatedAt", "lastSeq",
-}
+// sessionSelection is the session_selection table: one row per (agent,
+// session key), the session's folded [policy.SessionState] (stored
+// selection, auth pin, fallback notice, compactions, last reset).
+var sessionSelection = register(&table{
+	name: "session_selection", order: 30, key: 2, withoutRowID: true, upsert: true,
+	columns: []column{
+		text("agent"), text("sessionKey"),
+		text("providerOverride"), text("modelOverride"), text("modelOverrideSource"),
+		text("autoOriginProvider"), text("autoOriginModel"),
+		text("fallbacksOverride"), integer("hasFallbacksOverride"),
+		text("authProfileOverride"), text("authProfileOverrideProvider"), text("authProfileOverrideSource"),
+		text("fallbackNoticeSelectedModel"), text("fallbackNoticeActiveModel"), text("fallbackNoticeReason"),
+		integer("compactionCount"), text("lastReset"), millis("lastResetAt"),
+		millis("updatedAt"), integer("lastSeq"),
+	},
+	folds: []events.Payload{
+		events.SessionModelSelected{}, events.SessionModelCleared{}, events.SessionAuthPinned{},
+		events.SessionAuthUnpinned{}, events.SessionReset{}, events.FallbackNoticeStateChanged{},
+		events.CompactionCompleted{},
+	},
+	rows: keyed(func(k key) keyedRow { return &sessionRow{key: k} }, nil),
+})
 
 // sessionRow is one session_selection row: the session's folded
 // [policy.SessionState] plus the time of its last reset.
@@ -27,21 +38,24 @@ type sessionRow struct {
 	st          policy.SessionState
 	lastResetAt int64
 	updatedAt   int64
-	lastSeq     uint64
-	dirty       bool
+	lastSeq     int64
+	// fallbacks and hasFallbacks are the columns as read back.
+	fallbacks    string
+	hasFallbacks int64
 }
 
 // fold applies one session event with [policy.EvolveSession]; a
 // SessionReset the state accepts also stamps lastResetAt.
-func (r *sessionRow) fold(p events.Payload, at int64, seq uint64) {
-	if e, ok := p.(events.SessionReset); ok && (r.st.Session == "" || r.st.Session == e.Session) {
+func (r *sessionRow) fold(ev *events.Event) {
+	at := ev.At.UnixMilli()
+	if e, ok := ev.Data.(events.SessionReset); ok && (r.st.Session == "" || r.st.Session == e.Session) {
 		r.lastResetAt = at
 	}
-	r.st = policy.EvolveSession(r.st, p)
-	r.updatedAt, r.lastSeq, r.dirty = at, seq, true
+	r.st = policy.EvolveSession(r.st, ev.Data)
+	r.updatedAt, r.lastSeq = at, int64(ev.Seq)
 }
 
-func (r *sessionRow) args() []any {
+func (r *sessionRow) values() []any {
 	s := &r.st
 	fb := ""
 	if len(s.Fallbacks) > 0 || s.HasFallbacks {
@@ -52,37 +66,29 @@ func (r *sessionRow) args() []any {
 		s.Origin.Provider, s.Origin.Model, fb, b2i(s.HasFallbacks),
 		s.Pin, s.PinProvider, s.PinSource,
 		s.Notice.Selected, s.Notice.Active, s.Notice.Reason,
-		s.CompactionCount, s.LastReset, r.lastResetAt, r.updatedAt, int64(r.lastSeq)}
+		s.CompactionCount, s.LastReset, r.lastResetAt, r.updatedAt, r.lastSeq}
 }
 
-// session returns the cached row for k, loading it on a miss.
-func (p *Projector) session(ctx context.Context, c *cache, k key) (*sessionRow, error) {
-	if r := c.sessions[k]; r != nil {
-		return r, nil
-	}
-	r := &sessionRow{key: k}
+func (r *sessionRow) dest() []any {
 	s := &r.st
-	var fb string
-	var hasFB, seq int64
-	err := p.stmts.loadSession.QueryRowContext(ctx, k.agent, k.id).Scan(&s.Model.Provider, &s.Model.Model, &s.Source,
-		&s.Origin.Provider, &s.Origin.Model, &fb, &hasFB, &s.Pin, &s.PinProvider, &s.PinSource,
-		&s.Notice.Selected, &s.Notice.Active, &s.Notice.Reason, &s.CompactionCount, &s.LastReset,
-		&r.lastResetAt, &r.updatedAt, &seq)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return nil, p.db.wrap(err)
-	default:
-		s.Session, s.HasFallbacks, r.lastSeq = k.id, hasFB != 0, uint64(seq)
-		if fb != "" {
-			if err := json.Unmarshal([]byte(fb), &s.Fallbacks); err != nil {
-				return nil, &DBError{Path: p.db.path, Detail: "session_selection.fallbacksOverride of " + k.id + ": " + err.Error(), Err: ErrCorrupt}
-			}
-			if len(s.Fallbacks) == 0 {
-				s.Fallbacks = nil
-			}
+	return []any{&s.Model.Provider, &s.Model.Model, &s.Source,
+		&s.Origin.Provider, &s.Origin.Model, &r.fallbacks, &r.hasFallbacks,
+		&s.Pin, &s.PinProvider, &s.PinSource,
+		&s.Notice.Selected, &s.Notice.Active, &s.Notice.Reason,
+		&s.CompactionCount, &s.LastReset, &r.lastResetAt, &r.updatedAt, &r.lastSeq}
+}
+
+func (r *sessionRow) loaded(id string) error {
+	s := &r.st
+	s.Session, s.HasFallbacks = id, r.hasFallbacks != 0
+	if r.fallbacks != "" {
+		if err := json.Unmarshal([]byte(r.fallbacks), &s.Fallbacks); err != nil {
+			return fmt.Errorf("fallbacksOverride of %s: %w", id, err)
+		}
+		if len(s.Fallbacks) == 0 {
+			s.Fallbacks = nil
 		}
 	}
-	c.sessions[k] = r
-	return r, nil
+	r.fallbacks = ""
+	return nil
 }

@@ -1,10 +1,6 @@
 package projections
 
 import (
-	"context"
-	"database/sql"
-	"errors"
-
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
 )
@@ -18,20 +14,45 @@ const (
 	OutcomeUnfinished = "unfinished"
 )
 
-// turnColumns are the turns table's columns in table order; the first two
-// are the key.
-var turnColumns = []string{
-	"agent", "turnId", "sessionId", "chat", "requestedProvider", "requestedModel",
-	"selectionSource", "strict", "configHash", "answeredProvider", "answeredModel",
-	"answeredProfileId", "attempts", "outcome", "reason", "disposition",
-	"startedAt", "endedAt", "durationMs", "lastSeq",
+// turns is the turns table: one row per (agent, turn id), the turn's
+// folded [policy.TurnState] plus what its terminal event says. Every turn
+// event goes through [policy.EvolveTurn] (RetryScheduled, NoticeSent, …
+// change no column beyond what it keeps). TurnStarted opens a fresh row;
+// a finished turn leaves the cache once written.
+var turns = register(&table{
+	name: "turns", order: 40, key: 2, withoutRowID: true, upsert: true,
+	columns: []column{
+		text("agent"), text("turnId"), text("sessionId"), text("chat"),
+		text("requestedProvider"), text("requestedModel"), text("selectionSource"),
+		integer("strict"), text("configHash"),
+		text("answeredProvider"), text("answeredModel"), text("answeredProfileId"),
+		integer("attempts"), text("outcome"), text("reason"), text("disposition"),
+		millis("startedAt"), millis("endedAt"), integer("durationMs"), integer("lastSeq"),
+	},
+	indexes: []index{
+		{"turns_session", []string{"agent", "sessionId", "startedAt"}},
+		{"turns_started", []string{"startedAt"}},
+	},
+	folds: []events.Payload{
+		events.TurnStarted{}, events.AttemptStarted{}, events.AttemptFailed{}, events.AttemptSucceeded{},
+		events.RetryScheduled{}, events.CandidateSkipped{}, events.FallbackStepped{},
+		events.ChainRetryScheduled{}, events.NoticeSent{}, events.TurnSucceeded{}, events.TurnExhausted{},
+		events.TurnStopped{},
+	},
+	rows: keyed(func(k key) keyedRow { return &turnRow{key: k} }, opensTurn),
+})
+
+// opensTurn: a TurnStarted opens a fresh row (nothing to read back).
+func opensTurn(p events.Payload) bool {
+	_, ok := p.(events.TurnStarted)
+	return ok
 }
 
 // turnRow is one turns row: the turn's folded [policy.TurnState] (phase,
 // attempts, what TurnStarted said) plus what its terminal event says.
 // Only the TurnState fields the row holds are restored when a turn is
-// reloaded from the table; the decider-only fields (tried profiles, probe
-// slots, summary…) never reach a column.
+// read back from the table; the decider-only fields (tried profiles,
+// probe slots, summary…) never reach a column.
 type turnRow struct {
 	key
 	st          policy.TurnState
@@ -41,8 +62,10 @@ type turnRow struct {
 	disposition string
 	endedAt     int64
 	durationMs  int64
-	lastSeq     uint64
-	dirty       bool
+	lastSeq     int64
+	// strict and outcome are the columns as read back.
+	strict       int64
+	savedOutcome string
 }
 
 // outcome maps the folded phase to the turns.outcome column.
@@ -58,42 +81,61 @@ func (r *turnRow) outcome() string {
 	return OutcomeUnfinished
 }
 
-func (r *turnRow) finished() bool { return r.outcome() != OutcomeUnfinished }
+// done: a finished turn leaves the cache once written.
+func (r *turnRow) done() bool { return r.outcome() != OutcomeUnfinished }
 
 // fold applies one turn event with [policy.EvolveTurn] and records the
 // terminal event's facts.
-func (r *turnRow) fold(p events.Payload, at int64, seq uint64) {
+func (r *turnRow) fold(ev *events.Event) {
+	p := ev.Data
 	if _, ok := p.(events.TurnStarted); ok {
 		*r = turnRow{key: r.key}
 	}
 	r.st = policy.EvolveTurn(r.st, p)
-	r.lastSeq, r.dirty = seq, true
+	r.lastSeq = int64(ev.Seq)
 	switch e := p.(type) {
 	case events.TurnSucceeded:
 		if e.TurnID == r.st.TurnID {
 			r.answered, r.answeredBy, r.reason, r.disposition = e.AnsweredBy, e.ProfileID, "", ""
-			r.endedAt, r.durationMs = at, e.DurationMs
+			r.endedAt, r.durationMs = ev.At.UnixMilli(), e.DurationMs
 		}
 	case events.TurnExhausted:
 		if e.TurnID == r.st.TurnID {
-			r.reason, r.disposition, r.endedAt, r.durationMs = e.Reason, "", at, e.DurationMs
+			r.reason, r.disposition, r.endedAt, r.durationMs = e.Reason, "", ev.At.UnixMilli(), e.DurationMs
 		}
 	case events.TurnStopped:
 		if e.TurnID == r.st.TurnID {
-			r.reason, r.disposition, r.endedAt, r.durationMs = e.Reason, e.Disposition, at, e.DurationMs
+			r.reason, r.disposition, r.endedAt, r.durationMs = e.Reason, e.Disposition, ev.At.UnixMilli(), e.DurationMs
 		}
 	}
 }
 
-func (r *turnRow) args() []any {
+func (r *turnRow) values() []any {
 	s := &r.st
 	return []any{r.agent, r.id, s.Session, s.Chat, s.Requested.Provider, s.Requested.Model,
 		s.SelectionSource, b2i(s.Strict), s.ConfigHash, r.answered.Provider, r.answered.Model,
 		r.answeredBy, s.Attempts, r.outcome(), r.reason, r.disposition,
-		s.StartedAt, r.endedAt, r.durationMs, int64(r.lastSeq)}
+		s.StartedAt, r.endedAt, r.durationMs, r.lastSeq}
 }
 
-// phaseOf is the phase a reloaded row resumes in.
+func (r *turnRow) dest() []any {
+	s := &r.st
+	return []any{&s.Session, &s.Chat, &s.Requested.Provider, &s.Requested.Model,
+		&s.SelectionSource, &r.strict, &s.ConfigHash, &r.answered.Provider, &r.answered.Model,
+		&r.answeredBy, &s.Attempts, &r.savedOutcome, &r.reason, &r.disposition,
+		&s.StartedAt, &r.endedAt, &r.durationMs, &r.lastSeq}
+}
+
+func (r *turnRow) loaded(id string) error {
+	s := &r.st
+	s.Strict, s.Phase = r.strict != 0, phaseOf(r.savedOutcome)
+	if s.Session != "" || s.StartedAt != 0 {
+		s.TurnID = id // the row was opened by TurnStarted
+	}
+	return nil
+}
+
+// phaseOf is the phase a row read back resumes in.
 func phaseOf(outcome string) string {
 	switch outcome {
 	case OutcomeSucceeded:
@@ -104,35 +146,4 @@ func phaseOf(outcome string) string {
 		return policy.PhaseStopped
 	}
 	return policy.PhaseRunning
-}
-
-// turn returns the cached row for k; TurnStarted opens a fresh one, other
-// events load it from the table on a miss.
-func (p *Projector) turn(ctx context.Context, c *cache, k key, first events.Payload) (*turnRow, error) {
-	if r := c.turns[k]; r != nil {
-		return r, nil
-	}
-	r := &turnRow{key: k}
-	c.turns[k] = r
-	if _, ok := first.(events.TurnStarted); ok {
-		return r, nil
-	}
-	s := &r.st
-	var strict, seq int64
-	var outcome string
-	err := p.stmts.loadTurn.QueryRowContext(ctx, k.agent, k.id).Scan(&s.Session, &s.Chat, &s.Requested.Provider,
-		&s.Requested.Model, &s.SelectionSource, &strict, &s.ConfigHash, &r.answered.Provider, &r.answered.Model,
-		&r.answeredBy, &s.Attempts, &outcome, &r.reason, &r.disposition, &s.StartedAt, &r.endedAt, &r.durationMs, &seq)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		delete(c.turns, k)
-		return nil, p.db.wrap(err)
-	default:
-		s.Strict, s.Phase, r.lastSeq = strict != 0, phaseOf(outcome), uint64(seq)
-		if s.Session != "" || s.StartedAt != 0 {
-			s.TurnID = k.id // the row was opened by TurnStarted
-		}
-	}
-	return r, nil
 }

@@ -1,48 +1,77 @@
 package projections
 
 import (
-	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
+	"fmt"
 
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
 )
 
-// usageColumns are usage_stats' columns in table order; the first two are
-// the key.
-var usageColumns = []string{
-	"agent", "profileId", "provider", "lastUsed", "lastProbeAt", "errorCount",
-	"lastFailureAt", "failureCounts", "cooldownUntil", "cooldownReason",
-	"cooldownModel", "disabledUntil", "disabledReason", "blockedUntil", "blockedReason",
-	"blockedSource", "blockedModel", "updatedAt", "lastSeq",
-}
+// usageStats is the usage_stats table: one row per (agent, auth
+// profile), the profile's folded [policy.ProfileState] (reference §4
+// usageStats).
+var usageStats = register(&table{
+	name: "usage_stats", order: 20, key: 2, withoutRowID: true, upsert: true,
+	columns: []column{
+		text("agent"), text("profileId"), text("provider"),
+		millis("lastUsed"), millis("lastProbeAt"), integer("errorCount"),
+		millis("lastFailureAt"), text("failureCounts"),
+		millis("cooldownUntil"), text("cooldownReason"), text("cooldownModel"),
+		millis("disabledUntil"), text("disabledReason"),
+		millis("blockedUntil"), text("blockedReason"), text("blockedSource"), text("blockedModel"),
+		millis("updatedAt"), integer("lastSeq"),
+	},
+	folds: []events.Payload{
+		events.ProfileFailureRecorded{}, events.ProfileSucceeded{}, events.ProfileUsed{}, events.ProfileCleared{},
+	},
+	rows: keyed(func(k key) keyedRow { return &profileRow{key: k} }, nil),
+})
 
 // profileRow is one usage_stats row: the profile's folded
-// [policy.ProfileState] (reference §4 usageStats) plus bookkeeping.
+// [policy.ProfileState] plus bookkeeping.
 type profileRow struct {
 	key
 	st policy.ProfileState
 	// updatedAt is the envelope time of the last event folded (Unix ms),
 	// lastSeq its stream sequence.
 	updatedAt int64
-	lastSeq   uint64
-	dirty     bool
+	lastSeq   int64
+	// counts is failureCounts as read back (JSON).
+	counts string
 }
 
 // fold applies one profile event with [policy.EvolveProfile].
-func (r *profileRow) fold(p events.Payload, at int64, seq uint64) {
-	r.st = policy.EvolveProfile(r.st, p)
-	r.updatedAt, r.lastSeq, r.dirty = at, seq, true
+func (r *profileRow) fold(ev *events.Event) {
+	r.st = policy.EvolveProfile(r.st, ev.Data)
+	r.updatedAt, r.lastSeq = ev.At.UnixMilli(), int64(ev.Seq)
 }
 
-func (r *profileRow) args() []any {
+func (r *profileRow) values() []any {
 	s := &r.st
 	return []any{r.agent, r.id, s.Provider, s.LastUsed, s.LastProbeAt, s.ErrorCount,
 		s.LastFailureAt, countsJSON(s.FailureCounts), s.CooldownUntil, s.CooldownReason,
 		s.CooldownModel, s.DisabledUntil, s.DisabledReason, s.BlockedUntil, s.BlockedReason,
-		s.BlockedSource, s.BlockedModel, r.updatedAt, int64(r.lastSeq)}
+		s.BlockedSource, s.BlockedModel, r.updatedAt, r.lastSeq}
+}
+
+func (r *profileRow) dest() []any {
+	s := &r.st
+	return []any{&s.Provider, &s.LastUsed, &s.LastProbeAt, &s.ErrorCount,
+		&s.LastFailureAt, &r.counts, &s.CooldownUntil, &s.CooldownReason,
+		&s.CooldownModel, &s.DisabledUntil, &s.DisabledReason, &s.BlockedUntil, &s.BlockedReason,
+		&s.BlockedSource, &s.BlockedModel, &r.updatedAt, &r.lastSeq}
+}
+
+func (r *profileRow) loaded(id string) error {
+	r.st.ProfileID = id
+	if r.counts != "{}" {
+		if err := json.Unmarshal([]byte(r.counts), &r.st.FailureCounts); err != nil {
+			return fmt.Errorf("failureCounts of %s: %w", id, err)
+		}
+	}
+	r.counts = ""
+	return nil
 }
 
 // countsJSON renders failureCounts as a JSON object with sorted keys ("{}"
@@ -53,34 +82,4 @@ func countsJSON(m map[string]int) string {
 	}
 	b, _ := json.Marshal(m) // map keys are sorted by encoding/json
 	return string(b)
-}
-
-// profile returns the cached row for k, loading it from the table on a
-// miss (a new profile starts empty).
-func (p *Projector) profile(ctx context.Context, c *cache, k key) (*profileRow, error) {
-	if r := c.profiles[k]; r != nil {
-		return r, nil
-	}
-	r := &profileRow{key: k}
-	var counts string
-	var seq int64
-	s := &r.st
-	err := p.stmts.loadUsage.QueryRowContext(ctx, k.agent, k.id).Scan(&s.Provider, &s.LastUsed, &s.LastProbeAt,
-		&s.ErrorCount, &s.LastFailureAt, &counts, &s.CooldownUntil, &s.CooldownReason, &s.CooldownModel,
-		&s.DisabledUntil, &s.DisabledReason, &s.BlockedUntil, &s.BlockedReason, &s.BlockedSource, &s.BlockedModel,
-		&r.updatedAt, &seq)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return nil, p.db.wrap(err)
-	default:
-		s.ProfileID, r.lastSeq = k.id, uint64(seq)
-		if counts != "{}" {
-			if err := json.Unmarshal([]byte(counts), &s.FailureCounts); err != nil {
-				return nil, &DBError{Path: p.db.path, Detail: "usage_stats.failureCounts of " + k.id + ": " + err.Error(), Err: ErrCorrupt}
-			}
-		}
-	}
-	c.profiles[k] = r
-	return r, nil
 }

@@ -1,0 +1,226 @@
+package projections
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/fledger/fledger/events"
+)
+
+// rows is one table's cache during a catch-up: what the table folded
+// since the last flush, written by the flush inside its transaction.
+type rows interface {
+	// write writes the rows changed since the last flush.
+	write(w *writer) error
+	// written is called once the flush's transaction committed: the
+	// rows are clean again.
+	written()
+}
+
+// folder is the cache of a table that folds events (its [table].folds).
+type folder interface {
+	rows
+	// fold folds one decoded event of a type the table folds.
+	fold(ctx context.Context, ev *events.Event) error
+}
+
+// cacheOf says how a table caches its rows during a catch-up: newRows
+// makes the cache, loads says it reads rows back (prepares the get
+// statement).
+type cacheOf struct {
+	newRows func(st prepared) rows
+	loads   bool
+}
+
+// prepared is a table's statements, prepared once per catch-up on the
+// database's single connection.
+type prepared struct {
+	t        *table
+	db       *DB
+	put, get *sql.Stmt
+}
+
+func (st *prepared) close() {
+	for _, s := range []*sql.Stmt{st.put, st.get} {
+		if s != nil {
+			_ = s.Close()
+		}
+	}
+}
+
+// writer executes a flush's statements in its transaction, counting the
+// rows for [WithFailAfter].
+type writer struct {
+	ctx context.Context
+	tx  *sql.Tx
+	p   *Projector
+}
+
+// stmt returns st bound to the transaction.
+func (w *writer) stmt(st *sql.Stmt) *sql.Stmt { return w.tx.StmtContext(w.ctx, st) }
+
+// exec writes one row with st (bound by stmt).
+func (w *writer) exec(st *sql.Stmt, args []any) error {
+	if w.p.failAfter > 0 {
+		w.p.written++
+		if w.p.written >= w.p.failAfter {
+			return ErrInjected
+		}
+	}
+	_, err := st.ExecContext(w.ctx, args...)
+	return err
+}
+
+// key identifies an aggregate instance: agent and envelope key.
+type key struct{ agent, id string }
+
+// keyedRow is a row of a table keyed by (agent, envelope key): one
+// aggregate's folded state.
+type keyedRow interface {
+	// fold folds one of the table's events.
+	fold(ev *events.Event)
+	// values are every column in table order (the put's arguments).
+	values() []any
+	// dest are the scan destinations of the non-key columns in table
+	// order (the get's result).
+	dest() []any
+	// loaded completes a row read back with dest for key id (decodes its
+	// JSON columns); an error names the column and makes the database
+	// corrupt.
+	loaded(id string) error
+}
+
+// evictable is a keyedRow that can leave the cache once written (a
+// finished turn): the next event of its key reads it back.
+type evictable interface{ done() bool }
+
+// keyed caches a table of aggregates: a row per (agent, envelope key),
+// read back from the table the first time a catch-up meets the key
+// (unless fresh says the event opens a new one), folded in memory, and
+// upserted at the flush when it changed.
+func keyed(newRow func(k key) keyedRow, fresh func(events.Payload) bool) cacheOf {
+	return cacheOf{loads: true, newRows: func(st prepared) rows {
+		return &keyedRows{st: st, newRow: newRow, fresh: fresh, rows: map[key]*keyedEntry{}}
+	}}
+}
+
+type keyedRows struct {
+	st     prepared
+	newRow func(k key) keyedRow
+	fresh  func(events.Payload) bool
+	rows   map[key]*keyedEntry
+	dirty  []*keyedEntry // changed since the last flush, in fold order
+}
+
+type keyedEntry struct {
+	key
+	row   keyedRow
+	dirty bool
+}
+
+func (c *keyedRows) fold(ctx context.Context, ev *events.Event) error {
+	k := key{ev.Agent, ev.Key}
+	e := c.rows[k]
+	if e == nil {
+		r := c.newRow(k)
+		if c.fresh == nil || !c.fresh(ev.Data) {
+			if err := c.load(ctx, k, r); err != nil {
+				return err
+			}
+		}
+		e = &keyedEntry{key: k, row: r}
+		c.rows[k] = e
+	}
+	e.row.fold(ev)
+	if !e.dirty {
+		e.dirty = true
+		c.dirty = append(c.dirty, e)
+	}
+	return nil
+}
+
+// load reads k's row into r; a missing row leaves r new.
+func (c *keyedRows) load(ctx context.Context, k key, r keyedRow) error {
+	err := c.st.get.QueryRowContext(ctx, k.agent, k.id).Scan(r.dest()...)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return c.st.db.wrap(err)
+	}
+	if err := r.loaded(k.id); err != nil {
+		return &DBError{Path: c.st.db.path, Detail: c.st.t.name + "." + err.Error(), Err: ErrCorrupt}
+	}
+	return nil
+}
+
+func (c *keyedRows) write(w *writer) error {
+	if len(c.dirty) == 0 {
+		return nil
+	}
+	put := w.stmt(c.st.put)
+	for _, e := range c.dirty {
+		if err := w.exec(put, e.row.values()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *keyedRows) written() {
+	for _, e := range c.dirty {
+		e.dirty = false
+		if ev, ok := e.row.(evictable); ok && ev.done() {
+			delete(c.rows, e.key)
+		}
+	}
+	c.dirty = c.dirty[:0]
+}
+
+// appended caches a table with a row per event (fallback_decisions):
+// newRow makes the row of one of the table's events (false: the event
+// makes none), values gives its columns in table order, and the flush
+// inserts the rows.
+func appended[R any](newRow func(ev *events.Event) (R, bool), values func(r *R) []any) cacheOf {
+	return cacheOf{newRows: func(st prepared) rows {
+		return &appendedRows[R]{st: st, newRow: newRow, values: values}
+	}}
+}
+
+type appendedRows[R any] struct {
+	st     prepared
+	newRow func(ev *events.Event) (R, bool)
+	values func(r *R) []any
+	rows   []R
+}
+
+func (c *appendedRows[R]) fold(_ context.Context, ev *events.Event) error {
+	if r, ok := c.newRow(ev); ok {
+		c.rows = append(c.rows, r)
+	}
+	return nil
+}
+
+func (c *appendedRows[R]) write(w *writer) error {
+	if len(c.rows) == 0 {
+		return nil
+	}
+	put := w.stmt(c.st.put)
+	for i := range c.rows {
+		if err := w.exec(put, c.values(&c.rows[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *appendedRows[R]) written() { c.rows = c.rows[:0] }
+
+// b2i stores a bool as 0/1.
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

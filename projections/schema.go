@@ -1,0 +1,27 @@
+package projections
+
+// The tables themselves are declared one a file ([table], register):
+// projection_meta and checkpoint in checkpoint.go, usage_stats,
+// session_selection (sessions.go), turns, fallback_decisions
+// (decisions.go), skipped_events (skipped.go) and quarantined
+// (quarantine.go). TestSchema_IsVersion4 pins the schema they generate
+// to testdata/schema_v4.sql.
+
+// SchemaVersion is the version of the projection tables this code writes.
+// A database with a lower version is rebuilt from sequence 1 when opened
+// (with a log line); one with a higher version is refused with
+// [ErrNewerSchema]. Bump it whenever a table, a column or the meaning of
+// a value changes.
+//
+// Version 2: the database is bound to the ledger it is built from
+// (projection_meta ledger_stream, ledger_created, ledger_first_id; see
+// [DB.Bind]). A version 1 database carries no fingerprint, may hold a mix
+// of two ledgers, and is rebuilt.
+//
+// Version 3: the quarantined table (stored messages that are not fledger
+// commits, and sequences missing from the stream).
+//
+// Version 4: usage_stats gains the subscription block (blockedUntil,
+// blockedReason, blockedSource, blockedModel; issue 17). A version 3
+// database is rebuilt from sequence 1, which fills them from the events.
+const SchemaVersion = 4
