@@ -94,7 +94,7 @@ func (r *turnRow) args() []any {
 }
 
 // phaseOf is the phase a reloaded row resumes in.
-func phaseOf(outcome string) string {
+func phaseOf(outcome string) policy.TurnPhase {
 	switch outcome {
 	case OutcomeSucceeded:
 		return policy.PhaseSucceeded
