@@ -1,7 +1,5 @@
 package events
 
-import "fmt"
-
 // Disposition is what the failover loop may do after a classified failure
 // (POLICY "Reasons, status, disposition"). AttemptFailed.Disposition and
 // TurnStopped.Disposition hold one of [Dispositions].
@@ -35,10 +33,5 @@ var Dispositions = []Disposition{
 
 // ParseDisposition returns the Disposition spelled s, or an error naming s.
 func ParseDisposition(s string) (Disposition, error) {
-	for _, d := range Dispositions {
-		if string(d) == s {
-			return d, nil
-		}
-	}
-	return "", fmt.Errorf("events: unknown disposition %q", s)
+	return parseIn("disposition", Dispositions, s)
 }

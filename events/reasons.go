@@ -77,13 +77,27 @@ var Reasons = []Reason{
 
 // ParseReason returns the Reason spelled s, or an error naming s when it is
 // not one of the sixteen spellings (matching is exact).
-func ParseReason(s string) (Reason, error) {
-	for _, r := range Reasons {
-		if string(r) == s {
-			return r, nil
+func ParseReason(s string) (Reason, error) { return parseIn("reason", Reasons, s) }
+
+// Spellings returns the members of a closed set ([Reasons],
+// [Dispositions]) as the strings payloads and schemas hold.
+func Spellings[S ~string](set []S) []string {
+	out := make([]string, len(set))
+	for i, x := range set {
+		out[i] = string(x)
+	}
+	return out
+}
+
+// parseIn returns the member of set spelled s, or an error naming s and
+// what the set holds.
+func parseIn[S ~string](what string, set []S, s string) (S, error) {
+	for _, x := range set {
+		if string(x) == s {
+			return x, nil
 		}
 	}
-	return "", fmt.Errorf("events: unknown reason %q", s)
+	return "", fmt.Errorf("events: unknown %s %q", what, s)
 }
 
 // Valid reports whether r is one of the sixteen reasons.

@@ -54,14 +54,6 @@ func taggedFields(t reflect.Type, tag string, seen map[reflect.Type]bool) int {
 	return n
 }
 
-func strs[S ~string](xs []S) []string {
-	out := make([]string, len(xs))
-	for i, x := range xs {
-		out[i] = string(x)
-	}
-	return out
-}
-
 // TestVocabulary_SchemaEnumsAreTheEventsSets: every enum in every event
 // schema that names a reason (or a disposition) lists exactly
 // events.Reasons (events.Dispositions), in order, and the current schema
@@ -73,8 +65,8 @@ func TestVocabulary_SchemaEnumsAreTheEventsSets(t *testing.T) {
 		member string // a spelling only this set has
 		tag    string // the payload tag of its fields ("" = literal tag)
 	}{
-		{"reasons", strs(events.Reasons), string(events.ReasonAuthPermanent), "reason"},
-		{"dispositions", strs(events.Dispositions), string(events.DispositionCoordination), ""},
+		{"reasons", events.Spellings(events.Reasons), string(events.ReasonAuthPermanent), "reason"},
+		{"dispositions", events.Spellings(events.Dispositions), string(events.DispositionCoordination), ""},
 	}
 	files, err := fs.Glob(schemas.EventFiles(), "events/*.json")
 	if err != nil || len(files) == 0 {

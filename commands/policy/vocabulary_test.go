@@ -82,14 +82,6 @@ func sortedValuesOf(m map[string]string) []string {
 	return out
 }
 
-func asStrings[S ~string](xs []S) []string {
-	out := make([]string, len(xs))
-	for i, x := range xs {
-		out[i] = string(x)
-	}
-	return out
-}
-
 // TestVocabulary_EveryClosedSetIsTheStoredOne: each closed string set the
 // decider declares is exactly the set its stored field takes (the payload
 // enum tag the schemas are generated from, or the events vocabulary), and
@@ -111,12 +103,12 @@ func TestVocabulary_EveryClosedSetIsTheStoredOne(t *testing.T) {
 			"ReasonContextOverflow": ReasonContextOverflow, "ReasonModelNotFound": ReasonModelNotFound,
 			"ReasonSessionExpired": ReasonSessionExpired, "ReasonEmptyResponse": ReasonEmptyResponse,
 			"ReasonNoErrorDetails": ReasonNoErrorDetails, "ReasonUnclassified": ReasonUnclassified, "ReasonUnknown": ReasonUnknown,
-		}, asStrings(events.Reasons)},
+		}, events.Spellings(events.Reasons)},
 		{"dispositions", "Disposition", "", map[string]string{
 			"DispositionFailover": DispositionFailover, "DispositionCompaction": DispositionCompaction,
 			"DispositionAbort": DispositionAbort, "DispositionRefusal": DispositionRefusal,
 			"DispositionCoordination": DispositionCoordination,
-		}, asStrings(events.Dispositions)},
+		}, events.Spellings(events.Dispositions)},
 		{"attempt kinds", "", "AttemptKind", map[string]string{
 			"KindFirst": string(KindFirst), "KindRetry": string(KindRetry), "KindRotation": string(KindRotation),
 			"KindFallback": string(KindFallback), "KindProbe": string(KindProbe), "KindChainRetry": string(KindChainRetry),

@@ -189,7 +189,7 @@ func (b *builder) structSchema(t reflect.Type) (*schema, error) {
 				return nil, fmt.Errorf("%s.%s: enum tag on a non-string field", t.Name(), f.Name)
 			}
 			if e == "reason" {
-				fs.Enum = reasonEnum()
+				fs.Enum = events.Spellings(events.Reasons)
 				typ = "string (a failover reason)"
 			} else {
 				fs.Enum = strings.Split(e, "|")
@@ -212,15 +212,6 @@ func (b *builder) structSchema(t reflect.Type) (*schema, error) {
 	s.Properties = &ps
 	b.fields[t.Name()] = docFields
 	return s, nil
-}
-
-// reasonEnum is [events.Reasons] as the strings a schema enum lists.
-func reasonEnum() []string {
-	out := make([]string, len(events.Reasons))
-	for i, r := range events.Reasons {
-		out[i] = string(r)
-	}
-	return out
 }
 
 // typeSchema returns the schema of a Go type and its docs type string.
