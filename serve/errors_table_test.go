@@ -104,3 +104,23 @@ func TestErrorTable_APIErrorAndUnknownErrors(t *testing.T) {
 		t.Errorf("toAPI(unknown) = %v, %v", got, ok)
 	}
 }
+
+// TestErrorTable_EverySentinelOfTheRequestRow: each policy refusal of the
+// shared 422 row is answered invalid_request with its own words.
+func TestErrorTable_EverySentinelOfTheRequestRow(t *testing.T) {
+	cases := []struct {
+		err    error
+		detail string
+	}{
+		{policy.ErrPinProvider, "profile does not match the selected provider"},
+		{policy.ErrBadSource, "unknown selection source"},
+		{policy.ErrNoModel, "no model selected and no primary configured"},
+		{policy.ErrBadOrder, "invalid auth order"},
+	}
+	for _, tc := range cases {
+		ae, ok := toAPI(fmt.Errorf("engine: %w", tc.err))
+		if !ok || ae.Status != 422 || ae.Code != CodeInvalidRequest || ae.Detail != tc.detail {
+			t.Errorf("toAPI(%v) = %+v, %v", tc.err, ae, ok)
+		}
+	}
+}
