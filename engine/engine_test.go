@@ -54,7 +54,7 @@ func TestRunTurn_RateLimitRotatesThenFallsBack(t *testing.T) {
 func TestRunTurn_UserSelectionStrictFailsVisibly(t *testing.T) {
 	e := newEngine(t, openStore(t), newFakeClock())
 	ctx := ctxT(t)
-	_, err := e.SelectModel(ctx, "s1", events.ModelRef{Provider: "openai", Model: "gpt-5"}, policy.SourceUser, nil, "")
+	_, err := e.SelectModel(ctx, "s1", events.ModelRef{Provider: "openai", Model: "gpt-5"}, string(policy.SourceUser), nil, "")
 	require_NoError(t, err)
 	res, err := e.RunTurn(ctx, TurnRequest{Session: "s1"}, script{"openai/gpt-5": &classify.ProviderError{Status: 401, Code: "invalid_api_key", Message: "Incorrect API key provided"}})
 	var ex *ExhaustedError
@@ -85,7 +85,7 @@ func twoEngineFailure(t *testing.T, a, b *Engine, clock *fakeClock) {
 	t.Helper()
 	ctx := ctxT(t)
 	for _, e := range []*Engine{a, b} {
-		_, err := e.SelectModel(ctx, "s-"+fmt.Sprint(e == a), events.ModelRef{Provider: "openai", Model: "gpt-5"}, policy.SourceUser, nil, "")
+		_, err := e.SelectModel(ctx, "s-"+fmt.Sprint(e == a), events.ModelRef{Provider: "openai", Model: "gpt-5"}, string(policy.SourceUser), nil, "")
 		require_NoError(t, err)
 	}
 	fail := script{"openai/gpt-5": &classify.ProviderError{Status: 401, Code: "invalid_api_key", Message: "Incorrect API key provided"}}

@@ -475,7 +475,7 @@ func TestRace_SessionCommandAndTurn(t *testing.T) {
 				if cmd == "reset" {
 					_, cmdErr = b.Reset(ctx, "s1", "new")
 				} else {
-					_, cmdErr = b.SelectModel(ctx, "s1", events.ModelRef{Provider: "openai", Model: "gpt-5"}, policy.SourceUser, nil, "")
+					_, cmdErr = b.SelectModel(ctx, "s1", events.ModelRef{Provider: "openai", Model: "gpt-5"}, string(policy.SourceUser), nil, "")
 				}
 			}()
 			wg.Wait()

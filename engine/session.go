@@ -31,10 +31,10 @@ func (e *Engine) SelectModel(ctx context.Context, session string, m events.Model
 		}
 	}
 	if source == "" {
-		source = policy.SourceUser
+		source = string(policy.SourceUser)
 	}
 	return e.sessionCommand(ctx, session, func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error) {
-		out, err := policy.SelectModel(s, session, m, source, origin)
+		out, err := policy.SelectModel(s, session, m, policy.SelectionSource(source), origin)
 		if err != nil || profile == "" {
 			return out, err
 		}
@@ -62,9 +62,9 @@ func (e *Engine) PinProfile(ctx context.Context, session, profile, source string
 	}
 	return e.sessionCommand(ctx, session, func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error) {
 		switch source {
-		case "", policy.PinUser:
+		case "", string(policy.PinUser):
 			return cfg.PinProfile(s, session, profile)
-		case policy.PinAuto:
+		case string(policy.PinAuto):
 			p, ok := cfg.Profile(profile)
 			if !ok {
 				return nil, fmt.Errorf("%w: %q", policy.ErrUnknownProfile, profile)
@@ -74,9 +74,9 @@ func (e *Engine) PinProfile(ctx context.Context, session, profile, source string
 			}
 			var out []events.Payload
 			if s.Pin != "" {
-				out = append(out, events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: s.PinSource, Cause: policy.UnpinReplaced})
+				out = append(out, events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: string(s.PinSource), Cause: policy.UnpinReplaced})
 			}
-			return append(out, events.SessionAuthPinned{Session: session, ProfileID: profile, Provider: p.Provider, Source: policy.PinAuto}), nil
+			return append(out, events.SessionAuthPinned{Session: session, ProfileID: profile, Provider: p.Provider, Source: string(policy.PinAuto)}), nil
 		}
 		return nil, fmt.Errorf("%w: pin source %q is not auto|user", ErrBadRequest, source)
 	})

@@ -207,7 +207,7 @@ func (s *state) turnInputs(ev *events.Event) {
 			v.lastAutoProbeAt = max(v.lastAutoProbeAt, e.StartedAt)
 		}
 	case events.AttemptStarted:
-		if e.Kind == policy.KindProbe && e.CandidateIndex == 0 {
+		if policy.AttemptKind(e.Kind) == policy.KindProbe && e.CandidateIndex == 0 {
 			s.probeAt[e.Provider] = max(s.probeAt[e.Provider], e.StartedAt)
 		}
 	case events.AttemptFailed:

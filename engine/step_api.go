@@ -427,7 +427,7 @@ func nextOf(c *turnCommit, cfg *policy.Config) policy.Next {
 	for _, ev := range c.events {
 		switch p := ev.Data.(type) {
 		case events.NoticeSent:
-			n.Notices = append(n.Notices, policy.Notice{Kind: p.Kind, Text: p.Text, Delivered: p.Delivered})
+			n.Notices = append(n.Notices, policy.Notice{Kind: policy.NoticeKind(p.Kind), Text: p.Text, Delivered: p.Delivered})
 		case events.TurnSucceeded:
 			n.Kind, n.AnsweredBy, n.ProfileID = policy.NextDone, p.AnsweredBy, p.ProfileID
 		case events.TurnExhausted:
@@ -460,7 +460,7 @@ func nextOf(c *turnCommit, cfg *policy.Config) policy.Next {
 		cur := st.Current
 		n.Kind = policy.NextCall
 		n.Call = &policy.Call{Provider: cur.Provider, Model: cur.Model, ProfileID: cur.ProfileID, Attempt: cur.Attempt,
-			CandidateIndex: cur.CandidateIndex, Kind: cur.Kind, Round: cur.Round}
+			CandidateIndex: cur.CandidateIndex, Kind: policy.AttemptKind(cur.Kind), Round: cur.Round}
 	}
 	return n
 }

@@ -157,7 +157,7 @@ func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*
 func (e *Engine) call(ctx context.Context, req TurnRequest, c *policy.Call, caller Caller) (Answer, policy.Outcome, error) {
 	start := e.opt.clock.Now()
 	ans, err := caller.Call(ctx, CallRequest{Provider: c.Provider, Model: c.Model, ProfileID: c.ProfileID,
-		Attempt: c.Attempt, CandidateIndex: c.CandidateIndex, Kind: c.Kind, TurnID: req.TurnID, Session: req.Session})
+		Attempt: c.Attempt, CandidateIndex: c.CandidateIndex, Kind: string(c.Kind), TurnID: req.TurnID, Session: req.Session})
 	end := e.opt.clock.Now()
 	if cerr := ctx.Err(); cerr != nil {
 		// The turn's own context ended: the engine is going away, not the

@@ -136,7 +136,7 @@ func (r *turnRow) loaded(id string) error {
 }
 
 // phaseOf is the phase a row read back resumes in.
-func phaseOf(outcome string) string {
+func phaseOf(outcome string) policy.TurnPhase {
 	switch outcome {
 	case OutcomeSucceeded:
 		return policy.PhaseSucceeded

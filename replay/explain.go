@@ -214,20 +214,20 @@ func explainWith(agent, turnID string, evs []events.Event, before map[string]pol
 func why(e events.TurnStarted) string {
 	var s string
 	switch e.SelectionSource {
-	case policy.SourceDefault:
+	case string(policy.SourceDefault):
 		s = "no model is stored on the session, so the turn requests the configured default primary (agents.defaults.model.primary); the chain adds agents.defaults.model.fallbacks in order, then the primary, without duplicates"
-	case policy.SourceAgent:
+	case string(policy.SourceAgent):
 		s = "the agent's own primary (agents.entries.<id>.model) is requested; it is strict unless the agent's model object lists its own fallbacks"
-	case policy.SourceUser:
+	case string(policy.SourceUser):
 		s = "the session holds a user selection (/model): a user's choice is strict, so no other model is tried"
-	case policy.SourceLegacy:
+	case string(policy.SourceLegacy):
 		s = "the session holds a model with no recorded source (legacy override), treated as a user selection: strict"
-	case policy.SourceAuto:
+	case string(policy.SourceAuto):
 		s = "the session holds an automatic override (an imported fallback); it uses the configured fallback chain"
 		if e.AutoOriginProbe {
 			s += ", and this turn first probes the override's origin " + e.Requested.String() + " (every 5 minutes)"
 		}
-	case policy.SourceCron:
+	case string(policy.SourceCron):
 		s = "a cron job's payload model is a job primary, not a user override: it keeps the configured fallbacks unless the payload lists its own"
 	default:
 		s = "selection source " + e.SelectionSource
@@ -242,7 +242,7 @@ func why(e events.TurnStarted) string {
 }
 
 func attemptWhy(e events.AttemptStarted) string {
-	switch e.Kind {
+	switch policy.AttemptKind(e.Kind) {
 	case policy.KindFirst:
 		return "the requested model, with the first usable profile of the order"
 	case policy.KindRetry:

@@ -115,7 +115,7 @@ func humanWords(r string) string { return strings.ReplaceAll(r, "_", " ") }
 // its model object's fallbacks are explicitly empty (`fallbacks: []`), or
 // it has none of its own (seed 000 "Selection source policy").
 func (x *Explanation) strictAgentWhy(raw json.RawMessage) {
-	if x.SelectionSource != policy.SourceAgent || !x.Strict || len(raw) == 0 {
+	if policy.SelectionSource(x.SelectionSource) != policy.SourceAgent || !x.Strict || len(raw) == 0 {
 		return
 	}
 	l, err := config.Parse(raw, "ConfigApplied "+x.ConfigHash, config.Stored())

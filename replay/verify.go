@@ -355,7 +355,7 @@ func (v *verifier) checkTurn(f *engine.Fold, c *commit, first *events.Event, now
 	v.rep.Checked[DecisionUnexplained]++
 	phase := "unknown"
 	if known {
-		phase = st.Phase
+		phase = string(st.Phase)
 	}
 	base.Decision, base.Type = DecisionUnexplained, first.Type
 	base.Message = fmt.Sprintf("no decision produces this commit: the turn is %s, and only an attempt's outcome or the end of a wait is decided then", phase)
@@ -407,7 +407,7 @@ func selectionFor(cfg *policy.Config, sess policy.SessionState, ts events.TurnSt
 	}
 	sort.Strings(agents[1:])
 	crons := []*policy.CronPayload{nil}
-	if ts.SelectionSource == policy.SourceCron {
+	if policy.SelectionSource(ts.SelectionSource) == policy.SourceCron {
 		var fb []policy.ModelRef
 		for _, c := range ts.Chain[min(1, len(ts.Chain)):] {
 			fb = append(fb, policy.ModelRef{Provider: c.Provider, Model: c.Model})
@@ -440,7 +440,7 @@ func selectionFor(cfg *policy.Config, sess policy.SessionState, ts events.TurnSt
 }
 
 func sameSelection(sel policy.Selection, ts events.TurnStarted) bool {
-	if sel.Requested != ts.Requested || sel.Source != ts.SelectionSource || sel.Strict != ts.Strict ||
+	if sel.Requested != ts.Requested || sel.Source != policy.SelectionSource(ts.SelectionSource) || sel.Strict != ts.Strict ||
 		sel.AutoOriginProbe != ts.AutoOriginProbe || len(sel.Chain) != len(ts.Chain) {
 		return false
 	}
@@ -495,8 +495,8 @@ func (v *verifier) checkSession(f *engine.Fold, c *commit, first *events.Event) 
 	var err error
 	switch e := first.Data.(type) {
 	case events.SessionModelSelected:
-		out, err = policy.SelectModel(s, session, e.Model, e.Source, e.Origin)
-		if err == nil && lastPin != nil && lastPin.Source == policy.PinUser {
+		out, err = policy.SelectModel(s, session, e.Model, policy.SelectionSource(e.Source), e.Origin)
+		if err == nil && lastPin != nil && policy.PinSource(lastPin.Source) == policy.PinUser {
 			w := policy.NewWorld(policy.TurnState{}, policy.Env{Session: s})
 			w.Fold(out...)
 			var pin []events.Payload
@@ -537,7 +537,7 @@ func (v *verifier) checkSession(f *engine.Fold, c *commit, first *events.Event) 
 
 // pinCommand is engine.PinProfile for the recorded pin's profile and source.
 func pinCommand(cfg *policy.Config, s policy.SessionState, session string, pin *events.SessionAuthPinned) ([]events.Payload, error) {
-	if pin.Source != policy.PinAuto {
+	if policy.PinSource(pin.Source) != policy.PinAuto {
 		return cfg.PinProfile(s, session, pin.ProfileID)
 	}
 	p, ok := cfg.Profile(pin.ProfileID)
@@ -549,9 +549,9 @@ func pinCommand(cfg *policy.Config, s policy.SessionState, session string, pin *
 	}
 	var out []events.Payload
 	if s.Pin != "" {
-		out = append(out, events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: s.PinSource, Cause: policy.UnpinReplaced})
+		out = append(out, events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: string(s.PinSource), Cause: policy.UnpinReplaced})
 	}
-	return append(out, events.SessionAuthPinned{Session: session, ProfileID: pin.ProfileID, Provider: p.Provider, Source: policy.PinAuto}), nil
+	return append(out, events.SessionAuthPinned{Session: session, ProfileID: pin.ProfileID, Provider: p.Provider, Source: string(policy.PinAuto)}), nil
 }
 
 // checkClear re-decides an operator's ProfileCleared commit.

@@ -233,8 +233,8 @@ func splitModel(s, field string) (events.ModelRef, error) {
 	return ref, nil
 }
 
-var selectionSources = map[string]bool{policy.SourceUser: true, policy.SourceDefault: true, policy.SourceAuto: true,
-	policy.SourceLegacy: true, policy.SourceCron: true}
+var selectionSources = map[string]bool{string(policy.SourceUser): true, string(policy.SourceDefault): true, string(policy.SourceAuto): true,
+	string(policy.SourceLegacy): true, string(policy.SourceCron): true}
 
 // Begin opens a turn (POST /v1/turns). With a model, it is first selected
 // for the session (source user by default), as `fledger run` does; with
@@ -277,7 +277,7 @@ func (s *Service) Begin(ctx context.Context, r *BeginRequest) (*TurnStep, error)
 		if err != nil {
 			return nil, err
 		}
-		if r.Source == policy.SourceCron {
+		if policy.SelectionSource(r.Source) == policy.SourceCron {
 			if profile != "" {
 				return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "a cron model (source cron) takes no @profile")
 			}
@@ -285,7 +285,7 @@ func (s *Service) Begin(ctx context.Context, r *BeginRequest) (*TurnStep, error)
 		} else {
 			src := r.Source
 			if src == "" {
-				src = policy.SourceUser
+				src = string(policy.SourceUser)
 			}
 			if _, err := e.SelectModel(ctx, r.Session, ref, src, nil, profile); err != nil {
 				return nil, err
@@ -364,7 +364,7 @@ func (s *Service) Turn(ctx context.Context, r *TurnRef) (*TurnView, error) {
 		return nil, err
 	}
 	t, _ := e.Turn(r.TurnID)
-	return &TurnView{TurnID: r.TurnID, Agent: agent, Session: t.Session, Phase: t.Phase, Attempts: t.Attempts, Next: nextJSON(st.Next)}, nil
+	return &TurnView{TurnID: r.TurnID, Agent: agent, Session: t.Session, Phase: string(t.Phase), Attempts: t.Attempts, Next: nextJSON(st.Next)}, nil
 }
 
 func (s *Service) sessionEngine(ctx context.Context, agent, session string) (*engine.Engine, string, error) {
@@ -390,7 +390,7 @@ func sessionResult(agent, session string, e *engine.Engine, evs []events.Event) 
 }
 
 func sessionView(agent, key string, s policy.SessionState) SessionView {
-	v := SessionView{Agent: agent, Session: key, Source: s.Source, Pin: s.Pin, PinProvider: s.PinProvider, PinSource: s.PinSource,
+	v := SessionView{Agent: agent, Session: key, Source: string(s.Source), Pin: s.Pin, PinProvider: s.PinProvider, PinSource: string(s.PinSource),
 		CompactionCount: s.CompactionCount, LastReset: s.LastReset}
 	if s.Model != (policy.ModelRef{}) {
 		v.Model = s.Model.String()
@@ -494,7 +494,7 @@ func (s *Service) Pin(ctx context.Context, r *PinRequest) (*SessionCommandResult
 	if r.Profile == "" {
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "profile is required")
 	}
-	if r.Source != "" && r.Source != policy.PinUser && r.Source != policy.PinAuto {
+	if r.Source != "" && r.Source != string(policy.PinUser) && r.Source != string(policy.PinAuto) {
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "source %q is not user|auto", r.Source)
 	}
 	evs, err := e.PinProfile(ctx, r.Session, r.Profile, r.Source)

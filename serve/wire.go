@@ -113,15 +113,15 @@ type Notice struct {
 }
 
 func nextJSON(n policy.Next) Next {
-	out := Next{Action: n.Kind, Notices: []Notice{}}
+	out := Next{Action: string(n.Kind), Notices: []Notice{}}
 	for _, x := range n.Notices {
-		out.Notices = append(out.Notices, Notice{Kind: x.Kind, Text: x.Text, Delivered: x.Delivered})
+		out.Notices = append(out.Notices, Notice{Kind: string(x.Kind), Text: x.Text, Delivered: x.Delivered})
 	}
 	switch n.Kind {
 	case policy.NextCall:
 		c := n.Call
 		out.Provider, out.Model, out.Profile, out.Attempt = c.Provider, c.Model, c.ProfileID, c.Attempt
-		out.Kind, out.CandidateIndex, out.Round = c.Kind, c.CandidateIndex, c.Round
+		out.Kind, out.CandidateIndex, out.Round = string(c.Kind), c.CandidateIndex, c.Round
 	case policy.NextWait:
 		out.Ms, out.ResumeAt = n.WaitMs, n.ResumeAt
 	case policy.NextDone:

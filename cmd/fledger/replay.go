@@ -2,32 +2,34 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
+	"io"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/fledger/fledger/commands/config"
+	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/projections"
 	"github.com/fledger/fledger/replay"
 )
 
 func init() { register(newReplayCmd) }
 
+// replayFlags are the flags of `fledger replay`.
+type replayFlags struct {
+	toSeq              uint64
+	until, out, whatIf string
+	agent              string
+	verify, jsonOut    bool
+	strict             bool
+	batch              int
+	skipUnknown        bool
+}
+
+// newReplayCmd is `fledger replay`: a rebuild (runReplayRebuild), --verify
+// (runReplayVerify) or --what-if (runReplayWhatIf).
 func newReplayCmd(g *globals) *cobra.Command {
-	var (
-		toSeq              uint64
-		until, out, whatIf string
-		agent              string
-		verify, jsonOut    bool
-		strict             bool
-		batch              int
-		skipUnknown        bool
-	)
+	var o replayFlags
 	cmd := &cobra.Command{
 		Use:   "replay",
 		Short: "Rebuild projections as of any point, verify every decision, or re-decide under another config",
@@ -59,207 +61,75 @@ recording has no outcome for is shown as unknown, never invented.`,
   fledger replay --verify
   fledger replay --what-if fixtures/configs/example.yaml`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			w := newTermWriter(cmd.OutOrStdout())
-			if verify && whatIf != "" {
-				return fmt.Errorf("--verify and --what-if are separate runs; pick one")
-			}
-			if toSeq > 0 && until != "" {
-				return fmt.Errorf("--to-seq and --until both set a stopping point; pick one")
-			}
-			var cfg *config.Loaded
-			if whatIf != "" {
-				var err error
-				if cfg, err = config.LoadFile(whatIf); err != nil {
-					return err
-				}
-			}
-			st, err := openLedger(ctx, g)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if until != "" {
-				t, err := time.Parse(time.RFC3339Nano, until)
-				if err != nil {
-					return fmt.Errorf("--until %q: want an RFC 3339 time, e.g. 2026-03-02T09:05:00Z", until)
-				}
-				if toSeq, err = replay.SeqAt(ctx, st, t); err != nil {
-					return err
-				}
-				if toSeq == 0 {
-					return fmt.Errorf("--until %s is before the first commit", until)
-				}
-			}
-			switch {
-			case verify:
-				rep, err := replay.Verify(ctx, st, replay.VerifyOptions{Agent: agent, ToSeq: toSeq})
-				if err != nil {
-					return err
-				}
-				if jsonOut {
-					if err := replay.WriteJSON(w, rep); err != nil {
-						return err
-					}
-				} else {
-					writeVerify(w, rep)
-				}
-				if !rep.OK() {
-					return &exitError{code: 1}
-				}
-				if strict && !rep.StrictOK() {
-					fmt.Fprintf(cmd.ErrOrStderr(), "fledger replay: --strict: %d quarantined message(s) make this verification fail\n", len(rep.Quarantined))
-					return &exitError{code: 1}
-				}
-				return nil
-			case cfg != nil:
-				rep, err := replay.WhatIf(ctx, st, &cfg.Policy, replay.WhatIfOptions{Agent: agent, ToSeq: toSeq})
-				if err != nil {
-					return err
-				}
-				if jsonOut {
-					return replay.WriteJSON(w, rep)
-				}
-				return replay.WriteWhatIf(w, rep)
-			}
-			path := out
-			if path == "" {
-				dir, err := os.MkdirTemp("", "fledger-replay-")
-				if err != nil {
-					return err
-				}
-				path = filepath.Join(dir, projections.DefaultFile)
-			}
-			errOut := cmd.ErrOrStderr()
-			var bar *progressbar.ProgressBar
-			progress := func(done, to uint64) {
-				if !projIsTerminal(errOut) {
-					return
-				}
-				if bar == nil {
-					bar = progressbar.NewOptions64(int64(to), progressbar.OptionSetWriter(errOut),
-						progressbar.OptionSetDescription("replaying"), progressbar.OptionShowCount(),
-						progressbar.OptionSetItsString("seq"), progressbar.OptionShowIts(),
-						progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-				}
-				_ = bar.Set64(int64(done))
-			}
-			log := slog.New(quietQuarantine{slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelWarn})})
-			res, err := replay.Rebuild(ctx, st, path, replay.RebuildOptions{ToSeq: toSeq, Projector: []projections.ProjectorOption{
-				projections.WithBatchEvents(batch), projections.WithSkipUnknown(skipUnknown),
-				projections.WithProgress(progress), projections.WithProjectorLogger(log)}})
-			if bar != nil {
-				_ = bar.Finish()
-			}
-			if err != nil {
-				return err
-			}
-			secs := res.Elapsed.Seconds()
-			rate := 0.0
-			if secs > 0 {
-				rate = float64(res.Events) / secs
-			}
-			if res.Quarantined > 0 {
-				if db, err := projections.Open(ctx, res.Path); err == nil {
-					q, _ := db.Quarantined(ctx)
-					_ = db.Close()
-					warnQuarantined(errOut, "replay", q)
-				}
-			}
-			fmt.Fprintf(w, "database %s\n", res.Path)
-			fmt.Fprintf(w, "replayed %d events (%d commits) up to seq %d in %s (%.0f events/s)\n",
-				res.Events, res.Commits, res.To, res.Elapsed.Round(time.Millisecond), rate)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runReplay(cmd, g, &o) },
 	}
 	f := cmd.Flags()
-	f.Uint64Var(&toSeq, "to-seq", 0, "stop after this stream sequence (default: the stream's end)")
-	f.StringVar(&until, "until", "", "stop before the first commit stamped after this RFC 3339 time")
-	f.StringVar(&out, "out", "", "database file to write (replaced if it exists; default: a new temporary file)")
-	f.BoolVar(&verify, "verify", false, "re-run the deciders over every recorded decision and compare; exit 1 on a divergence")
-	f.StringVar(&whatIf, "what-if", "", "re-decide recorded turns under this config file and list the turns that change")
-	f.StringVar(&agent, "agent", "", "--verify/--what-if: only this agent")
-	f.BoolVar(&jsonOut, "json", false, "--verify/--what-if: print the report as JSON")
-	f.BoolVar(&strict, "strict", false, "--verify: also exit 1 when a stored message is quarantined (not a fledger commit)")
-	f.IntVar(&batch, "batch", projections.DefaultBatchEvents, "events per rebuild transaction")
-	f.BoolVar(&skipUnknown, "skip-unknown", false, "skip events of unknown types instead of failing the rebuild")
+	f.Uint64Var(&o.toSeq, "to-seq", 0, "stop after this stream sequence (default: the stream's end)")
+	f.StringVar(&o.until, "until", "", "stop before the first commit stamped after this RFC 3339 time")
+	f.StringVar(&o.out, "out", "", "database file to write (replaced if it exists; default: a new temporary file)")
+	f.BoolVar(&o.verify, "verify", false, "re-run the deciders over every recorded decision and compare; exit 1 on a divergence")
+	f.StringVar(&o.whatIf, "what-if", "", "re-decide recorded turns under this config file and list the turns that change")
+	f.StringVar(&o.agent, "agent", "", "--verify/--what-if: only this agent")
+	f.BoolVar(&o.jsonOut, "json", false, "--verify/--what-if: print the report as JSON")
+	f.BoolVar(&o.strict, "strict", false, "--verify: also exit 1 when a stored message is quarantined (not a fledger commit)")
+	f.IntVar(&o.batch, "batch", projections.DefaultBatchEvents, "events per rebuild transaction")
+	f.BoolVar(&o.skipUnknown, "skip-unknown", false, "skip events of unknown types instead of failing the rebuild")
 	return cmd
 }
 
-// writeVerify prints a verify report for people.
-func writeVerify(w interface{ Write([]byte) (int, error) }, rep *replay.VerifyReport) {
-	var kinds []string
-	for _, k := range []string{replay.DecisionStart, replay.DecisionOutcome, replay.DecisionResume, replay.DecisionSession,
-		replay.DecisionClear, replay.DecisionAuthOrder, replay.DecisionConfig, replay.DecisionUnexplained} {
-		if n := rep.Checked[k]; n > 0 {
-			kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
+// runReplay checks the flags, opens the ledger, resolves --until to a
+// sequence and runs the mode asked for: verify, what-if, or a rebuild.
+func runReplay(cmd *cobra.Command, g *globals, o *replayFlags) error {
+	ctx := cmd.Context()
+	w := newTermWriter(cmd.OutOrStdout())
+	if o.verify && o.whatIf != "" {
+		return fmt.Errorf("--verify and --what-if are separate runs; pick one")
+	}
+	if o.toSeq > 0 && o.until != "" {
+		return fmt.Errorf("--to-seq and --until both set a stopping point; pick one")
+	}
+	var cfg *config.Loaded
+	if o.whatIf != "" {
+		var err error
+		if cfg, err = config.LoadFile(o.whatIf); err != nil {
+			return err
 		}
 	}
-	fmt.Fprintf(w, "verified %d commits (%d events, %d turns) up to seq %d: %s\n", rep.Commits, rep.Events, rep.Turns, rep.LastSeq, strings.Join(kinds, ", "))
-	for _, n := range rep.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+	st, err := openLedger(ctx, g)
+	if err != nil {
+		return err
 	}
-	for _, f := range rep.Quarantined {
-		fmt.Fprintf(w, "quarantined: %s\n", f)
-	}
-	for _, f := range rep.Missing {
-		fmt.Fprintf(w, "missing: %s\n", f)
-	}
-	if len(rep.Quarantined) > 0 {
-		fmt.Fprintf(w, "%s skipped as every reader skips %s: no decision was taken on %s\n",
-			plural(len(rep.Quarantined), "quarantined message"), pick(len(rep.Quarantined) == 1, "it", "them"), pick(len(rep.Quarantined) == 1, "it", "them"))
-	}
-	if len(rep.Missing) > 0 {
-		fmt.Fprintln(w, "sequences are missing from the stream (it denies deletes: damaged storage?); the decisions they held cannot be verified")
-	}
-	if rep.Diverged == 0 {
-		if len(rep.Missing) > 0 {
-			fmt.Fprintln(w, "every recorded decision still in the stream follows from its inputs")
-			return
+	defer st.Close()
+	if o.until != "" {
+		t, err := time.Parse(time.RFC3339Nano, o.until)
+		if err != nil {
+			return fmt.Errorf("--until %q: want an RFC 3339 time, e.g. 2026-03-02T09:05:00Z", o.until)
 		}
-		fmt.Fprintln(w, "every recorded decision follows from its inputs")
-		return
-	}
-	verb := "commits diverge"
-	if rep.Diverged == 1 {
-		verb = "commit diverges"
-	}
-	fmt.Fprintf(w, "%d %s; the first divergence of each turn:\n", rep.Diverged, verb)
-	for _, d := range rep.Divergences {
-		who := "turn " + d.Turn
-		switch {
-		case d.Turn != "":
-		case d.Session != "":
-			who = "session " + d.Session
-		default:
-			who = "stream"
+		if o.toSeq, err = replay.SeqAt(ctx, st, t); err != nil {
+			return err
 		}
-		fmt.Fprintf(w, "\nseq %d event %d %s (%s, agent %s, %s decision): %s\n", d.Seq, d.Index, d.Type, who, d.Agent, d.Decision, d.Message)
-		for _, f := range d.Fields {
-			fmt.Fprintf(w, "  %-32s expected %-24s recorded %s\n", f.Path, dash(f.Expected), dash(f.Recorded))
-		}
-		if len(d.Fields) == 0 {
-			if len(d.Expected) > 0 {
-				fmt.Fprintf(w, "  expected %s\n", d.Expected)
-			}
-			if len(d.Recorded) > 0 {
-				fmt.Fprintf(w, "  recorded %s\n", d.Recorded)
-			}
+		if o.toSeq == 0 {
+			return fmt.Errorf("--until %s is before the first commit", o.until)
 		}
 	}
+	switch {
+	case o.verify:
+		return runReplayVerify(cmd, w, st, o)
+	case cfg != nil:
+		return runReplayWhatIf(cmd, w, st, cfg, o)
+	}
+	return runReplayRebuild(cmd, w, st, o)
 }
 
-func pick(c bool, a, b string) string {
-	if c {
-		return a
+// runReplayWhatIf re-decides the recorded turns under cfg and lists the
+// turns that change.
+func runReplayWhatIf(cmd *cobra.Command, w io.Writer, st events.Store, cfg *config.Loaded, o *replayFlags) error {
+	rep, err := replay.WhatIf(cmd.Context(), st, &cfg.Policy, replay.WhatIfOptions{Agent: o.agent, ToSeq: o.toSeq})
+	if err != nil {
+		return err
 	}
-	return b
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "(absent)"
+	if o.jsonOut {
+		return replay.WriteJSON(w, rep)
 	}
-	return s
+	return replay.WriteWhatIf(w, rep)
 }

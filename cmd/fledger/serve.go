@@ -29,14 +29,18 @@ func init() { register(newServeCmd) }
 // last batch on SIGINT/SIGTERM.
 const shutdownGrace = 15 * time.Second
 
+// serveFlags are the flags of `fledger serve`.
+type serveFlags struct {
+	httpAddr, cfgFile, token string
+	agents                   []string
+	noMicro                  bool
+	maxBody                  int64
+	natsListen               int
+}
+
+// newServeCmd is `fledger serve` (runServe).
 func newServeCmd(g *globals) *cobra.Command {
-	var (
-		httpAddr, cfgFile, token string
-		agents                   []string
-		noMicro                  bool
-		maxBody                  int64
-		natsListen               int
-	)
+	var o serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the failover ledger to gateways over HTTP and NATS",
@@ -54,141 +58,191 @@ HTTP listens on loopback by default; a non-loopback --http requires --token
 SIGINT/SIGTERM stops accepting, drains requests in flight, stops the micro
 service, finishes the projector's batch and closes the store.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if token == "" {
-				token = os.Getenv("FLEDGER_TOKEN")
-			}
-			if err := checkBind(httpAddr, token); err != nil {
-				return err
-			}
-			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
-			var loaded *config.Loaded
-			if cfgFile != "" {
-				l, err := config.LoadFile(cfgFile)
-				if err != nil {
-					return err
-				}
-				for _, w := range l.Warnings {
-					log.Warn("config", "file", cfgFile, "warning", w.String())
-				}
-				loaded = l
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-
-			var extra []events.Option
-			if natsListen > 0 && g.NATSURL != "" {
-				return fmt.Errorf("--nats-listen opens a port on the embedded NATS server, but --nats (or NATS_URL) names an existing server %s: drop one of them", g.NATSURL)
-			}
-			if natsListen > 0 {
-				// The listener requires a user: the read-only one may
-				// call the micro service's read endpoints.
-				extra = append(extra, events.WithListen(natsListen), events.WithReaderRequests(serve.MicroReadSubjects()...),
-					events.WithListenPasswords(os.Getenv("FLEDGER_NATS_WRITER_PASSWORD"), os.Getenv("FLEDGER_NATS_READER_PASSWORD")))
-			}
-			g.Writes = true
-			st, err := openStore(ctx, g, extra...)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if events.IsReadOnly(st) {
-				return fmt.Errorf("serve records turns, but it is connected as the read-only user %s: connect as the writer (--nats-user %s, or that server's --data)", events.ReaderUser, events.WriterUser)
-			}
-			if err := os.MkdirAll(g.DataDir, 0o755); err != nil {
-				return err
-			}
-			// The same database the query commands use for this stream
-			// (embedded or --nats), bound to the ledger before serving so
-			// a database built from another stream is refused at start.
-			dbPath := (&projectionFlags{}).path(g)
-			db, err := projections.Open(ctx, dbPath, projections.WithLogger(log))
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			ledger, err := projections.ReadLedger(ctx, st)
-			if err != nil {
-				return err
-			}
-			if err := db.Bind(ctx, ledger); err != nil {
-				return err
-			}
-			// The exporters' Prometheus fold of the stream, served at
-			// /metrics with the service's own metrics.
-			pm := metrics.New(metrics.WithStore(st), metrics.WithProjection("sqlite", db.Checkpoint), metrics.WithProcessMetrics())
-			mctx, stopMetrics := context.WithCancel(context.Background())
-			metricsDone := make(chan struct{})
-			go func() {
-				defer close(metricsDone)
-				if err := pm.Follow(mctx, st); err != nil {
-					log.Warn("metrics: follow", "err", err)
-				}
-			}()
-			defer func() { stopMetrics(); <-metricsDone }()
-			svc, err := serve.New(ctx, serve.Config{Store: st, Agents: agents, Config: loaded, ConfigSource: cfgFile,
-				Projections: db, Token: token, MaxBodyBytes: maxBody, Log: log, Metrics: pm.Registry(),
-				EngineOptions: []engine.Option{engine.WithAppendObserver(pm.ObserveAppend)}})
-			if err != nil {
-				return err
-			}
-			// Closed last (after the HTTP drain), bounded by the grace.
-			defer func() {
-				sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-				defer cancel()
-				svc.Close(sctx)
-			}()
-
-			ln, err := net.Listen("tcp", httpAddr)
-			if err != nil {
-				return err
-			}
-			hs := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
-				WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10,
-				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-			served := make(chan error, 1)
-			go func() { served <- hs.Serve(ln) }()
-
-			var stopMicro func() error
-			if !noMicro {
-				ms, err := svc.StartMicro(st.Conn())
-				if err != nil {
-					_ = hs.Close()
-					return fmt.Errorf("micro service: %w", err)
-				}
-				stopMicro = ms.Stop
-			}
-			log.Info("fledger serve", "http", serve.ListenURL(httpAddr, ln.Addr()), "agents", svc.Agents(), "micro", !noMicro,
-				"nats", natsDesc(g, st.ClientURL()), "auth", token != "")
-
-			select {
-			case err := <-served:
-				return err
-			case <-ctx.Done():
-			}
-			log.Info("shutting down: draining requests")
-			sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-			defer cancel()
-			if err := hs.Shutdown(sctx); err != nil {
-				log.Warn("http shutdown", "err", err)
-			}
-			if stopMicro != nil {
-				if err := stopMicro(); err != nil {
-					log.Warn("micro stop", "err", err)
-				}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, g, &o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&httpAddr, "http", "127.0.0.1:7400", "HTTP listen address (non-loopback requires --token)")
-	f.StringVar(&cfgFile, "config", "", "config file to apply to every served agent at start")
-	f.StringVar(&token, "token", "", "bearer token required on every route but /healthz (or FLEDGER_TOKEN)")
-	f.StringSliceVar(&agents, "agent", []string{serve.DefaultAgent}, "agent id(s) served (stream namespaces); the first is the default")
-	f.BoolVar(&noMicro, "no-micro", false, "do not register the NATS micro service")
-	f.IntVar(&natsListen, "nats-listen", 0, "with the embedded server: also listen for NATS clients on this loopback port (micro service for other processes)")
-	f.Int64Var(&maxBody, "max-body", serve.DefaultMaxBodyBytes, "request body limit in bytes")
+	f.StringVar(&o.httpAddr, "http", "127.0.0.1:7400", "HTTP listen address (non-loopback requires --token)")
+	f.StringVar(&o.cfgFile, "config", "", "config file to apply to every served agent at start")
+	f.StringVar(&o.token, "token", "", "bearer token required on every route but /healthz (or FLEDGER_TOKEN)")
+	f.StringSliceVar(&o.agents, "agent", []string{serve.DefaultAgent}, "agent id(s) served (stream namespaces); the first is the default")
+	f.BoolVar(&o.noMicro, "no-micro", false, "do not register the NATS micro service")
+	f.IntVar(&o.natsListen, "nats-listen", 0, "with the embedded server: also listen for NATS clients on this loopback port (micro service for other processes)")
+	f.Int64Var(&o.maxBody, "max-body", serve.DefaultMaxBodyBytes, "request body limit in bytes")
 	return cmd
+}
+
+// runServe opens the store, the projections and the metrics fold, builds
+// the service and serves it until SIGINT/SIGTERM. Everything opened is
+// closed in reverse order: the service, the metrics fold, the database,
+// the store.
+func runServe(cmd *cobra.Command, g *globals, o *serveFlags) error {
+	if o.token == "" {
+		o.token = os.Getenv("FLEDGER_TOKEN")
+	}
+	if err := checkBind(o.httpAddr, o.token); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	loaded, err := loadServeConfig(o.cfgFile, log)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	st, err := openServeStore(ctx, g, o.natsListen)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	db, err := openServeProjections(ctx, g, st, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	pm, stopMetrics := followMetrics(st, db, log)
+	defer stopMetrics()
+	svc, err := serve.New(ctx, serve.Config{Store: st, Agents: o.agents, Config: loaded, ConfigSource: o.cfgFile,
+		Projections: db, Token: o.token, MaxBodyBytes: o.maxBody, Log: log, Metrics: pm.Registry(),
+		EngineOptions: []engine.Option{engine.WithAppendObserver(pm.ObserveAppend)}})
+	if err != nil {
+		return err
+	}
+	// Closed last (after the HTTP drain), bounded by the grace.
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		svc.Close(sctx)
+	}()
+	return serveUntilDone(ctx, g, st, svc, o, log)
+}
+
+// loadServeConfig loads --config FILE (nil without one), logging its
+// warnings.
+func loadServeConfig(cfgFile string, log *slog.Logger) (*config.Loaded, error) {
+	if cfgFile == "" {
+		return nil, nil
+	}
+	l, err := config.LoadFile(cfgFile)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range l.Warnings {
+		log.Warn("config", "file", cfgFile, "warning", w.String())
+	}
+	return l, nil
+}
+
+// openServeStore opens the store for writing, with the embedded server's
+// client listener when natsListen is set, and refuses a read-only
+// connection.
+func openServeStore(ctx context.Context, g *globals, natsListen int) (events.Store, error) {
+	var extra []events.Option
+	if natsListen > 0 && g.NATSURL != "" {
+		return nil, fmt.Errorf("--nats-listen opens a port on the embedded NATS server, but --nats (or NATS_URL) names an existing server %s: drop one of them", g.NATSURL)
+	}
+	if natsListen > 0 {
+		// The listener requires a user: the read-only one may
+		// call the micro service's read endpoints.
+		extra = append(extra, events.WithListen(natsListen), events.WithReaderRequests(serve.MicroReadSubjects()...),
+			events.WithListenPasswords(os.Getenv("FLEDGER_NATS_WRITER_PASSWORD"), os.Getenv("FLEDGER_NATS_READER_PASSWORD")))
+	}
+	g.Writes = true
+	st, err := openStore(ctx, g, extra...)
+	if err != nil {
+		return nil, err
+	}
+	if events.IsReadOnly(st) {
+		_ = st.Close()
+		return nil, fmt.Errorf("serve records turns, but it is connected as the read-only user %s: connect as the writer (--nats-user %s, or that server's --data)", events.ReaderUser, events.WriterUser)
+	}
+	return st, nil
+}
+
+// openServeProjections opens the same database the query commands use for
+// this stream (embedded or --nats), bound to the ledger before serving so
+// a database built from another stream is refused at start.
+func openServeProjections(ctx context.Context, g *globals, st events.Store, log *slog.Logger) (*projections.DB, error) {
+	if err := os.MkdirAll(g.DataDir, 0o755); err != nil {
+		return nil, err
+	}
+	dbPath := (&projectionFlags{}).path(g)
+	db, err := projections.Open(ctx, dbPath, projections.WithLogger(log))
+	if err != nil {
+		return nil, err
+	}
+	ledger, err := projections.ReadLedger(ctx, st)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if err := db.Bind(ctx, ledger); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// followMetrics starts the exporters' Prometheus fold of the stream,
+// served at /metrics with the service's own metrics; stop ends it and
+// waits for it.
+func followMetrics(st events.Store, db *projections.DB, log *slog.Logger) (pm *metrics.Metrics, stop func()) {
+	pm = metrics.New(metrics.WithStore(st), metrics.WithProjection("sqlite", db.Checkpoint), metrics.WithProcessMetrics())
+	mctx, stopMetrics := context.WithCancel(context.Background())
+	metricsDone := make(chan struct{})
+	go func() {
+		defer close(metricsDone)
+		if err := pm.Follow(mctx, st); err != nil {
+			log.Warn("metrics: follow", "err", err)
+		}
+	}()
+	return pm, func() { stopMetrics(); <-metricsDone }
+}
+
+// serveUntilDone serves HTTP on --http and, unless --no-micro, the NATS
+// micro service, until ctx ends (then drains requests in flight and stops
+// the micro service) or the HTTP server fails.
+func serveUntilDone(ctx context.Context, g *globals, st events.Store, svc *serve.Service, o *serveFlags, log *slog.Logger) error {
+	httpAddr, noMicro, token := o.httpAddr, o.noMicro, o.token
+	ln, err := net.Listen("tcp", httpAddr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+
+	var stopMicro func() error
+	if !noMicro {
+		ms, err := svc.StartMicro(st.Conn())
+		if err != nil {
+			_ = hs.Close()
+			return fmt.Errorf("micro service: %w", err)
+		}
+		stopMicro = ms.Stop
+	}
+	log.Info("fledger serve", "http", serve.ListenURL(httpAddr, ln.Addr()), "agents", svc.Agents(), "micro", !noMicro,
+		"nats", natsDesc(g, st.ClientURL()), "auth", token != "")
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining requests")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		log.Warn("http shutdown", "err", err)
+	}
+	if stopMicro != nil {
+		if err := stopMicro(); err != nil {
+			log.Warn("micro stop", "err", err)
+		}
+	}
+	return nil
 }
 
 // checkBind refuses a non-loopback HTTP address without a token.

@@ -323,7 +323,11 @@ func (s *signal) typeVerdict() verdict {
 }
 
 // classify is reference §2.1 for one error. It returns no verdict when
-// nothing in this error decides.
+// nothing in this error decides. The steps are: the message verdict (2),
+// the provider plugin (3), transport answers (4, 5: transportVerdict), the
+// codes (6), the effective verdict (7: effective), a permanent-auth code
+// and a request-size ceiling (8), the status rules (9: statusVerdict), and
+// the code verdict (10).
 func (s *signal) classify() verdict {
 	// The inner status is known before the message rules, for the rules
 	// that apply only when the error carries no status at all.
@@ -337,11 +341,47 @@ func (s *signal) classify() verdict {
 	}
 	// 3. provider plugin.
 	pv := s.pluginVerdict(mv)
+	if v, ok := s.transportVerdict(pv); ok {
+		return v
+	}
+	// 6. code verdict; fledger: the provider's documented codes
+	// (provider_codes.go), definitive ones and generic ones.
+	cv := s.codeVerdict()
+	dv := s.definitiveCode()
+	eff := s.effective(pv, mv, cv, dv)
+	fromProvider := dv.ok() && eff.rule == dv.rule && eff.field == dv.field
+	// 8. a permanent-auth code ends it.
+	if cv.reason == ReasonAuthPermanent && !fromProvider {
+		return cv
+	}
+	// POLICY: a request-size ceiling is context_overflow whatever the status.
+	if eff.ceiling != nil {
+		eff.rule = ruleCeiling
+		return eff
+	}
+	if v, ok := s.statusVerdict(eff, pv, cv, dv, fromProvider); ok {
+		return v
+	}
+	// 10. the code verdict, else the effective verdict.
+	if fromProvider {
+		return eff
+	}
+	if cv.ok() {
+		return cv
+	}
+	return eff
+}
+
+// transportVerdict is steps 4 and 5 when no plugin decided (pv): a TLS
+// failure with no status, or an HTML transport page judged by its status.
+// Between them it takes the provider's status written inside the text as
+// the status when the error has none.
+func (s *signal) transportVerdict(pv verdict) (verdict, bool) {
 	if !pv.ok() {
 		// 4. TLS with no status: the request never reached the provider.
 		if s.status == 0 {
 			if f, m, ok := s.isTLS(); ok {
-				return verdict{reason: ReasonTLSCertificate, rule: ruleTLS, field: f, match: m}
+				return verdict{reason: ReasonTLSCertificate, rule: ruleTLS, field: f, match: m}, true
 			}
 		}
 	}
@@ -359,50 +399,46 @@ func (s *signal) classify() verdict {
 			if v, ok := statusRule(s.status, verdict{}, s.msg, &s.ctx, s.statusExplicit, verdict{}); ok {
 				v.rule, v.field = ruleHTML, s.prefix+"status"
 				v.match = strconv.Itoa(s.status) + " + HTML page"
-				return v
+				return v, true
 			}
 		}
 	}
-	// 6. code verdict; fledger: the provider's documented codes
-	// (provider_codes.go), definitive ones and generic ones.
-	cv := s.codeVerdict()
-	dv := s.definitiveCode()
-	// 7. effective verdict.
-	var eff verdict
+	return verdict{}, false
+}
+
+// effective is step 7: the verdict the status rules weigh, from the
+// plugin's (pv), the message's (mv), the code's (cv) and the provider's
+// definitive code's (dv).
+func (s *signal) effective(pv, mv, cv, dv verdict) verdict {
 	switch {
 	case pv.ok():
-		eff = pv
+		return pv
 	case dv.ok() && definitiveBeats(dv, mv):
-		eff = dv
+		return dv
 	case cv.reason == ReasonFormat:
-		eff = cv
-	default:
-		base := mv
-		if !base.ok() {
-			base = s.typeVerdict()
-		}
-		// fledger: a provider's generic code says more than a bare leading
-		// status (rule 29), as an API type does (rule 28 precedes 29).
-		if !base.ok() || base.rule == ruleMsgLeadingStatus {
-			if gv := s.genericCode(); gv.ok() {
-				base = gv
-			}
-		}
-		eff = mergeVerdicts(base, cv)
-	}
-	fromProvider := dv.ok() && eff.rule == dv.rule && eff.field == dv.field
-	// 8. a permanent-auth code ends it.
-	if cv.reason == ReasonAuthPermanent && !fromProvider {
 		return cv
 	}
-	// POLICY: a request-size ceiling is context_overflow whatever the status.
-	if eff.ceiling != nil {
-		eff.rule = ruleCeiling
-		return eff
+	base := mv
+	if !base.ok() {
+		base = s.typeVerdict()
 	}
-	// 9. status rules. fledger: a wrapper's 5xx around the provider's own
-	// 4xx (a JSON code/status inside, "Error code: 429") is judged by the
-	// provider's status.
+	// fledger: a provider's generic code says more than a bare leading
+	// status (rule 29), as an API type does (rule 28 precedes 29).
+	if !base.ok() || base.rule == ruleMsgLeadingStatus {
+		if gv := s.genericCode(); gv.ok() {
+			base = gv
+		}
+	}
+	return mergeVerdicts(base, cv)
+}
+
+// statusVerdict is step 9, the status rules over the effective verdict
+// eff; a provider's documented code (dv, when fromProvider) or a specific
+// code (cv) beats the status's default. ok is false when no status decides.
+func (s *signal) statusVerdict(eff, pv, cv, dv verdict, fromProvider bool) (verdict, bool) {
+	// fledger: a wrapper's 5xx around the provider's own 4xx (a JSON
+	// code/status inside, "Error code: 429") is judged by the provider's
+	// status.
 	st, stExplicit, stField := s.status, s.statusExplicit, ""
 	if stExplicit && st >= 500 {
 		if n, f := s.innerStatus(); n >= 400 && n < 500 {
@@ -419,38 +455,33 @@ func (s *signal) classify() verdict {
 		}
 		_, stField = s.innerStatus()
 	}
-	if st != 0 {
-		if v, ok := statusRule(st, eff, s.msg, &s.ctx, stExplicit, pv); ok {
-			if stExplicit {
-				if v.field == "status" {
-					v.field = s.prefix + "status"
-				}
-			} else if stField != "" && !v.kept {
-				v.field = stField
-			}
-			if !v.kept {
-				// fledger: a provider's documented code beats the status's
-				// default (code.provider.*).
-				if fromProvider && dv.reason != v.reason {
-					return dv
-				}
-				// POLICY: a provider-specific code beats the status's default.
-				if cv.ok() && !transportReason(cv.reason) && cv.reason != v.reason {
-					cv.rule = ruleCodeBeatsStatus
-					return cv
-				}
-			}
-			return v
+	if st == 0 {
+		return verdict{}, false
+	}
+	v, ok := statusRule(st, eff, s.msg, &s.ctx, stExplicit, pv)
+	if !ok {
+		return verdict{}, false
+	}
+	if stExplicit {
+		if v.field == "status" {
+			v.field = s.prefix + "status"
+		}
+	} else if stField != "" && !v.kept {
+		v.field = stField
+	}
+	if !v.kept {
+		// fledger: a provider's documented code beats the status's
+		// default (code.provider.*).
+		if fromProvider && dv.reason != v.reason {
+			return dv, true
+		}
+		// POLICY: a provider-specific code beats the status's default.
+		if cv.ok() && !transportReason(cv.reason) && cv.reason != v.reason {
+			cv.rule = ruleCodeBeatsStatus
+			return cv, true
 		}
 	}
-	// 10. the code verdict, else the effective verdict.
-	if fromProvider {
-		return eff
-	}
-	if cv.ok() {
-		return cv
-	}
-	return eff
+	return v, true
 }
 
 // definitiveBeats: a provider's documented code decides over the message

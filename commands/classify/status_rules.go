@@ -10,127 +10,185 @@ import (
 // eff. t is the message text (for the 402 text rule, the permanent-auth
 // phrases and the "no body" test); plugin is the provider plugin's verdict.
 // decided=false means the status says nothing ("null" in the reference).
+// Each status, or range of statuses, has its rule below.
 func statusRule(status int, eff verdict, t *text, c *msgCtx, explicit bool, plugin verdict) (verdict, bool) {
-	field := "status"
+	s := statusCtx{status: status, eff: eff, t: t, c: c, plugin: plugin, field: "status"}
 	if !explicit {
-		field = fieldOf(t)
+		s.field = fieldOf(t)
 	}
-	def := func(r Reason, rule *ruleInfo) (verdict, bool) {
-		return verdict{reason: r, rule: rule, field: field, match: strconv.Itoa(status), bare: !eff.ok() || statusEcho(eff)}, true
-	}
-	keep := func() (verdict, bool) { v := eff; v.kept = true; return v, true }
-	is := func(rs ...Reason) bool {
-		for _, r := range rs {
-			if eff.reason == r {
-				return true
-			}
-		}
-		return false
-	}
-
 	switch status {
 	case 402:
-		if t.empty() {
-			return def(ReasonBilling, ruleStatus402)
-		}
-		r, why := classify402(t)
-		return verdict{reason: r, rule: ruleStatus402, field: fieldOf(t), match: why}, true
+		return s.payment()
 	case 429:
-		if eff.reason == ReasonBilling && !ambiguousBalance(t) {
-			return keep()
-		}
-		if providerBillingOn429(c.providerRaw) {
-			if m, ok := billingMatch(t); ok {
-				return verdict{reason: ReasonBilling, rule: ruleStatus429, field: fieldOf(t), match: m, kept: true}, true
-			}
-		}
-		if eff.reason == ReasonOverloaded {
-			v := eff
-			v.kept = true
-			v.rule = ruleStatus429Over
-			return v, true
-		}
-		return def(ReasonRateLimit, ruleStatus429)
+		return s.tooMany()
 	case 401, 403:
-		if plugin.ok() {
-			return keep()
-		}
-		if eff.reason == ReasonAuthPermanent {
-			return keep()
-		}
-		if !t.empty() {
-			if m, ok := highConfidenceAuth(t); ok {
-				return verdict{reason: ReasonAuthPermanent, rule: ruleStatusAuth, field: fieldOf(t), match: m, kept: true}, true
-			}
-		}
-		if eff.reason == ReasonBilling {
-			return keep()
-		}
-		return def(ReasonAuth, ruleStatusAuth)
+		return s.auth()
 	case 408:
-		return def(ReasonTimeout, ruleStatus408)
+		return s.def(ReasonTimeout, ruleStatus408)
 	case 410:
-		if is(ReasonSessionExpired, ReasonBilling, ReasonAuthPermanent, ReasonAuth) {
-			return keep()
-		}
-		return def(ReasonTimeout, ruleStatus410)
+		return s.gone()
 	}
 	// From here on a context overflow verdict wins over the status.
 	if eff.reason == ReasonContextOverflow {
-		v := eff
-		v.kept = true
-		return v, true
+		return s.keep()
 	}
 	switch {
 	case status == 404:
-		if is(ReasonSessionExpired, ReasonBilling, ReasonAuthPermanent, ReasonAuth, ReasonFormat) {
-			return keep()
-		}
-		return def(ReasonModelNotFound, ruleStatus404)
+		return s.notFound()
 	case status == 529:
-		return def(ReasonOverloaded, ruleStatus529)
+		return s.def(ReasonOverloaded, ruleStatus529)
 	case status == 499 || status >= 500 && status <= 599:
-		if is(ReasonOverloaded, ReasonServerError) || status >= 500 && is(ReasonFormat) {
-			return keep()
-		}
-		// fledger (issue 17, "Billing under a 5xx"): the provider's own
-		// billing answer inside a 5xx — a body that states the account's
-		// condition (insufficient balance, arrears, overdue) — is billing.
-		// No server fault is worded as a balance; MiniMax sends its 1008
-		// "insufficient balance" under HTTP 500, and relays wrap billing
-		// answers in their own 500s. A billing noun alone is not enough.
-		if status >= 500 && is(ReasonBilling) && c != nil && c.billingCondition {
-			return keep()
-		}
-		switch status {
-		case 499, 504, 522, 524:
-			return def(ReasonTimeout, ruleStatus5xx)
-		}
-		return def(ReasonServerError, ruleStatus5xx)
+		return s.serverSide()
 	case status == 400 || status == 422:
-		// fledger (issue 17 second blind set): transport wording (rule 26)
-		// does not stand under the provider's 400/422 — the request was
-		// answered, so "Unable to reach the model provider … status code
-		// 400: {…ssrf_blocked…}" is an app's headline over a refusal.
-		if eff.ok() && eff.reason != ReasonServerError && !transportNarration(eff) {
-			return keep()
-		}
-		if noBody(t) {
-			return verdict{}, false
-		}
-		return def(ReasonFormat, ruleStatus400)
+		return s.badRequest()
 	case status == 413:
-		if eff.ok() {
-			return keep()
-		}
-		return def(ReasonContextOverflow, ruleStatus413)
+		return s.keepOr(ReasonContextOverflow, ruleStatus413)
 	case status >= 200 && status <= 299:
-		if eff.ok() {
-			return keep()
-		}
-		return def(ReasonEmptyResponse, ruleStatus2xx)
+		return s.keepOr(ReasonEmptyResponse, ruleStatus2xx)
 	}
 	return verdict{}, false
+}
+
+// statusCtx is what the status rules read: the status, the effective
+// verdict eff, the text, the message context, the plugin's verdict, and
+// the field a status verdict cites.
+type statusCtx struct {
+	status int
+	eff    verdict
+	t      *text
+	c      *msgCtx
+	plugin verdict
+	field  string
+}
+
+// def is the status's own verdict r, cited by rule.
+func (s *statusCtx) def(r Reason, rule *ruleInfo) (verdict, bool) {
+	return verdict{reason: r, rule: rule, field: s.field, match: strconv.Itoa(s.status), bare: !s.eff.ok() || statusEcho(s.eff)}, true
+}
+
+// keep keeps the effective verdict over the status.
+func (s *statusCtx) keep() (verdict, bool) { v := s.eff; v.kept = true; return v, true }
+
+// keepOr keeps a decided effective verdict, else gives the status's own.
+func (s *statusCtx) keepOr(r Reason, rule *ruleInfo) (verdict, bool) {
+	if s.eff.ok() {
+		return s.keep()
+	}
+	return s.def(r, rule)
+}
+
+// is reports whether the effective verdict is one of rs.
+func (s *statusCtx) is(rs ...Reason) bool {
+	for _, r := range rs {
+		if s.eff.reason == r {
+			return true
+		}
+	}
+	return false
+}
+
+// payment: 402 is billing without text, else the 402 sub-classifier's.
+func (s *statusCtx) payment() (verdict, bool) {
+	if s.t.empty() {
+		return s.def(ReasonBilling, ruleStatus402)
+	}
+	r, why := classify402(s.t)
+	return verdict{reason: r, rule: ruleStatus402, field: fieldOf(s.t), match: why}, true
+}
+
+// tooMany: 429 is rate_limit unless the text says billing (clearly, or
+// from a provider that bills with 429) or overloaded.
+func (s *statusCtx) tooMany() (verdict, bool) {
+	if s.eff.reason == ReasonBilling && !ambiguousBalance(s.t) {
+		return s.keep()
+	}
+	if providerBillingOn429(s.c.providerRaw) {
+		if m, ok := billingMatch(s.t); ok {
+			return verdict{reason: ReasonBilling, rule: ruleStatus429, field: fieldOf(s.t), match: m, kept: true}, true
+		}
+	}
+	if s.eff.reason == ReasonOverloaded {
+		v := s.eff
+		v.kept = true
+		v.rule = ruleStatus429Over
+		return v, true
+	}
+	return s.def(ReasonRateLimit, ruleStatus429)
+}
+
+// auth: 401/403 is auth unless a plugin decided, the text is a permanent
+// revocation, or the verdict is billing.
+func (s *statusCtx) auth() (verdict, bool) {
+	if s.plugin.ok() {
+		return s.keep()
+	}
+	if s.eff.reason == ReasonAuthPermanent {
+		return s.keep()
+	}
+	if !s.t.empty() {
+		if m, ok := highConfidenceAuth(s.t); ok {
+			return verdict{reason: ReasonAuthPermanent, rule: ruleStatusAuth, field: fieldOf(s.t), match: m, kept: true}, true
+		}
+	}
+	if s.eff.reason == ReasonBilling {
+		return s.keep()
+	}
+	return s.def(ReasonAuth, ruleStatusAuth)
+}
+
+// gone: 410 is timeout unless the verdict is a session, billing or auth one.
+func (s *statusCtx) gone() (verdict, bool) {
+	if s.is(ReasonSessionExpired, ReasonBilling, ReasonAuthPermanent, ReasonAuth) {
+		return s.keep()
+	}
+	return s.def(ReasonTimeout, ruleStatus410)
+}
+
+// notFound: 404 is model_not_found unless the verdict is more specific.
+func (s *statusCtx) notFound() (verdict, bool) {
+	if s.is(ReasonSessionExpired, ReasonBilling, ReasonAuthPermanent, ReasonAuth, ReasonFormat) {
+		return s.keep()
+	}
+	return s.def(ReasonModelNotFound, ruleStatus404)
+}
+
+// serverSide: 499 and 5xx are timeout (499, 504, 522, 524) or server_error,
+// unless the verdict is overloaded, server_error, a 5xx format, or a
+// billing condition.
+func (s *statusCtx) serverSide() (verdict, bool) {
+	if s.is(ReasonOverloaded, ReasonServerError) || s.status >= 500 && s.is(ReasonFormat) {
+		return s.keep()
+	}
+	// fledger (issue 17, "Billing under a 5xx"): the provider's own
+	// billing answer inside a 5xx — a body that states the account's
+	// condition (insufficient balance, arrears, overdue) — is billing.
+	// No server fault is worded as a balance; MiniMax sends its 1008
+	// "insufficient balance" under HTTP 500, and relays wrap billing
+	// answers in their own 500s. A billing noun alone is not enough.
+	if s.status >= 500 && s.is(ReasonBilling) && s.c != nil && s.c.billingCondition {
+		return s.keep()
+	}
+	switch s.status {
+	case 499, 504, 522, 524:
+		return s.def(ReasonTimeout, ruleStatus5xx)
+	}
+	return s.def(ReasonServerError, ruleStatus5xx)
+}
+
+// badRequest: 400/422 is format unless a decided verdict stands, or says
+// nothing when there is no body.
+func (s *statusCtx) badRequest() (verdict, bool) {
+	// fledger (issue 17 second blind set): transport wording (rule 26)
+	// does not stand under the provider's 400/422 — the request was
+	// answered, so "Unable to reach the model provider … status code
+	// 400: {…ssrf_blocked…}" is an app's headline over a refusal.
+	if s.eff.ok() && s.eff.reason != ReasonServerError && !transportNarration(s.eff) {
+		return s.keep()
+	}
+	if noBody(s.t) {
+		return verdict{}, false
+	}
+	return s.def(ReasonFormat, ruleStatus400)
 }
 
 // transportNarration: a verdict read from transport wording (rule 26),
@@ -202,172 +260,6 @@ func ambiguousBalance(t *text) bool {
 // provider is the lower-cased provider field as given.
 func providerBillingOn429(p string) bool {
 	return strings.Contains(p, "xai") || strings.Contains(p, "moonshot") || strings.Contains(p, "kimi")
-}
-
-// has402Marker: text that carries an HTTP 402 (ref §2.4 "402 marker"): a
-// leading "402 Payment Required", "402 … used up your points" or "402 No
-// available asset for api access"; "HTTP 402"; "error [code] 402";
-// "got/returned/received [a] 402" (but not "got 402 records"). A bare
-// leading 402 counts only when the rest has a known signal.
-func has402Marker(t *text) (string, bool) {
-	if !word402.in(&t.hits) {
-		return "", false
-	}
-	s := t.lower
-	lead := leadingStatus(s) == 402
-	if lead && leading402Rest.in(&t.hits) {
-		rest := stripLeadingStatus(s)
-		for _, p := range []string{"payment required", "no available asset for api access"} {
-			if strings.HasPrefix(rest, p) {
-				return "402 " + p, true
-			}
-		}
-		if k := strings.Index(rest, "used up your points"); k >= 0 && k <= 40 {
-			return "402 … used up your points", true
-		}
-	}
-	for i := 0; i < len(s); {
-		k := strings.Index(s[i:], "402")
-		if k < 0 {
-			break
-		}
-		k += i
-		i = k + 3
-		if k > 0 && isWordByte(s[k-1]) || k+3 < len(s) && isWordByte(s[k+3]) {
-			continue
-		}
-		lo := k - 24
-		if lo < 0 {
-			lo = 0
-		}
-		before := strings.TrimRight(s[lo:k], " \t:=")
-		switch {
-		case hasWordSuffix(before, "http"):
-			return "http 402", true
-		case hasWordSuffix(before, "error"), hasWordSuffix(before, "error code"):
-			return "error 402", true
-		}
-		b := strings.TrimSuffix(strings.TrimSuffix(before, " an"), " a")
-		for _, w := range []string{"got", "returned", "received"} {
-			if hasWordSuffix(b, w) {
-				if strings.HasPrefix(strings.TrimLeft(s[k+3:], " "), "records") {
-					break
-				}
-				return w + " 402", true
-			}
-		}
-	}
-	if lead {
-		rest := newText(t.field, stripLeadingStatus(s))
-		if billingPhrases.in(&rest.hits) || rateLimitPhrases.in(&rest.hits) {
-			return "402", true
-		}
-		if _, ok := firstOf(rest, billingMore...); ok {
-			return "402", true
-		}
-		if _, ok := transient402(rest); ok {
-			return "402", true
-		}
-	}
-	return "", false
-}
-
-func hasWordSuffix(s, w string) bool {
-	return strings.HasSuffix(s, w) && (len(s) == len(w) || !isWordByte(s[len(s)-len(w)-1]))
-}
-
-var (
-	wrapper402Re = regexp.MustCompile(`^\W{0,3}(?:error:?\s*)?(?:http\s*)?402\s*(?:payment required)?\s*[:\-–—]?\s*`)
-	urlRe        = regexp.MustCompile(`https?://\S+`)
-)
-
-// classify402 is the 402 sub-classifier (ref §2.4; seed 000 "temporary 402
-// usage-window and organization/workspace spend-limit errors are classified
-// as rate_limit"). It returns billing or rate_limit and the deciding phrase.
-func classify402(t *text) (Reason, string) {
-	s := wrapper402Re.ReplaceAllString(t.lower, "")
-	s = urlRe.ReplaceAllString(s, "")
-	n := t
-	if s != t.lower {
-		n = newText(t.field, s)
-	}
-	if strings.TrimSpace(n.lower) == "" {
-		return ReasonBilling, "402 (empty)"
-	}
-	// 2. a quota-refresh window.
-	if strings.Contains(n.lower, "subscription quota limit") &&
-		(strings.Contains(n.lower, "automatic quota refresh") || strings.Contains(n.lower, "rolling time window")) {
-		return ReasonRateLimit, "subscription quota limit … quota refresh"
-	}
-	// 3. an explicit billing signal.
-	if m, ok := explicit402Billing(n); ok {
-		return ReasonBilling, m
-	}
-	// 4. the rate-limit table.
-	if m, ok := rateLimitMatch(n); ok {
-		return ReasonRateLimit, m
-	}
-	// 5. a retryable transient signal.
-	if m, ok := transient402(n); ok {
-		return ReasonRateLimit, m
-	}
-	return ReasonBilling, "402"
-}
-
-var explicit402 = newTable("402_explicit_billing",
-	"insufficient credits", "insufficient quota", "credit balance", "insufficient balance",
-	"plans & billing", "add more credits", "top up", "billing hard limit", "hard limit reached")
-var planHint = newTable("402_plan_hint", "upgrade your plan", "upgrade plan", "current plan", "subscription")
-var limitWord = newTable("limit_word", "limit")
-var maximumAllowed = newTable("maximum_allowed", "maximum allowed")
-
-func explicit402Billing(t *text) (string, bool) {
-	if m, ok := explicit402.find(&t.hits); ok {
-		return m, true
-	}
-	if limitWord.in(&t.hits) {
-		if m, ok := planHint.find(&t.hits); ok {
-			return m + " … limit", true
-		}
-		if maximumAllowed.in(&t.hits) {
-			return "maximum allowed … limit", true
-		}
-	}
-	return "", false
-}
-
-var (
-	retryWord         = newTable("402_retry_word", "try again", "retry", "temporary", "cooldown")
-	usageWindow       = newTable("402_usage_window", "usage limit", "rate limit", "organization usage")
-	periodWord        = newTable("402_period", "daily", "weekly", "monthly")
-	spendLimit        = newTable("402_spend_limit", "usage limit", "spend limit", "spending limit")
-	resetWord         = newTable("402_reset", "reset")
-	orgWord           = newTable("402_org", "organization", "workspace")
-	orgLimitQualifier = newTable("402_org_qualifier", "spend limit", "spending limit", "billing period", "exceeded", "reached", "exhausted")
-)
-
-// transient402 is ref §2.4's "retryable transient signal".
-func transient402(t *text) (string, bool) {
-	h := &t.hits
-	if retryWord.in(h) {
-		if m, ok := usageWindow.find(h); ok {
-			return m + " + retry", true
-		}
-	}
-	if p, ok := periodWord.find(h); ok {
-		if m, ok := spendLimit.find(h); ok {
-			return p + " " + m, true
-		}
-		if limitWord.in(h) && resetWord.in(h) {
-			return p + " limit … reset", true
-		}
-	}
-	if o, ok := orgWord.find(h); ok && limitWord.in(h) {
-		if m, ok := orgLimitQualifier.find(h); ok {
-			return o + " limit … " + m, true
-		}
-	}
-	return "", false
 }
 
 // ceilingRe reads "Limit X, [Used U,] Requested Y" (Groq, OpenAI TPM text).

@@ -78,7 +78,7 @@ type Selection struct {
 	// Requested is chain[0].
 	Requested ModelRef
 	// Source is default | agent | user | legacy | auto | cron.
-	Source string
+	Source SelectionSource
 	// Strict is true when policy allows no fallback (chain of one).
 	Strict bool
 	Chain  []events.Candidate

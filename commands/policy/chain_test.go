@@ -59,7 +59,7 @@ func TestSelect_EachSource(t *testing.T) {
 		name       string
 		sess       SessionState
 		req        SelectRequest
-		wantSource string
+		wantSource SelectionSource
 		wantStrict bool
 		want       []string
 	}{
@@ -122,7 +122,7 @@ func TestSession_PinsLifecycle(t *testing.T) {
 		return s
 	}
 	s := SessionState{Session: "s"}
-	s = fold(s, []events.Payload{events.SessionAuthPinned{Session: "s", ProfileID: "anthropic:a", Provider: "anthropic", Source: PinAuto}})
+	s = fold(s, []events.Payload{events.SessionAuthPinned{Session: "s", ProfileID: "anthropic:a", Provider: "anthropic", Source: string(PinAuto)}})
 	// Compaction clears an auto pin (seed 000), unless the OpenClaw switch.
 	if got := fold(s, cfg.CompleteCompaction(s, "s")); got.Pin != "" || got.CompactionCount != 1 {
 		t.Fatalf("auto pin after compaction: %+v", got)
@@ -168,7 +168,7 @@ func TestSession_PinsLifecycle(t *testing.T) {
 		t.Fatal("stale pin kept")
 	}
 	// Reset clears a stored auto override.
-	a := fold(SessionState{}, []events.Payload{events.SessionModelSelected{Session: "s", Model: m("openai", "gpt-5"), Source: SourceAuto}})
+	a := fold(SessionState{}, []events.Payload{events.SessionModelSelected{Session: "s", Model: m("openai", "gpt-5"), Source: string(SourceAuto)}})
 	if got := fold(a, ResetSession(a, "s", "reset")); got.Model != (ModelRef{}) {
 		t.Fatal("auto override survived reset")
 	}

@@ -7,11 +7,15 @@ import (
 	"github.com/fledger/fledger/events"
 )
 
-// Notice kinds (NoticeSent.Kind).
+// NoticeKind is what a user-visible notice says ([Notice.Kind], stored as
+// NoticeSent.Kind).
+type NoticeKind string
+
+// Notice kinds.
 const (
-	NoticeFallback        = "fallback"
-	NoticeFallbackCleared = "fallback_cleared"
-	NoticeOverloadWait    = "overload_wait"
+	NoticeFallback        NoticeKind = "fallback"
+	NoticeFallbackCleared NoticeKind = "fallback_cleared"
+	NoticeOverloadWait    NoticeKind = "overload_wait"
 )
 
 // OverloadNoticeText is the one transient notice of a whole-chain overload

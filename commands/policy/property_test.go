@@ -169,7 +169,7 @@ func TestProp_StrictSelectionNeverYieldsAnotherModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		h := genHarness(t)
 		h.sess.Model = rapid.SampledFrom([]ModelRef{m("anthropic", "claude"), m("openai", "gpt-5"), m("openrouter", "x")}).Draw(t, "model")
-		h.sess.Source = rapid.SampledFrom([]string{SourceUser, SourceLegacy, ""}).Draw(t, "source")
+		h.sess.Source = rapid.SampledFrom([]SelectionSource{SourceUser, SourceLegacy, ""}).Draw(t, "source")
 		sel, err := h.cfg.Select(h.sess, SelectRequest{Now: h.now})
 		if err != nil || !sel.Strict {
 			t.Fatalf("not strict: %+v %v", sel, err)

@@ -1,36 +1,42 @@
 package policy
 
-import "strings"
+import (
+	"strings"
 
-// Failover reasons, exactly the 16 spellings of POLICY "Reasons, status,
-// disposition" (reference §1). They equal commands/classify's Reason values.
-const (
-	ReasonAuth            = "auth"
-	ReasonAuthPermanent   = "auth_permanent"
-	ReasonFormat          = "format"
-	ReasonRateLimit       = "rate_limit"
-	ReasonOverloaded      = "overloaded"
-	ReasonBilling         = "billing"
-	ReasonServerError     = "server_error"
-	ReasonTimeout         = "timeout"
-	ReasonTLSCertificate  = "tls_certificate"
-	ReasonContextOverflow = "context_overflow"
-	ReasonModelNotFound   = "model_not_found"
-	ReasonSessionExpired  = "session_expired"
-	ReasonEmptyResponse   = "empty_response"
-	ReasonNoErrorDetails  = "no_error_details"
-	ReasonUnclassified    = "unclassified"
-	ReasonUnknown         = "unknown"
+	"github.com/fledger/fledger/events"
 )
 
-// Dispositions: what the failover loop may do after a classified failure
-// (POLICY "Reasons, status, disposition").
+// Failover reasons: the stored vocabulary [events.Reason], defined once in
+// events (POLICY "Reasons, status, disposition", reference §1) and spelt
+// here as the plain strings the payload and state fields the decider reads
+// hold (TestVocabulary_PolicyReasonsAreTheEventsSet checks the two agree).
 const (
-	DispositionFailover     = "failover"
-	DispositionCompaction   = "compaction"
-	DispositionAbort        = "abort"
-	DispositionRefusal      = "refusal"
-	DispositionCoordination = "coordination"
+	ReasonAuth            = string(events.ReasonAuth)
+	ReasonAuthPermanent   = string(events.ReasonAuthPermanent)
+	ReasonFormat          = string(events.ReasonFormat)
+	ReasonRateLimit       = string(events.ReasonRateLimit)
+	ReasonOverloaded      = string(events.ReasonOverloaded)
+	ReasonBilling         = string(events.ReasonBilling)
+	ReasonServerError     = string(events.ReasonServerError)
+	ReasonTimeout         = string(events.ReasonTimeout)
+	ReasonTLSCertificate  = string(events.ReasonTLSCertificate)
+	ReasonContextOverflow = string(events.ReasonContextOverflow)
+	ReasonModelNotFound   = string(events.ReasonModelNotFound)
+	ReasonSessionExpired  = string(events.ReasonSessionExpired)
+	ReasonEmptyResponse   = string(events.ReasonEmptyResponse)
+	ReasonNoErrorDetails  = string(events.ReasonNoErrorDetails)
+	ReasonUnclassified    = string(events.ReasonUnclassified)
+	ReasonUnknown         = string(events.ReasonUnknown)
+)
+
+// Dispositions: what the failover loop may do after a classified failure,
+// the stored vocabulary [events.Disposition] spelt as plain strings.
+const (
+	DispositionFailover     = string(events.DispositionFailover)
+	DispositionCompaction   = string(events.DispositionCompaction)
+	DispositionAbort        = string(events.DispositionAbort)
+	DispositionRefusal      = string(events.DispositionRefusal)
+	DispositionCoordination = string(events.DispositionCoordination)
 )
 
 // reasonSet is a small set of reasons.

@@ -213,7 +213,7 @@ func TestStop_EachCondition(t *testing.T) {
 		name     string
 		strict   bool
 		out      Outcome
-		wantKind string
+		wantKind NextKind
 		wantDisp string
 		wantCall string // for advancing cases
 	}{
@@ -569,7 +569,7 @@ func TestSelect_EverySource(t *testing.T) {
 		name   string
 		sess   SessionState
 		req    SelectRequest
-		source string
+		source SelectionSource
 		strict bool
 		probe  bool
 		want   []string
@@ -676,7 +676,7 @@ func TestSelect_AutoOverrideLifecycle(t *testing.T) {
 		if got := fold(s, ResetSession(s, "s1", kind)); got.Model != (ModelRef{}) || got.Source != "" {
 			t.Fatalf("/%s kept the auto override: %+v", kind, got)
 		}
-		u := fold(SessionState{Session: "s1"}, []events.Payload{events.SessionModelSelected{Session: "s1", Model: m("openai", "gpt-5"), Source: SourceUser}})
+		u := fold(SessionState{Session: "s1"}, []events.Payload{events.SessionModelSelected{Session: "s1", Model: m("openai", "gpt-5"), Source: string(SourceUser)}})
 		if got := fold(u, ResetSession(u, "s1", kind)); got.Model != m("openai", "gpt-5") {
 			t.Fatalf("/%s cleared a user override", kind)
 		}

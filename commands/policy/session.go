@@ -10,19 +10,26 @@ import (
 // Selection sources (modelOverrideSource, seed 000 "Selection source
 // policy"; reference §6). SourceAgent is an agents.entries.<id>.model
 // primary; the others are what a session may store.
+type SelectionSource string
+
+// Selection sources (SessionModelSelected.Source, TurnStarted.SelectionSource).
 const (
-	SourceDefault = "default"
-	SourceAgent   = "agent"
-	SourceUser    = "user"
-	SourceLegacy  = "legacy"
-	SourceAuto    = "auto"
-	SourceCron    = "cron"
+	SourceDefault SelectionSource = "default"
+	SourceAgent   SelectionSource = "agent"
+	SourceUser    SelectionSource = "user"
+	SourceLegacy  SelectionSource = "legacy"
+	SourceAuto    SelectionSource = "auto"
+	SourceCron    SelectionSource = "cron"
 )
 
-// Pin sources (seed 000 "Session stickiness").
+// PinSource is who pinned a session's auth profile (seed 000 "Session
+// stickiness"; SessionAuthPinned.Source).
+type PinSource string
+
+// Pin sources.
 const (
-	PinAuto = "auto"
-	PinUser = "user"
+	PinAuto PinSource = "auto"
+	PinUser PinSource = "user"
 )
 
 // SessionAuthUnpinned causes.
@@ -53,7 +60,7 @@ type SessionState struct {
 	// Model is the stored model override (zero = none) and Source its
 	// modelOverrideSource ("" with a model = legacy, treated as user).
 	Model  ModelRef
-	Source string
+	Source SelectionSource
 	// Origin is the configured model a stored auto override fell back from.
 	Origin ModelRef
 	// Fallbacks/HasFallbacks: a fallbacks override the selection carries.
@@ -63,7 +70,7 @@ type SessionState struct {
 	// auto | user.
 	Pin         string
 	PinProvider string
-	PinSource   string
+	PinSource   PinSource
 	// Notice is the fallback-notice state.
 	Notice NoticeState
 	// CompactionCount is the number of completed compactions.
@@ -88,7 +95,7 @@ func evolveSession(s SessionState, p events.Payload) (SessionState, bool) {
 		if !s.owns(e.Session) {
 			return s, true
 		}
-		s.Session, s.Model, s.Source = e.Session, e.Model, e.Source
+		s.Session, s.Model, s.Source = e.Session, e.Model, SelectionSource(e.Source)
 		s.Origin = ModelRef{}
 		if e.Origin != nil {
 			s.Origin = *e.Origin
@@ -104,7 +111,7 @@ func evolveSession(s SessionState, p events.Payload) (SessionState, bool) {
 		if !s.owns(e.Session) {
 			return s, true
 		}
-		s.Session, s.Pin, s.PinProvider, s.PinSource = e.Session, e.ProfileID, e.Provider, e.Source
+		s.Session, s.Pin, s.PinProvider, s.PinSource = e.Session, e.ProfileID, e.Provider, PinSource(e.Source)
 	case events.SessionAuthUnpinned:
 		if !s.owns(e.Session) || e.ProfileID != s.Pin {
 			return s, true
@@ -159,15 +166,15 @@ var (
 // next turn (POLICY "Order, pins, chain, selection source"). A pin on
 // another provider is cleared (seed 000: "no longer matches the selected
 // provider").
-func SelectModel(s SessionState, session string, m ModelRef, source string, origin *ModelRef) ([]events.Payload, error) {
+func SelectModel(s SessionState, session string, m ModelRef, source SelectionSource, origin *ModelRef) ([]events.Payload, error) {
 	switch source {
 	case SourceUser, SourceDefault, SourceAuto, SourceLegacy, SourceCron:
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrBadSource, source)
 	}
-	out := []events.Payload{events.SessionModelSelected{Session: session, Model: m, Source: source, Origin: origin}}
+	out := []events.Payload{events.SessionModelSelected{Session: session, Model: m, Source: string(source), Origin: origin}}
 	if s.Pin != "" && s.PinProvider != m.Provider {
-		out = append(out, events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: s.PinSource, Cause: UnpinProviderMismatch})
+		out = append(out, events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: string(s.PinSource), Cause: UnpinProviderMismatch})
 	}
 	return out, nil
 }
@@ -185,12 +192,12 @@ func (c Config) PinProfile(s SessionState, session, profileID string) ([]events.
 	}
 	var out []events.Payload
 	if s.Pin != "" && (s.Pin != profileID || s.PinSource != PinUser) {
-		out = append(out, events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: s.PinSource, Cause: UnpinReplaced})
+		out = append(out, events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: string(s.PinSource), Cause: UnpinReplaced})
 	}
 	if s.Pin == profileID && s.PinSource == PinUser {
 		return nil, nil
 	}
-	return append(out, events.SessionAuthPinned{Session: session, ProfileID: profileID, Provider: p.Provider, Source: PinUser}), nil
+	return append(out, events.SessionAuthPinned{Session: session, ProfileID: profileID, Provider: p.Provider, Source: string(PinUser)}), nil
 }
 
 // ClearModel decides `/model default -s`: the model override is cleared, a
@@ -199,11 +206,11 @@ func (c Config) PinProfile(s SessionState, session, profileID string) ([]events.
 func (c Config) ClearModel(s SessionState, session, agent string) []events.Payload {
 	var out []events.Payload
 	if s.Model != (ModelRef{}) {
-		out = append(out, events.SessionModelCleared{Session: session, Previous: s.Model, PreviousSource: s.Source, Cause: "default_command"})
+		out = append(out, events.SessionModelCleared{Session: session, Previous: s.Model, PreviousSource: string(s.Source), Cause: "default_command"})
 	}
 	primary := c.configuredPrimary(agent)
 	if s.Pin != "" && s.PinProvider != primary.Provider {
-		out = append(out, events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: s.PinSource, Cause: UnpinDefaultCommand})
+		out = append(out, events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: string(s.PinSource), Cause: UnpinDefaultCommand})
 	}
 	return out
 }
@@ -215,10 +222,10 @@ func (c Config) ClearModel(s SessionState, session, agent string) []events.Paylo
 func ResetSession(s SessionState, session, kind string) []events.Payload {
 	out := []events.Payload{events.SessionReset{Session: session, Kind: kind}}
 	if s.Source == SourceAuto && s.Model != (ModelRef{}) {
-		out = append(out, events.SessionModelCleared{Session: session, Previous: s.Model, PreviousSource: s.Source, Cause: "reset"})
+		out = append(out, events.SessionModelCleared{Session: session, Previous: s.Model, PreviousSource: string(s.Source), Cause: "reset"})
 	}
 	if s.Pin != "" && s.PinSource == PinAuto {
-		out = append(out, events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: s.PinSource, Cause: UnpinReset})
+		out = append(out, events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: string(s.PinSource), Cause: UnpinReset})
 	}
 	return out
 }
@@ -229,7 +236,7 @@ func ResetSession(s SessionState, session, kind string) []events.Payload {
 func (p Params) CompleteCompaction(s SessionState, session string) []events.Payload {
 	out := []events.Payload{events.CompactionCompleted{Session: session, CompactionCount: s.CompactionCount + 1}}
 	if s.Pin != "" && s.PinSource == PinAuto && !p.AutoPinSurvivesCompaction {
-		out = append(out, events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: s.PinSource, Cause: UnpinCompaction})
+		out = append(out, events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: string(s.PinSource), Cause: UnpinCompaction})
 	}
 	return out
 }
@@ -243,7 +250,7 @@ func (c Config) ReconcilePin(s SessionState, session string) []events.Payload {
 	}
 	p, ok := c.Profile(s.Pin)
 	if !ok || p.Provider != s.PinProvider {
-		return []events.Payload{events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: s.PinSource, Cause: UnpinProfileRemoved}}
+		return []events.Payload{events.SessionAuthUnpinned{Session: session, ProfileID: s.Pin, Source: string(s.PinSource), Cause: UnpinProfileRemoved}}
 	}
 	return nil
 }

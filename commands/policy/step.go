@@ -15,22 +15,25 @@ const (
 	DecisionCandidateSucceeded = "candidate_succeeded"
 )
 
-// Next kinds: what the engine does after a decision.
+// NextKind is what the engine does after a decision ([Next.Kind]).
+type NextKind string
+
+// Next kinds.
 const (
 	// NextCall: call Next.Call's provider/model with its profile, then
 	// report the outcome with [OnOutcome].
-	NextCall = "call"
+	NextCall NextKind = "call"
 	// NextWait: wait until Next.ResumeAt (Next.WaitMs from now), then call
 	// [Resume].
-	NextWait = "wait"
+	NextWait NextKind = "wait"
 	// NextDone: the turn answered (Next.AnsweredBy, Next.ProfileID).
-	NextDone = "done"
+	NextDone NextKind = "done"
 	// NextExhausted: every candidate failed (Next.Summary, Next.Attempts,
 	// Next.SoonestCooldownExpiry).
-	NextExhausted = "exhausted"
+	NextExhausted NextKind = "exhausted"
 	// NextStop: the turn stopped without exhausting the chain
 	// (Next.Disposition, Next.Reason).
-	NextStop = "stop"
+	NextStop NextKind = "stop"
 )
 
 // Call is one provider call to make.
@@ -45,7 +48,7 @@ type Call struct {
 	// CandidateIndex is the 0-based chain position.
 	CandidateIndex int
 	// Kind: first | retry | rotation | fallback | probe | chain_retry.
-	Kind string
+	Kind AttemptKind
 	// Round is the whole-chain overload retry round (0 = first pass).
 	Round int
 }
@@ -53,7 +56,7 @@ type Call struct {
 // Notice is a user-visible operational notice the engine delivers when
 // Delivered (never in group or channel chats).
 type Notice struct {
-	Kind      string
+	Kind      NoticeKind
 	Text      string
 	Delivered bool
 }
@@ -61,7 +64,7 @@ type Notice struct {
 // Next is the action a turn decision asks of the engine. Exactly the fields
 // of its Kind are set; Notices may accompany any kind.
 type Next struct {
-	Kind string
+	Kind NextKind
 	// Call is set for NextCall.
 	Call *Call
 	// WaitMs and ResumeAt (Unix ms) are set for NextWait.
@@ -247,9 +250,9 @@ func StartTurn(sel Selection, env Env, in StartInput) (Decision, error) {
 	first := sel.Chain[0]
 	d.emit(events.TurnStarted{
 		TurnID: in.TurnID, Session: in.Session, Chat: in.Chat, Requested: sel.Requested,
-		SelectionSource: sel.Source, Strict: sel.Strict, Chain: append([]events.Candidate(nil), sel.Chain...),
+		SelectionSource: string(sel.Source), Strict: sel.Strict, Chain: append([]events.Candidate(nil), sel.Chain...),
 		ConfigHash: d.cfg.Hash, AttemptLimit: d.cfg.LoopLimit(len(d.cfg.ProviderProfiles(first.Provider))),
-		PinnedProfile: d.session.Pin, PinSource: d.session.PinSource, Seed: in.Seed,
+		PinnedProfile: d.session.Pin, PinSource: string(d.session.PinSource), Seed: in.Seed,
 		StartedAt: env.Now, AutoOriginProbe: sel.AutoOriginProbe,
 	})
 	return d.advance(0, KindFirst), nil
@@ -287,17 +290,17 @@ func Resume(st TurnState, env Env) (Decision, error) {
 	return d.advance(0, KindChainRetry), nil
 }
 
-func (d *decider) notice(kind, text string) {
+func (d *decider) notice(kind NoticeKind, text string) {
 	n := Notice{Kind: kind, Text: text, Delivered: delivered(d.st.Chat)}
-	d.emit(events.NoticeSent{TurnID: d.st.TurnID, Session: d.st.Session, Kind: kind, Text: text, Delivered: n.Delivered})
+	d.emit(events.NoticeSent{TurnID: d.st.TurnID, Session: d.st.Session, Kind: string(kind), Text: text, Delivered: n.Delivered})
 	d.notices = append(d.notices, n)
 }
 
 // call starts an attempt on candidate i with profile.
-func (d *decider) call(i int, profile, kind string, probeSlot bool) Decision {
+func (d *decider) call(i int, profile string, kind AttemptKind, probeSlot bool) Decision {
 	c := d.st.Chain[i]
 	a := events.AttemptStarted{TurnID: d.st.TurnID, Attempt: d.st.Attempts + 1, CandidateIndex: i,
-		Provider: c.Provider, Model: c.Model, ProfileID: profile, Kind: kind, Round: d.st.Round,
+		Provider: c.Provider, Model: c.Model, ProfileID: profile, Kind: string(kind), Round: d.st.Round,
 		StartedAt: d.now(), ProbeSlot: probeSlot}
 	d.emit(a)
 	return d.done(Next{Kind: NextCall, Call: &Call{Provider: c.Provider, Model: c.Model, ProfileID: profile,
@@ -357,7 +360,7 @@ func (d *decider) probeOpen(provider string) bool {
 // advance walks the chain from candidate i (seed 000 "Cooldown skip vs
 // probe"; reference §7 steps 1–5) and starts the first callable one with
 // kind; past the end it ends the pass.
-func (d *decider) advance(i int, kind string) Decision {
+func (d *decider) advance(i int, kind AttemptKind) Decision {
 	p := d.cfg.Params
 	for ; i < len(d.st.Chain); i++ {
 		c := d.st.Chain[i]
@@ -371,7 +374,7 @@ func (d *decider) advance(i int, kind string) Decision {
 		order := d.order(c)
 		if ttl := p.EffectiveSkipCacheTTL(); i > 0 && ttl > 0 {
 			scope := ""
-			if d.st.PinSource == PinUser && d.pinProvider() == c.Provider {
+			if PinSource(d.st.PinSource) == PinUser && d.pinProvider() == c.Provider {
 				scope = d.st.Pin
 			} else if len(order) > 0 {
 				scope = order[0]
@@ -731,7 +734,7 @@ func (d *decider) succeed(out Outcome) Decision {
 	if prof, ok := d.cfg.Profile(cur.ProfileID); ok {
 		d.emit(d.cfg.RecordSuccess(d.state(prof), prof, cur.Model, st.TurnID, cur.Attempt, d.now()))
 	}
-	if len(st.Summary) > 0 || cur.Kind == KindProbe {
+	if len(st.Summary) > 0 || AttemptKind(cur.Kind) == KindProbe {
 		r := d.record(DecisionCandidateSucceeded, cur.CandidateIndex)
 		if n := len(st.Summary); n > 0 {
 			last := st.Summary[n-1]
@@ -752,15 +755,15 @@ func (d *decider) succeed(out Outcome) Decision {
 	if cur.ProfileID != "" && cur.Provider == st.Requested.Provider && sess.PinSource != PinUser &&
 		(sess.Pin != cur.ProfileID || sess.PinSource != PinAuto) {
 		if sess.Pin != "" {
-			d.emit(events.SessionAuthUnpinned{Session: st.Session, ProfileID: sess.Pin, Source: sess.PinSource, Cause: UnpinReplaced})
+			d.emit(events.SessionAuthUnpinned{Session: st.Session, ProfileID: sess.Pin, Source: string(sess.PinSource), Cause: UnpinReplaced})
 		}
-		d.emit(events.SessionAuthPinned{Session: st.Session, ProfileID: cur.ProfileID, Provider: cur.Provider, Source: PinAuto})
+		d.emit(events.SessionAuthPinned{Session: st.Session, ProfileID: cur.ProfileID, Provider: cur.Provider, Source: string(PinAuto)})
 	}
 	// A stored auto override whose origin answered is cleared; only when the
 	// session still holds that very override (seed 004: recovery owns only
 	// the fields it wrote).
 	if st.AutoOriginProbe && answered == st.Requested && sess.Source == SourceAuto && sess.Origin == st.Requested {
-		d.emit(events.SessionModelCleared{Session: st.Session, Previous: sess.Model, PreviousSource: SourceAuto, Cause: "auto_recovered"})
+		d.emit(events.SessionModelCleared{Session: st.Session, Previous: sess.Model, PreviousSource: string(SourceAuto), Cause: "auto_recovered"})
 	}
 	d.noticeState(answered)
 	d.emit(events.TurnSucceeded{TurnID: st.TurnID, AnsweredBy: answered, ProfileID: cur.ProfileID,

@@ -46,7 +46,7 @@ func (h *harness) apply(d Decision, err error) Next {
 		switch p.EventAggregate() {
 		case events.AggTurn:
 			h.st = EvolveTurn(h.st, p)
-			if a, ok := p.(events.AttemptStarted); ok && a.Kind == KindProbe && a.CandidateIndex == 0 {
+			if a, ok := p.(events.AttemptStarted); ok && AttemptKind(a.Kind) == KindProbe && a.CandidateIndex == 0 {
 				h.probeAt[a.Provider] = a.StartedAt
 			}
 		case events.AggSession:
@@ -99,7 +99,7 @@ func (h *harness) payloads(typ string) []events.Payload {
 	return out
 }
 
-func wantCall(t *testing.T, n Next, provider, model, profile, kind string) {
+func wantCall(t *testing.T, n Next, provider, model, profile string, kind AttemptKind) {
 	t.Helper()
 	if n.Kind != NextCall || n.Call.Provider != provider || n.Call.Model != model || n.Call.ProfileID != profile || n.Call.Kind != kind {
 		t.Fatalf("next = %+v %+v, want call %s/%s %s %s", n, n.Call, provider, model, profile, kind)
@@ -553,7 +553,7 @@ func TestStep_AutoPinAndAutoOverrideRecovery(t *testing.T) {
 	h2.sess.Model, h2.sess.Source, h2.sess.Origin = m("openai", "gpt-5"), SourceAuto, m("anthropic", "claude")
 	sel, _ = h2.cfg.Select(h2.sess, SelectRequest{Now: t0})
 	h2.start(sel, "direct")
-	h2.sess = EvolveSession(h2.sess, events.SessionModelSelected{Session: "s1", Model: m("google", "gemini"), Source: SourceUser})
+	h2.sess = EvolveSession(h2.sess, events.SessionModelSelected{Session: "s1", Model: m("google", "gemini"), Source: string(SourceUser)})
 	h2.outcome(Outcome{OK: true})
 	if h2.sess.Model != m("google", "gemini") || h2.sess.Source != SourceUser {
 		t.Fatalf("recovery undid a user selection: %+v", h2.sess)

@@ -2,29 +2,39 @@ package policy
 
 import "github.com/fledger/fledger/events"
 
-// Attempt kinds (AttemptStarted.Kind).
+// AttemptKind is why an attempt is made ([Call.Kind], stored as
+// AttemptStarted.Kind).
+type AttemptKind string
+
+// Attempt kinds.
 const (
-	KindFirst      = "first"
-	KindRetry      = "retry"
-	KindRotation   = "rotation"
-	KindFallback   = "fallback"
-	KindProbe      = "probe"
-	KindChainRetry = "chain_retry"
+	KindFirst      AttemptKind = "first"
+	KindRetry      AttemptKind = "retry"
+	KindRotation   AttemptKind = "rotation"
+	KindFallback   AttemptKind = "fallback"
+	KindProbe      AttemptKind = "probe"
+	KindChainRetry AttemptKind = "chain_retry"
 )
+
+// TurnPhase is where a turn is ([TurnState.Phase]).
+type TurnPhase string
 
 // Turn phases.
 const (
-	PhaseRunning   = "running"
-	PhaseWaiting   = "waiting"
-	PhaseSucceeded = "succeeded"
-	PhaseExhausted = "exhausted"
-	PhaseStopped   = "stopped"
+	PhaseRunning   TurnPhase = "running"
+	PhaseWaiting   TurnPhase = "waiting"
+	PhaseSucceeded TurnPhase = "succeeded"
+	PhaseExhausted TurnPhase = "exhausted"
+	PhaseStopped   TurnPhase = "stopped"
 )
 
-// Pending waits (TurnState.Pending).
+// PendingWait is the wait a turn is in ([TurnState.Pending]; "" = none).
+type PendingWait string
+
+// Pending waits.
 const (
-	PendingRetry = "retry"
-	PendingChain = "chain"
+	PendingRetry PendingWait = "retry"
+	PendingChain PendingWait = "chain"
 )
 
 // ProbeMark is a primary cooldown probe made in this turn: the provider and
@@ -55,7 +65,7 @@ type TurnState struct {
 	AutoOriginProbe bool
 
 	// Phase is running | waiting | succeeded | exhausted | stopped.
-	Phase string
+	Phase TurnPhase
 	// Attempts is the number of attempts started; Current the last one and
 	// InFlight whether its outcome is awaited.
 	Attempts int
@@ -64,7 +74,7 @@ type TurnState struct {
 	// LastFailure is the last AttemptFailed.
 	LastFailure events.AttemptFailed
 	// Pending is the wait in progress (retry | chain) and ResumeAt its end.
-	Pending  string
+	Pending  PendingWait
 	ResumeAt int64
 
 	// Per candidate (reset when a new candidate starts).
@@ -161,7 +171,7 @@ func (s *TurnState) apply(p events.Payload) bool {
 		s.ProbeSlots, s.RoundFailures, s.RoundOnlyOverload, s.RoundSkips, s.Summary = nil, 0, true, 0, nil
 		s.resetCandidate()
 	case events.NoticeSent:
-		if e.Kind == NoticeOverloadWait {
+		if NoticeKind(e.Kind) == NoticeOverloadWait {
 			s.OverloadNoticeSent = true
 		}
 	case events.TurnSucceeded:
@@ -192,10 +202,10 @@ func startTurn(ts events.TurnStarted) TurnState {
 // rotation) restarts the candidate's counters; a rotation counts against
 // the reason that caused it.
 func (s *TurnState) attemptStarted(e events.AttemptStarted) {
-	if e.Kind != KindRetry && e.Kind != KindRotation {
+	if AttemptKind(e.Kind) != KindRetry && AttemptKind(e.Kind) != KindRotation {
 		s.resetCandidate()
 	}
-	if e.Kind == KindRotation {
+	if AttemptKind(e.Kind) == KindRotation {
 		switch s.LastFailure.Reason {
 		case ReasonRateLimit:
 			s.RateLimitRotations++
@@ -212,7 +222,7 @@ func (s *TurnState) attemptStarted(e events.AttemptStarted) {
 	if e.ProbeSlot {
 		s.ProbeSlots = grow(s.ProbeSlots, e.Provider)
 	}
-	if e.Kind == KindProbe && e.CandidateIndex == 0 {
+	if AttemptKind(e.Kind) == KindProbe && e.CandidateIndex == 0 {
 		s.Probes = grow(s.Probes, ProbeMark{Provider: e.Provider, At: e.StartedAt})
 	}
 }

@@ -13,11 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
 )
@@ -147,233 +144,146 @@ func loadavg() string {
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 
-// Run measures everything and returns the report.
+// Run measures everything and returns the report: the limits (raw
+// publishes, fsync, SQLite), classification, decide + append, the
+// concurrency sweep, the rebuild and the cost growth with profiles, each a
+// method of [runner].
 func Run(ctx context.Context, o Options) (*Report, error) {
-	sz := sizesFor(o)
-	rep := &Report{Started: time.Now(), Quick: o.Quick, Go: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
+	b := &runner{ctx: ctx, o: o, sz: sizesFor(o), lim: map[string]*Measure{}}
+	b.rep = &Report{Started: time.Now(), Quick: o.Quick, Go: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
 		CPUs: runtime.NumCPU(), LoadBefore: loadavg()}
-	progress := func(format string, a ...any) {
-		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "%6.1fs  %s\n", time.Since(rep.Started).Seconds(), fmt.Sprintf(format, a...))
-		}
-	}
 	tmp, err := os.MkdirTemp(o.TempDir, "fledger-bench-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
+	b.tmp = tmp
 	if o.ConcurrencyOnly {
-		rep.ConcurrencyOnly = true
-		bodies, avgBody, evPerCommit, err := commitBodies()
-		if err != nil {
-			return nil, err
-		}
-		if err := concurrencySection(ctx, rep, tmp, bodies, sz, progress); err != nil {
-			return nil, err
-		}
-		rep.Notes = append(rep.Notes, bodiesNote(len(bodies), avgBody, evPerCommit))
-		rep.LoadAfter = loadavg()
-		rep.Elapsed = time.Since(rep.Started)
-		return rep, nil
+		return b.concurrencyOnly()
 	}
-	fixtures, err := findFixtures(o.Fixtures)
+	return b.all()
+}
+
+// runner is one run: its options, sizes, temporary directory, report, and
+// the limits measured so far by key.
+type runner struct {
+	ctx context.Context
+	o   Options
+	sz  sizes
+	tmp string
+	rep *Report
+	lim map[string]*Measure
+	// The realistic commit bodies of the raw publishes.
+	bodies      [][]byte
+	avgBody     int
+	evPerCommit float64
+}
+
+// progress writes one line per phase to Options.Progress.
+func (b *runner) progress(format string, a ...any) {
+	if b.o.Progress != nil {
+		fmt.Fprintf(b.o.Progress, "%6.1fs  %s\n", time.Since(b.rep.Started).Seconds(), fmt.Sprintf(format, a...))
+	}
+}
+
+// addLimit records a limit under key.
+func (b *runner) addLimit(key string, m Measure) {
+	b.rep.Limits = append(b.rep.Limits, m)
+	b.lim[key] = &b.rep.Limits[len(b.rep.Limits)-1]
+}
+
+// open opens a fresh embedded server in the run's directory.
+func (b *runner) open(name string, always bool) (events.Store, error) {
+	return events.Open(b.ctx, events.WithDataDir(filepath.Join(b.tmp, name)), events.WithSyncAlways(always, 0))
+}
+
+// loadBodies generates the commit bodies of the raw publishes.
+func (b *runner) loadBodies() error {
+	var err error
+	b.bodies, b.avgBody, b.evPerCommit, err = commitBodies()
+	return err
+}
+
+// finish stamps the report's end.
+func (b *runner) finish() (*Report, error) {
+	b.rep.LoadAfter = loadavg()
+	b.rep.Elapsed = time.Since(b.rep.Started)
+	return b.rep, nil
+}
+
+// concurrencyOnly is a run of the concurrency sweep alone.
+func (b *runner) concurrencyOnly() (*Report, error) {
+	b.rep.ConcurrencyOnly = true
+	if err := b.loadBodies(); err != nil {
+		return nil, err
+	}
+	if err := concurrencySection(b.ctx, b.rep, b.tmp, b.bodies, b.sz, b.progress); err != nil {
+		return nil, err
+	}
+	b.rep.Notes = append(b.rep.Notes, bodiesNote(len(b.bodies), b.avgBody, b.evPerCommit))
+	return b.finish()
+}
+
+// all is a full run.
+func (b *runner) all() (*Report, error) {
+	fixtures, err := findFixtures(b.o.Fixtures)
 	if err != nil {
 		return nil, err
 	}
-
-	open := func(name string, always bool) (events.Store, error) {
-		return events.Open(ctx, events.WithDataDir(filepath.Join(tmp, name)), events.WithSyncAlways(always, 0))
-	}
-	syncSt, err := open("sync-always", true)
+	syncSt, err := b.open("sync-always", true)
 	if err != nil {
 		return nil, err
 	}
 	defer syncSt.Close()
-	ivSt, err := open("sync-interval", false)
+	ivSt, err := b.open("sync-interval", false)
 	if err != nil {
 		return nil, err
 	}
 	defer ivSt.Close()
-
-	// Realistic commit bodies for the raw publishes.
-	bodies, avgBody, evPerCommit, err := commitBodies()
-	if err != nil {
+	if err := b.loadBodies(); err != nil {
 		return nil, err
 	}
-
 	// 1. Limits: publishes on both servers, fsync, SQLite.
-	lim := map[string]*Measure{}
-	addLimit := func(key string, m Measure) {
-		rep.Limits = append(rep.Limits, m)
-		lim[key] = &rep.Limits[len(rep.Limits)-1]
-	}
-	jss := map[string]jetstream.JetStream{}
-	for _, c := range []struct {
-		name      string
-		st        events.Store
-		syncN, aN int
-	}{{"fsync always", syncSt, sz.syncPubFsync, sz.asyncPubFsync}, {"fsync interval", ivSt, sz.syncPub, sz.asyncPub}} {
-		progress("raw JetStream publish, %s", c.name)
-		js, err := rawJS(ctx, c.st)
-		if err != nil {
-			return nil, err
-		}
-		r, lat, err := publishSync(ctx, js, bodies, c.syncN)
-		if err != nil {
-			return nil, err
-		}
-		s := sortedCopy(lat)
-		jss[c.name] = js
-		addLimit("sync "+c.name, Measure{Name: "js publish sync, " + c.name, Value: r, Unit: "msg/s",
-			Detail: fmt.Sprintf("%d msgs of %d B; p50 %.0f µs, p99 %.0f µs", c.syncN, avgBody, us(pct(s, 50)), us(pct(s, 99)))})
-		r, err = publishAsync(ctx, js, bodies, c.aN)
-		if err != nil {
-			return nil, err
-		}
-		addLimit("async "+c.name, Measure{Name: "js publish async, " + c.name, Value: r, Unit: "msg/s",
-			Detail: fmt.Sprintf("%d msgs, 4096 in flight", c.aN)})
-	}
-	progress("raw fsync")
-	fl, err := fsyncLatencies(tmp, sz.fsyncs)
+	jss, err := b.publishLimits(syncSt, ivSt)
 	if err != nil {
 		return nil, err
 	}
-	fs := sortedCopy(fl)
-	addLimit("fsync", Measure{Name: "write 512 B + fsync, p99", Value: us(pct(fs, 99)), Unit: "µs",
-		Detail: fmt.Sprintf("%d writes; p50 %.0f µs", sz.fsyncs, us(pct(fs, 50)))})
-	progress("raw SQLite upsert")
-	up, err := rawUpsert(ctx, filepath.Join(tmp, "upsert.sqlite"), sz.upserts)
-	if err != nil {
+	if err := b.diskLimits(); err != nil {
 		return nil, err
 	}
-	addLimit("upsert", Measure{Name: "sqlite upsert, 1000 rows/tx", Value: up, Unit: "rows/s",
-		Detail: fmt.Sprintf("%d rows, 15 cols, 1000 keys, prepared, WAL, synchronous=NORMAL", sz.upserts)})
-
 	// 2. Classification.
-	progress("classification")
-	vs, err := loadVectors(fixtures)
-	if err != nil {
+	if err := b.classifyRows(fixtures); err != nil {
 		return nil, err
 	}
-	cr := measureClassify(vs, sz.classifyRounds)
-	rep.Rows = append(rep.Rows,
-		barRow(Measure{Name: "classify, median per error", Value: us(cr.P50), Unit: "µs",
-			Detail: fmt.Sprintf("%d vectors × %d calls, each vector's best of 5 batches; p90 %.1f µs, p99 %.1f µs", cr.Vectors, sz.classifyRounds, us(cr.P90), us(cr.P99))},
-			nil, "< 10 µs", us(cr.P50) < 10),
-		barRow(Measure{Name: "classify, all vectors", Value: cr.PerSecond, Unit: "errors/s",
-			Detail: "every call timed, preemption included"}, nil, "", true))
-
 	// 3. Decide + append.
-	for _, c := range []struct {
-		name string
-		st   events.Store
-		n    int
-		bar  bool
-	}{{"fsync always", syncSt, sz.attemptsFsync, true}, {"fsync interval", ivSt, sz.attempts, false}} {
-		progress("decide + append, %s", c.name)
-		js := jss[c.name]
-		probe := func(i int) (time.Duration, error) {
-			t := time.Now()
-			_, err := js.Publish(ctx, "bench.probe."+strconv.Itoa(i%1000), bodies[i%len(bodies)])
-			return time.Since(t), err
-		}
-		dr, err := runDecide(ctx, c.st, "bench-"+strings.ReplaceAll(c.name, " ", "-"), c.n, probe)
-		if err != nil {
-			return nil, err
-		}
-		d, a := sortedCopy(dr.Decision), sortedCopy(dr.Append)
-		pl := sortedCopy(dr.Probe)
-		rawP50 := Measure{Name: "js publish sync p50 interleaved, " + c.name, Value: us(pct(pl, 50)), Unit: "µs", Detail: "one raw publish after each turn"}
-		rawP99 := Measure{Name: "js publish sync p99 interleaved, " + c.name, Value: us(pct(pl, 99)), Unit: "µs", Detail: "one raw publish after each turn"}
-		detail := fmt.Sprintf("%d decisions over %d attempts in %d turns; Store.Append alone p50 %.0f µs, p99 %.0f µs",
-			dr.Decisions, dr.Attempts, dr.Turns, us(pct(a, 50)), us(pct(a, 99)))
-		rep.Rows = append(rep.Rows, barRow(Measure{Name: "decide+append p50, " + c.name, Value: us(pct(d, 50)), Unit: "µs", Detail: detail}, &rawP50, "", true))
-		p99 := Measure{Name: "decide+append p99, " + c.name, Value: us(pct(d, 99)), Unit: "µs"}
-		if c.bar {
-			p99.Detail = fmt.Sprintf("raw fsync p99 in this run %.0f µs", lim["fsync"].Value)
-			rep.Rows = append(rep.Rows, barRow(p99, &rawP99, "< 1000 µs", us(pct(d, 99)) < 1000))
-		} else {
-			rep.Rows = append(rep.Rows, barRow(p99, &rawP99, "", true))
-		}
-		rep.Rows = append(rep.Rows, barRow(Measure{Name: "attempts/s, " + c.name, Value: rate(dr.Attempts, dr.Elapsed), Unit: "attempts/s",
-			Detail: fmt.Sprintf("%.2f decisions per attempt", float64(dr.Decisions)/float64(dr.Attempts))}, lim["sync "+c.name], "", true))
+	if err := b.decideRows(jss, syncSt, ivSt); err != nil {
+		return nil, err
 	}
 	_ = syncSt.Close()
 	_ = ivSt.Close()
-
 	// 3b. Concurrency sweep, on fresh sync-always servers.
-	if !o.NoConcurrency {
-		if err := concurrencySection(ctx, rep, tmp, bodies, sz, progress); err != nil {
+	if !b.o.NoConcurrency {
+		if err := concurrencySection(b.ctx, b.rep, b.tmp, b.bodies, b.sz, b.progress); err != nil {
 			return nil, err
 		}
 	}
-
 	// 4. Rebuild: fill, raw read, raw pipeline, rebuild.
-	rbSt, err := open("rebuild", false)
+	rbSt, err := b.open("rebuild", false)
 	if err != nil {
 		return nil, err
 	}
 	defer rbSt.Close()
-	progress("fill: generating %d events", sz.events)
-	fr, err := fill(ctx, rbSt, sz.events)
-	if err != nil {
-		return nil, fmt.Errorf("fill: %w", err)
-	}
-	rep.Notes = append(rep.Notes, fmt.Sprintf("rebuild stream: %d events in %d commits (%.2f events/commit), generated with the policy deciders and published async in %.1f s",
-		fr.Events, fr.Commits, float64(fr.Events)/float64(fr.Commits), fr.Elapsed.Seconds()))
-	evc := float64(fr.Events) / float64(fr.Commits)
-	progress("raw ordered-consumer read")
-	rr, rb, err := rawRead(ctx, rbSt, fr.LastSeq)
-	if err != nil {
+	if err := b.rebuildRows(rbSt); err != nil {
 		return nil, err
 	}
-	addLimit("read", Measure{Name: "js ordered consumer read", Value: rr * evc, Unit: "events/s",
-		Detail: fmt.Sprintf("%.0f msg/s, %d msgs of %d B avg, bytes only", rr, fr.LastSeq, rb/int64(max(fr.LastSeq, 1)))})
-	progress("raw pipeline (read + json decode + upsert)")
-	pr, pn, err := rawPipeline(ctx, rbSt, filepath.Join(tmp, "pipeline.sqlite"), fr.LastSeq)
-	if err != nil {
-		return nil, err
-	}
-	if pn != fr.Events {
-		return nil, fmt.Errorf("pipeline upserted %d events, the stream has %d", pn, fr.Events)
-	}
-	addLimit("pipeline", Measure{Name: "raw pipeline read+decode+upsert", Value: pr, Unit: "events/s",
-		Detail: "ordered consumer → encoding/json Commit → 1 upsert/event, 1000/tx, one goroutine"})
-	serial := 1 / (1/lim["read"].Value + 1/lim["upsert"].Value)
-	addLimit("read+upsert", Measure{Name: "read then upsert, serial (no decode)", Value: serial, Unit: "events/s",
-		Detail: "1 / (1/read + 1/upsert)"})
-	progress("rebuild %d events", fr.Events)
-	rbr, err := rebuild(ctx, rbSt, tmp, fr.LastSeq)
-	if err != nil {
-		return nil, fmt.Errorf("rebuild: %w", err)
-	}
-	if rbr.Events != fr.Events {
-		return nil, fmt.Errorf("rebuild folded %d events, the stream has %d", rbr.Events, fr.Events)
-	}
-	rbm := Measure{Name: "rebuild (projections CatchUp)", Value: rbr.PerSecond, Unit: "events/s",
-		Detail: fmt.Sprintf("%d events in %.2f s", rbr.Events, rbr.Elapsed.Seconds())}
-	rep.Rows = append(rep.Rows,
-		barRow(rbm, lim["pipeline"], "≥ 50% of pipeline", rbr.PerSecond >= 0.5*pr),
-		barRow(Measure{Name: "rebuild vs serial read+upsert", Value: rbr.PerSecond, Unit: "events/s"}, lim["read+upsert"], "", true),
-		barRow(Measure{Name: fmt.Sprintf("peak heap, rebuild of %d events", rbr.Events), Value: float64(rbr.PeakHeap) / (1 << 20), Unit: "MiB",
-			Detail: fmt.Sprintf("heap objects, whole process (server + projector + SQLite); %.1f MiB before", float64(rbr.BaseHeap)/(1<<20))}, nil, "", true))
-
 	// 5. Cost growth with profiles per provider.
-	for _, k := range []int{1, 10, 100} {
-		progress("step decision, %d profiles per provider", k)
-		d, err := measureSteps(k, sz.stepTime)
-		if err != nil {
-			return nil, err
-		}
-		rep.Rows = append(rep.Rows, barRow(Measure{Name: fmt.Sprintf("step decision, %d profiles/provider", k), Value: us(d), Unit: "µs",
-			Detail: "policy.OnOutcome(429) → cooldown + rotation; pure CPU, best of 5 batches"}, nil, "", true))
+	if err := b.stepRows(); err != nil {
+		return nil, err
 	}
-	rep.Notes = append(rep.Notes,
-		bodiesNote(len(bodies), avgBody, evPerCommit),
+	b.rep.Notes = append(b.rep.Notes,
+		bodiesNote(len(b.bodies), b.avgBody, b.evPerCommit),
 		"decide+append: one engine, one turn at a time, zero-latency provider on a virtual clock; a decision is classify + decide + durable append + fold, timed from the call's return to the next call (or the turn's end)")
-	rep.LoadAfter = loadavg()
-	rep.Elapsed = time.Since(rep.Started)
-	return rep, nil
+	return b.finish()
 }
 
 // commitBodies generates 2000 realistic commit bodies (the policy

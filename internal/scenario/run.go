@@ -214,7 +214,7 @@ func runCommand(ctx context.Context, eng *engine.Engine, c *Command) (*CommandRe
 		p, mod, _ := splitModel(m)
 		src := c.Source
 		if src == "" {
-			src = policy.SourceUser
+			src = string(policy.SourceUser)
 		}
 		cr.Text = "/model " + c.Model + " (source " + src + ")"
 		evs, err = eng.SelectModel(ctx, c.Session, events.ModelRef{Provider: p, Model: mod}, src, nil, prof)
@@ -224,7 +224,7 @@ func runCommand(ctx context.Context, eng *engine.Engine, c *Command) (*CommandRe
 	case "pin":
 		src := c.Source
 		if src == "" {
-			src = policy.PinUser
+			src = string(policy.PinUser)
 		}
 		cr.Text = "pin " + c.Profile + " (" + src + ")"
 		evs, err = eng.PinProfile(ctx, c.Session, c.Profile, src)
@@ -255,12 +255,12 @@ func (rep *Report) runTurn(ctx context.Context, eng *engine.Engine, sc *Scenario
 	if t.Model != "" {
 		p, m, _ := splitModel(t.Model)
 		ref := events.ModelRef{Provider: p, Model: m}
-		if t.Source == policy.SourceCron {
+		if policy.SelectionSource(t.Source) == policy.SourceCron {
 			req.Cron = &policy.CronPayload{Model: ref}
 		} else {
 			src := t.Source
 			if src == "" {
-				src = policy.SourceUser
+				src = string(policy.SourceUser)
 			}
 			if _, err := eng.SelectModel(ctx, t.Session, ref, src, nil, ""); err != nil {
 				return nil, fmt.Errorf("turn %s: select %s: %w", t.ID, t.Model, err)

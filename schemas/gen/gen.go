@@ -189,7 +189,7 @@ func (b *builder) structSchema(t reflect.Type) (*schema, error) {
 				return nil, fmt.Errorf("%s.%s: enum tag on a non-string field", t.Name(), f.Name)
 			}
 			if e == "reason" {
-				fs.Enum = events.Reasons
+				fs.Enum = events.Spellings(events.Reasons)
 				typ = "string (a failover reason)"
 			} else {
 				fs.Enum = strings.Split(e, "|")

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/replay"
+)
+
+// runReplayVerify re-runs the deciders over every recorded decision and
+// prints the report; a divergence (or, with --strict, a quarantined
+// message) exits 1.
+func runReplayVerify(cmd *cobra.Command, w io.Writer, st events.Store, o *replayFlags) error {
+	ctx := cmd.Context()
+	rep, err := replay.Verify(ctx, st, replay.VerifyOptions{Agent: o.agent, ToSeq: o.toSeq})
+	if err != nil {
+		return err
+	}
+	if o.jsonOut {
+		if err := replay.WriteJSON(w, rep); err != nil {
+			return err
+		}
+	} else {
+		writeVerify(w, rep)
+	}
+	if !rep.OK() {
+		return &exitError{code: 1}
+	}
+	if o.strict && !rep.StrictOK() {
+		fmt.Fprintf(cmd.ErrOrStderr(), "fledger replay: --strict: %d quarantined message(s) make this verification fail\n", len(rep.Quarantined))
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// writeVerify prints a verify report for people.
+func writeVerify(w interface{ Write([]byte) (int, error) }, rep *replay.VerifyReport) {
+	var kinds []string
+	for _, k := range []string{replay.DecisionStart, replay.DecisionOutcome, replay.DecisionResume, replay.DecisionSession,
+		replay.DecisionClear, replay.DecisionAuthOrder, replay.DecisionConfig, replay.DecisionUnexplained} {
+		if n := rep.Checked[k]; n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	fmt.Fprintf(w, "verified %d commits (%d events, %d turns) up to seq %d: %s\n", rep.Commits, rep.Events, rep.Turns, rep.LastSeq, strings.Join(kinds, ", "))
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, f := range rep.Quarantined {
+		fmt.Fprintf(w, "quarantined: %s\n", f)
+	}
+	for _, f := range rep.Missing {
+		fmt.Fprintf(w, "missing: %s\n", f)
+	}
+	if len(rep.Quarantined) > 0 {
+		fmt.Fprintf(w, "%s skipped as every reader skips %s: no decision was taken on %s\n",
+			plural(len(rep.Quarantined), "quarantined message"), pick(len(rep.Quarantined) == 1, "it", "them"), pick(len(rep.Quarantined) == 1, "it", "them"))
+	}
+	if len(rep.Missing) > 0 {
+		fmt.Fprintln(w, "sequences are missing from the stream (it denies deletes: damaged storage?); the decisions they held cannot be verified")
+	}
+	if rep.Diverged == 0 {
+		if len(rep.Missing) > 0 {
+			fmt.Fprintln(w, "every recorded decision still in the stream follows from its inputs")
+			return
+		}
+		fmt.Fprintln(w, "every recorded decision follows from its inputs")
+		return
+	}
+	verb := "commits diverge"
+	if rep.Diverged == 1 {
+		verb = "commit diverges"
+	}
+	fmt.Fprintf(w, "%d %s; the first divergence of each turn:\n", rep.Diverged, verb)
+	for _, d := range rep.Divergences {
+		who := "turn " + d.Turn
+		switch {
+		case d.Turn != "":
+		case d.Session != "":
+			who = "session " + d.Session
+		default:
+			who = "stream"
+		}
+		fmt.Fprintf(w, "\nseq %d event %d %s (%s, agent %s, %s decision): %s\n", d.Seq, d.Index, d.Type, who, d.Agent, d.Decision, d.Message)
+		for _, f := range d.Fields {
+			fmt.Fprintf(w, "  %-32s expected %-24s recorded %s\n", f.Path, dash(f.Expected), dash(f.Recorded))
+		}
+		if len(d.Fields) == 0 {
+			if len(d.Expected) > 0 {
+				fmt.Fprintf(w, "  expected %s\n", d.Expected)
+			}
+			if len(d.Recorded) > 0 {
+				fmt.Fprintf(w, "  recorded %s\n", d.Recorded)
+			}
+		}
+	}
+}
+
+func pick(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "(absent)"
+	}
+	return s
+}
