@@ -147,7 +147,7 @@ func replicasOf(t testing.TB, s events.Store) int {
 
 func rawJS(t testing.TB, s events.Store) jetstream.JetStream {
 	t.Helper()
-	js, err := jetstream.New(s.Conn())
+	js, err := jetstream.New(events.ConnOf(s))
 	require_NoError(t, err)
 	return js
 }
@@ -164,7 +164,7 @@ type storedMsg struct {
 func rawMsg(t testing.TB, s events.Store, seq uint64) storedMsg {
 	t.Helper()
 	req, _ := json.Marshal(map[string]uint64{"seq": seq})
-	resp, err := s.Conn().Request("$JS.API.STREAM.MSG.GET."+events.StreamName, req, 5*time.Second)
+	resp, err := events.ConnOf(s).Request("$JS.API.STREAM.MSG.GET."+events.StreamName, req, 5*time.Second)
 	require_NoError(t, err)
 	var r struct {
 		Message *struct {

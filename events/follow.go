@@ -79,7 +79,7 @@ type follower struct {
 
 // followStarted, when set (by tests), is called with each follower once
 // its first consumer runs.
-var followStarted func(*follower)
+var followStarted atomic.Pointer[func(*follower)]
 
 // restart creates an ordered consumer from f.next and stops the previous
 // one; messages the previous one still delivers are dropped.
@@ -111,8 +111,8 @@ func (f *follower) restart(ctx context.Context) error {
 	if old != nil {
 		old.Stop()
 	}
-	if first && followStarted != nil {
-		followStarted(f)
+	if hook := followStarted.Load(); first && hook != nil {
+		(*hook)(f)
 	}
 	return nil
 }

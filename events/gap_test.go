@@ -119,7 +119,7 @@ func TestRead_StrayMessageNamesSubjectSizeAndReason(t *testing.T) {
 	ctx := ctxT(t)
 	_, err := st.Append(ctx, profileSubj, 0, failure("turn-1", 1)...)
 	require_NoError(t, err)
-	m, err := st.Conn().Request("fledger.main.turn.oops", []byte("hello"), 5e9)
+	m, err := events.ConnOf(st).Request("fledger.main.turn.oops", []byte("hello"), 5e9)
 	require_NoError(t, err)
 	if !strings.Contains(string(m.Data), `"seq":2`) {
 		t.Fatalf("publish ack %s", m.Data)

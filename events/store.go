@@ -158,10 +158,6 @@ type Store interface {
 	// fingerprint) and its last sequence.
 	Ledger(ctx context.Context) (Ledger, error)
 
-	// Conn is the store's NATS connection. Being removed: nothing outside
-	// events may touch the connection (issue 14).
-	Conn() *nats.Conn
-
 	// ClientURL is the embedded server's loopback URL when it listens
 	// ([WithListen]), else "". It holds no credentials: a client needs
 	// [WriterUser]'s or [ReaderUser]'s ([WithListenerCredentials]).
@@ -442,9 +438,6 @@ func (s *store) Close() error {
 	})
 	return s.closeErr
 }
-
-// Conn implements [Store].
-func (s *store) Conn() *nats.Conn { return s.nc }
 
 // ClientURL implements [Store].
 func (s *store) ClientURL() string {

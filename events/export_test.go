@@ -1,0 +1,7 @@
+package events
+
+import "github.com/nats-io/nats.go"
+
+// ConnOf is the NATS connection of a JetStream store, for the tests that
+// look at the stream beside the store (the store itself exposes none).
+func ConnOf(s Store) *nats.Conn { return s.(*store).nc }
