@@ -107,7 +107,7 @@ service, finishes the projector's batch and closes the store.`,
 				return err
 			}
 			defer db.Close()
-			ledger, err := projections.ReadLedger(ctx, st)
+			ledger, err := st.Ledger(ctx)
 			if err != nil {
 				return err
 			}
