@@ -150,4 +150,3 @@ func TestFollow_ConsumerHostKilled(t *testing.T) {
 	waitSeq(t, seqs, seq, 15*time.Second)
 	t.Logf("a followed b's commit %v after the kill (watchdog restarts: %d)", time.Since(killed).Round(time.Millisecond), f.restarts.Load())
 }
-

@@ -523,7 +523,7 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 			return stored(ack.Sequence, ack.Duplicate), nil
 		}
 		var apiErr *jetstream.APIError
-		if !errors.As(err, &apiErr) || apiErr.ErrorCode != CodeWrongLastSequenceConstant || spurious == maxSpurious {
+		if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequenceConstant || spurious == maxSpurious {
 			break
 		}
 		// A replicated stream answers 10164, without the actual sequence,
@@ -543,7 +543,7 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 		err = send()
 	}
 	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) && (apiErr.ErrorCode == CodeWrongLastSequence || apiErr.ErrorCode == CodeWrongLastSequenceConstant) {
+	if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
 		// The server checks the expectation before de-duplication, so a
 		// re-sent commit whose first send was stored reports a conflict:
 		// look for its id among the guard's messages after expected.
@@ -558,12 +558,12 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 			return stored(seq, true), nil
 		}
 		ce := &ConflictError{Subject: subject, Guard: guard, Expected: expected, Code: int(apiErr.ErrorCode)}
-		if apiErr.ErrorCode == CodeWrongLastSequenceConstant {
+		if apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant {
 			if last, lerr := s.leaderLast(pctx, guard); lerr == nil && last != expected {
 				ce.Actual, ce.ActualKnown = last, true
 			}
 		}
-		if apiErr.ErrorCode == CodeWrongLastSequence {
+		if apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
 			if i := strings.LastIndexByte(apiErr.Description, ':'); i >= 0 {
 				if n, perr := strconv.ParseUint(strings.TrimSpace(apiErr.Description[i+1:]), 10, 64); perr == nil {
 					ce.Actual, ce.ActualKnown = n, true

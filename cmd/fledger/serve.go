@@ -151,7 +151,7 @@ service, finishes the projector's batch and closes the store.`,
 
 			var stopMicro func() error
 			if !noMicro {
-				ms, err := svc.StartMicro(st.Conn())
+				ms, err := svc.StartMicro(st)
 				if err != nil {
 					_ = hs.Close()
 					return fmt.Errorf("micro service: %w", err)

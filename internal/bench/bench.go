@@ -17,8 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/fledger/fledger/events"
 )
 
@@ -207,7 +205,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		rep.Limits = append(rep.Limits, m)
 		lim[key] = &rep.Limits[len(rep.Limits)-1]
 	}
-	jss := map[string]jetstream.JetStream{}
+	jss := map[string]*events.RawBench{}
 	for _, c := range []struct {
 		name      string
 		st        events.Store
@@ -274,7 +272,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		js := jss[c.name]
 		probe := func(i int) (time.Duration, error) {
 			t := time.Now()
-			_, err := js.Publish(ctx, "bench.probe."+strconv.Itoa(i%1000), bodies[i%len(bodies)])
+			err := js.Publish(ctx, "bench.probe."+strconv.Itoa(i%1000), bodies[i%len(bodies)])
 			return time.Since(t), err
 		}
 		dr, err := runDecide(ctx, c.st, "bench-"+strings.ReplaceAll(c.name, " ", "-"), c.n, probe)
