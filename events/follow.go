@@ -26,7 +26,7 @@ const (
 
 // Follow implements [Store]: an ordered consumer on the whole stream,
 // consumed in pulls of [followPull] with the followers' heartbeat and
-// expiry ([FollowConsumeOpts]). Messages are decoded on the consumer's
+// expiry (followConsumeOpts). Messages are decoded on the consumer's
 // goroutine, ahead of the caller, and yielded in stream order.
 //
 // A watchdog recreates a consumer that stands still: while nothing was
@@ -99,7 +99,7 @@ func (f *follower) restart(ctx context.Context) error {
 			if errors.Is(err, jetstream.ErrStreamNotFound) {
 				f.send(followed{gen: gen, err: fmt.Errorf("events: follow: %w", err)})
 			}
-		})}, FollowConsumeOpts()...)
+		})}, followConsumeOpts()...)
 	cc, err := cons.Consume(func(m jetstream.Msg) { f.deliver(gen, m) }, opts...)
 	if err != nil {
 		return fmt.Errorf("events: follow from sequence %d: %w", f.next, err)

@@ -988,7 +988,7 @@ func (s *store) Watch(ctx context.Context, from uint64) iter.Seq2[Event, error] 
 			yield(Event{}, fmt.Errorf("events: watch: %w", err))
 			return
 		}
-		it, err := cons.Messages(append([]jetstream.PullMessagesOpt{jetstream.PullMaxMessages(readBatch)}, FollowPullOpts()...)...)
+		it, err := cons.Messages(append([]jetstream.PullMessagesOpt{jetstream.PullMaxMessages(readBatch)}, followPullOpts()...)...)
 		if err != nil {
 			yield(Event{}, fmt.Errorf("events: watch: %w", err))
 			return
