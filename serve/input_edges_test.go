@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fledger/fledger/internal/foreign"
+	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/serve"
 	"github.com/fledger/fledger/serve/client"
 )
@@ -27,7 +27,7 @@ func TestHTTP_InvalidUTF8Refused(t *testing.T) {
 	ms, err := srv.svc.StartMicro(st)
 	require_NoError(t, err)
 	t.Cleanup(func() { _ = ms.Stop() })
-	nc := foreign.Dial(t, st)
+	nc := natstest.DialWriter(t, st)
 	before := seq(t, st)
 	cases := []struct {
 		name, method, path, endpoint, body, field string

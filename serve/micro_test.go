@@ -8,7 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/fledger/fledger/engine"
-	"github.com/fledger/fledger/internal/foreign"
+	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/serve"
 )
 
@@ -32,7 +32,7 @@ func TestMicro_BeginOutcomeRead(t *testing.T) {
 	ms, err := srv.svc.StartMicro(st)
 	require_NoError(t, err)
 	t.Cleanup(func() { _ = ms.Stop() })
-	nc := foreign.Dial(t, st)
+	nc := natstest.DialWriter(t, st)
 
 	var begun serve.TurnStep
 	microCall(t, nc, "turns.begin", serve.BeginRequest{Session: "s1"}, &begun)
@@ -69,7 +69,7 @@ func TestMicro_Token(t *testing.T) {
 	ms, err := srv.svc.StartMicro(st)
 	require_NoError(t, err)
 	t.Cleanup(func() { _ = ms.Stop() })
-	nc := foreign.Dial(t, st)
+	nc := natstest.DialWriter(t, st)
 	call := func(ep, auth string) *nats.Msg {
 		m := nats.NewMsg(serve.MicroPrefix + "." + ep)
 		m.Data = []byte(`{"session":"s1"}`)
