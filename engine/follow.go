@@ -19,8 +19,9 @@ type ownCommit struct {
 // every stream sequence is seen: that is what lets the engine fold its own
 // commit the moment it is acknowledged when nothing unknown lies before it
 // (applyOwn), and keeps the state the fold of a stream prefix. Other
-// agents' commits are not decoded. It returns at once; an error that ends
-// following fails the state (its waiters return it); stop ends it.
+// agents' commits are not decoded, nor the engine's own ones folded
+// already. It returns at once; an error that ends following fails the
+// state (its waiters return it); stop ends it.
 //
 // The store recovers a consumer that stands still while the stream has
 // moved on (its watchdog, docs/engine.md), so a fold waited for is not
@@ -30,7 +31,7 @@ func (s *state) follow(st events.Store) *follower {
 	f := &follower{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
-		for c, err := range st.Follow(ctx, events.FollowOptions{From: 1, Decode: s.mine}) {
+		for c, err := range st.Follow(ctx, events.FollowOptions{From: 1, Decode: s.mine, Skip: s.folded}) {
 			if err != nil {
 				s.fail(fmt.Errorf("engine: follow %s: %w", s.agent, err))
 				return
@@ -58,6 +59,14 @@ type follower struct {
 func (f *follower) stop() {
 	f.cancel()
 	<-f.done
+}
+
+// folded reports whether the commit at seq is folded already (the engine's
+// own, folded when it was acknowledged): it need not be decoded again.
+func (s *state) folded(seq uint64) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return seq <= s.applied
 }
 
 // mine reports whether subject belongs to the state's agent.

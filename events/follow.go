@@ -117,7 +117,8 @@ func (f *follower) restart(ctx context.Context) error {
 	return nil
 }
 
-// deliver decodes m (when its subject is selected) and hands it to run.
+// deliver decodes m (when it is selected and not skipped) and hands it
+// to run.
 func (f *follower) deliver(gen uint64, m jetstream.Msg) {
 	meta, err := m.Metadata()
 	if err != nil {
@@ -125,7 +126,7 @@ func (f *follower) deliver(gen uint64, m jetstream.Msg) {
 		return
 	}
 	c := StoredCommit{Seq: meta.Sequence.Stream, Subject: m.Subject()}
-	if f.opts.Decode == nil || f.opts.Decode(c.Subject) {
+	if (f.opts.Decode == nil || f.opts.Decode(c.Subject)) && (f.opts.Skip == nil || !f.opts.Skip(c.Seq)) {
 		evs, err := f.s.reg.DecodeCommit(m.Data(), c.Seq, c.Subject)
 		c.Events, c.Err = evs, asDecodeError(err, c.Seq, c.Subject, len(m.Data()))
 	}

@@ -26,8 +26,8 @@ func followN(t *testing.T, st events.Store, opts events.FollowOptions, n int) []
 
 // Follow yields one StoredCommit per stored message, in stream order, with
 // its subject: a commit of two events whole, a stray message as a
-// DecodeError naming it; Decode selects what is decoded, and From where
-// following starts.
+// DecodeError naming it; Decode selects what is decoded, Skip leaves a
+// commit undecoded, and From is where following starts.
 func TestFollow_WholeCommitsWithSubjects(t *testing.T) {
 	st, _ := openStore(t)
 	ctx := ctxT(t)
@@ -49,6 +49,7 @@ func TestFollow_WholeCommitsWithSubjects(t *testing.T) {
 		{"all decoded", events.FollowOptions{}, []uint64{1, 2, 3}, []int{2, -1, 1}},
 		{"from 2", events.FollowOptions{From: 2}, []uint64{2, 3}, []int{-1, 1}},
 		{"only turns decoded", events.FollowOptions{Decode: onlyTurns}, []uint64{1, 2, 3}, []int{0, -1, 1}},
+		{"the first skipped", events.FollowOptions{Skip: func(seq uint64) bool { return seq == 1 }}, []uint64{1, 2, 3}, []int{0, -1, 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := followN(t, st, tc.opts, len(tc.seqs))
