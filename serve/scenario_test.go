@@ -27,7 +27,7 @@ import (
 // UUIDv7s, differ — and the same projection dump as `fledger run` of the
 // scenario into another store.
 func TestScenarios_HTTPEqualsRun(t *testing.T) {
-	files, err := filepath.Glob("../../fixtures/scenarios/*.yaml")
+	files, err := filepath.Glob("../fixtures/scenarios/*.yaml")
 	require_NoError(t, err)
 	if len(files) == 0 {
 		t.Fatal("no fixture scenarios")
