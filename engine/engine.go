@@ -71,15 +71,9 @@ func New(ctx context.Context, store events.Store, agent string, opts ...Option) 
 			return nil, err
 		}
 	}
-	if o.registry == nil {
-		o.registry = events.NewCatalogRegistry()
-	}
 	e := &Engine{store: store, agent: agent, opt: o, st: newState(agent)}
-	f, err := e.st.follow(ctx, store, o.registry)
-	if err != nil {
-		return nil, err
-	}
-	e.fol, e.stop = f, f.stop
+	e.fol = e.st.follow(store)
+	e.stop = e.fol.stop
 	if err := e.Sync(ctx); err != nil {
 		e.Close()
 		return nil, err

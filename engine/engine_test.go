@@ -14,6 +14,7 @@ import (
 	"github.com/fledger/fledger/commands/classify"
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/natstest"
 )
 
 // A rate limit on both anthropic profiles rotates once, then falls back to
@@ -252,7 +253,7 @@ func TestCrash_PartialLogFromStore(t *testing.T) {
 // Nothing secret reaches the stream: a provider error carrying an API key
 // and a bearer token is stored redacted (previews) and hashed.
 func TestSecrets_NeverAppended(t *testing.T) {
-	st := openStore(t)
+	st := openStore(t, events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
 	e := newEngine(t, st, newFakeClock())
 	const key = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 	const bearer = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlc2lnbmF0dXJl"
@@ -279,11 +280,12 @@ func TestSecrets_NeverAppended(t *testing.T) {
 	}
 }
 
-// rawStream returns every stored message's bytes (headers and data).
+// rawStream returns every stored message's bytes (headers and data), read
+// by a foreign client (st opened with a listener and natstest's passwords).
 func rawStream(t *testing.T, st events.Store) string {
 	t.Helper()
 	ctx := ctxT(t)
-	js, err := jetstream.New(st.Conn())
+	js, err := jetstream.New(natstest.DialWriter(t, st))
 	require_NoError(t, err)
 	s, err := js.Stream(ctx, events.StreamName)
 	require_NoError(t, err)

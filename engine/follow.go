@@ -3,12 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"sync"
-	"sync/atomic"
-	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
 )
@@ -20,141 +14,59 @@ type ownCommit struct {
 	evs     []events.Event
 }
 
-// follow starts the ordered consumer that keeps s current. It reads the
-// whole stream, not only fledger.<agent>.>, so that every stream sequence
-// is seen: that is what lets the engine fold its own commit the moment it
-// is acknowledged when nothing unknown lies before it (applyOwn), and keeps
-// the state the fold of a stream prefix. Other agents' commits are not
-// decoded. It returns once the consumer is running; stop ends it.
+// follow starts following the stream to keep s current ([events.Store]
+// Follow). It reads the whole stream, not only fledger.<agent>.>, so that
+// every stream sequence is seen: that is what lets the engine fold its own
+// commit the moment it is acknowledged when nothing unknown lies before it
+// (applyOwn), and keeps the state the fold of a stream prefix. Other
+// agents' commits are not decoded, nor the engine's own ones folded
+// already. It returns at once; an error that ends following fails the
+// state (its waiters return it); stop ends it.
 //
-// A watchdog restarts the consumer from the next sequence to fold when the
-// fold is wanted further (a waitApplied) but has not moved for
-// [stallRestart]: an ordered consumer whose server died (a cluster node
-// killed while it hosted the consumer) is otherwise not always recreated
-// until that node comes back.
-func (s *state) follow(ctx context.Context, st events.Store, reg *events.Registry) (*follower, error) {
-	js, err := jetstream.New(st.Conn())
-	if err != nil {
-		return nil, fmt.Errorf("engine: jetstream: %w", err)
-	}
-	stream, err := js.Stream(ctx, events.StreamName)
-	if err != nil {
-		return nil, fmt.Errorf("engine: stream %s: %w", events.StreamName, err)
-	}
-	f := &follower{s: s, stream: stream, reg: reg, quit: make(chan struct{}), done: make(chan struct{})}
-	if err := f.start(ctx, 1); err != nil {
-		return nil, err
-	}
-	go f.watch()
-	return f, nil
+// The store recovers a consumer that stands still while the stream has
+// moved on (its watchdog, docs/engine.md), so a fold waited for is not
+// held up by a cluster node killed while it hosted the consumer.
+func (s *state) follow(st events.Store) *follower {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &follower{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		for c, err := range st.Follow(ctx, events.FollowOptions{From: 1, Decode: s.mine, Skip: s.folded}) {
+			if err != nil {
+				s.fail(fmt.Errorf("engine: follow %s: %w", s.agent, err))
+				return
+			}
+			if c.Err != nil && c.Err.Gap() {
+				continue // no commit: the next one moves the position on
+			}
+			var derr error
+			if c.Err != nil {
+				derr = c.Err
+			}
+			s.apply(c.Seq, c.Subject, c.Events, derr)
+		}
+	}()
+	return f
 }
 
-// stallRestart is how long a wanted fold may stand still before the
-// consumer is recreated; stallCheck how often the watchdog looks.
-const (
-	stallRestart = 3 * time.Second
-	stallCheck   = 500 * time.Millisecond
-)
-
-// follower owns the engine's consumer and its watchdog.
+// follower is the goroutine following the stream for a state.
 type follower struct {
-	s        *state
-	stream   jetstream.Stream
-	reg      *events.Registry
-	mu       sync.Mutex
-	cons     jetstream.Consumer
-	cc       jetstream.ConsumeContext
-	restarts atomic.Uint64
-	quit     chan struct{}
-	done     chan struct{}
-	once     sync.Once
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
-// start consumes the stream from sequence from.
-func (f *follower) start(ctx context.Context, from uint64) error {
-	s := f.s
-	cons, err := f.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
-	})
-	if err != nil {
-		return fmt.Errorf("engine: watch %s: %w", s.agent, err)
-	}
-	cc, err := cons.Consume(func(m jetstream.Msg) {
-		meta, err := m.Metadata()
-		if err != nil {
-			s.fail(fmt.Errorf("engine: watch: %w", err))
-			return
-		}
-		seq, subj := meta.Sequence.Stream, m.Subject()
-		if !s.mine(subj) {
-			s.apply(seq, subj, nil, nil)
-			return
-		}
-		s.mu.RLock()
-		done := seq <= s.applied
-		s.mu.RUnlock()
-		if done { // folded already, as the engine's own commit
-			return
-		}
-		evs, derr := f.reg.DecodeCommit(m.Data(), seq, subj)
-		s.apply(seq, subj, evs, derr)
-	}, append([]jetstream.PullConsumeOpt{jetstream.PullMaxMessages(512)}, events.FollowConsumeOpts()...)...)
-	if err != nil {
-		return fmt.Errorf("engine: watch %s: %w", s.agent, err)
-	}
-	f.mu.Lock()
-	old := f.cc
-	f.cons, f.cc = cons, cc
-	f.mu.Unlock()
-	if old != nil {
-		old.Stop()
-	}
-	return nil
-}
-
-// watch restarts a stalled consumer (see follow).
-func (f *follower) watch() {
-	defer close(f.done)
-	t := time.NewTicker(stallCheck)
-	defer t.Stop()
-	var last uint64
-	since := time.Now()
-	for {
-		select {
-		case <-f.quit:
-			return
-		case <-t.C:
-		}
-		f.s.mu.RLock()
-		applied, wanted := f.s.applied, f.s.wanted.Load()
-		f.s.mu.RUnlock()
-		if applied != last || wanted <= applied {
-			last, since = applied, time.Now()
-			continue
-		}
-		if time.Since(since) < stallRestart {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), events.DefaultAttemptTimeout)
-		err := f.start(ctx, applied+1)
-		cancel()
-		f.restarts.Add(1)
-		slog.Warn("engine: the stream consumer stood still while a fold was waited for; recreated it",
-			"agent", f.s.agent, "from", applied+1, "wanted", wanted, "stalled", time.Since(since).Round(time.Millisecond), "err", err)
-		since = time.Now()
-	}
-}
-
+// stop ends following and waits for the goroutine to return.
 func (f *follower) stop() {
-	f.once.Do(func() {
-		close(f.quit)
-		<-f.done
-		f.mu.Lock()
-		if f.cc != nil {
-			f.cc.Stop()
-		}
-		f.mu.Unlock()
-	})
+	f.cancel()
+	<-f.done
+}
+
+// folded reports whether the commit at seq is folded already (the engine's
+// own, folded when it was acknowledged): it need not be decoded again.
+func (s *state) folded(seq uint64) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return seq <= s.applied
 }
 
 // mine reports whether subject belongs to the state's agent.

@@ -66,8 +66,10 @@ func WithConflictRetries(n int) Option {
 	}
 }
 
-// WithRegistry sets the registry used to decode the stream (default: the
-// v1 catalog); use the one the store was opened with.
+// WithRegistry names the registry the stream is decoded with. The engine
+// follows the stream through the store, which decodes with the registry it
+// was opened with ([events.WithRegistry]); r must be that one. Kept so
+// callers that pass it need not change.
 func WithRegistry(r *events.Registry) Option {
 	return func(o *options) error {
 		o.registry = r

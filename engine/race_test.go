@@ -18,6 +18,7 @@ import (
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/replay"
 )
 
@@ -78,7 +79,7 @@ func twoInstances(t *testing.T) (events.Store, *engine.Engine, *engine.Engine, *
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	dir := t.TempDir()
-	st1, err := events.Open(ctx, events.WithDataDir(dir), events.WithListen(0))
+	st1, err := events.Open(ctx, events.WithDataDir(dir), events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestRace_TwoInstancesRacingReports(t *testing.T) {
 	// A stored commit sent again byte for byte, without its message id
 	// (so the stream keeps both): its recorded basis lies before the
 	// turn's later decisions, so verify names the copy, not the original.
-	js, err := jetstream.New(st.Conn())
+	js, err := jetstream.New(natstest.DialWriter(t, st))
 	if err != nil {
 		t.Fatal(err)
 	}

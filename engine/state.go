@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
@@ -39,9 +38,6 @@ type state struct {
 	changed *sync.Cond // signalled (under mu) after each applied commit
 	applied uint64
 	failed  error // a fatal consumer error; waiters return it
-	// wanted is the furthest sequence a waitApplied has waited for (the
-	// follower's watchdog restarts a consumer that does not get there).
-	wanted atomic.Uint64
 
 	subjectSeq map[string]uint64
 	// turnLast is the stream sequence of the last commit holding an event
@@ -77,7 +73,7 @@ func newState(agent string) *state {
 		subjectSeq: map[string]uint64{},
 		turnLast:   map[string]uint64{},
 		own:        map[uint64]ownCommit{},
-		prefix:     "fledger." + events.EncodeToken(agent) + ".",
+		prefix:     events.AgentPrefix(agent),
 		profiles:   map[string]policy.ProfileState{},
 		sessions:   map[string]*sessionView{},
 		turns:      map[string]policy.TurnState{},
@@ -272,8 +268,6 @@ func (s *state) waitFold(ctx context.Context, seq uint64, outcome events.Outcome
 }
 
 func (s *state) waitApplied(ctx context.Context, seq uint64) error {
-	for w := s.wanted.Load(); seq > w && !s.wanted.CompareAndSwap(w, seq); w = s.wanted.Load() {
-	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.applied >= seq {

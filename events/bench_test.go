@@ -181,7 +181,7 @@ func BenchmarkPublishBaseline(b *testing.B) {
 		b.Run(syncName(always)+"/events=1", func(b *testing.B) {
 			s, _ := openStore(b, syncOpts(always)...)
 			ctx := context.Background()
-			js, err := jetstream.New(s.Conn())
+			js, err := jetstream.New(events.ConnOf(s))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -16,11 +16,6 @@ import (
 // the Store interface on each (the stored message at a sequence, the
 // stream's message count).
 
-// jetstreamFollowPending skips the cases of the new contract (Follow,
-// Cursor, Ledger) on the JetStream backends until their implementation
-// (branch w1) is merged; flip it then.
-const jetstreamFollowPending = true
-
 // opener opens a store with the suite's options added to the backend's;
 // the store is closed when t ends.
 type opener func(t *testing.T, opts ...events.Option) events.Store
@@ -32,7 +27,7 @@ type backend struct {
 	// own group when there are several; the other cases run in the first.
 	modes []mode
 	// jetstream: a JetStream stream, on which the cases of jetstreamOnly
-	// run and the new contract's wait for jetstreamFollowPending.
+	// run.
 	jetstream bool
 	look      inspector
 }
@@ -125,15 +120,15 @@ type storedMsg struct {
 // jsInspector reads the FLEDGER stream over the store's NATS connection.
 type jsInspector struct{}
 
-// conn is the JetStream store's connection (asserted, not through the
-// Store interface, which is losing Conn).
+// conn is the JetStream store's connection (the Store interface has
+// none: events.ConnOf is a test-only export).
 func conn(t testing.TB, s events.Store) *nats.Conn {
 	t.Helper()
-	c, ok := s.(interface{ Conn() *nats.Conn })
-	if !ok || c.Conn() == nil {
+	c := events.ConnOf(s)
+	if c == nil {
 		t.Fatalf("store %T has no NATS connection", s)
 	}
-	return c.Conn()
+	return c
 }
 
 func rawJS(t testing.TB, s events.Store) jetstream.JetStream {

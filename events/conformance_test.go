@@ -41,9 +41,6 @@ type confCase struct {
 	run  func(*testing.T, env)
 	// opts are the case's own store options.
 	opts []events.Option
-	// contract: a case of the new contract (Follow, Cursor, Ledger),
-	// skipped on JetStream while jetstreamFollowPending.
-	contract bool
 }
 
 // jetstreamOnly are the cases inherently about JetStream, skipped on the
@@ -57,7 +54,7 @@ var jetstreamOnly = map[string]string{
 // leaves foreign messages in the stream.
 var (
 	confFirst = []confCase{
-		{name: "LedgerOfAnEmptyStore", run: confLedgerEmpty, contract: true},
+		{name: "LedgerOfAnEmptyStore", run: confLedgerEmpty},
 		{name: "LastSeq", run: confLastSeq},
 	}
 	confPerMode = []confCase{
@@ -77,14 +74,14 @@ var (
 		{name: "ReadSubject", run: confReadSubject},
 		{name: "Read", run: confRead},
 		{name: "Watch", run: confWatch},
-		{name: "Follow", run: confFollow, contract: true},
-		{name: "FollowDecodeFilter", run: confFollowDecode, contract: true},
-		{name: "CursorAckAdvances", run: confCursorAck, contract: true},
-		{name: "CursorResumesByName", run: confCursorResume, contract: true},
-		{name: "CursorNakRedeliversFirst", run: confCursorNak, contract: true},
-		{name: "CursorBatchBoundsUnacked", run: confCursorBatch, contract: true},
-		{name: "CursorRedeliversAfterAckWait", run: confCursorAckWait, contract: true},
-		{name: "Ledger", run: confLedger, contract: true},
+		{name: "Follow", run: confFollow},
+		{name: "FollowDecodeFilter", run: confFollowDecode},
+		{name: "CursorAckAdvances", run: confCursorAck},
+		{name: "CursorResumesByName", run: confCursorResume},
+		{name: "CursorNakRedeliversFirst", run: confCursorNak},
+		{name: "CursorBatchBoundsUnacked", run: confCursorBatch},
+		{name: "CursorRedeliversAfterAckWait", run: confCursorAckWait},
+		{name: "Ledger", run: confLedger},
 		{name: "ClosedStore", run: confClosed},
 		{name: "ForeignMessage", run: confForeign},
 	}
@@ -100,9 +97,6 @@ func runConformance(t *testing.T, b backend) {
 			t.Run(c.name, func(t *testing.T) {
 				if why, only := jetstreamOnly[c.name]; only && !b.jetstream {
 					t.Skip("JetStream only: " + why)
-				}
-				if c.contract && b.jetstream && jetstreamFollowPending {
-					t.Skip("pending w1")
 				}
 				s := b.open(t, append([]events.Option{events.WithGroupCommit(m.groupCommit)}, c.opts...)...)
 				base, err := s.LastSeq(ctxT(t), "")

@@ -5,8 +5,17 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/fledger/fledger/internal/natsserver"
 )
+
+// ErrAuthorization: the NATS server refused the store's user or password
+// when it connected ([Open] wraps it). It is nats.go's own authorization
+// error, the same value, so a caller tests for it without importing the
+// client.
+var ErrAuthorization = nats.ErrAuthorization
 
 // Sentinel errors. Every error the package returns wraps one of them (with
 // %w), so callers test with [errors.Is]; the typed errors below carry the
@@ -62,14 +71,15 @@ var (
 	ErrGap = errors.New("events: stream sequence missing")
 )
 
-// JetStream error codes a conflicting append reports.
+// JetStream error codes a conflicting append reports (jetstream's own
+// constants, as the int [ConflictError].Code holds).
 const (
 	// CodeWrongLastSequence (10071) is reported by non-replicated streams,
 	// with the actual last sequence in the description.
-	CodeWrongLastSequence = 10071
+	CodeWrongLastSequence = int(jetstream.JSErrCodeStreamWrongLastSequence)
 	// CodeWrongLastSequenceConstant (10164) is reported by replicated (R>1)
 	// streams, without the actual sequence.
-	CodeWrongLastSequenceConstant = 10164
+	CodeWrongLastSequenceConstant = int(jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 )
 
 // ConflictError reports a failed optimistic-concurrency expectation.

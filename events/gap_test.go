@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,8 +14,8 @@ import (
 )
 
 // A damaged message block (64 bytes zeroed in the middle, as in the
-// issue) loses a message the stream cannot have deleted: Read and Watch
-// name each missing sequence as a gap (a *DecodeError wrapping ErrGap)
+// issue) loses a message the stream cannot have deleted: Read, Watch and
+// Follow name each missing sequence as a gap (a *DecodeError wrapping ErrGap)
 // before the message after it, and every other message is still read.
 func TestRead_DamagedBlockIsAGapNamedBySequence(t *testing.T) {
 	dir := t.TempDir()
@@ -90,6 +91,32 @@ func TestRead_DamagedBlockIsAGapNamedBySequence(t *testing.T) {
 	if fmt.Sprint(wgaps) != fmt.Sprint(gaps) || len(wseen) != len(seen) {
 		t.Fatalf("Watch gaps %v (%d read), Read gaps %v (%d read)", wgaps, len(wseen), gaps, len(seen))
 	}
+	fseen, fgaps := read(commitsAsEvents(st.Follow(wctx, events.FollowOptions{})), last)
+	if fmt.Sprint(fgaps) != fmt.Sprint(gaps) || len(fseen) != len(seen) {
+		t.Fatalf("Follow gaps %v (%d read), Read gaps %v (%d read)", fgaps, len(fseen), gaps, len(seen))
+	}
+}
+
+// commitsAsEvents yields each followed commit as Read does: its first
+// event, or its Err (a gap, an undecodable message).
+func commitsAsEvents(seq iter.Seq2[events.StoredCommit, error]) iter.Seq2[events.Event, error] {
+	return func(yield func(events.Event, error) bool) {
+		for c, err := range seq {
+			switch {
+			case err != nil:
+				yield(events.Event{}, err)
+				return
+			case c.Err != nil:
+				if !yield(events.Event{Seq: c.Seq, Index: -1}, c.Err) {
+					return
+				}
+			case len(c.Events) > 0:
+				if !yield(c.Events[0], nil) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // GapText names each missing sequence, and long runs by their ends.
@@ -119,7 +146,7 @@ func TestRead_StrayMessageNamesSubjectSizeAndReason(t *testing.T) {
 	ctx := ctxT(t)
 	_, err := st.Append(ctx, profileSubj, 0, failure("turn-1", 1)...)
 	require_NoError(t, err)
-	m, err := st.Conn().Request("fledger.main.turn.oops", []byte("hello"), 5e9)
+	m, err := events.ConnOf(st).Request("fledger.main.turn.oops", []byte("hello"), 5e9)
 	require_NoError(t, err)
 	if !strings.Contains(string(m.Data), `"seq":2`) {
 		t.Fatalf("publish ack %s", m.Data)

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/nats-io/nats.go"
 )
 
 // OpenMemory returns an in-memory [Store]: the JetStream store's semantics
@@ -196,9 +194,6 @@ func (m *memStore) Ledger(ctx context.Context) (Ledger, error) {
 	}
 	return l, nil
 }
-
-// Conn implements [Store]: the in-memory store has no connection.
-func (m *memStore) Conn() *nats.Conn { return nil }
 
 // ClientURL implements [Store]: the in-memory store has no listener.
 func (m *memStore) ClientURL() string { return "" }

@@ -111,8 +111,8 @@ func TestOpenMemory_StatusAndIdentity(t *testing.T) {
 	if st := events.Status(ctxT(t), s); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status %+v, want %+v", st, want)
 	}
-	if events.IsReadOnly(s) || s.Conn() != nil || s.ClientURL() != "" {
-		t.Fatalf("read-only %v, connection %v, client URL %q", events.IsReadOnly(s), s.Conn(), s.ClientURL())
+	if events.IsReadOnly(s) || events.ConnOf(s) != nil || s.ClientURL() != "" {
+		t.Fatalf("read-only %v, connection %v, client URL %q", events.IsReadOnly(s), events.ConnOf(s), s.ClientURL())
 	}
 	require_NoError(t, s.Close())
 	if st := events.Status(ctxT(t), s); st.Connected || !errors.Is(st.Err, events.ErrClosed) {

@@ -54,7 +54,7 @@ const (
 	groupBatchMin = 8
 	groupBatchMax = 256
 	groupInflight = 1
-	codeAtomicOff = 10174 // atomic publish is disabled on the stream
+	codeAtomicOff = 10174 // atomic publish is disabled on the stream (a code jetstream does not export)
 )
 
 // GroupStats counts what the committer did ([Store] implementations that
@@ -180,7 +180,7 @@ func (c *committer) publishNow(ctx context.Context, p *pendingPub) (*jetstream.P
 	if p.guard != "" {
 		if last := c.lastOf(p.guard); last > p.expected {
 			c.mu.Unlock()
-			return nil, &jetstream.APIError{Code: 400, ErrorCode: CodeWrongLastSequence,
+			return nil, &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence,
 				Description: "wrong last sequence: " + strconv.FormatUint(last, 10)}
 		}
 	}
@@ -247,7 +247,7 @@ func (c *committer) take() []*pendingPub {
 		}
 		if p.guard != "" {
 			if last := c.lastOf(p.guard); last > p.expected {
-				p.done <- pubResult{err: &jetstream.APIError{Code: 400, ErrorCode: CodeWrongLastSequence,
+				p.done <- pubResult{err: &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence,
 					Description: "wrong last sequence: " + strconv.FormatUint(last, 10)}}
 				continue
 			}

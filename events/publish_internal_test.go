@@ -91,7 +91,7 @@ func TestGroupCommit_FlushAnswersEachMember(t *testing.T) {
 				r := <-p.done
 				var apiErr *jetstream.APIError
 				if r.err != nil {
-					if !errors.As(r.err, &apiErr) || apiErr.ErrorCode != CodeWrongLastSequence {
+					if !errors.As(r.err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequence {
 						t.Fatalf("member %d: %v", i, r.err)
 					}
 					bad++

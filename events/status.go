@@ -10,24 +10,24 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// FollowPullOpts are the pull settings fledger's followers (Watch, the
-// engine's consumer) use: a heartbeat every second and pulls that expire
+// followPullOpts are the pull settings the store's followers (Watch,
+// Follow) use: a heartbeat every second and pulls that expire
 // after five, so a consumer whose server went away (a stream leader
 // killed in a cluster) is noticed after two missed heartbeats and
 // recreated on the new leader within seconds, not the 10 s the library
 // defaults take.
-func FollowPullOpts() []jetstream.PullMessagesOpt {
+func followPullOpts() []jetstream.PullMessagesOpt {
 	return []jetstream.PullMessagesOpt{jetstream.PullExpiry(followExpiry), jetstream.PullHeartbeat(followHeartbeat)}
 }
 
-// The followers' pull expiry and heartbeat (FollowPullOpts).
+// The followers' pull expiry and heartbeat (followPullOpts).
 const (
 	followExpiry    = 5 * time.Second
 	followHeartbeat = time.Second
 )
 
-// FollowConsumeOpts are [FollowPullOpts] for Consume.
-func FollowConsumeOpts() []jetstream.PullConsumeOpt {
+// followConsumeOpts are followPullOpts for Consume.
+func followConsumeOpts() []jetstream.PullConsumeOpt {
 	return []jetstream.PullConsumeOpt{jetstream.PullExpiry(followExpiry), jetstream.PullHeartbeat(followHeartbeat)}
 }
 

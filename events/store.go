@@ -158,10 +158,6 @@ type Store interface {
 	// fingerprint) and its last sequence.
 	Ledger(ctx context.Context) (Ledger, error)
 
-	// Conn is the store's NATS connection. Being removed: nothing outside
-	// events may touch the connection (issue 14).
-	Conn() *nats.Conn
-
 	// ClientURL is the embedded server's loopback URL when it listens
 	// ([WithListen]), else "". It holds no credentials: a client needs
 	// [WriterUser]'s or [ReaderUser]'s ([WithListenerCredentials]).
@@ -443,9 +439,6 @@ func (s *store) Close() error {
 	return s.closeErr
 }
 
-// Conn implements [Store].
-func (s *store) Conn() *nats.Conn { return s.nc }
-
 // ClientURL implements [Store].
 func (s *store) ClientURL() string {
 	if s.srv == nil {
@@ -529,7 +522,7 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 			return stored(ack.Sequence, ack.Duplicate), nil
 		}
 		var apiErr *jetstream.APIError
-		if !errors.As(err, &apiErr) || apiErr.ErrorCode != CodeWrongLastSequenceConstant || spurious == maxSpurious {
+		if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequenceConstant || spurious == maxSpurious {
 			break
 		}
 		// A replicated stream answers 10164, without the actual sequence,
@@ -549,7 +542,7 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 		err = send()
 	}
 	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) && (apiErr.ErrorCode == CodeWrongLastSequence || apiErr.ErrorCode == CodeWrongLastSequenceConstant) {
+	if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
 		// The server checks the expectation before de-duplication, so a
 		// re-sent commit whose first send was stored reports a conflict:
 		// look for its id among the guard's messages after expected.
@@ -564,12 +557,12 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 			return stored(seq, true), nil
 		}
 		ce := &ConflictError{Subject: subject, Guard: guard, Expected: expected, Code: int(apiErr.ErrorCode)}
-		if apiErr.ErrorCode == CodeWrongLastSequenceConstant {
+		if apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant {
 			if last, lerr := s.leaderLast(pctx, guard); lerr == nil && last != expected {
 				ce.Actual, ce.ActualKnown = last, true
 			}
 		}
-		if apiErr.ErrorCode == CodeWrongLastSequence {
+		if apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
 			if i := strings.LastIndexByte(apiErr.Description, ':'); i >= 0 {
 				if n, perr := strconv.ParseUint(strings.TrimSpace(apiErr.Description[i+1:]), 10, 64); perr == nil {
 					ce.Actual, ce.ActualKnown = n, true
@@ -973,7 +966,7 @@ func (s *store) Watch(ctx context.Context, from uint64) iter.Seq2[Event, error] 
 			yield(Event{}, fmt.Errorf("events: watch: %w", err))
 			return
 		}
-		it, err := cons.Messages(append([]jetstream.PullMessagesOpt{jetstream.PullMaxMessages(readBatch)}, FollowPullOpts()...)...)
+		it, err := cons.Messages(append([]jetstream.PullMessagesOpt{jetstream.PullMaxMessages(readBatch)}, followPullOpts()...)...)
 		if err != nil {
 			yield(Event{}, fmt.Errorf("events: watch: %w", err))
 			return

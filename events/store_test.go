@@ -296,7 +296,7 @@ func (unregistered) EventAggregate() events.Aggregate { return events.AggProfile
 func TestRead_UndecodableMessageIsAnErrorNamingItsSequence(t *testing.T) {
 	s, _ := openStore(t)
 	ctx := ctxT(t)
-	js, err := jetstream.New(s.Conn())
+	js, err := jetstream.New(events.ConnOf(s))
 	require_NoError(t, err)
 	_, err = js.Publish(ctx, profileSubj, []byte("not json"))
 	require_NoError(t, err)

@@ -33,6 +33,13 @@ type FollowOptions struct {
 	// a follower still sees every sequence without paying for decoding
 	// what it does not fold. Nil decodes every commit.
 	Decode func(subject string) bool
+	// Skip, when set, is asked before a selected commit is decoded: true
+	// yields it without Events, as one not selected, for a follower that
+	// already holds it (the engine folds its own commit when it is
+	// acknowledged, before the stream delivers it back). It may be called
+	// on another goroutine than the caller's, ahead of the yield. Nil
+	// skips none.
+	Skip func(seq uint64) bool
 }
 
 // CursorOptions tunes [Store].Cursor.

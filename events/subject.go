@@ -175,6 +175,12 @@ func AggregateFilter(agent string, agg Aggregate) (string, error) {
 	return SubjectPrefix + "." + a + "." + string(agg) + ".>", nil
 }
 
+// AgentPrefix is the prefix fledger.<agent>. (the agent encoded as by
+// [EncodeToken]) that every subject of agent's aggregates begins with: a
+// follower that reads the whole stream tells its agent's commits from the
+// others' by it.
+func AgentPrefix(agent string) string { return SubjectPrefix + "." + EncodeToken(agent) + "." }
+
 // ParseSubject splits a subject made by [Subject] back into agent,
 // aggregate and key, decoding the tokens.
 func ParseSubject(subject string) (agent string, agg Aggregate, key string, err error) {

@@ -86,18 +86,21 @@ const (
 	DefaultAttemptTimeout = 2 * time.Second
 )
 
-// codeDuplicateInProcess (10158, "duplicate message id is in process"):
-// a replicated stream refuses a message whose id another message still
-// being proposed carries.
-const codeDuplicateInProcess = 10158
-
-// codeNoPeers (10005): no suitable peers for placement — a cluster that
-// does not (yet) have enough JetStream servers online for the replicas.
-// codeReplicasNotClustered (10074): replicas > 1 on a server that is not
-// in a cluster.
+// JetStream API error codes the store tells apart that the jetstream
+// package does not export (its own are used where it does: the
+// jetstream.JSErrCode constants).
 const (
-	codeNoPeers              = 10005
-	codeReplicasNotClustered = 10074
+	// codeDuplicateInProcess (10158, "duplicate message id is in
+	// process"): a replicated stream refuses a message whose id another
+	// message still being proposed carries.
+	codeDuplicateInProcess jetstream.ErrorCode = 10158
+	// codeNoPeers (10005): no suitable peers for placement — a cluster
+	// that does not (yet) have enough JetStream servers online for the
+	// replicas.
+	codeNoPeers jetstream.ErrorCode = 10005
+	// codeReplicasNotClustered (10074): replicas > 1 on a server that is
+	// not in a cluster.
+	codeReplicasNotClustered jetstream.ErrorCode = 10074
 )
 
 // sendKind says what a failed attempt means.

@@ -19,7 +19,7 @@ func TestClassifySend(t *testing.T) {
 		want sendKind
 	}{
 		{"stored", nil, sendFinal},
-		{"a conflict is an answer", &jetstream.APIError{Code: 400, ErrorCode: CodeWrongLastSequence}, sendFinal},
+		{"a conflict is an answer", &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence}, sendFinal},
 		{"no responders", fmt.Errorf("publish: %w", nats.ErrNoResponders), sendNotSent},
 		{"no stream response", jetstream.ErrNoStreamResponse, sendNotSent},
 		{"reconnect buffer full", nats.ErrReconnectBufExceeded, sendNotSent},

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/internal/sqlitedb"
 	"github.com/fledger/fledger/projections"
 )
@@ -44,7 +45,7 @@ func stream(b *testing.B) (events.Store, *gen) {
 			benchStream.err = err
 			return
 		}
-		st, err := events.Open(context.Background(), events.WithDataDir(dir), events.WithSyncAlways(false, time.Minute))
+		st, err := events.Open(context.Background(), events.WithDataDir(dir), events.WithSyncAlways(false, time.Minute), events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
 		if err != nil {
 			benchStream.err = err
 			return
@@ -76,7 +77,7 @@ func BenchmarkRebuild(b *testing.B) {
 	b.Run("raw-read", func(b *testing.B) {
 		st, g := stream(b)
 		ctx := context.Background()
-		js, err := jetstream.New(st.Conn())
+		js, err := jetstream.New(natstest.DialWriter(b, st))
 		require_NoError(b, err)
 		b.ResetTimer()
 		for range b.N {
@@ -193,7 +194,7 @@ const upsertSQL = `INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 
 // rate a rebuild is compared with.
 func rawPipeline(b *testing.B, st events.Store, db *sql.DB, g *gen) {
 	ctx := context.Background()
-	js, err := jetstream.New(st.Conn())
+	js, err := jetstream.New(natstest.DialWriter(b, st))
 	require_NoError(b, err)
 	s, err := js.Stream(ctx, events.StreamName)
 	require_NoError(b, err)

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/fledger/fledger/events"
 )
 
@@ -20,82 +17,14 @@ import (
 var ErrOtherLedger = errors.New("projections: database was built from another ledger")
 
 // Ledger identifies the event stream (the ledger) a projection database
-// is built from. Created and FirstID are the fingerprint: both are fixed
-// for the life of one stream (it denies deletes and purges) and differ
-// between ledgers — the creation time has nanosecond precision and the
-// first event id is a UUIDv7.
-type Ledger struct {
-	// Stream is the JetStream stream name ([events.StreamName]).
-	Stream string
-	// Created is the stream's creation time (JetStream StreamInfo.Created).
-	Created time.Time
-	// FirstID is the id of the stream's first event: the Nats-Msg-Id of
-	// the message at sequence 1 ("" while the stream is empty).
-	FirstID string
-	// LastSeq is the stream's last sequence when it was read. It is not
-	// part of the fingerprint.
-	LastSeq uint64
-}
+// is built from: [events.Ledger], whose Created and FirstID are the
+// fingerprint the database is bound to ([DB.Bind]).
+type Ledger = events.Ledger
 
-// String names the ledger for error messages: stream, first event id and
-// creation time.
-func (l Ledger) String() string {
-	first := l.FirstID
-	if first == "" {
-		first = "none yet"
-	}
-	return fmt.Sprintf("stream %s, first event %s, created %s", l.Stream, first, l.Created.UTC().Format(time.RFC3339Nano))
-}
-
-// Same reports whether l and o are the same ledger: same stream name and
-// creation time, and the same first event id when both know one (a
-// ledger read while still empty has none).
-func (l Ledger) Same(o Ledger) bool {
-	if l.Stream != o.Stream || !l.Created.Equal(o.Created) {
-		return false
-	}
-	return l.FirstID == "" || o.FirstID == "" || l.FirstID == o.FirstID
-}
-
-// StreamConn is what [ReadLedger] needs of a store: its NATS connection.
-// [events.Store] implements it.
-type StreamConn interface {
-	Conn() *nats.Conn
-}
-
-// ReadLedger returns the fingerprint and last sequence of the fledger
-// stream st is connected to: one stream-info request and, when the stream
-// is not empty, one direct get of the message at sequence 1 (its headers
-// only are used).
-func ReadLedger(ctx context.Context, st StreamConn) (Ledger, error) {
-	nc := st.Conn()
-	if nc == nil {
-		return Ledger{}, errors.New("projections: read the ledger fingerprint: the store has no NATS connection")
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return Ledger{}, fmt.Errorf("projections: read the ledger fingerprint: %w", err)
-	}
-	s, err := js.Stream(ctx, events.StreamName)
-	if err != nil {
-		return Ledger{}, fmt.Errorf("projections: read the ledger fingerprint: stream %s: %w", events.StreamName, err)
-	}
-	info := s.CachedInfo()
-	l := Ledger{Stream: info.Config.Name, Created: info.Created.UTC(), LastSeq: info.State.LastSeq}
-	if l.LastSeq == 0 {
-		return l, nil
-	}
-	m, err := s.GetMsg(ctx, 1)
-	switch {
-	case errors.Is(err, jetstream.ErrMsgNotFound):
-		// Not expected (the stream denies deletes and purges): the
-		// creation time alone identifies the ledger.
-	case err != nil:
-		return Ledger{}, fmt.Errorf("projections: read the ledger fingerprint: first message of %s: %w", events.StreamName, err)
-	default:
-		l.FirstID = m.Header.Get(jetstream.MsgIDHeader)
-	}
-	return l, nil
+// LedgerSource is a [Source] that names the ledger it reads:
+// [events.Store] is one ([events.Store].Ledger).
+type LedgerSource interface {
+	Ledger(ctx context.Context) (events.Ledger, error)
 }
 
 // projection_meta keys of the ledger fingerprint.
@@ -134,7 +63,7 @@ func (db *DB) Ledger(ctx context.Context) (l Ledger, ok bool, err error) {
 	return l, ok, db.wrap(rows.Err())
 }
 
-// Bind ties the database to ledger l (from [ReadLedger]) before anything
+// Bind ties the database to ledger l (from [events.Store].Ledger) before anything
 // is folded from it:
 //
 //   - a database with nothing folded (checkpoint 0) adopts l's fingerprint;
@@ -143,7 +72,7 @@ func (db *DB) Ledger(ctx context.Context) (l Ledger, ok bool, err error) {
 //     refused with a *[DBError] wrapping [ErrOtherLedger] that names both
 //     ledgers. Nothing is written then.
 //
-// [Projector.CatchUp] calls it itself when its source is a [StreamConn]
+// [Projector.CatchUp] calls it itself when its source is a [LedgerSource]
 // (an [events.Store]).
 func (db *DB) Bind(ctx context.Context, l Ledger) error {
 	cp, err := db.Checkpoint(ctx)

@@ -23,9 +23,9 @@ func TestBind_DatabaseOfAnotherLedgerIsRefusedNotMixed(t *testing.T) {
 	stB, _ := openStore(t)
 	generate(t, stA, 300)
 	generate(t, stB, 500)
-	ledgerA, err := projections.ReadLedger(ctx, stA)
+	ledgerA, err := stA.Ledger(ctx)
 	require_NoError(t, err)
-	ledgerB, err := projections.ReadLedger(ctx, stB)
+	ledgerB, err := stB.Ledger(ctx)
 	require_NoError(t, err)
 	if ledgerA.Same(ledgerB) || ledgerA.FirstID == "" || ledgerA.Created.IsZero() || ledgerA.Stream != events.StreamName {
 		t.Fatalf("ledgers A %+v and B %+v", ledgerA, ledgerB)
@@ -96,7 +96,7 @@ func TestBind_CheckpointBeyondTheStreamIsRefused(t *testing.T) {
 	generate(t, st, 100)
 	db := openDB(t, "")
 	catchUp(t, db, st, 0)
-	l, err := projections.ReadLedger(ctx, st)
+	l, err := st.Ledger(ctx)
 	require_NoError(t, err)
 	_, err = db.SQL().Exec(`UPDATE checkpoint SET seq = ? WHERE id = 1`, int64(l.LastSeq+50))
 	require_NoError(t, err)
@@ -117,7 +117,7 @@ func TestBind_SameLedgerReopenedCatchesUpIncrementally(t *testing.T) {
 	ctx := context.Background()
 	st, dir := openStore(t)
 	g := generate(t, st, 300)
-	l1, err := projections.ReadLedger(ctx, st)
+	l1, err := st.Ledger(ctx)
 	require_NoError(t, err)
 	path := filepath.Join(t.TempDir(), "p.sqlite")
 	db := openDB(t, path)
@@ -128,7 +128,7 @@ func TestBind_SameLedgerReopenedCatchesUpIncrementally(t *testing.T) {
 	st2, err := events.Open(ctx, events.WithDataDir(dir), events.WithSyncAlways(false, time.Minute))
 	require_NoError(t, err)
 	t.Cleanup(func() { _ = st2.Close() })
-	l2, err := projections.ReadLedger(ctx, st2)
+	l2, err := st2.Ledger(ctx)
 	require_NoError(t, err)
 	if !l2.Same(l1) || !l2.Created.Equal(l1.Created) || l2.FirstID != l1.FirstID {
 		t.Fatalf("ledger after a restart %+v, before %+v", l2, l1)
@@ -144,7 +144,7 @@ func TestBind_SameLedgerReopenedCatchesUpIncrementally(t *testing.T) {
 	if got, want := dump(t, db2), rebuild(t, st2); got != want {
 		t.Fatalf("incremental dump differs from the rebuild: %s", firstDiff(want, got))
 	}
-	l3, err := projections.ReadLedger(ctx, st2)
+	l3, err := st2.Ledger(ctx)
 	require_NoError(t, err)
 	require_NoError(t, db2.Bind(ctx, l3))
 }
@@ -155,7 +155,7 @@ func TestBind_EmptyDatabaseAdoptsTheLedger(t *testing.T) {
 	ctx := context.Background()
 	st, _ := openStore(t)
 	db := openDB(t, "")
-	empty, err := projections.ReadLedger(ctx, st)
+	empty, err := st.Ledger(ctx)
 	require_NoError(t, err)
 	if empty.FirstID != "" || empty.LastSeq != 0 {
 		t.Fatalf("empty stream read as %+v", empty)
@@ -166,7 +166,7 @@ func TestBind_EmptyDatabaseAdoptsTheLedger(t *testing.T) {
 	}
 	generate(t, st, 50)
 	catchUp(t, db, st, 0)
-	full, err := projections.ReadLedger(ctx, st)
+	full, err := st.Ledger(ctx)
 	require_NoError(t, err)
 	if l, _, _ := db.Ledger(ctx); l.FirstID != full.FirstID || full.FirstID == "" {
 		t.Fatalf("bound to %+v, stream %+v", l, full)

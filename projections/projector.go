@@ -147,7 +147,7 @@ type Result struct {
 // committed before it stays (the checkpoint names the last one), so
 // running CatchUp again resumes without loss or double counting.
 //
-// When src is a [StreamConn] (an [events.Store]), the first CatchUp of a
+// When src is a [LedgerSource] (an [events.Store]), the first CatchUp of a
 // Projector first reads the stream's [Ledger] and [DB.Bind]s the database
 // to it: a database built from another ledger, or with a checkpoint
 // beyond the stream's end, fails with a *[DBError] wrapping
@@ -165,8 +165,8 @@ type Result struct {
 func (p *Projector) CatchUp(ctx context.Context, src Source, to uint64) (Result, error) {
 	start := time.Now()
 	if !p.bound {
-		if sc, ok := src.(StreamConn); ok {
-			l, err := ReadLedger(ctx, sc)
+		if ls, ok := src.(LedgerSource); ok {
+			l, err := ls.Ledger(ctx)
 			if err != nil {
 				return Result{}, err
 			}

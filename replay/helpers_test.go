@@ -17,10 +17,11 @@ func require_NoError(t testing.TB, err error) {
 	}
 }
 
-// openStore opens a store on an embedded server in a fresh temp dir.
-func openStore(t testing.TB) events.Store {
+// openStore opens a store on an embedded server in a fresh temp dir, with
+// opts after the defaults.
+func openStore(t testing.TB, opts ...events.Option) events.Store {
 	t.Helper()
-	s, err := events.Open(context.Background(), events.WithDataDir(t.TempDir()), events.WithSyncAlways(false, time.Minute))
+	s, err := events.Open(context.Background(), append([]events.Option{events.WithDataDir(t.TempDir()), events.WithSyncAlways(false, time.Minute)}, opts...)...)
 	require_NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s

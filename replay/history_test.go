@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/replay"
 )
 
@@ -20,8 +21,8 @@ import (
 // for byte, in order.
 func loadLedger(t *testing.T, name string) events.Store {
 	t.Helper()
-	st := openStore(t)
-	js, err := jetstream.New(st.Conn())
+	st := openStore(t, events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
+	js, err := jetstream.New(natstest.DialWriter(t, st))
 	require_NoError(t, err)
 	f, err := os.Open(filepath.Join("..", "fixtures", "ledgers", name+".jsonl"))
 	require_NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/replay"
 )
 
@@ -41,10 +42,10 @@ func (d dropSource) Read(ctx context.Context, from uint64) iter.Seq2[events.Even
 // own line, no divergence, OK still true, StrictOK false); a missing
 // sequence is named and makes the report not OK.
 func TestVerify_StrayMessageIsAFinding_GapIsNamed(t *testing.T) {
-	st := openStore(t)
+	st := openStore(t, events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
 	names := scenarioNames(t)
 	runScenario(t, st, names[0], "v-a")
-	js, err := jetstream.New(st.Conn())
+	js, err := jetstream.New(natstest.DialWriter(t, st))
 	require_NoError(t, err)
 	ack, err := js.Publish(context.Background(), "fledger.main.turn.oops", []byte(`{"x":1}`))
 	require_NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/projections"
 	"github.com/fledger/fledger/serve"
 	"github.com/fledger/fledger/serve/client"
@@ -99,7 +100,8 @@ func startServer(t testing.TB, st events.Store, cfg serve.Config) *server {
 }
 
 func defaultServer(t testing.TB, clock engine.Clock, extra ...func(*serve.Config)) (*server, events.Store) {
-	st := openStore(t)
+	// A listener, so a foreign client (natstest.DialWriter) may publish beside it.
+	st := openStore(t, events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
 	cfg := serve.Config{Config: loadConfig(t), EngineOptions: []engine.Option{engine.WithClock(clock), engine.WithSeeds(func(string) uint64 { return 42 })}}
 	for _, f := range extra {
 		f(&cfg)

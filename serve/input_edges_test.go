@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/serve"
 	"github.com/fledger/fledger/serve/client"
 )
@@ -23,9 +24,10 @@ import (
 // over the micro service, and nothing is recorded.
 func TestHTTP_InvalidUTF8Refused(t *testing.T) {
 	srv, st := defaultServer(t, &fakeClock{now: t0})
-	ms, err := srv.svc.StartMicro(st.Conn())
+	ms, err := srv.svc.StartMicro(st)
 	require_NoError(t, err)
 	t.Cleanup(func() { _ = ms.Stop() })
+	nc := natstest.DialWriter(t, st)
 	before := seq(t, st)
 	cases := []struct {
 		name, method, path, endpoint, body, field string
@@ -47,7 +49,7 @@ func TestHTTP_InvalidUTF8Refused(t *testing.T) {
 		if c.endpoint == "" {
 			continue
 		}
-		m, err := st.Conn().Request(serve.MicroPrefix+"."+c.endpoint, []byte(c.body), 5*time.Second)
+		m, err := nc.Request(serve.MicroPrefix+"."+c.endpoint, []byte(c.body), 5*time.Second)
 		require_NoError(t, err)
 		var meb serve.ErrorBody
 		_ = json.Unmarshal(m.Data, &meb)

@@ -14,10 +14,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
+
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/fledger/fledger/engine"
+	"github.com/fledger/fledger/events"
 )
 
 // MicroName is the NATS micro service name; MicroPrefix the subject
@@ -48,11 +49,13 @@ var MicroEndpoints = map[string]Route{
 	"health":         {"GET", "/healthz"},
 }
 
-// StartMicro registers the micro service "fledger" on nc with an
-// endpoint per operation ([MicroEndpoints]). Stop it (micro.Service.Stop)
-// before closing the service; requests in flight finish first.
-func (s *Service) StartMicro(nc *nats.Conn) (micro.Service, error) {
-	svc, err := micro.AddService(nc, micro.Config{Name: MicroName, Version: MicroVersion,
+// StartMicro registers the micro service "fledger" on the NATS connection
+// of st ([events.AddService]) with an endpoint per operation
+// ([MicroEndpoints]). Stop it (micro.Service.Stop) before closing the
+// service; requests in flight finish first. A store without NATS gives an
+// error wrapping [events.ErrNoConnection].
+func (s *Service) StartMicro(st events.Store) (micro.Service, error) {
+	svc, err := events.AddService(st, micro.Config{Name: MicroName, Version: MicroVersion,
 		Description: "fledger failover ledger: the step protocol, session commands and reads (same operations as the HTTP API)"})
 	if err != nil {
 		return nil, err

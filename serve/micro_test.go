@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/fledger/fledger/engine"
+	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/serve"
 )
 
@@ -28,10 +29,10 @@ func TestMicro_BeginOutcomeRead(t *testing.T) {
 	srv, st := defaultServer(t, &fakeClock{now: t0}, func(c *serve.Config) {
 		c.EngineOptions = append(c.EngineOptions, engine.WithConflictRetries(8))
 	})
-	ms, err := srv.svc.StartMicro(st.Conn())
+	ms, err := srv.svc.StartMicro(st)
 	require_NoError(t, err)
 	t.Cleanup(func() { _ = ms.Stop() })
-	nc := st.Conn()
+	nc := natstest.DialWriter(t, st)
 
 	var begun serve.TurnStep
 	microCall(t, nc, "turns.begin", serve.BeginRequest{Session: "s1"}, &begun)
@@ -65,10 +66,10 @@ func TestMicro_BeginOutcomeRead(t *testing.T) {
 // Bearer <token>" (any case of the scheme) as a message header passes.
 func TestMicro_Token(t *testing.T) {
 	srv, st := defaultServer(t, &fakeClock{now: t0}, func(c *serve.Config) { c.Token = "s3cret" })
-	ms, err := srv.svc.StartMicro(st.Conn())
+	ms, err := srv.svc.StartMicro(st)
 	require_NoError(t, err)
 	t.Cleanup(func() { _ = ms.Stop() })
-	nc := st.Conn()
+	nc := natstest.DialWriter(t, st)
 	call := func(ep, auth string) *nats.Msg {
 		m := nats.NewMsg(serve.MicroPrefix + "." + ep)
 		m.Data = []byte(`{"session":"s1"}`)

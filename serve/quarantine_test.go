@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/serve"
 	"github.com/fledger/fledger/serve/client"
 )
@@ -52,7 +53,7 @@ func TestHTTP_StrayMessageIsQuarantinedNotFatal(t *testing.T) {
 	if len(base.Decisions) == 0 {
 		t.Fatal("no decisions to compare")
 	}
-	js, err := jetstream.New(st.Conn())
+	js, err := jetstream.New(natstest.DialWriter(t, st))
 	require_NoError(t, err)
 	ack, err := js.Publish(ctx, "fledger.main.turn.oops", []byte("hello"))
 	require_NoError(t, err)

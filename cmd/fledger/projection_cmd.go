@@ -308,7 +308,7 @@ func catchUpProjections(ctx context.Context, g *globals, pf *projectionFlags, db
 	// Bind the database to this stream before anything else: a database
 	// built from another ledger (or ahead of this stream) is refused, not
 	// mixed, and an empty one adopts this ledger's fingerprint.
-	ledger, err := projections.ReadLedger(ctx, st)
+	ledger, err := st.Ledger(ctx)
 	if err != nil {
 		return err
 	}

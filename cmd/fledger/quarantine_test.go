@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/natstest"
 )
 
 // runFledger2 runs the CLI in-process with stdout and stderr apart.
@@ -39,12 +40,12 @@ func publishStray(t *testing.T, data, subject string, body []byte) uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := events.Open(ctx, events.WithDataDir(data))
+	st, err := events.Open(ctx, events.WithDataDir(data), events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	return publishOn(t, st.Conn(), subject, body)
+	return publishOn(t, natstest.DialWriter(t, st), subject, body)
 }
 
 func publishOn(t *testing.T, nc *nats.Conn, subject string, body []byte) uint64 {

@@ -171,7 +171,7 @@ func openServeProjections(ctx context.Context, g *globals, st events.Store, log 
 	if err != nil {
 		return nil, err
 	}
-	ledger, err := projections.ReadLedger(ctx, st)
+	ledger, err := st.Ledger(ctx)
 	if err != nil {
 		_ = db.Close()
 		return nil, err
@@ -216,7 +216,7 @@ func serveUntilDone(ctx context.Context, g *globals, st events.Store, svc *serve
 
 	var stopMicro func() error
 	if !noMicro {
-		ms, err := svc.StartMicro(st.Conn())
+		ms, err := svc.StartMicro(st)
 		if err != nil {
 			_ = hs.Close()
 			return fmt.Errorf("micro service: %w", err)

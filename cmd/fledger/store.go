@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/fledger/fledger/events"
 )
 
@@ -58,7 +56,7 @@ func (g *globals) storeOptions() []events.Option {
 // (e.g. events.WithListen) are applied after them. Close it when done.
 func openStore(ctx context.Context, g *globals, extra ...events.Option) (events.Store, error) {
 	st, err := events.Open(ctx, append(g.storeOptions(), extra...)...)
-	if errors.Is(err, nats.ErrAuthorization) && g.NATSUser == "" && g.NATSCreds == "" && loopbackURL(g.NATSURL) {
+	if errors.Is(err, events.ErrAuthorization) && g.NATSUser == "" && g.NATSCreds == "" && loopbackURL(g.NATSURL) {
 		err = fmt.Errorf("%w (the listener of `fledger serve --nats-listen` requires a user: run with that server's --data, which holds %s and %s, or pass --nats-user %s --nats-password PASSWORD)",
 			err, events.ReaderCredentialsFile, events.WriterCredentialsFile, events.ReaderUser)
 	}

@@ -79,7 +79,7 @@ func TestWorld_FoldsIntoCopies(t *testing.T) {
 	w := NewWorld(TurnState{}, env)
 	ps := []events.Payload{
 		events.TurnStarted{TurnID: "t1", Session: "s1"},
-		events.SessionAuthPinned{Session: "s1", ProfileID: "openai:a", Provider: "openai", Source: PinAuto},
+		events.SessionAuthPinned{Session: "s1", ProfileID: "openai:a", Provider: "openai", Source: string(PinAuto)},
 		events.ProfileCleared{ProfileID: "openai:a"},
 		events.AuthOrderSet{Provider: "openai"},
 		events.AuthOrderSet{Provider: "anthropic", ProfileIDs: []string{"anthropic:b"}},

@@ -12,9 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/fledger/fledger/commands/classify"
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/engine"
@@ -369,7 +366,7 @@ func turnEnded(err error) bool {
 
 // rawSyncLevel publishes from n goroutines for d, each waiting for every
 // ack, on the BENCH stream of js.
-func rawSyncLevel(ctx context.Context, js jetstream.JetStream, bodies [][]byte, n int, d time.Duration) (int, float64, []time.Duration, error) {
+func rawSyncLevel(ctx context.Context, js *events.RawBench, bodies [][]byte, n int, d time.Duration) (int, float64, []time.Duration, error) {
 	lats := make([][]time.Duration, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -380,7 +377,7 @@ func rawSyncLevel(ctx context.Context, js jetstream.JetStream, bodies [][]byte, 
 			subj := "bench.conc." + strconv.Itoa(n) + "." + strconv.Itoa(g)
 			for i := g; time.Now().Before(deadline); i += n {
 				t := time.Now()
-				if _, err := js.Publish(ctx, subj, bodies[i%len(bodies)]); err != nil {
+				if err := js.Publish(ctx, subj, bodies[i%len(bodies)]); err != nil {
 					errs[g] = fmt.Errorf("sync publish (%d goroutines): %w", n, err)
 					return
 				}
@@ -403,9 +400,7 @@ func rawSyncLevel(ctx context.Context, js jetstream.JetStream, bodies [][]byte, 
 // rawAsyncLevel publishes asynchronously for d with at most n in flight
 // (a JetStream context whose async window is n), then waits for every ack.
 func rawAsyncLevel(ctx context.Context, st events.Store, bodies [][]byte, n int, d time.Duration) (int, float64, error) {
-	var failed atomic.Int64
-	js, err := jetstream.New(st.Conn(), jetstream.WithPublishAsyncMaxPending(n),
-		jetstream.WithPublishAsyncErrHandler(func(jetstream.JetStream, *nats.Msg, error) { failed.Add(1) }))
+	js, err := events.NewRawBench(ctx, st, n, false)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -414,18 +409,18 @@ func rawAsyncLevel(ctx context.Context, st events.Store, bodies [][]byte, n int,
 	deadline := start.Add(d)
 	sent := 0
 	for ; time.Now().Before(deadline); sent++ {
-		if _, err := js.PublishAsync(subj, bodies[sent%len(bodies)], jetstream.WithStallWait(time.Minute)); err != nil {
+		if err := js.PublishAsync(subj, bodies[sent%len(bodies)]); err != nil {
 			return 0, 0, fmt.Errorf("async publish (%d in flight): %w", n, err)
 		}
 	}
 	select {
-	case <-js.PublishAsyncComplete():
+	case <-js.AsyncComplete():
 	case <-time.After(sweepDrain):
-		return 0, 0, fmt.Errorf("async publish (%d in flight): %d acks still pending after %s", n, js.PublishAsyncPending(), sweepDrain)
+		return 0, 0, fmt.Errorf("async publish (%d in flight): %d acks still pending after %s", n, js.AsyncPending(), sweepDrain)
 	case <-ctx.Done():
 		return 0, 0, ctx.Err()
 	}
-	if f := failed.Load(); f > 0 {
+	if f, _ := js.Failed(); f > 0 {
 		return 0, 0, fmt.Errorf("async publish (%d in flight): %d of %d failed", n, f, sent)
 	}
 	return sent, rate(sent, time.Since(start)), nil

@@ -66,7 +66,7 @@ func startHTTPServer(ctx context.Context, dir string, l *config.Loaded, agents [
 	if s.db, err = projections.Open(ctx, filepath.Join(dir, "projections.sqlite")); err != nil {
 		return nil, err
 	}
-	ledger, err := projections.ReadLedger(ctx, s.st)
+	ledger, err := s.st.Ledger(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -8,46 +8,34 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync/atomic"
 	"time"
-
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/sqlitedb"
 )
 
-// The raw limits use nats.go's jetstream package directly on a stream of
-// their own ("BENCH", subjects bench.>) of the same embedded server that
-// holds fledger's stream, and modernc SQLite with fledger's settings
+// The raw limits use nats.go's jetstream package directly
+// (events.RawBench, events.RawReader) on a stream of their own
+// (events.RawBenchStream, subjects bench.>) of the same embedded server
+// that holds fledger's stream, and modernc SQLite with fledger's settings
 // (internal/sqlitedb: WAL, synchronous=NORMAL, one connection).
 
-const rawStream = "BENCH"
-
-// rawJS returns a JetStream context on st's connection (async publish
+// rawJS returns a raw JetStream publisher on st's server (async publish
 // window 4096, stall wait 1 min so sync-always acks never time it out) and
 // a fresh BENCH stream on that server.
-func rawJS(ctx context.Context, st events.Store) (jetstream.JetStream, error) {
-	js, err := jetstream.New(st.Conn(), jetstream.WithPublishAsyncMaxPending(4096))
-	if err != nil {
-		return nil, err
-	}
-	_ = js.DeleteStream(ctx, rawStream)
-	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: rawStream, Subjects: []string{"bench.>"},
-		Storage: jetstream.FileStorage, Replicas: 1})
-	return js, err
+func rawJS(ctx context.Context, st events.Store) (*events.RawBench, error) {
+	return events.NewRawBench(ctx, st, 4096, true)
 }
 
 // publishSync publishes n messages (bodies reused in a cycle, subjects over
 // 1000 keys), each waiting for its ack; it returns msgs/s and the per-publish
 // latencies.
-func publishSync(ctx context.Context, js jetstream.JetStream, bodies [][]byte, n int) (float64, []time.Duration, error) {
+func publishSync(ctx context.Context, js *events.RawBench, bodies [][]byte, n int) (float64, []time.Duration, error) {
 	lat := make([]time.Duration, 0, n)
 	start := time.Now()
 	for i := range n {
 		t := time.Now()
-		if _, err := js.Publish(ctx, "bench.sync."+strconv.Itoa(i%1000), bodies[i%len(bodies)]); err != nil {
+		if err := js.Publish(ctx, "bench.sync."+strconv.Itoa(i%1000), bodies[i%len(bodies)]); err != nil {
 			return 0, nil, fmt.Errorf("sync publish %d: %w", i, err)
 		}
 		lat = append(lat, time.Since(t))
@@ -57,16 +45,15 @@ func publishSync(ctx context.Context, js jetstream.JetStream, bodies [][]byte, n
 
 // publishAsync publishes n messages without waiting per message (at most
 // 4096 in flight) and waits for every ack; it returns msgs/s.
-func publishAsync(ctx context.Context, js jetstream.JetStream, bodies [][]byte, n int) (float64, error) {
+func publishAsync(ctx context.Context, js *events.RawBench, bodies [][]byte, n int) (float64, error) {
 	start := time.Now()
 	for i := range n {
-		if _, err := js.PublishAsync("bench.async."+strconv.Itoa(i%1000), bodies[i%len(bodies)],
-			jetstream.WithStallWait(time.Minute)); err != nil {
+		if err := js.PublishAsync("bench.async."+strconv.Itoa(i%1000), bodies[i%len(bodies)]); err != nil {
 			return 0, fmt.Errorf("async publish %d: %w", i, err)
 		}
 	}
 	select {
-	case <-js.PublishAsyncComplete():
+	case <-js.AsyncComplete():
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
@@ -213,40 +200,22 @@ func rawUpsert(ctx context.Context, path string, n int) (float64, error) {
 	return rate(n, time.Since(start)), nil
 }
 
-// orderedMessages opens an ordered consumer over fledger's stream on st's
-// server (default pull settings).
-func orderedMessages(ctx context.Context, st events.Store) (jetstream.MessagesContext, error) {
-	js, err := jetstream.New(st.Conn())
-	if err != nil {
-		return nil, err
-	}
-	s, err := js.Stream(ctx, events.StreamName)
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		return nil, err
-	}
-	return c.Messages()
-}
-
 // rawRead reads the first last messages of fledger's stream with an
 // ordered consumer, bytes only, and returns messages/s, bytes read.
 func rawRead(ctx context.Context, st events.Store, last uint64) (float64, int64, error) {
 	start := time.Now()
-	it, err := orderedMessages(ctx, st)
+	it, err := events.NewRawReader(ctx, st)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer it.Stop()
 	var bytes int64
 	for n := uint64(0); n < last; n++ {
-		m, err := it.Next()
+		data, err := it.Next()
 		if err != nil {
 			return 0, 0, err
 		}
-		bytes += int64(len(m.Data()))
+		bytes += int64(len(data))
 	}
 	return rate(int(last), time.Since(start)), bytes, nil
 }
@@ -270,24 +239,20 @@ func rawPipeline(ctx context.Context, st events.Store, path string, last uint64)
 	}
 	defer w.close()
 	start := time.Now()
-	it, err := orderedMessages(ctx, st)
+	it, err := events.NewRawReader(ctx, st)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer it.Stop()
 	var seq uint64
 	for seq < last {
-		m, err := it.Next()
+		var data []byte
+		seq, data, err = it.NextSeq()
 		if err != nil {
 			return 0, 0, err
 		}
-		meta, err := m.Metadata()
-		if err != nil {
-			return 0, 0, err
-		}
-		seq = meta.Sequence.Stream
 		var c events.Commit
-		if err := json.Unmarshal(m.Data(), &c); err != nil {
+		if err := json.Unmarshal(data, &c); err != nil {
 			return 0, 0, fmt.Errorf("decode %d: %w", seq, err)
 		}
 		for i := range c.Events {
@@ -309,29 +274,17 @@ func rawPipeline(ctx context.Context, st events.Store, path string, last uint64)
 // stream with the store's headers (message id, expected stream): the fast
 // way to write a large realistic stream. wait flushes the acks.
 type publishFill struct {
-	js     jetstream.JetStream
-	msgs   int
-	failed atomic.Int64
-	first  atomic.Value
+	js   *events.RawBench
+	msgs int
 }
 
 func newPublishFill(st events.Store) (*publishFill, error) {
-	p := &publishFill{}
-	js, err := jetstream.New(st.Conn(), jetstream.WithPublishAsyncMaxPending(4096),
-		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) {
-			if p.failed.Add(1) == 1 {
-				p.first.Store(err)
-			}
-		}))
-	p.js = js
-	return p, err
+	js, err := events.NewRawBench(context.Background(), st, 4096, false)
+	return &publishFill{js: js}, err
 }
 
 func (p *publishFill) emit(subject, id string, body []byte) error {
-	m := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
-	m.Header.Set(jetstream.MsgIDHeader, id)
-	m.Header.Set(jetstream.ExpectedStreamHeader, events.StreamName)
-	if _, err := p.js.PublishMsgAsync(m, jetstream.WithStallWait(time.Minute)); err != nil {
+	if err := p.js.PublishCommitAsync(subject, id, body); err != nil {
 		return err
 	}
 	p.msgs++
@@ -340,15 +293,15 @@ func (p *publishFill) emit(subject, id string, body []byte) error {
 
 func (p *publishFill) wait(ctx context.Context) error {
 	select {
-	case <-p.js.PublishAsyncComplete():
+	case <-p.js.AsyncComplete():
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if n := p.js.PublishAsyncPending(); n != 0 {
+	if n := p.js.AsyncPending(); n != 0 {
 		return fmt.Errorf("%d async publishes still pending", n)
 	}
-	if n := p.failed.Load(); n > 0 {
-		return fmt.Errorf("%d async publishes failed, first: %v", n, p.first.Load())
+	if n, first := p.js.Failed(); n > 0 {
+		return fmt.Errorf("%d async publishes failed, first: %v", n, first)
 	}
 	return nil
 }

@@ -7,16 +7,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/fledger/fledger/events"
 )
 
 // publishLimits measures raw JetStream publishes, sync and async, on the
 // fsync-always and the fsync-interval server; it returns each server's
 // JetStream context by name for the interleaved probes.
-func (b *runner) publishLimits(syncSt, ivSt events.Store) (map[string]jetstream.JetStream, error) {
-	jss := map[string]jetstream.JetStream{}
+func (b *runner) publishLimits(syncSt, ivSt events.Store) (map[string]*events.RawBench, error) {
+	jss := map[string]*events.RawBench{}
 	for _, c := range []struct {
 		name      string
 		st        events.Store
@@ -84,7 +82,7 @@ func (b *runner) classifyRows(fixtures string) error {
 
 // decideRows measures decide + append on both servers, each decision
 // interleaved with one raw publish (jss) for a same-moment comparison.
-func (b *runner) decideRows(jss map[string]jetstream.JetStream, syncSt, ivSt events.Store) error {
+func (b *runner) decideRows(jss map[string]*events.RawBench, syncSt, ivSt events.Store) error {
 	for _, c := range []struct {
 		name string
 		st   events.Store
@@ -95,7 +93,7 @@ func (b *runner) decideRows(jss map[string]jetstream.JetStream, syncSt, ivSt eve
 		js := jss[c.name]
 		probe := func(i int) (time.Duration, error) {
 			t := time.Now()
-			_, err := js.Publish(b.ctx, "bench.probe."+strconv.Itoa(i%1000), b.bodies[i%len(b.bodies)])
+			err := js.Publish(b.ctx, "bench.probe."+strconv.Itoa(i%1000), b.bodies[i%len(b.bodies)])
 			return time.Since(t), err
 		}
 		dr, err := runDecide(b.ctx, c.st, "bench-"+strings.ReplaceAll(c.name, " ", "-"), c.n, probe)

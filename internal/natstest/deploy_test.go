@@ -118,10 +118,15 @@ func TestDeployNATSCluster_ConfigWorksForFledger(t *testing.T) {
 		t.Fatalf("a wrong password: %v", err)
 	}
 
-	// The micro service (answered here by a stand-in on the writer's
-	// connection, as `fledger serve` answers it): the gateway user may call
-	// every operation, the reader only the reads.
-	nc := writer.Conn()
+	// The micro service (answered here by a stand-in connected as the
+	// writer's user, as `fledger serve` answers it on its store's
+	// connection): the gateway user may call every operation, the reader
+	// only the reads.
+	nc, err := nats.Connect(c.URLs(), nats.UserInfo("fledger", "w-secret"))
+	if err != nil {
+		t.Fatalf("connect as the writer: %v", err)
+	}
+	defer nc.Close()
 	sub, err := nc.Subscribe("fledgerapi.v1.>", func(m *nats.Msg) { _ = m.Respond([]byte(`{"ok":true}`)) })
 	if err != nil {
 		t.Fatalf("the writer cannot serve the micro service: %v", err)

@@ -2,13 +2,9 @@ package export
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
 )
@@ -36,7 +32,10 @@ type FollowConfig struct {
 	// in progress every AckWait/3, so a slow sink causes no redelivery; a
 	// killed exporter's unacknowledged batch is redelivered after AckWait.
 	AckWait time.Duration
-	// Registry decodes stored commits; default events.NewCatalogRegistry().
+	// Registry is the registry the stored commits are decoded with; default
+	// events.NewCatalogRegistry(). The store's cursor decodes them, with
+	// the registry the store was opened with ([events.WithRegistry]):
+	// Registry must be that one.
 	Registry *events.Registry
 	// RetryInitial and RetryMax bound the delay between attempts to deliver
 	// a batch the sink refused: doubling from RetryInitial (default 1 s) up
@@ -83,8 +82,9 @@ func (c *FollowConfig) setDefaults() {
 // noticed promptly even if the pull request misses it.
 const nextWait = 5 * time.Second
 
-// Follow tails the stream through a durable JetStream pull consumer (filter
-// fledger.>, explicit acknowledgements, MaxAckPending = Batch) and hands
+// Follow tails the stream through the store's durable cursor named
+// Consumer ([events.Store].Cursor: on JetStream a durable pull consumer,
+// filter fledger.>, explicit acknowledgements, MaxAckPending = Batch) and hands
 // the records of each batch of commits to sink; only after sink.Export
 // returned nil are the batch's messages acknowledged, one by one, in order,
 // each confirmed by the server. A commit without FallbackStepped events is
@@ -100,56 +100,46 @@ const nextWait = 5 * time.Second
 // [JSONL] file sink drops such duplicates (docs/exporters.md).
 func Follow(ctx context.Context, st events.Store, sink Sink, cfg FollowConfig) error {
 	cfg.setDefaults()
-	cons, err := durable(ctx, st.Conn(), &cfg)
+	cur, err := st.Cursor(ctx, events.CursorOptions{Name: cfg.Consumer, Since: cfg.Since, Batch: cfg.Batch, AckWait: cfg.AckWait})
 	if err != nil {
-		return err
+		return fmt.Errorf("export: follow: %w", err)
 	}
+	defer func() { _ = cur.Close() }()
 	var done uint64 // last sequence delivered and acknowledged by this run
-	var seen uint64 // last sequence fetched (0 = none yet), for gaps
 	for ctx.Err() == nil {
-		msgs, err := fetch(ctx, cons, cfg.Batch)
+		ds, err := cur.Fetch(ctx, cfg.Batch, nextWait)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return err
-		}
-		if len(msgs) == 0 {
-			continue
+			return fmt.Errorf("export: follow: %w", err)
 		}
 		var (
 			evs  []events.Event
-			keep []jetstream.Msg
+			keep []events.Delivery
 			last uint64
 		)
-		for _, m := range msgs {
-			meta, err := m.Metadata()
-			if err != nil {
-				nakAll(msgs)
-				return fmt.Errorf("export: follow: %w", err)
-			}
-			seq := meta.Sequence.Stream
-			if seq <= done { // redelivered after a lost ack: already delivered
-				ack(ctx, m, &cfg)
+		for _, d := range ds {
+			if d.Err != nil && d.Err.Gap() {
+				// A run of sequences missing between two delivered
+				// messages: nothing to deliver or acknowledge.
+				if cfg.OnQuarantine != nil {
+					cfg.OnQuarantine(d.Err)
+				}
 				continue
 			}
-			if seen != 0 && seq > seen+1 && cfg.OnQuarantine != nil {
-				cfg.OnQuarantine(&events.DecodeError{Seq: seen + 1, Through: seq - 1, Index: -1, Err: events.ErrGap})
+			if d.Seq <= done { // redelivered after a lost ack: already delivered
+				ack(ctx, d, &cfg)
+				continue
 			}
-			seen = max(seen, seq)
-			dec, err := cfg.Registry.DecodeCommit(m.Data(), seq, m.Subject())
-			if err != nil {
+			if d.Err != nil && cfg.OnQuarantine != nil {
 				// Not a fledger commit: no record to export. It is
 				// acknowledged with the batch, so the position advances.
-				var de *events.DecodeError
-				if errors.As(err, &de) && cfg.OnQuarantine != nil {
-					cfg.OnQuarantine(de)
-				}
-				dec = nil
+				cfg.OnQuarantine(d.Err)
 			}
-			evs = append(evs, dec...)
-			keep = append(keep, m)
-			last = seq
+			evs = append(evs, d.Events...)
+			keep = append(keep, d)
+			last = d.Seq
 		}
 		if len(keep) == 0 {
 			continue
@@ -159,8 +149,8 @@ func Follow(ctx context.Context, st events.Store, sink Sink, cfg FollowConfig) e
 			nakAll(keep)
 			return nil
 		}
-		for _, m := range keep {
-			ack(ctx, m, &cfg)
+		for _, d := range keep {
+			ack(ctx, d, &cfg)
 		}
 		done = last
 		if cfg.OnBatch != nil {
@@ -170,82 +160,9 @@ func Follow(ctx context.Context, st events.Store, sink Sink, cfg FollowConfig) e
 	return nil
 }
 
-// durable returns the durable consumer, creating it at cfg.Since.
-func durable(ctx context.Context, nc *nats.Conn, cfg *FollowConfig) (jetstream.Consumer, error) {
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("export: follow: %w", err)
-	}
-	stream, err := js.Stream(ctx, events.StreamName)
-	if err != nil {
-		return nil, fmt.Errorf("export: follow: stream %s: %w", events.StreamName, err)
-	}
-	cons, err := stream.Consumer(ctx, cfg.Consumer)
-	if err == nil {
-		ci := cons.CachedInfo().Config
-		if ci.MaxAckPending != cfg.Batch || ci.AckWait != cfg.AckWait {
-			ci.MaxAckPending, ci.AckWait = cfg.Batch, cfg.AckWait
-			if cons, err = stream.UpdateConsumer(ctx, ci); err != nil {
-				return nil, fmt.Errorf("export: follow: update consumer %s: %w", cfg.Consumer, err)
-			}
-		}
-		return cons, nil
-	}
-	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return nil, fmt.Errorf("export: follow: consumer %s: %w", cfg.Consumer, err)
-	}
-	cc := jetstream.ConsumerConfig{
-		Durable:       cfg.Consumer,
-		Description:   "fledger export: model_fallback_decision records",
-		FilterSubject: "fledger.>",
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       cfg.AckWait,
-		MaxAckPending: cfg.Batch,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-	}
-	if cfg.Since > 1 {
-		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, cfg.Since
-	}
-	cons, err = stream.CreateConsumer(ctx, cc)
-	if err != nil {
-		return nil, fmt.Errorf("export: follow: create consumer %s: %w", cfg.Consumer, err)
-	}
-	return cons, nil
-}
-
-// fetch waits for the next message (up to nextWait; none is not an error)
-// and takes the ones already waiting behind it, up to batch in all.
-func fetch(ctx context.Context, cons jetstream.Consumer, batch int) ([]jetstream.Msg, error) {
-	wctx, cancel := context.WithTimeout(ctx, nextWait)
-	m, err := cons.Next(jetstream.FetchContext(wctx))
-	cancel()
-	if err != nil {
-		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoMessages) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("export: follow: fetch: %w", err)
-	}
-	msgs := []jetstream.Msg{m}
-	if batch > 1 {
-		mb, err := cons.FetchNoWait(batch - 1)
-		if err != nil {
-			nakAll(msgs)
-			return nil, fmt.Errorf("export: follow: fetch: %w", err)
-		}
-		for m := range mb.Messages() {
-			msgs = append(msgs, m)
-		}
-		if err := mb.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) {
-			nakAll(msgs)
-			return nil, fmt.Errorf("export: follow: fetch: %w", err)
-		}
-	}
-	return msgs, nil
-}
-
 // deliver hands recs to the sink until it accepts them (true) or ctx is
 // done (false), telling the server the batch is in progress meanwhile.
-func deliver(ctx context.Context, sink Sink, recs []Record, msgs []jetstream.Msg, cfg *FollowConfig) bool {
+func deliver(ctx context.Context, sink Sink, recs []Record, msgs []events.Delivery, cfg *FollowConfig) bool {
 	if len(recs) == 0 {
 		return true
 	}
@@ -291,17 +208,17 @@ func deliver(ctx context.Context, sink Sink, recs []Record, msgs []jetstream.Msg
 
 // ack acknowledges m and waits for the server's confirmation, even when
 // ctx is already done: the record was delivered, so its ack must be tried.
-func ack(ctx context.Context, m jetstream.Msg, cfg *FollowConfig) {
+func ack(ctx context.Context, m events.Delivery, cfg *FollowConfig) {
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := m.DoubleAck(actx); err != nil && cfg.OnError != nil {
+	if err := m.Ack(actx); err != nil && cfg.OnError != nil {
 		cfg.OnError(fmt.Errorf("export: ack: %w", err))
 	}
 }
 
 // nakAll hands msgs back for immediate redelivery (to this run or the
 // next), so a restart does not wait for AckWait.
-func nakAll(msgs []jetstream.Msg) {
+func nakAll(msgs []events.Delivery) {
 	for _, m := range msgs {
 		_ = m.Nak()
 	}

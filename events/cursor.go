@@ -1,0 +1,170 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Cursor defaults ([CursorOptions]).
+const (
+	defaultCursorBatch   = 256
+	defaultCursorAckWait = 30 * time.Second
+)
+
+// Cursor implements [Store]: a durable JetStream pull consumer named
+// opts.Name, filtered on every fledger subject, with explicit
+// acknowledgements and MaxAckPending = Batch. A new one delivers from
+// opts.Since; an existing one resumes at its own position, its
+// MaxAckPending and AckWait updated when they differ from opts.
+func (s *store) Cursor(ctx context.Context, opts CursorOptions) (Cursor, error) {
+	if s.isClosed() {
+		return nil, ErrClosed
+	}
+	if opts.Name == "" {
+		return nil, invalid("cursor: a name is required")
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = defaultCursorBatch
+	}
+	if opts.AckWait <= 0 {
+		opts.AckWait = defaultCursorAckWait
+	}
+	cons, err := s.stream.Consumer(ctx, opts.Name)
+	if err == nil {
+		ci := cons.CachedInfo().Config
+		if ci.MaxAckPending != opts.Batch || ci.AckWait != opts.AckWait {
+			ci.MaxAckPending, ci.AckWait = opts.Batch, opts.AckWait
+			if cons, err = s.stream.UpdateConsumer(ctx, ci); err != nil {
+				return nil, fmt.Errorf("events: cursor: update consumer %s: %w", opts.Name, err)
+			}
+		}
+		return &cursor{s: s, cons: cons}, nil
+	}
+	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("events: cursor: consumer %s: %w", opts.Name, err)
+	}
+	cc := jetstream.ConsumerConfig{
+		Durable:       opts.Name,
+		Description:   "fledger cursor: a durable, acknowledged position on the ledger",
+		FilterSubject: SubjectPrefix + ".>",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       opts.AckWait,
+		MaxAckPending: opts.Batch,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	}
+	if opts.Since > 1 {
+		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, opts.Since
+	}
+	if cons, err = s.stream.CreateConsumer(ctx, cc); err != nil {
+		return nil, fmt.Errorf("events: cursor: create consumer %s: %w", opts.Name, err)
+	}
+	return &cursor{s: s, cons: cons}, nil
+}
+
+// cursor is a [Cursor] on a durable pull consumer.
+type cursor struct {
+	s    *store
+	cons jetstream.Consumer
+	seen uint64 // the last sequence fetched (0 = none yet), for gaps
+}
+
+// Fetch implements [Cursor]: it waits up to wait for the next message and
+// takes the ones already waiting behind it, up to n in all. A run of
+// sequences missing between two messages fetched by this cursor comes as
+// a Delivery with Err wrapping [ErrGap] before the message after it.
+func (c *cursor) Fetch(ctx context.Context, n int, wait time.Duration) ([]Delivery, error) {
+	if c.s.isClosed() {
+		return nil, ErrClosed
+	}
+	msgs, err := c.fetch(ctx, n, wait)
+	if err != nil || len(msgs) == 0 {
+		return nil, err
+	}
+	out := make([]Delivery, 0, len(msgs))
+	for _, m := range msgs {
+		meta, err := m.Metadata()
+		if err != nil {
+			nakAll(msgs)
+			return nil, fmt.Errorf("events: cursor: fetch: %w", err)
+		}
+		seq := meta.Sequence.Stream
+		if c.seen != 0 && seq > c.seen+1 {
+			gap := &DecodeError{Seq: c.seen + 1, Through: seq - 1, Index: -1, Err: ErrGap}
+			out = append(out, Delivery{StoredCommit: StoredCommit{Seq: c.seen + 1, Err: gap}, h: noDelivery{}})
+		}
+		c.seen = max(c.seen, seq)
+		sc := StoredCommit{Seq: seq, Subject: m.Subject()}
+		evs, err := c.s.reg.DecodeCommit(m.Data(), seq, sc.Subject)
+		sc.Events, sc.Err = evs, asDecodeError(err, seq, sc.Subject, len(m.Data()))
+		out = append(out, Delivery{StoredCommit: sc, h: jsDelivery{m}})
+	}
+	return out, nil
+}
+
+// fetch waits for the next message (up to wait; none is not an error) and
+// takes the ones already waiting behind it, up to batch in all.
+func (c *cursor) fetch(ctx context.Context, batch int, wait time.Duration) ([]jetstream.Msg, error) {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	m, err := c.cons.Next(jetstream.FetchContext(wctx))
+	cancel()
+	if err != nil {
+		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoMessages) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("events: cursor: fetch: %w", err)
+	}
+	msgs := []jetstream.Msg{m}
+	if batch > 1 {
+		mb, err := c.cons.FetchNoWait(batch - 1)
+		if err != nil {
+			nakAll(msgs)
+			return nil, fmt.Errorf("events: cursor: fetch: %w", err)
+		}
+		for m := range mb.Messages() {
+			msgs = append(msgs, m)
+		}
+		if err := mb.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) {
+			nakAll(msgs)
+			return nil, fmt.Errorf("events: cursor: fetch: %w", err)
+		}
+	}
+	return msgs, nil
+}
+
+// Close implements [Cursor]. A pull consumer holds nothing open between
+// fetches; the position stays stored on the server.
+func (c *cursor) Close() error { return nil }
+
+// nakAll hands msgs back for immediate redelivery.
+func nakAll(msgs []jetstream.Msg) {
+	for _, m := range msgs {
+		_ = m.Nak()
+	}
+}
+
+// jsDelivery is a delivered JetStream message's acknowledgements.
+type jsDelivery struct{ m jetstream.Msg }
+
+// ack is a double ack: it waits for the server's confirmation.
+func (d jsDelivery) ack(ctx context.Context) error {
+	if err := d.m.DoubleAck(ctx); err != nil {
+		return fmt.Errorf("events: cursor: ack: %w", err)
+	}
+	return nil
+}
+
+func (d jsDelivery) inProgress() error { return d.m.InProgress() }
+func (d jsDelivery) nak() error        { return d.m.Nak() }
+
+// noDelivery is the handle of a Delivery that stands for no message (a
+// gap): there is nothing to acknowledge.
+type noDelivery struct{}
+
+func (noDelivery) ack(context.Context) error { return nil }
+func (noDelivery) inProgress() error         { return nil }
+func (noDelivery) nak() error                { return nil }

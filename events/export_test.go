@@ -1,0 +1,13 @@
+package events
+
+import "github.com/nats-io/nats.go"
+
+// ConnOf is the NATS connection of a JetStream store, for the tests that
+// look at the stream beside the store (the store itself exposes none);
+// nil for any other store.
+func ConnOf(s Store) *nats.Conn {
+	if js, ok := s.(*store); ok {
+		return js.nc
+	}
+	return nil
+}

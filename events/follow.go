@@ -1,0 +1,249 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// followPull is how many messages one pull of a follower asks for.
+const followPull = 512
+
+// stallRestart is how long a follower may yield nothing before it asks
+// the stream leader whether the stream has moved on (and, if it has,
+// recreates its consumer); stallCheck is how often it looks.
+const (
+	stallRestart = 3 * time.Second
+	stallCheck   = 500 * time.Millisecond
+)
+
+// Follow implements [Store]: an ordered consumer on the whole stream,
+// consumed in pulls of [followPull] with the followers' heartbeat and
+// expiry (followConsumeOpts). Messages are decoded on the consumer's
+// goroutine, ahead of the caller, and yielded in stream order.
+//
+// A watchdog recreates a consumer that stands still: while nothing was
+// yielded for [stallRestart] it asks the stream leader for the stream's
+// last sequence, and when the stream holds more than was yielded it
+// creates a new ordered consumer from the next sequence. An ordered
+// consumer whose server died (a cluster node killed while it hosted the
+// consumer) is otherwise not always recreated until that node comes back.
+func (s *store) Follow(ctx context.Context, opts FollowOptions) iter.Seq2[StoredCommit, error] {
+	return func(yield func(StoredCommit, error) bool) {
+		if s.isClosed() {
+			yield(StoredCommit{}, ErrClosed)
+			return
+		}
+		f := &follower{s: s, opts: opts, next: max(opts.From, 1),
+			ch: make(chan followed, followPull), quit: make(chan struct{})}
+		defer f.stop()
+		if err := f.restart(ctx); err != nil {
+			yield(StoredCommit{}, err)
+			return
+		}
+		if err := f.run(ctx, yield); err != nil {
+			yield(StoredCommit{}, err)
+		}
+	}
+}
+
+// followed is one message a follower's consumer delivered, decoded, or a
+// consumer error that ends following (err).
+type followed struct {
+	gen uint64 // the consumer generation that delivered it
+	c   StoredCommit
+	err error
+}
+
+// follower is one Follow: its current consumer and its watchdog state.
+type follower struct {
+	s    *store
+	opts FollowOptions
+	next uint64 // the next sequence to yield: a jump is a gap (deletes are denied)
+	ch   chan followed
+	quit chan struct{} // closed when the iteration ends
+
+	mu       sync.Mutex
+	gen      uint64 // generation of the current consumer
+	cons     jetstream.Consumer
+	cc       jetstream.ConsumeContext
+	restarts atomic.Uint64
+}
+
+// followStarted, when set (by tests), is called with each follower once
+// its first consumer runs.
+var followStarted atomic.Pointer[func(*follower)]
+
+// restart creates an ordered consumer from f.next and stops the previous
+// one; messages the previous one still delivers are dropped.
+func (f *follower) restart(ctx context.Context) error {
+	f.mu.Lock()
+	f.gen++
+	gen := f.gen
+	f.mu.Unlock()
+	cons, err := f.s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: f.next,
+	})
+	if err != nil {
+		return fmt.Errorf("events: follow from sequence %d: %w", f.next, err)
+	}
+	opts := append([]jetstream.PullConsumeOpt{jetstream.PullMaxMessages(followPull),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			if errors.Is(err, jetstream.ErrStreamNotFound) {
+				f.send(followed{gen: gen, err: fmt.Errorf("events: follow: %w", err)})
+			}
+		})}, followConsumeOpts()...)
+	cc, err := cons.Consume(func(m jetstream.Msg) { f.deliver(gen, m) }, opts...)
+	if err != nil {
+		return fmt.Errorf("events: follow from sequence %d: %w", f.next, err)
+	}
+	f.mu.Lock()
+	first, old := f.cc == nil, f.cc
+	f.cons, f.cc = cons, cc
+	f.mu.Unlock()
+	if old != nil {
+		old.Stop()
+	}
+	if hook := followStarted.Load(); first && hook != nil {
+		(*hook)(f)
+	}
+	return nil
+}
+
+// deliver decodes m (when it is selected and not skipped) and hands it
+// to run.
+func (f *follower) deliver(gen uint64, m jetstream.Msg) {
+	meta, err := m.Metadata()
+	if err != nil {
+		f.send(followed{gen: gen, err: fmt.Errorf("events: follow: %w", err)})
+		return
+	}
+	c := StoredCommit{Seq: meta.Sequence.Stream, Subject: m.Subject()}
+	if (f.opts.Decode == nil || f.opts.Decode(c.Subject)) && (f.opts.Skip == nil || !f.opts.Skip(c.Seq)) {
+		evs, err := f.s.reg.DecodeCommit(m.Data(), c.Seq, c.Subject)
+		c.Events, c.Err = evs, asDecodeError(err, c.Seq, c.Subject, len(m.Data()))
+	}
+	f.send(followed{gen: gen, c: c})
+}
+
+// send hands one delivery to run, unless the iteration has ended.
+func (f *follower) send(d followed) {
+	select {
+	case f.ch <- d:
+	case <-f.quit:
+	}
+}
+
+// asDecodeError is err as a *DecodeError (nil for nil).
+func asDecodeError(err error, seq uint64, subject string, size int) *DecodeError {
+	if err == nil {
+		return nil
+	}
+	var de *DecodeError
+	if errors.As(err, &de) {
+		return de
+	}
+	return &DecodeError{Seq: seq, Subject: subject, Size: size, Index: -1, Err: err}
+}
+
+// run yields what the consumers deliver, in order, and watches for a
+// consumer that stands still. It returns nil when ctx ends or the caller
+// stops, else the error that ends following.
+func (f *follower) run(ctx context.Context, yield func(StoredCommit, error) bool) error {
+	t := time.NewTicker(stallCheck)
+	defer t.Stop()
+	since := time.Now() // when something was last yielded (or checked)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.s.closed:
+			return ErrClosed
+		case <-t.C:
+			if len(f.ch) > 0 || time.Since(since) < stallRestart {
+				continue
+			}
+			retry, err := f.checkStalled(ctx, time.Since(since))
+			if err != nil {
+				return err
+			}
+			if !retry {
+				since = time.Now()
+			}
+		case d := <-f.ch:
+			f.mu.Lock()
+			current := d.gen == f.gen
+			f.mu.Unlock()
+			if !current {
+				continue // from a consumer replaced since
+			}
+			if d.err != nil {
+				return d.err
+			}
+			if d.c.Seq < f.next {
+				continue
+			}
+			if d.c.Seq > f.next {
+				gap := StoredCommit{Seq: f.next, Err: &DecodeError{Seq: f.next, Through: d.c.Seq - 1, Index: -1, Err: ErrGap}}
+				if !yield(gap, nil) {
+					return nil
+				}
+			}
+			f.next = d.c.Seq + 1
+			if !yield(d.c, nil) {
+				return nil
+			}
+			since = time.Now()
+		}
+	}
+}
+
+// checkStalled asks the stream leader for the stream's last sequence and
+// recreates the consumer from f.next when the stream holds more than was
+// yielded. A stream that is gone ends following (the error); any other
+// failure (an election, a lost connection) is only logged, and asked again
+// later: at the next check when recreating failed (retry), else after
+// another stallRestart.
+func (f *follower) checkStalled(ctx context.Context, stalled time.Duration) (retry bool, err error) {
+	actx, cancel := context.WithTimeout(ctx, DefaultAttemptTimeout)
+	defer cancel()
+	last, err := f.s.leaderLast(actx, "")
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return false, fmt.Errorf("events: follow: %w", err)
+	}
+	if err != nil || last < f.next {
+		return false, nil
+	}
+	err = f.restart(actx)
+	f.restarts.Add(1)
+	f.s.logger().Warn("events: the stream consumer stood still while the stream moved on; recreated it",
+		"from", f.next, "stream_last", last, "stalled", stalled.Round(time.Millisecond), "err", err)
+	return err != nil, nil
+}
+
+// stop ends the iteration: the current consumer stops and a consumer
+// goroutine blocked on handing over a message returns.
+func (f *follower) stop() {
+	close(f.quit)
+	f.mu.Lock()
+	cc := f.cc
+	f.mu.Unlock()
+	if cc != nil {
+		cc.Stop()
+	}
+}
+
+// logger is the store's logger ([WithLogger]), or slog's default.
+func (s *store) logger() *slog.Logger {
+	if s.cfg.logger != nil {
+		return s.cfg.logger
+	}
+	return slog.Default()
+}

@@ -1,0 +1,38 @@
+package events
+
+import (
+	"context"
+	"fmt"
+)
+
+// Ledger implements [Store]: one stream-info request and, when the stream
+// is not empty, one message get of sequence 1 (its Nats-Msg-Id header),
+// both answered by the stream leader and retried like every read while
+// the stream is unavailable (an election).
+func (s *store) Ledger(ctx context.Context) (Ledger, error) {
+	if s.isClosed() {
+		return Ledger{}, ErrClosed
+	}
+	var l Ledger
+	err := s.retrying(ctx, "read the ledger fingerprint", "", func(ctx context.Context) error {
+		info, err := s.stream.Info(ctx)
+		if err != nil {
+			return fmt.Errorf("events: read the ledger fingerprint: stream %s: %w", StreamName, err)
+		}
+		l = Ledger{Stream: info.Config.Name, Created: info.Created.UTC(), LastSeq: info.State.LastSeq}
+		if l.LastSeq == 0 {
+			return nil
+		}
+		m, err := s.leaderGet(ctx, msgGet{Seq: 1})
+		if err != nil {
+			return fmt.Errorf("events: read the ledger fingerprint: first message of %s: %w", StreamName, err)
+		}
+		// No message at 1 is not expected (the stream denies deletes and
+		// purges): the creation time alone identifies the ledger then.
+		if m != nil {
+			l.FirstID = m.MsgID
+		}
+		return nil
+	})
+	return l, err
+}

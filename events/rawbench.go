@@ -1,0 +1,147 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// RawBenchStream is the stream (subjects bench.>) the dependency
+// measurements of `fledger bench` publish on, beside fledger's own on the
+// same server.
+const RawBenchStream = "BENCH"
+
+// RawBench measures the dependency itself for `fledger bench`: nats.go's
+// JetStream publishes and reads on the server of a store, without the
+// store on the path, so the benchmark can set fledger's figures beside the
+// limits of what it is built on. Nothing but the benchmark uses it: its
+// publishes go to [RawBenchStream], except [RawBench.PublishCommitAsync],
+// which fills fledger's stream with generated commits.
+type RawBench struct {
+	js     jetstream.JetStream
+	failed atomic.Int64
+	first  atomic.Value // the first failed async publish's error
+}
+
+// NewRawBench opens a JetStream context on st's connection with an async
+// publish window of window messages. With fresh, the [RawBenchStream] is
+// (re)created empty (file storage, one replica). A store without NATS
+// gives an error wrapping [ErrNoConnection].
+func NewRawBench(ctx context.Context, st Store, window int, fresh bool) (*RawBench, error) {
+	s, ok := st.(*store)
+	if !ok {
+		return nil, fmt.Errorf("events: raw bench: %w", ErrNoConnection)
+	}
+	b := &RawBench{}
+	js, err := jetstream.New(s.nc, jetstream.WithPublishAsyncMaxPending(window),
+		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) {
+			if b.failed.Add(1) == 1 {
+				b.first.Store(err)
+			}
+		}))
+	if err != nil {
+		return nil, fmt.Errorf("events: raw bench: %w", err)
+	}
+	b.js = js
+	if fresh {
+		_ = js.DeleteStream(ctx, RawBenchStream)
+		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: RawBenchStream, Subjects: []string{"bench.>"},
+			Storage: jetstream.FileStorage, Replicas: 1}); err != nil {
+			return nil, fmt.Errorf("events: raw bench: create stream %s: %w", RawBenchStream, err)
+		}
+	}
+	return b, nil
+}
+
+// Publish publishes body on subject (under bench.>) and waits for its ack.
+func (b *RawBench) Publish(ctx context.Context, subject string, body []byte) error {
+	_, err := b.js.Publish(ctx, subject, body)
+	return err
+}
+
+// PublishAsync publishes body on subject (under bench.>) without waiting
+// for the ack; a full window waits up to a minute for room, so acks that
+// each wait for an fsync never time it out.
+func (b *RawBench) PublishAsync(subject string, body []byte) error {
+	_, err := b.js.PublishAsync(subject, body, jetstream.WithStallWait(time.Minute))
+	return err
+}
+
+// PublishCommitAsync publishes a commit body into fledger's stream under
+// subject with the headers the store sets (message id, expected stream),
+// without waiting for the ack: the fast way to write a large generated
+// ledger. It is stored unchecked: body must be a commit the store would
+// have written.
+func (b *RawBench) PublishCommitAsync(subject, msgID string, body []byte) error {
+	m := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
+	m.Header.Set(jetstream.MsgIDHeader, msgID)
+	m.Header.Set(jetstream.ExpectedStreamHeader, StreamName)
+	_, err := b.js.PublishMsgAsync(m, jetstream.WithStallWait(time.Minute))
+	return err
+}
+
+// AsyncComplete is closed when every async publish so far is answered.
+func (b *RawBench) AsyncComplete() <-chan struct{} { return b.js.PublishAsyncComplete() }
+
+// AsyncPending is how many async publishes are not answered yet.
+func (b *RawBench) AsyncPending() int { return b.js.PublishAsyncPending() }
+
+// Failed is how many async publishes failed, and the first one's error.
+func (b *RawBench) Failed() (int64, error) {
+	n := b.failed.Load()
+	err, _ := b.first.Load().(error)
+	return n, err
+}
+
+// RawReader reads fledger's stream with an ordered consumer, bytes only
+// (default pull settings): the dependency's own read rate.
+type RawReader struct {
+	it jetstream.MessagesContext
+}
+
+// NewRawReader starts an ordered consumer over fledger's stream on st's
+// server from the beginning. Stop it when done.
+func NewRawReader(ctx context.Context, st Store) (*RawReader, error) {
+	s, ok := st.(*store)
+	if !ok {
+		return nil, fmt.Errorf("events: raw read: %w", ErrNoConnection)
+	}
+	c, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return nil, fmt.Errorf("events: raw read: %w", err)
+	}
+	it, err := c.Messages()
+	if err != nil {
+		return nil, fmt.Errorf("events: raw read: %w", err)
+	}
+	return &RawReader{it: it}, nil
+}
+
+// Next waits for the next message and returns its body as stored.
+func (r *RawReader) Next() ([]byte, error) {
+	m, err := r.it.Next()
+	if err != nil {
+		return nil, fmt.Errorf("events: raw read: %w", err)
+	}
+	return m.Data(), nil
+}
+
+// NextSeq is [RawReader.Next] with the message's stream sequence.
+func (r *RawReader) NextSeq() (seq uint64, data []byte, err error) {
+	m, err := r.it.Next()
+	if err != nil {
+		return 0, nil, fmt.Errorf("events: raw read: %w", err)
+	}
+	meta, err := m.Metadata()
+	if err != nil {
+		return 0, nil, fmt.Errorf("events: raw read: %w", err)
+	}
+	return meta.Sequence.Stream, m.Data(), nil
+}
+
+// Stop ends the reader's consumer.
+func (r *RawReader) Stop() { r.it.Stop() }

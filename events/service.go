@@ -1,0 +1,32 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/micro"
+)
+
+// ErrNoConnection: the store has no NATS connection (an in-memory store),
+// so nothing can be served on NATS through it.
+var ErrNoConnection = errors.New("events: the store has no NATS connection")
+
+// AddService registers the NATS micro service cfg on st's own connection,
+// so a service answers on the server that holds the ledger without the
+// caller touching the connection. Stop it (micro.Service.Stop) before
+// closing the store. A store without NATS gives an error wrapping
+// [ErrNoConnection].
+func AddService(st Store, cfg micro.Config) (micro.Service, error) {
+	s, ok := st.(*store)
+	if !ok {
+		return nil, fmt.Errorf("events: add service %s: %w", cfg.Name, ErrNoConnection)
+	}
+	if s.isClosed() {
+		return nil, fmt.Errorf("events: add service %s: %w", cfg.Name, ErrClosed)
+	}
+	svc, err := micro.AddService(s.nc, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("events: add service %s: %w", cfg.Name, err)
+	}
+	return svc, nil
+}
