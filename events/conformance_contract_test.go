@@ -83,7 +83,8 @@ func confFollow(t *testing.T, e env) {
 }
 
 // confFollowDecode: a commit whose subject Decode does not select is
-// yielded with its sequence and subject, and no events.
+// yielded with its sequence and subject, and no events; so is one Skip
+// names.
 func confFollowDecode(t *testing.T, e env) {
 	ctx, cancel := context.WithCancel(ctxT(t))
 	defer cancel()
@@ -91,6 +92,17 @@ func confFollowDecode(t *testing.T, e env) {
 	profiles := func(subject string) bool { return subject == e.profile() }
 	f := iterate(e.s.Follow(ctx, events.FollowOptions{From: e.seq(1), Decode: profiles}))
 	wantCommit(t, f.next(t, "the 1st commit"), e.seq(1), want[0])
+	wantCommit(t, f.next(t, "the turn's commit"), e.seq(2), committed{subject: want[1].subject})
+	wantCommit(t, f.next(t, "the 3rd commit"), e.seq(3), want[2])
+	cancel()
+	f.wantEnd(t, nil)
+
+	// Skip leaves a selected commit undecoded too.
+	ctx, cancel = context.WithCancel(ctxT(t))
+	defer cancel()
+	first := func(seq uint64) bool { return seq == e.seq(1) }
+	f = iterate(e.s.Follow(ctx, events.FollowOptions{From: e.seq(1), Decode: profiles, Skip: first}))
+	wantCommit(t, f.next(t, "the skipped 1st commit"), e.seq(1), committed{subject: want[0].subject})
 	wantCommit(t, f.next(t, "the turn's commit"), e.seq(2), committed{subject: want[1].subject})
 	wantCommit(t, f.next(t, "the 3rd commit"), e.seq(3), want[2])
 	cancel()

@@ -156,7 +156,7 @@ func (h *memCursorHandle) deliveries(seqs []uint64, msgs []memMsg) []Delivery {
 	out := make([]Delivery, len(seqs))
 	for i, seq := range seqs {
 		out[i] = Delivery{
-			StoredCommit: h.m.storedCommit(seq, &msgs[seq-1], nil),
+			StoredCommit: h.m.storedCommit(seq, &msgs[seq-1], FollowOptions{}),
 			h:            &memDelivery{m: h.m, c: h.c, seq: seq},
 		}
 	}

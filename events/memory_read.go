@@ -129,7 +129,7 @@ func (m *memStore) Follow(ctx context.Context, opts FollowOptions) iter.Seq2[Sto
 				if ctx.Err() != nil {
 					return
 				}
-				if !yield(m.storedCommit(next, &msgs[next-1], opts.Decode), nil) {
+				if !yield(m.storedCommit(next, &msgs[next-1], opts), nil) {
 					return
 				}
 			}
@@ -145,9 +145,9 @@ func (m *memStore) Follow(ctx context.Context, opts FollowOptions) iter.Seq2[Sto
 
 // storedCommit is the message at seq as a follower sees it: decoded when
 // decode is nil or selects its subject.
-func (m *memStore) storedCommit(seq uint64, msg *memMsg, decode func(string) bool) StoredCommit {
+func (m *memStore) storedCommit(seq uint64, msg *memMsg, opts FollowOptions) StoredCommit {
 	c := StoredCommit{Seq: seq, Subject: msg.subject}
-	if decode == nil || decode(msg.subject) {
+	if (opts.Decode == nil || opts.Decode(msg.subject)) && (opts.Skip == nil || !opts.Skip(seq)) {
 		c.Events, c.Err = m.decode(seq, msg)
 	}
 	return c
