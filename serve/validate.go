@@ -1,0 +1,28 @@
+package serve
+
+import (
+	"net/http"
+
+	"github.com/fledger/fledger/engine"
+	"github.com/fledger/fledger/events"
+)
+
+// modelSelection parses a request's `/model` argument
+// "provider/model[@profile]" with the engine's parser; field names the
+// request field in the error (400).
+func modelSelection(s, field string) (events.ModelRef, string, error) {
+	ref, prof, err := engine.ParseModelSelection(s)
+	if err != nil {
+		return ref, "", apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is not provider/model[@profile]", field, s)
+	}
+	return ref, prof, nil
+}
+
+// checkKey refuses an id that could never be stored as an aggregate key
+// (400 naming the field and the limit) before anything is recorded.
+func checkKey(field string, agg events.Aggregate, key string) error {
+	if err := engine.ValidateKey(agg, key); err != nil {
+		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %v", field, err)
+	}
+	return nil
+}
