@@ -308,3 +308,27 @@ func firstErr[T any](seq func(yield func(T, error) bool)) error {
 	}
 	return nil
 }
+
+// confCursorOptions: a missing or malformed name, negative settings and a
+// fetch of no commits are refused (ErrInvalidOption) before anything is
+// made; a closed cursor refuses to fetch (ErrClosed).
+func confCursorOptions(t *testing.T, e env) {
+	s := e.s
+	for _, o := range []events.CursorOptions{
+		{},
+		{Name: "has space"},
+		{Name: "dotted.name"},
+		{Name: "ok", Batch: -1},
+		{Name: "ok", AckWait: -time.Second},
+	} {
+		_, err := s.Cursor(ctxT(t), o)
+		require_ErrorIs(t, err, events.ErrInvalidOption)
+	}
+	c, err := s.Cursor(ctxT(t), events.CursorOptions{Name: e.agent + "-Exporter_1-a"})
+	require_NoError(t, err)
+	_, err = c.Fetch(ctxT(t), 0, time.Millisecond)
+	require_ErrorIs(t, err, events.ErrInvalidOption)
+	require_NoError(t, c.Close())
+	_, err = c.Fetch(ctxT(t), 1, time.Millisecond)
+	require_ErrorIs(t, err, events.ErrClosed)
+}

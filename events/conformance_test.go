@@ -81,6 +81,7 @@ var (
 		{name: "CursorNakRedeliversFirst", run: confCursorNak},
 		{name: "CursorBatchBoundsUnacked", run: confCursorBatch},
 		{name: "CursorRedeliversAfterAckWait", run: confCursorAckWait},
+		{name: "CursorOptionsAreChecked", run: confCursorOptions},
 		{name: "Ledger", run: confLedger},
 		{name: "ClosedStore", run: confClosed},
 		{name: "ForeignMessage", run: confForeign},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -25,13 +26,13 @@ func (s *store) Cursor(ctx context.Context, opts CursorOptions) (Cursor, error) 
 	if s.isClosed() {
 		return nil, ErrClosed
 	}
-	if opts.Name == "" {
-		return nil, invalid("cursor: a name is required")
+	if err := checkCursorOptions(opts); err != nil {
+		return nil, err
 	}
-	if opts.Batch <= 0 {
+	if opts.Batch == 0 {
 		opts.Batch = defaultCursorBatch
 	}
-	if opts.AckWait <= 0 {
+	if opts.AckWait == 0 {
 		opts.AckWait = defaultCursorAckWait
 	}
 	cons, err := s.stream.Consumer(ctx, opts.Name)
@@ -43,7 +44,7 @@ func (s *store) Cursor(ctx context.Context, opts CursorOptions) (Cursor, error) 
 				return nil, fmt.Errorf("events: cursor: update consumer %s: %w", opts.Name, err)
 			}
 		}
-		return &cursor{s: s, cons: cons}, nil
+		return &cursor{s: s, name: opts.Name, cons: cons}, nil
 	}
 	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return nil, fmt.Errorf("events: cursor: consumer %s: %w", opts.Name, err)
@@ -63,14 +64,16 @@ func (s *store) Cursor(ctx context.Context, opts CursorOptions) (Cursor, error) 
 	if cons, err = s.stream.CreateConsumer(ctx, cc); err != nil {
 		return nil, fmt.Errorf("events: cursor: create consumer %s: %w", opts.Name, err)
 	}
-	return &cursor{s: s, cons: cons}, nil
+	return &cursor{s: s, name: opts.Name, cons: cons}, nil
 }
 
 // cursor is a [Cursor] on a durable pull consumer.
 type cursor struct {
-	s    *store
-	cons jetstream.Consumer
-	seen uint64 // the last sequence fetched (0 = none yet), for gaps
+	s      *store
+	name   string
+	closed atomic.Bool // Close was called: Fetch refuses
+	cons   jetstream.Consumer
+	seen   uint64 // the last sequence fetched (0 = none yet), for gaps
 }
 
 // Fetch implements [Cursor]: it waits up to wait for the next message and
@@ -80,6 +83,12 @@ type cursor struct {
 func (c *cursor) Fetch(ctx context.Context, n int, wait time.Duration) ([]Delivery, error) {
 	if c.s.isClosed() {
 		return nil, ErrClosed
+	}
+	if c.closed.Load() {
+		return nil, fmt.Errorf("events: cursor %s is closed: %w", c.name, ErrClosed)
+	}
+	if err := checkFetch(c.name, n); err != nil {
+		return nil, err
 	}
 	msgs, err := c.fetch(ctx, n, wait)
 	if err != nil || len(msgs) == 0 {
@@ -138,7 +147,10 @@ func (c *cursor) fetch(ctx context.Context, batch int, wait time.Duration) ([]je
 
 // Close implements [Cursor]. A pull consumer holds nothing open between
 // fetches; the position stays stored on the server.
-func (c *cursor) Close() error { return nil }
+func (c *cursor) Close() error {
+	c.closed.Store(true)
+	return nil
+}
 
 // nakAll hands msgs back for immediate redelivery.
 func nakAll(msgs []jetstream.Msg) {
@@ -168,3 +180,28 @@ type noDelivery struct{}
 func (noDelivery) ack(context.Context) error { return nil }
 func (noDelivery) inProgress() error         { return nil }
 func (noDelivery) nak() error                { return nil }
+
+// checkCursorOptions refuses a missing or malformed name and negative
+// settings, with an error wrapping ErrInvalidOption.
+func checkCursorOptions(opts CursorOptions) error {
+	if opts.Name == "" {
+		return invalid("cursor without a name")
+	}
+	for i := 0; i < len(opts.Name); i++ {
+		if b := opts.Name[i]; !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_') {
+			return invalid("cursor name %q: byte %q at %d is not a letter, digit, - or _", opts.Name, b, i)
+		}
+	}
+	if opts.Batch < 0 || opts.AckWait < 0 {
+		return invalid("cursor %s: negative batch %d or ack wait %v", opts.Name, opts.Batch, opts.AckWait)
+	}
+	return nil
+}
+
+// checkFetch refuses a fetch of fewer than one commit.
+func checkFetch(name string, n int) error {
+	if n < 1 {
+		return invalid("cursor %s: fetch of %d commits", name, n)
+	}
+	return nil
+}

@@ -1,7 +1,6 @@
 package events_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -116,11 +115,4 @@ func TestCursor_Redelivery(t *testing.T) {
 			ackAll(t, ds)
 		})
 	}
-}
-
-// A cursor without a name is refused before anything is made.
-func TestCursor_NameRequired(t *testing.T) {
-	st, _ := openStore(t)
-	_, err := st.Cursor(context.Background(), events.CursorOptions{})
-	require_ErrorIs(t, err, events.ErrInvalidOption)
 }

@@ -8,12 +8,6 @@ import (
 	"time"
 )
 
-// The defaults of [CursorOptions].
-const (
-	memCursorBatch   = 256
-	memCursorAckWait = 30 * time.Second
-)
-
 // memCursor is a durable cursor's state, kept by name for the life of the
 // in-memory store (under the store's mu).
 type memCursor struct {
@@ -48,10 +42,10 @@ func (m *memStore) Cursor(ctx context.Context, opts CursorOptions) (Cursor, erro
 	}
 	batch, ackWait := opts.Batch, opts.AckWait
 	if batch == 0 {
-		batch = memCursorBatch
+		batch = defaultCursorBatch
 	}
 	if ackWait == 0 {
-		ackWait = memCursorAckWait
+		ackWait = defaultCursorAckWait
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -64,29 +58,12 @@ func (m *memStore) Cursor(ctx context.Context, opts CursorOptions) (Cursor, erro
 	return &memCursorHandle{m: m, c: c}, nil
 }
 
-// checkCursorOptions refuses a missing or malformed name and negative
-// settings, with an error wrapping ErrInvalidOption.
-func checkCursorOptions(opts CursorOptions) error {
-	if opts.Name == "" {
-		return invalid("cursor without a name")
-	}
-	for i := 0; i < len(opts.Name); i++ {
-		if b := opts.Name[i]; !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_') {
-			return invalid("cursor name %q: byte %q at %d is not a letter, digit, - or _", opts.Name, b, i)
-		}
-	}
-	if opts.Batch < 0 || opts.AckWait < 0 {
-		return invalid("cursor %s: negative batch %d or ack wait %v", opts.Name, opts.Batch, opts.AckWait)
-	}
-	return nil
-}
-
 // Fetch implements [Cursor]: commits to deliver again (handed back, or
 // not acknowledged within AckWait) first, in stream order, then new ones
 // while fewer than Batch are unacknowledged.
 func (h *memCursorHandle) Fetch(ctx context.Context, n int, wait time.Duration) ([]Delivery, error) {
-	if n < 1 {
-		return nil, invalid("cursor %s: fetch of %d commits", h.c.name, n)
+	if err := checkFetch(h.c.name, n); err != nil {
+		return nil, err
 	}
 	until := time.Now().Add(wait)
 	for {

@@ -148,27 +148,6 @@ func TestOpenMemory_CloseEndsWaitingReaders(t *testing.T) {
 	}
 }
 
-func TestOpenMemory_CursorOptionsAreChecked(t *testing.T) {
-	s := openMemory(t)
-	for _, o := range []events.CursorOptions{
-		{},
-		{Name: "has space"},
-		{Name: "dotted.name"},
-		{Name: "ok", Batch: -1},
-		{Name: "ok", AckWait: -time.Second},
-	} {
-		_, err := s.Cursor(ctxT(t), o)
-		require_ErrorIs(t, err, events.ErrInvalidOption)
-	}
-	c, err := s.Cursor(ctxT(t), events.CursorOptions{Name: "Exporter_1-a"})
-	require_NoError(t, err)
-	_, err = c.Fetch(ctxT(t), 0, time.Millisecond)
-	require_ErrorIs(t, err, events.ErrInvalidOption)
-	require_NoError(t, c.Close())
-	_, err = c.Fetch(ctxT(t), 1, time.Millisecond)
-	require_ErrorIs(t, err, events.ErrClosed)
-}
-
 // Many writers and followers at once: every follower sees every commit,
 // in order.
 func TestOpenMemory_ConcurrentWritersAndFollowers(t *testing.T) {
