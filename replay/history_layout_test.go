@@ -1,0 +1,57 @@
+package replay_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fledger/fledger/internal/testutil"
+	"github.com/fledger/fledger/projections"
+	"github.com/fledger/fledger/replay"
+)
+
+// History is forever, across the issue-14 layout change too: a ledger
+// written by the last build before it (six fixture scenarios and 96
+// turns from eight concurrent HTTP clients through one serve, with v2
+// payloads, recorded bases and step message ids) verifies with this
+// build, and rebuilds into exactly the projection rows that build wrote.
+func TestHistory_PreLayoutLedgerVerifiesAndProjectsTheSame(t *testing.T) {
+	ctx := context.Background()
+	st := loadLedger(t, "pre-layout")
+	rep, err := replay.Verify(ctx, st, replay.VerifyOptions{})
+	testutil.NoError(t, err)
+	if !rep.OK() {
+		t.Fatalf("%d divergent commits; first: %+v", rep.Diverged, rep.Divergences[0])
+	}
+	want := map[string]int{"start": 112, "outcome": 128, "resume": 15, "session": 3, "config": 7}
+	for k, n := range want {
+		if rep.Checked[k] != n {
+			t.Errorf("checked %d %s decisions, want %d (all: %v)", rep.Checked[k], k, n, rep.Checked)
+		}
+	}
+	if rep.Commits != 265 || rep.Events != 1062 || rep.Turns != 112 {
+		t.Fatalf("read %d commits, %d events, %d turns; want 265, 1062, 112", rep.Commits, rep.Events, rep.Turns)
+	}
+
+	path := filepath.Join(t.TempDir(), "p.sqlite")
+	_, err = replay.Rebuild(ctx, st, path, replay.RebuildOptions{})
+	testutil.NoError(t, err)
+	db, err := projections.Open(ctx, path)
+	testutil.NoError(t, err)
+	defer db.Close()
+	var got bytes.Buffer
+	testutil.NoError(t, db.Dump(ctx, &got))
+	golden, err := os.ReadFile(filepath.Join("..", "fixtures", "ledgers", "pre-layout.dump"))
+	testutil.NoError(t, err)
+	if !bytes.Equal(got.Bytes(), golden) {
+		gl, wl := bytes.Split(got.Bytes(), []byte("\n")), bytes.Split(golden, []byte("\n"))
+		for i := 0; i < min(len(gl), len(wl)); i++ {
+			if !bytes.Equal(gl[i], wl[i]) {
+				t.Fatalf("projection dump differs from the earlier build's at line %d:\n got %s\nwant %s", i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("projection dump has %d lines, the earlier build's %d", len(gl), len(wl))
+	}
+}
