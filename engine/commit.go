@@ -67,48 +67,12 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 		defer func() { e.observe(time.Since(start)) }()
 	}
 	for try := 0; try <= e.opt.retries; try++ {
-		e.st.mu.RLock()
-		if e.st.failed != nil {
-			err := e.st.failed
-			e.st.mu.RUnlock()
-			return policy.Decision{}, nil, err
-		}
-		dec, err := decide()
-		if err != nil || len(dec.Events) == 0 {
-			e.st.mu.RUnlock()
-			return dec, nil, err
-		}
-		req, err := e.route(h, dec.Events)
-		if err != nil {
-			e.st.mu.RUnlock()
+		dec, req, ok, err := e.decideLocked(h, decide, floor, floorGuard)
+		if !ok {
 			return dec, nil, err
 		}
 		subject = req.Subject
-		// After a conflict the fold holds everything up to the guard's
-		// last sequence as the server saw it: expect at least that, so
-		// a message the fold does not attribute to the guard (a stray
-		// subject a wildcard guard matches) cannot make it conflict
-		// forever.
-		if req.Guard == floorGuard {
-			req.Expected = max(req.Expected, floor)
-		}
-		req.Basis = e.st.applied
-		if h.agg == events.AggTurn {
-			req.MsgID = stepMsgID(e.agent, h.key, e.st.turnLast[h.key])
-		}
-		e.st.mu.RUnlock()
-
-		req.Events = make([]events.Event, len(dec.Events))
-		for i, p := range dec.Events {
-			opts := []events.EventOpt{}
-			if corr != "" {
-				opts = append(opts, events.WithCorrelation(corr))
-			}
-			if i > 0 {
-				opts = append(opts, events.WithCausation(req.Events[0].ID))
-			}
-			req.Events[i] = events.New(e.agent, events.KeyOf(p), at, p, opts...)
-		}
+		req.Events = e.commitEvents(at, corr, dec.Events)
 		if e.beforeAppend != nil {
 			e.beforeAppend(subject)
 		}
@@ -117,13 +81,8 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 		if errors.As(err, &ce) {
 			e.conflicts.Add(1)
 			last = err
-			target := ce.Actual
-			if !ce.ActualKnown {
-				if target, err = e.store.LastSeq(ctx, ce.Guard); err != nil {
-					return dec, nil, err
-				}
-			}
-			if err := e.st.waitFold(ctx, target, events.NotStored); err != nil {
+			target, err := e.awaitWinner(ctx, ce)
+			if err != nil {
 				return dec, nil, err
 			}
 			floor, floorGuard = target, ce.Guard
@@ -137,34 +96,119 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 			}
 			return dec, nil, err
 		}
-		if res.Taken {
-			// Another writer decided this step first: fold its commit so
-			// the caller reads the recorded decision.
-			if err := e.st.waitFold(ctx, res.Seq, events.NotStored); err != nil {
-				return dec, nil, err
-			}
-			return policy.Decision{}, nil, ErrStepTaken
-		}
-		e.commits.Add(1)
-		e.observeAppend(start)
-		evs := res.Events
-		if evs == nil { // a re-sent commit of ours, stored before
-			evs = req.Events
-			for i := range evs {
-				evs[i].Seq, evs[i].Index, evs[i].Basis = res.Seq, i, req.Basis
-			}
-		} else {
-			e.st.applyOwn(res.Seq, subject, evs)
-		}
-		// Stored; the answer needs the fold up to it. Should the fold not
-		// get there, the step is recorded but unanswered: "unknown" makes
-		// the client re-send it, which reads the recorded decision.
-		if err := e.st.waitFold(ctx, res.Seq, events.OutcomeUnknown); err != nil {
-			return dec, nil, err
-		}
-		return dec, evs, nil
+		return e.settle(ctx, start, dec, req, res)
 	}
 	return policy.Decision{}, nil, &ConflictRetriesError{Subject: subject, Tries: e.opt.retries + 1, Last: last}
+}
+
+// decideLocked is one try's decision, taken on one consistent snapshot:
+// with the state's read lock held it runs decide and builds the append
+// request for its events (route) with the basis the decision saw and,
+// for a turn decision, the step's message id. ok is false when there is
+// nothing to append: the state has failed, decide returned an error or
+// an empty decision, or the decision cannot be routed; commit then returns
+// dec and err as they are.
+//
+// floor and floorGuard are the previous try's conflict, if any: after a
+// conflict the fold holds everything up to the guard's last sequence as
+// the server saw it, so the request expects at least that, and a message
+// the fold does not attribute to the guard (a stray subject a wildcard
+// guard matches) cannot make it conflict forever.
+func (e *Engine) decideLocked(h home, decide func() (policy.Decision, error), floor uint64, floorGuard string) (dec policy.Decision, req events.AppendRequest, ok bool, err error) {
+	e.st.mu.RLock()
+	if e.st.failed != nil {
+		err := e.st.failed
+		e.st.mu.RUnlock()
+		return policy.Decision{}, events.AppendRequest{}, false, err
+	}
+	dec, err = decide()
+	if err != nil || len(dec.Events) == 0 {
+		e.st.mu.RUnlock()
+		return dec, events.AppendRequest{}, false, err
+	}
+	req, err = e.route(h, dec.Events)
+	if err != nil {
+		e.st.mu.RUnlock()
+		return dec, events.AppendRequest{}, false, err
+	}
+	if req.Guard == floorGuard {
+		req.Expected = max(req.Expected, floor)
+	}
+	req.Basis = e.st.applied
+	if h.agg == events.AggTurn {
+		req.MsgID = stepMsgID(e.agent, h.key, e.st.turnLast[h.key])
+	}
+	e.st.mu.RUnlock()
+	return dec, req, true, nil
+}
+
+// commitEvents wraps a decision's payloads as the commit's events, all at
+// at: each carries the correlation id corr when there is one, and every
+// event after the first names the first as its cause.
+func (e *Engine) commitEvents(at time.Time, corr string, ps []events.Payload) []events.Event {
+	evs := make([]events.Event, len(ps))
+	for i, p := range ps {
+		opts := []events.EventOpt{}
+		if corr != "" {
+			opts = append(opts, events.WithCorrelation(corr))
+		}
+		if i > 0 {
+			opts = append(opts, events.WithCausation(evs[0].ID))
+		}
+		evs[i] = events.New(e.agent, events.KeyOf(p), at, p, opts...)
+	}
+	return evs
+}
+
+// awaitWinner waits, after the conflict ce, until the state has folded
+// the commit that won it: up to the guard's actual last sequence, asked
+// of the store when the conflict did not name it. It returns that
+// sequence, the floor of the next try's expectation.
+func (e *Engine) awaitWinner(ctx context.Context, ce *events.ConflictError) (uint64, error) {
+	target := ce.Actual
+	if !ce.ActualKnown {
+		var err error
+		if target, err = e.store.LastSeq(ctx, ce.Guard); err != nil {
+			return 0, err
+		}
+	}
+	if err := e.st.waitFold(ctx, target, events.NotStored); err != nil {
+		return 0, err
+	}
+	return target, nil
+}
+
+// settle answers a stored commit res of req (the decision dec). When
+// another writer took the step first it folds that writer's commit and
+// returns ErrStepTaken, so the caller reads the recorded decision.
+// Otherwise it counts the commit, folds its events into the state at
+// once (applyOwn; a re-sent commit of ours, stored before, comes back
+// without events and is answered with req's, placed at res.Seq) and waits
+// for the fold to reach it: should the fold not get there, the step is
+// recorded but unanswered, and "unknown" makes the client re-send it,
+// which reads the recorded decision.
+func (e *Engine) settle(ctx context.Context, start time.Time, dec policy.Decision, req events.AppendRequest, res events.AppendResult) (policy.Decision, []events.Event, error) {
+	if res.Taken {
+		if err := e.st.waitFold(ctx, res.Seq, events.NotStored); err != nil {
+			return dec, nil, err
+		}
+		return policy.Decision{}, nil, ErrStepTaken
+	}
+	e.commits.Add(1)
+	e.observeAppend(start)
+	evs := res.Events
+	if evs == nil { // a re-sent commit of ours, stored before
+		evs = req.Events
+		for i := range evs {
+			evs[i].Seq, evs[i].Index, evs[i].Basis = res.Seq, i, req.Basis
+		}
+	} else {
+		e.st.applyOwn(res.Seq, req.Subject, evs)
+	}
+	if err := e.st.waitFold(ctx, res.Seq, events.OutcomeUnknown); err != nil {
+		return dec, nil, err
+	}
+	return dec, evs, nil
 }
 
 // route names the subject a decision is stored under, its guard and the

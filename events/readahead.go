@@ -74,18 +74,7 @@ func (s *store) readDecoded(ctx context.Context, from uint64, filter string, fn 
 
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Go(func() {
-			for c := range work {
-				if c.skipped = ctx.Err() != nil; !c.skipped {
-					for i := range c.msgs {
-						d := &c.msgs[i]
-						d.evs, d.err = s.reg.DecodeCommit(d.data, d.seq, d.subject)
-						d.data = nil
-					}
-				}
-				close(c.done)
-			}
-		})
+		wg.Go(func() { s.decodeChunks(ctx, work) })
 	}
 
 	// The fetcher. scanErr is read after ordered is closed.
@@ -131,7 +120,38 @@ func (s *store) readDecoded(ctx context.Context, from uint64, filter string, fn 
 	}()
 
 	// The consumer: fn runs on the caller's goroutine, in stream order.
-	stopped, aborted := false, false
+	stopped := consumeInOrder(ordered, fn, cancel)
+	wg.Wait()
+	if stopped {
+		return nil
+	}
+	return scanErr
+}
+
+// decodeChunks is one of readDecoded's workers: it decodes each chunk it
+// takes from work in place (dropping the raw data) and closes its done,
+// or only closes it, marked skipped, once ctx is done.
+func (s *store) decodeChunks(ctx context.Context, work <-chan *decodeChunk) {
+	for c := range work {
+		if c.skipped = ctx.Err() != nil; !c.skipped {
+			for i := range c.msgs {
+				d := &c.msgs[i]
+				d.evs, d.err = s.reg.DecodeCommit(d.data, d.seq, d.subject)
+				d.data = nil
+			}
+		}
+		close(c.done)
+	}
+}
+
+// consumeInOrder is readDecoded's consumer: it takes the chunks from
+// ordered in stream order, waits for each to be decoded and calls fn with
+// its messages. When fn returns false it cancels the read (cancel) and
+// reports stopped; a skipped chunk means the caller's context is done,
+// which the fetcher reports. Either way it drains ordered until the
+// fetcher closes it.
+func consumeInOrder(ordered <-chan *decodeChunk, fn func(*decodedMsg) bool, cancel context.CancelFunc) (stopped bool) {
+	aborted := false
 	for c := range ordered {
 		if stopped || aborted {
 			continue // drain until the fetcher has gone
@@ -150,11 +170,7 @@ func (s *store) readDecoded(ctx context.Context, from uint64, filter string, fn 
 			}
 		}
 	}
-	wg.Wait()
-	if stopped {
-		return nil
-	}
-	return scanErr
+	return stopped
 }
 
 // gapChecked wraps fn so that a message whose sequence is past next (the

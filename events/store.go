@@ -191,108 +191,29 @@ type store struct {
 // rewritten). A data directory held by another process gives an error
 // wrapping [ErrLocked] that names the directory.
 func Open(ctx context.Context, opts ...Option) (Store, error) {
-	cfg := defaultConfig()
-	for _, o := range opts {
-		if err := o(&cfg); err != nil {
-			return nil, err
-		}
-	}
-	if need := cfg.neededDupWindow(); cfg.dupWindow < need {
-		return nil, invalid("duplicate window %v is shorter than %v (twice the timeout %v, and the retry time %v plus the timeout)",
-			cfg.dupWindow, need, cfg.timeout, cfg.retryUnknown)
+	cfg, err := openConfig(opts)
+	if err != nil {
+		return nil, err
 	}
 	s := &store{cfg: cfg, reg: cfg.registry, closed: make(chan struct{})}
 	if s.reg == nil {
 		s.reg = NewCatalogRegistry()
 	}
-	maxPayload := int32(max(1<<20, cfg.maxCommitBytes+headerRoom))
 	if cfg.url == "" {
-		if cfg.replicas != 1 {
-			return nil, invalid("the embedded server supports 1 replica, not %d", cfg.replicas)
-		}
-		srv, err := natsserver.Start(natsserver.Config{
-			DataDir:        cfg.dataDir,
-			Listen:         cfg.listen,
-			Port:           cfg.port,
-			WriterPassword: cfg.writerPW,
-			ReaderPassword: cfg.readerPW,
-			Stream:         StreamName,
-			Subjects:       []string{SubjectPrefix + ".>"},
-			ReaderRequests: cfg.readerRequests,
-			SyncAlways:     cfg.syncAlways,
-			SyncInterval:   cfg.syncInterval,
-			MaxPayload:     maxPayload,
-			Logger:         cfg.logger,
-		})
-		if err != nil {
-			return nil, err
-		}
-		s.srv = srv
-		nopts := []nats.Option{nats.InProcessServer(srv), nats.Name("fledger")}
-		if pw := srv.WriterPassword(); pw != "" {
-			// With a listener the server has users; fledger is the writer.
-			nopts = append(nopts, nats.UserInfo(WriterUser, pw))
-		}
-		s.nc, err = nats.Connect("", nopts...)
-		if err != nil {
-			_ = srv.Shutdown(context.Background())
-			return nil, fmt.Errorf("events: connect to embedded server: %w", err)
-		}
+		err = s.connectEmbedded(cfg)
 	} else {
-		nopts := []nats.Option{nats.Name("fledger"), nats.MaxReconnects(-1)}
-		if cfg.credsDir != "" && cfg.user == "" && cfg.creds == "" {
-			user, pw, err := listenerCredentials(cfg.credsDir, cfg.credsAccess, cfg.url)
-			if err != nil {
-				return nil, err
-			}
-			cfg.user, cfg.password = user, pw
-			s.cfg.user = user // append refuses at once for the reader
-		}
-		if cfg.user != "" {
-			nopts = append(nopts, nats.UserInfo(cfg.user, cfg.password))
-		}
-		if cfg.creds != "" {
-			nopts = append(nopts, nats.UserCredentials(cfg.creds))
-		}
-		if cfg.tlsCA != "" {
-			nopts = append(nopts, nats.RootCAs(cfg.tlsCA))
-		}
-		if cfg.tlsCert != "" {
-			nopts = append(nopts, nats.ClientCert(cfg.tlsCert, cfg.tlsKey))
-		}
-		nc, err := nats.Connect(cfg.url, nopts...)
-		if err != nil {
-			return nil, fmt.Errorf("events: connect to %s: %w", cfg.url, err)
-		}
-		s.nc = nc
-		if mp := nc.MaxPayload(); mp < int64(cfg.maxCommitBytes+headerRoom) {
-			nc.Close()
-			return nil, invalid("max commit bytes %d plus %d header room exceeds the server's max payload %d", cfg.maxCommitBytes, headerRoom, mp)
-		}
-	}
-	var err error
-	if s.js, err = jetstream.New(s.nc, jetstream.WithDefaultTimeout(cfg.timeout)); err == nil {
-		// A cluster that is starting (no meta leader yet, or one that does
-		// not yet know enough JetStream peers for the replicas) is waited
-		// for within the retry time, like any unanswered request.
-		err = s.retrying(ctx, "open", "", func(ctx context.Context) error {
-			var oerr error
-			s.stream, oerr = ensureStream(ctx, s.js, s.streamConfig(), cfg)
-			return oerr
-		})
+		err = s.connectURL(cfg)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := s.openStream(ctx, cfg); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
 	s.directSubj = "$JS.API.DIRECT.GET." + StreamName
 	if cfg.groupCommit {
-		atomicOK := s.stream.CachedInfo().Config.AllowAtomicPublish
-		if !atomicOK && cfg.logger != nil {
-			cfg.logger.Warn("stream was created without atomic batch publish: concurrent appends will not share fsyncs (enable allow_atomic on the stream to get group commit)",
-				"stream", StreamName)
-		}
-		s.group = newCommitter(s.js, s.attemptTimeout(), atomicOK)
+		s.startGroupCommit(cfg)
 	}
 	return s, nil
 }
@@ -556,22 +477,31 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 		if ok {
 			return stored(seq, true), nil
 		}
-		ce := &ConflictError{Subject: subject, Guard: guard, Expected: expected, Code: int(apiErr.ErrorCode)}
-		if apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant {
-			if last, lerr := s.leaderLast(pctx, guard); lerr == nil && last != expected {
-				ce.Actual, ce.ActualKnown = last, true
-			}
-		}
-		if apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
-			if i := strings.LastIndexByte(apiErr.Description, ':'); i >= 0 {
-				if n, perr := strconv.ParseUint(strings.TrimSpace(apiErr.Description[i+1:]), 10, 64); perr == nil {
-					ce.Actual, ce.ActualKnown = n, true
-				}
-			}
-		}
-		return AppendResult{}, ce
+		return AppendResult{}, s.conflictError(pctx, subject, guard, expected, apiErr)
 	}
 	return AppendResult{}, fmt.Errorf("events: append to %s: %w", subject, err)
+}
+
+// conflictError is the *ConflictError of an append the server refused
+// with apiErr (10071 or 10164) because guard's last sequence was not
+// expected, with the actual last sequence when it is known: 10071 names
+// it in its description; after 10164, which does not, the leader is asked
+// for it (and it is known only when it differs from expected).
+func (s *store) conflictError(ctx context.Context, subject, guard string, expected uint64, apiErr *jetstream.APIError) *ConflictError {
+	ce := &ConflictError{Subject: subject, Guard: guard, Expected: expected, Code: int(apiErr.ErrorCode)}
+	if apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant {
+		if last, lerr := s.leaderLast(ctx, guard); lerr == nil && last != expected {
+			ce.Actual, ce.ActualKnown = last, true
+		}
+	}
+	if apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+		if i := strings.LastIndexByte(apiErr.Description, ':'); i >= 0 {
+			if n, perr := strconv.ParseUint(strings.TrimSpace(apiErr.Description[i+1:]), 10, 64); perr == nil {
+				ce.Actual, ce.ActualKnown = n, true
+			}
+		}
+	}
+	return ce
 }
 
 // commitMsg checks req and builds its message: the commit body (its
@@ -799,28 +729,11 @@ func (s *store) scan(ctx context.Context, from uint64, filter string, batch int,
 	if batch <= 0 || batch > readBatch {
 		batch = readBatch
 	}
-	inbox := s.nc.NewRespInbox()
-	// One batch is in flight at a time, so a channel of one batch (plus
-	// its status message) never drops a message; a SubscribeSync channel
-	// would allocate 64 Ki slots per scan, which dominated the cost of
-	// every conflict's duplicate check.
-	ch := make(chan *nats.Msg, batch+2)
-	sub, err := s.nc.ChanSubscribe(inbox, ch)
+	inbox, ch, sub, err := s.replyInbox(batch)
 	if err != nil {
-		return fmt.Errorf("events: read: %w", err)
+		return err
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	_ = sub.SetPendingLimits(-1, -1)
-	next := func(ctx context.Context) (*nats.Msg, error) {
-		mctx, cancel := withTimeout(ctx, s.cfg.timeout)
-		defer cancel()
-		select {
-		case m := <-ch:
-			return m, nil
-		case <-mctx.Done():
-			return nil, mctx.Err()
-		}
-	}
 	// A direct get is answered by any replica, and a follower may not yet
 	// hold what the leader just acknowledged: on a replicated stream the
 	// scan reads up to the leader's last sequence (of filter) taken now,
@@ -843,34 +756,14 @@ func (s *store) scan(ctx context.Context, from uint64, filter string, batch int,
 			// The timeout bounds each wait for the server, not the time fn
 			// takes: a slow reader (a projection writing SQLite on a busy
 			// machine) must not make the next message time out.
-			m, err := next(ctx)
+			m, err := nextReply(ctx, ch, s.cfg.timeout)
 			if err != nil {
 				return fmt.Errorf("events: read from sequence %d: %w", from, err)
 			}
 			if st := m.Header.Get("Status"); st != "" {
-				switch st {
-				case "404":
-					if from > target {
-						return nil
-					}
-					if err := s.behind(ctx, from, target, &behindUntil); err != nil {
-						return err
-					}
-				case "204":
-					np, _ := strconv.ParseUint(m.Header.Get("Nats-Num-Pending"), 10, 64)
-					if last > 0 {
-						from = last + 1
-					}
-					if np == 0 || last == 0 { // all this replica holds
-						if from > target {
-							return nil
-						}
-						if err := s.behind(ctx, from, target, &behindUntil); err != nil {
-							return err
-						}
-					}
-				default:
-					return fmt.Errorf("events: read from sequence %d: server status %s %s", from, st, m.Header.Get("Description"))
+				var done bool
+				if from, done, err = s.batchEnd(ctx, m, st, from, last, target, &behindUntil); err != nil || done {
+					return err
 				}
 				break
 			}
@@ -884,6 +777,72 @@ func (s *store) scan(ctx context.Context, from uint64, filter string, batch int,
 			}
 		}
 	}
+}
+
+// replyInbox subscribes a fresh reply inbox for scan's direct gets.
+// One batch is in flight at a time, so a channel of one batch (plus its
+// status message) never drops a message; a SubscribeSync channel would
+// allocate 64 Ki slots per scan, which dominated the cost of every
+// conflict's duplicate check.
+func (s *store) replyInbox(batch int) (string, chan *nats.Msg, *nats.Subscription, error) {
+	inbox := s.nc.NewRespInbox()
+	ch := make(chan *nats.Msg, batch+2)
+	sub, err := s.nc.ChanSubscribe(inbox, ch)
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("events: read: %w", err)
+	}
+	_ = sub.SetPendingLimits(-1, -1)
+	return inbox, ch, sub, nil
+}
+
+// nextReply waits for the next message on ch, at most timeout unless ctx
+// has a deadline of its own: the timeout bounds each wait for the server,
+// not the whole scan.
+func nextReply(ctx context.Context, ch chan *nats.Msg, timeout time.Duration) (*nats.Msg, error) {
+	mctx, cancel := withTimeout(ctx, timeout)
+	defer cancel()
+	select {
+	case m := <-ch:
+		return m, nil
+	case <-mctx.Done():
+		return nil, mctx.Err()
+	}
+}
+
+// batchEnd handles the status message st that ends one of scan's batches
+// (last is the batch's last sequence, 0 when it had none). It returns the
+// sequence to ask from next and whether the scan is done: it is once the
+// answer is past target (the leader's last sequence when the scan began,
+// 0 unreplicated) and the replica holds nothing more; a replica that ends
+// short of target is asked again after a pause (behind). 404 says no
+// message is at or after from; 204 ends a batch, with the messages still
+// pending in Nats-Num-Pending.
+func (s *store) batchEnd(ctx context.Context, m *nats.Msg, st string, from, last, target uint64, behindUntil *time.Time) (uint64, bool, error) {
+	switch st {
+	case "404":
+		if from > target {
+			return from, true, nil
+		}
+		if err := s.behind(ctx, from, target, behindUntil); err != nil {
+			return from, false, err
+		}
+	case "204":
+		np, _ := strconv.ParseUint(m.Header.Get("Nats-Num-Pending"), 10, 64)
+		if last > 0 {
+			from = last + 1
+		}
+		if np == 0 || last == 0 { // all this replica holds
+			if from > target {
+				return from, true, nil
+			}
+			if err := s.behind(ctx, from, target, behindUntil); err != nil {
+				return from, false, err
+			}
+		}
+	default:
+		return from, false, fmt.Errorf("events: read from sequence %d: server status %s %s", from, st, m.Header.Get("Description"))
+	}
+	return from, false, nil
 }
 
 // ReadSubject implements [Store].

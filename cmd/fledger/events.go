@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 
 	"github.com/fledger/fledger/events"
@@ -15,14 +17,7 @@ import (
 func init() { register(newEventsCmd) }
 
 func newEventsCmd(g *globals) *cobra.Command {
-	var (
-		from    uint64
-		asJSON  bool
-		follow  bool
-		agent   string
-		typ     string
-		maxCols int
-	)
+	var fl eventsFlags
 	cmd := &cobra.Command{
 		Use:   "events",
 		Short: "Print the ledger's events in stream order",
@@ -40,92 +35,132 @@ MISSING ({"seq", "last_seq", "missing": true}); both are summed up on
 stderr and the command still exits 0.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if from == 0 {
-				from = 1
-			}
-			if typ != "" {
-				reg := events.NewCatalogRegistry()
-				if _, ok := reg.Version(typ); !ok {
-					for _, t := range reg.Types() {
-						if strings.EqualFold(t, typ) {
-							return fmt.Errorf("--type %q is not an event type; did you mean %s?", typ, t)
-						}
-					}
-					return fmt.Errorf("--type %q is not an event type; see docs/events.md (e.g. AttemptFailed, FallbackStepped)", typ)
-				}
-			}
-			ctx := cmd.Context()
-			st, err := openLedger(ctx, g)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			seq := st.Read(ctx, from)
-			if follow {
-				seq = st.Watch(ctx, from)
-			}
-			out := cmd.OutOrStdout()
-			var tw *table
-			if !asJSON {
-				tw = newTable(out)
-				fmt.Fprintln(tw, "SEQ\tAT\tAGENT\tTYPE\tKEY\tPAYLOAD")
-			}
-			n := 0
-			var bad []projections.Quarantined
-			for ev, err := range seq {
-				if err != nil {
-					if ctx.Err() != nil {
-						break
-					}
-					var de *events.DecodeError
-					if errors.As(err, &de) && de.Seq != 0 {
-						bad = append(bad, projections.QuarantinedOf(de))
-						if err := writeQuarantined(out, tw, de, asJSON); err != nil {
-							return err
-						}
-						if tw != nil && follow {
-							tw.Flush()
-						}
-						continue
-					}
-					if tw != nil {
-						tw.Flush()
-					}
-					return err
-				}
-				if agent != "" && ev.Agent != agent || typ != "" && ev.Type != typ {
-					continue
-				}
-				n++
-				if asJSON {
-					if err := writeEventJSON(out, ev); err != nil {
-						return err
-					}
-					continue
-				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", ev.Seq, ev.At.UTC().Format("2006-01-02T15:04:05.000Z"), cellText(ev.Agent), cellText(ev.Type), cellText(ev.Key), cellText(clip(string(ev.Payload), maxCols)))
-				if follow {
-					tw.Flush()
-				}
-			}
-			if tw != nil {
-				tw.Flush()
-				if n == 0 {
-					fmt.Fprintln(cmd.ErrOrStderr(), "no events")
-				}
-			}
-			warnQuarantined(cmd.ErrOrStderr(), "events", bad)
-			return nil
+			return fl.run(cmd, g)
 		},
 	}
 	f := cmd.Flags()
-	f.Uint64Var(&from, "from", 1, "first stream sequence to print")
-	f.BoolVar(&asJSON, "json", false, "JSON Lines output")
-	f.BoolVarP(&follow, "follow", "f", false, "keep printing new events")
-	f.StringVar(&agent, "agent", "", "only this agent's events")
-	f.StringVar(&typ, "type", "", "only events of this type (e.g. AttemptFailed)")
-	f.IntVar(&maxCols, "width", 100, "truncate the payload column to this many characters (0 = no limit)")
+	f.Uint64Var(&fl.from, "from", 1, "first stream sequence to print")
+	f.BoolVar(&fl.asJSON, "json", false, "JSON Lines output")
+	f.BoolVarP(&fl.follow, "follow", "f", false, "keep printing new events")
+	f.StringVar(&fl.agent, "agent", "", "only this agent's events")
+	f.StringVar(&fl.typ, "type", "", "only events of this type (e.g. AttemptFailed)")
+	f.IntVar(&fl.maxCols, "width", 100, "truncate the payload column to this many characters (0 = no limit)")
 	return cmd
+}
+
+// eventsFlags are fledger events' flags.
+type eventsFlags struct {
+	from    uint64
+	asJSON  bool
+	follow  bool
+	agent   string
+	typ     string
+	maxCols int
+}
+
+// run prints the events the flags ask for: it checks --type, reads (or
+// with --follow watches) the stream from --from, prints each event that
+// passes the filters (print), and sums up on stderr what it read past.
+func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
+	if fl.from == 0 {
+		fl.from = 1
+	}
+	if err := checkEventType(fl.typ); err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	st, err := openLedger(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	seq := st.Read(ctx, fl.from)
+	if fl.follow {
+		seq = st.Watch(ctx, fl.from)
+	}
+	out := cmd.OutOrStdout()
+	var tw *table
+	if !fl.asJSON {
+		tw = newTable(out)
+		fmt.Fprintln(tw, "SEQ\tAT\tAGENT\tTYPE\tKEY\tPAYLOAD")
+	}
+	n, bad, err := fl.print(ctx, seq, out, tw)
+	if err != nil {
+		return err
+	}
+	if tw != nil {
+		tw.Flush()
+		if n == 0 {
+			fmt.Fprintln(cmd.ErrOrStderr(), "no events")
+		}
+	}
+	warnQuarantined(cmd.ErrOrStderr(), "events", bad)
+	return nil
+}
+
+// checkEventType refuses a --type that is not a catalog event type,
+// suggesting the type it names in another case when there is one.
+func checkEventType(typ string) error {
+	if typ == "" {
+		return nil
+	}
+	reg := events.NewCatalogRegistry()
+	if _, ok := reg.Version(typ); ok {
+		return nil
+	}
+	for _, t := range reg.Types() {
+		if strings.EqualFold(t, typ) {
+			return fmt.Errorf("--type %q is not an event type; did you mean %s?", typ, t)
+		}
+	}
+	return fmt.Errorf("--type %q is not an event type; see docs/events.md (e.g. AttemptFailed, FallbackStepped)", typ)
+}
+
+// print writes each event of seq that passes --agent and --type to out,
+// as a JSON line or a row of tw (nil with --json), flushed per row with
+// --follow. A message that cannot be decoded is printed in its place and
+// kept in bad; any other read error ends the listing (the context ending
+// ends it quietly). n counts the events printed.
+func (fl *eventsFlags) print(ctx context.Context, seq iter.Seq2[events.Event, error], out io.Writer, tw *table) (int, []projections.Quarantined, error) {
+	n := 0
+	var bad []projections.Quarantined
+	for ev, err := range seq {
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			var de *events.DecodeError
+			if errors.As(err, &de) && de.Seq != 0 {
+				bad = append(bad, projections.QuarantinedOf(de))
+				if err := writeQuarantined(out, tw, de, fl.asJSON); err != nil {
+					return n, bad, err
+				}
+				if tw != nil && fl.follow {
+					tw.Flush()
+				}
+				continue
+			}
+			if tw != nil {
+				tw.Flush()
+			}
+			return n, bad, err
+		}
+		if fl.agent != "" && ev.Agent != fl.agent || fl.typ != "" && ev.Type != fl.typ {
+			continue
+		}
+		n++
+		if fl.asJSON {
+			if err := writeEventJSON(out, ev); err != nil {
+				return n, bad, err
+			}
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", ev.Seq, ev.At.UTC().Format("2006-01-02T15:04:05.000Z"), cellText(ev.Agent), cellText(ev.Type), cellText(ev.Key), cellText(clip(string(ev.Payload), fl.maxCols)))
+		if fl.follow {
+			tw.Flush()
+		}
+	}
+	return n, bad, nil
 }
 
 // eventLine is one --json line: the envelope plus where it is stored.

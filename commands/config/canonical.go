@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
@@ -24,70 +25,17 @@ import (
 func canonical(c policy.Config, format int) ([]byte, error) {
 	p := c.Params
 	f := File{
-		Auth: &AuthSection{
-			Cooldowns: &Cooldowns{
-				LadderMs:                         p.CooldownLadderMs,
-				RateLimit:                        &p.RateLimitMode,
-				RateLimitBaseMs:                  &p.RateLimitBaseMs,
-				RateLimitMaxMs:                   &p.RateLimitMaxMs,
-				BillingBackoffMs:                 &p.BillingBaseMs,
-				BillingMaxMs:                     &p.BillingMaxMs,
-				AuthPermanentBackoffMs:           &p.AuthPermanentBaseMs,
-				AuthPermanentMaxMs:               &p.AuthPermanentMaxMs,
-				FailureWindowMs:                  &p.FailureWindowMs,
-				ResetOnExpiry:                    &p.ResetOnExpiry,
-				InlineKeyBillingMs:               &p.InlineKeyBillingWindowMs,
-				ClearOtherModelCooldownOnSuccess: &p.ClearOtherModelCooldownOnSuccess,
-				AutoPinSurvivesCompaction:        &p.AutoPinSurvivesCompaction,
-				RateLimitedProfileRotations:      &p.RateLimitRotations,
-				OverloadedProfileRotations:       &p.OverloadedRotations,
-				NeverCooldownProviders:           nonNil(p.NeverCooldownProviders),
-			},
-		},
-		Agents: &AgentsSection{},
-		Retry: &RetrySection{Provider: &ProviderRetry{
-			MaxRetries:        &p.MaxRetries,
-			BackoffBaseMs:     &p.RetryBackoffBaseMs,
-			BackoffMaxMs:      &p.RetryBackoffMaxMs,
-			WindowMs:          &p.RetryWindowMs,
-			RateLimitRetryCap: &p.RateLimitRetryCap,
-			JitterMin:         &p.JitterMin,
-			JitterMax:         &p.JitterMax,
-		}},
-		Failover: &FailoverSection{
-			SkipTTLMs:                   &p.SkipCacheTTLMs,
-			SDKRetryMaxWaitSeconds:      ptr(p.SDKRetryAfterCapMs / 1000),
-			ProbeThrottleMs:             &p.ProbeThrottleMs,
-			NearExpiryMarginMs:          &p.NearExpiryMarginMs,
-			TransientProbesPerProvider:  &p.TransientProbesPerProvider,
-			AutoOverrideProbeIntervalMs: &p.AutoOverrideProbeIntervalMs,
-			ChainOverloadRetry: &ChainOverloadRetry{
-				Rounds:        &p.ChainOverloadRounds,
-				BaseMs:        &p.ChainOverloadBaseMs,
-				MaxMs:         &p.ChainOverloadMaxMs,
-				NoticeAfterMs: &p.ChainOverloadNoticeAfterMs,
-			},
-			LoopLimit: &LoopLimit{
-				Base:       &p.LoopLimitBase,
-				PerProfile: &p.LoopLimitPerProfile,
-				Min:        &p.LoopLimitMin,
-				Max:        &p.LoopLimitMax,
-			},
-		},
+		Auth:     &AuthSection{Cooldowns: canonicalCooldowns(&p)},
+		Agents:   &AgentsSection{},
+		Retry:    &RetrySection{Provider: canonicalRetry(&p)},
+		Failover: canonicalFailover(&p),
 	}
 	if format >= 3 {
 		f.Auth.Cooldowns.SubscriptionBlockMaxMs = &p.SubscriptionBlockMaxMs
 		f.Retry.Provider.MaxRetryDelayMs = &p.MaxRetryDelayMs
 	}
 	if len(c.Profiles) > 0 {
-		f.Auth.Profiles = make(map[string]ProfileEntry, len(c.Profiles))
-		for _, pr := range c.Profiles {
-			e := ProfileEntry{Provider: pr.Provider, Type: pr.Type, InlineKey: pr.InlineKey}
-			if pr.ExpiresAt != 0 {
-				e.Expires, _ = json.Marshal(pr.ExpiresAt)
-			}
-			f.Auth.Profiles[pr.ID] = e
-		}
+		f.Auth.Profiles = canonicalProfiles(c.Profiles)
 	}
 	if len(c.Order) > 0 {
 		f.Auth.Order = c.Order
@@ -105,22 +53,111 @@ func canonical(c policy.Config, format int) ([]byte, error) {
 		f.CanonicalVersion = &format
 	}
 	if len(c.Agents) > 0 {
-		f.Agents.Entries = make(map[string]AgentEntry, len(c.Agents))
-		for id, a := range c.Agents {
-			var raw []byte
-			var err error
-			if a.HasFallbacks {
-				raw, err = json.Marshal(ModelSpec{Primary: a.Primary.String(), Fallbacks: nonNil(refStrings(a.Fallbacks))})
-			} else {
-				raw, err = json.Marshal(a.Primary.String())
-			}
-			if err != nil {
-				return nil, err
-			}
-			f.Agents.Entries[id] = AgentEntry{Model: raw}
+		entries, err := canonicalAgents(c.Agents)
+		if err != nil {
+			return nil, err
 		}
+		f.Agents.Entries = entries
 	}
 	return json.Marshal(f)
+}
+
+// canonicalCooldowns is auth.cooldowns with every key of format 1 and 2
+// explicit, each value pointing into p; canonical adds format 3's key.
+func canonicalCooldowns(p *policy.Params) *Cooldowns {
+	return &Cooldowns{
+		LadderMs:                         p.CooldownLadderMs,
+		RateLimit:                        &p.RateLimitMode,
+		RateLimitBaseMs:                  &p.RateLimitBaseMs,
+		RateLimitMaxMs:                   &p.RateLimitMaxMs,
+		BillingBackoffMs:                 &p.BillingBaseMs,
+		BillingMaxMs:                     &p.BillingMaxMs,
+		AuthPermanentBackoffMs:           &p.AuthPermanentBaseMs,
+		AuthPermanentMaxMs:               &p.AuthPermanentMaxMs,
+		FailureWindowMs:                  &p.FailureWindowMs,
+		ResetOnExpiry:                    &p.ResetOnExpiry,
+		InlineKeyBillingMs:               &p.InlineKeyBillingWindowMs,
+		ClearOtherModelCooldownOnSuccess: &p.ClearOtherModelCooldownOnSuccess,
+		AutoPinSurvivesCompaction:        &p.AutoPinSurvivesCompaction,
+		RateLimitedProfileRotations:      &p.RateLimitRotations,
+		OverloadedProfileRotations:       &p.OverloadedRotations,
+		NeverCooldownProviders:           nonNil(p.NeverCooldownProviders),
+	}
+}
+
+// canonicalRetry is retry.provider with every key of format 1 and 2
+// explicit, each value pointing into p; canonical adds format 3's key.
+func canonicalRetry(p *policy.Params) *ProviderRetry {
+	return &ProviderRetry{
+		MaxRetries:        &p.MaxRetries,
+		BackoffBaseMs:     &p.RetryBackoffBaseMs,
+		BackoffMaxMs:      &p.RetryBackoffMaxMs,
+		WindowMs:          &p.RetryWindowMs,
+		RateLimitRetryCap: &p.RateLimitRetryCap,
+		JitterMin:         &p.JitterMin,
+		JitterMax:         &p.JitterMax,
+	}
+}
+
+// canonicalFailover is the failover section with every key explicit (the
+// same in every format), each value pointing into p except the SDK wait,
+// which the file gives in seconds.
+func canonicalFailover(p *policy.Params) *FailoverSection {
+	return &FailoverSection{
+		SkipTTLMs:                   &p.SkipCacheTTLMs,
+		SDKRetryMaxWaitSeconds:      ptr(p.SDKRetryAfterCapMs / 1000),
+		ProbeThrottleMs:             &p.ProbeThrottleMs,
+		NearExpiryMarginMs:          &p.NearExpiryMarginMs,
+		TransientProbesPerProvider:  &p.TransientProbesPerProvider,
+		AutoOverrideProbeIntervalMs: &p.AutoOverrideProbeIntervalMs,
+		ChainOverloadRetry: &ChainOverloadRetry{
+			Rounds:        &p.ChainOverloadRounds,
+			BaseMs:        &p.ChainOverloadBaseMs,
+			MaxMs:         &p.ChainOverloadMaxMs,
+			NoticeAfterMs: &p.ChainOverloadNoticeAfterMs,
+		},
+		LoopLimit: &LoopLimit{
+			Base:       &p.LoopLimitBase,
+			PerProfile: &p.LoopLimitPerProfile,
+			Min:        &p.LoopLimitMin,
+			Max:        &p.LoopLimitMax,
+		},
+	}
+}
+
+// canonicalProfiles is auth.profiles keyed by id, an expiry (when set)
+// as its JSON number.
+func canonicalProfiles(profiles []policy.Profile) map[string]ProfileEntry {
+	out := make(map[string]ProfileEntry, len(profiles))
+	for _, pr := range profiles {
+		e := ProfileEntry{Provider: pr.Provider, Type: pr.Type, InlineKey: pr.InlineKey}
+		if pr.ExpiresAt != 0 {
+			e.Expires, _ = json.Marshal(pr.ExpiresAt)
+		}
+		out[pr.ID] = e
+	}
+	return out
+}
+
+// canonicalAgents is agents.entries: each agent's model as the object form
+// when it gives fallbacks (a list, never null), else as the bare primary
+// string, so the two spellings of an agent's model stay distinct.
+func canonicalAgents(agents map[string]policy.AgentModel) (map[string]AgentEntry, error) {
+	out := make(map[string]AgentEntry, len(agents))
+	for id, a := range agents {
+		var raw []byte
+		var err error
+		if a.HasFallbacks {
+			raw, err = json.Marshal(ModelSpec{Primary: a.Primary.String(), Fallbacks: nonNil(refStrings(a.Fallbacks))})
+		} else {
+			raw, err = json.Marshal(a.Primary.String())
+		}
+		if err != nil {
+			return nil, fmt.Errorf("config: canonical model of agent %s: %w", id, err)
+		}
+		out[id] = AgentEntry{Model: raw}
+	}
+	return out, nil
 }
 
 func refStrings(refs []events.ModelRef) []string {

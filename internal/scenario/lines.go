@@ -49,38 +49,7 @@ func (rep *Report) turnReport(res *engine.TurnResult) *TurnReport {
 			}
 			add(ev, "retry", "   retry %d/%d on the same profile in %d ms%s", e.Retry, e.Budget, e.DelayMs, ra)
 		case events.ProfileFailureRecorded:
-			var what []string
-			if e.CooldownUntil > 0 {
-				scope := ""
-				if e.CooldownModel != "" {
-					scope = " for " + e.CooldownModel
-				}
-				what = append(what, fmt.Sprintf("cooldown until %s (%s%s)", rep.offset(e.CooldownUntil), e.CooldownReason, scope))
-			}
-			if e.DisabledUntil > 0 {
-				what = append(what, fmt.Sprintf("disabled until %s (%s)", rep.offset(e.DisabledUntil), e.DisabledReason))
-			}
-			if e.BlockedUntil > 0 {
-				scope := ""
-				if e.BlockedModel != "" {
-					scope = " for " + e.BlockedModel
-				}
-				what = append(what, fmt.Sprintf("blocked until %s (%s from %s%s)", rep.offset(e.BlockedUntil), e.BlockedReason, e.BlockedSource, scope))
-			}
-			if e.Reset != nil {
-				bounded := ""
-				if e.BlockBounded {
-					bounded = ", bounded by subscriptionBlockMaxMs"
-				}
-				what = append(what, fmt.Sprintf("provider reset %s read from %s %q%s", rep.offset(e.Reset.At), e.Reset.Field, cut(redact.String(e.Reset.Match), 60), bounded))
-			}
-			if e.WindowKept {
-				what = append(what, "window kept")
-			}
-			if len(what) == 0 {
-				what = append(what, "counted")
-			}
-			add(ev, "profile", "   profile %s: %s failure #%d, %s", e.ProfileID, e.Reason, e.ErrorCount, strings.Join(what, ", "))
+			add(ev, "profile", "   profile %s: %s failure #%d, %s", e.ProfileID, e.Reason, e.ErrorCount, rep.failureEffects(e))
 		case events.CandidateSkipped:
 			add(ev, "skip", "skip %s/%s: %s", e.Provider, e.Model, redact.String(e.Message))
 		case events.FallbackStepped:
@@ -118,6 +87,45 @@ func (rep *Report) turnReport(res *engine.TurnResult) *TurnReport {
 		}
 	}
 	return tr
+}
+
+// failureEffects says what a recorded failure did to the profile, as a
+// comma-separated list: the cooldown, disable and block it set (with their
+// ends as offsets, reasons and scopes), the provider's reset it read, a
+// failure window kept open; "counted" when it did nothing but count.
+func (rep *Report) failureEffects(e events.ProfileFailureRecorded) string {
+	var what []string
+	if e.CooldownUntil > 0 {
+		scope := ""
+		if e.CooldownModel != "" {
+			scope = " for " + e.CooldownModel
+		}
+		what = append(what, fmt.Sprintf("cooldown until %s (%s%s)", rep.offset(e.CooldownUntil), e.CooldownReason, scope))
+	}
+	if e.DisabledUntil > 0 {
+		what = append(what, fmt.Sprintf("disabled until %s (%s)", rep.offset(e.DisabledUntil), e.DisabledReason))
+	}
+	if e.BlockedUntil > 0 {
+		scope := ""
+		if e.BlockedModel != "" {
+			scope = " for " + e.BlockedModel
+		}
+		what = append(what, fmt.Sprintf("blocked until %s (%s from %s%s)", rep.offset(e.BlockedUntil), e.BlockedReason, e.BlockedSource, scope))
+	}
+	if e.Reset != nil {
+		bounded := ""
+		if e.BlockBounded {
+			bounded = ", bounded by subscriptionBlockMaxMs"
+		}
+		what = append(what, fmt.Sprintf("provider reset %s read from %s %q%s", rep.offset(e.Reset.At), e.Reset.Field, cut(redact.String(e.Reset.Match), 60), bounded))
+	}
+	if e.WindowKept {
+		what = append(what, "window kept")
+	}
+	if len(what) == 0 {
+		what = append(what, "counted")
+	}
+	return strings.Join(what, ", ")
 }
 
 func at(profile string) string {
