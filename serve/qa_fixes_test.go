@@ -1,19 +1,18 @@
 package serve_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/projections/metrics"
 	"github.com/fledger/fledger/serve"
 	"github.com/fledger/fledger/serve/client"
@@ -22,8 +21,8 @@ import (
 // do sends one request and returns the status and the body.
 func do(t *testing.T, method, url, body string, hdr ...string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctxT(t), method, url, strings.NewReader(body))
-	require_NoError(t, err)
+	req, err := http.NewRequestWithContext(testutil.Context(t), method, url, strings.NewReader(body))
+	testutil.NoError(t, err)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -31,7 +30,7 @@ func do(t *testing.T, method, url, body string, hdr ...string) (int, []byte) {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, b
@@ -46,21 +45,14 @@ func errorBody(t *testing.T, b []byte) serve.ErrorBody {
 	return eb
 }
 
-func seq(t *testing.T, st events.Store) uint64 {
-	t.Helper()
-	n, err := st.LastSeq(ctxT(t), "")
-	require_NoError(t, err)
-	return n
-}
-
 // Ids longer than the events package's key limit are refused at begin
 // (and at every session command) with 400 naming the field and the
 // limit; nothing is appended, not even a model selection sent with the
 // begin.
 func TestHTTP_OverlongIdsRefusedUpFront(t *testing.T) {
-	srv, st := defaultServer(t, &fakeClock{now: t0})
+	srv, st := defaultServer(t, testutil.NewManualClock(testutil.T0))
 	long := strings.Repeat("k", events.MaxKeyLen+88)
-	before := seq(t, st)
+	before := testutil.LastSeq(t, st)
 	for _, c := range []struct{ name, method, path, body, field string }{
 		{"begin session", "POST", "/v1/turns", `{"session":"` + long + `"}`, "session"},
 		{"begin turn id", "POST", "/v1/turns", `{"session":"s","turn_id":"` + long + `"}`, "turn_id"},
@@ -76,7 +68,7 @@ func TestHTTP_OverlongIdsRefusedUpFront(t *testing.T) {
 			t.Errorf("%s: %d %s, want 400 invalid_request naming %s and 512", c.name, status, b, c.field)
 		}
 	}
-	if now := seq(t, st); now != before {
+	if now := testutil.LastSeq(t, st); now != before {
 		t.Fatalf("refused requests appended (%d → %d)", before, now)
 	}
 }
@@ -85,24 +77,24 @@ func TestHTTP_OverlongIdsRefusedUpFront(t *testing.T) {
 // an unknown profile or one of another provider is 422 naming it, and a
 // model that is not provider/model is 400. Rejections append nothing.
 func TestHTTP_ModelAtProfile(t *testing.T) {
-	srv, st := defaultServer(t, &fakeClock{now: t0})
-	ctx := ctxT(t)
+	srv, st := defaultServer(t, testutil.NewManualClock(testutil.T0))
+	ctx := testutil.Context(t)
 	status, b := do(t, "POST", srv.url+"/v1/sessions/main/s/model", `{"model":"openai/gpt-5@openai:a"}`)
 	if status != 200 {
 		t.Fatalf("select: %d %s", status, b)
 	}
 	var res serve.SessionCommandResult
-	require_NoError(t, json.Unmarshal(b, &res))
+	testutil.NoError(t, json.Unmarshal(b, &res))
 	if v := res.Session; v.Model != "openai/gpt-5" || v.Pin != "openai:a" || v.PinSource != "user" {
 		t.Fatalf("session after /model p/m@profile: %+v", v)
 	}
 	step, err := srv.cl.Begin(ctx, client.BeginRequest{Session: "s"})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if n := step.Next; n.Action != "call" || n.Provider != "openai" || n.Model != "gpt-5" || n.Profile != "openai:a" {
 		t.Fatalf("first call %+v", n)
 	}
 
-	before := seq(t, st)
+	before := testutil.LastSeq(t, st)
 	for _, c := range []struct {
 		body, code, names string
 		status            int
@@ -119,14 +111,14 @@ func TestHTTP_ModelAtProfile(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d %s naming %s", c.body, status, b, c.status, c.code, c.names)
 		}
 	}
-	if now := seq(t, st); now != before {
+	if now := testutil.LastSeq(t, st); now != before {
 		t.Fatalf("rejected selections appended (%d → %d)", before, now)
 	}
 }
 
 // The Authorization scheme is case-insensitive (RFC 7235).
 func TestHTTP_BearerSchemeCaseInsensitive(t *testing.T) {
-	srv, _ := defaultServer(t, &fakeClock{now: t0}, func(c *serve.Config) { c.Token = "s3cret" })
+	srv, _ := defaultServer(t, testutil.NewManualClock(testutil.T0), func(c *serve.Config) { c.Token = "s3cret" })
 	for h, want := range map[string]int{
 		"Bearer s3cret": 200, "bearer s3cret": 200, "BEARER  s3cret": 200,
 		"Basic s3cret": 401, "Bearers3cret": 401, "bearer ": 401, "bearer wrong": 401,
@@ -141,7 +133,7 @@ func TestHTTP_BearerSchemeCaseInsensitive(t *testing.T) {
 // configuration (503 no_config) saying what to set.
 func TestHTTP_EmptyConfigNoModel(t *testing.T) {
 	l, err := config.Parse([]byte(`{}`), "empty")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	srv := startServer(t, openStore(t), serve.Config{Config: l})
 	status, b := do(t, "POST", srv.url+"/v1/turns", `{"session":"s"}`)
 	eb := errorBody(t, b)
@@ -153,9 +145,9 @@ func TestHTTP_EmptyConfigNoModel(t *testing.T) {
 
 // JSON decode errors name the request's fields, never Go types.
 func TestHTTP_DecodeErrorsNameFields(t *testing.T) {
-	srv, _ := defaultServer(t, &fakeClock{now: t0})
-	_, err := srv.cl.Begin(ctxT(t), client.BeginRequest{Session: "s1", TurnID: "t1"})
-	require_NoError(t, err)
+	srv, _ := defaultServer(t, testutil.NewManualClock(testutil.T0))
+	_, err := srv.cl.Begin(testutil.Context(t), client.BeginRequest{Session: "s1", TurnID: "t1"})
+	testutil.NoError(t, err)
 	for _, c := range []struct{ path, body, want string }{
 		{"/v1/turns", `[]`, "body must be a JSON object"},
 		{"/v1/turns", `"x"`, "body must be a JSON object"},
@@ -201,18 +193,18 @@ func TestListenURL(t *testing.T) {
 // serve` does), fledger_append_duration_seconds counts every commit.
 func TestHTTP_AppendDurationMetric(t *testing.T) {
 	pm := metrics.New()
-	srv, _ := defaultServer(t, &fakeClock{now: t0}, func(c *serve.Config) {
+	srv, _ := defaultServer(t, testutil.NewManualClock(testutil.T0), func(c *serve.Config) {
 		c.Metrics = pm.Registry()
 		c.EngineOptions = append(c.EngineOptions, engine.WithAppendObserver(pm.ObserveAppend))
 	})
-	step, err := srv.cl.Begin(ctxT(t), client.BeginRequest{Session: "s1", TurnID: "t1"})
-	require_NoError(t, err)
+	step, err := srv.cl.Begin(testutil.Context(t), client.BeginRequest{Session: "s1", TurnID: "t1"})
+	testutil.NoError(t, err)
 	if status, b := do(t, "POST", srv.url+"/v1/turns/t1/outcomes", `{"attempt":1,"ok":true}`); status != 200 {
 		t.Fatalf("outcome: %d %s", status, b)
 	}
 	_ = step
 	mfs, err := pm.Registry().Gather()
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var n uint64
 	for _, mf := range mfs {
 		if mf.GetName() == "fledger_append_duration_seconds" {
@@ -224,38 +216,25 @@ func TestHTTP_AppendDurationMetric(t *testing.T) {
 	}
 }
 
-// refusingStore refuses appends as invalid while refuse is set.
-type refusingStore struct {
-	events.Store
-	refuse atomic.Bool
-}
-
-func (s *refusingStore) AppendCommit(ctx context.Context, req events.AppendRequest) (events.AppendResult, error) {
-	if s.refuse.Load() {
-		return events.AppendResult{}, &events.EventError{Index: 0, Type: req.Events[0].Type, Field: "key", Reason: "refused by the test", Err: events.ErrInvalidEnvelope}
-	}
-	return s.Store.AppendCommit(ctx, req)
-}
-
 // A step whose events the store refuses is a 500 saying nothing was
 // recorded; the turn is unchanged and the same report succeeds later.
 func TestHTTP_RefusedDecisionLeavesTurnUnchanged(t *testing.T) {
-	st := &refusingStore{Store: openStore(t)}
-	srv := startServer(t, st, serve.Config{Config: loadConfig(t), EngineOptions: []engine.Option{engine.WithClock(&fakeClock{now: t0})},
+	st := &testutil.RefusingStore{Store: openStore(t)}
+	srv := startServer(t, st, serve.Config{Config: loadConfig(t), EngineOptions: []engine.Option{engine.WithClock(testutil.NewManualClock(testutil.T0))},
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	_, err := srv.cl.Begin(ctxT(t), client.BeginRequest{Session: "s1", TurnID: "t1"})
-	require_NoError(t, err)
-	before := seq(t, st)
-	st.refuse.Store(true)
+	_, err := srv.cl.Begin(testutil.Context(t), client.BeginRequest{Session: "s1", TurnID: "t1"})
+	testutil.NoError(t, err)
+	before := testutil.LastSeq(t, st)
+	st.Refuse.Store(true)
 	status, b := do(t, "POST", srv.url+"/v1/turns/t1/outcomes", `{"attempt":1,"ok":true}`)
 	eb := errorBody(t, b)
 	if status != 500 || eb.Error != serve.CodeInternal || !strings.Contains(eb.Detail, "nothing was recorded") || strings.Contains(eb.Detail, "envelope") {
 		t.Fatalf("%d %s", status, b)
 	}
-	if seq(t, st) != before {
+	if testutil.LastSeq(t, st) != before {
 		t.Fatal("appended")
 	}
-	st.refuse.Store(false)
+	st.Refuse.Store(false)
 	status, b = do(t, "POST", srv.url+"/v1/turns/t1/outcomes", `{"attempt":1,"ok":true}`)
 	if status != 200 || !strings.Contains(string(b), `"action":"done"`) {
 		t.Fatalf("after: %d %s", status, b)

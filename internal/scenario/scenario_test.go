@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 func fixtures(t *testing.T) []string {
@@ -26,13 +27,10 @@ func fixtures(t *testing.T) []string {
 	return files
 }
 
-func openStore(t *testing.T) events.Store {
+// openStore is testutil.OpenStore without the data directory.
+func openStore(t testing.TB) events.Store {
 	t.Helper()
-	st, err := events.Open(context.Background(), events.WithDataDir(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st, _ := testutil.OpenStore(t)
 	return st
 }
 
