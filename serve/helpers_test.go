@@ -2,7 +2,11 @@ package serve_test
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/fledger/fledger/commands/config"
@@ -72,4 +76,31 @@ func twoServers(t testing.TB, opts ...engine.Option) (events.Store, *server, *se
 	a := startServer(t, st1, serve.Config{Config: loadConfig(t), EngineOptions: opts})
 	b := startServer(t, st2, serve.Config{Config: loadConfig(t), EngineOptions: opts})
 	return st1, a, b
+}
+
+// do sends one request and returns the status and the body.
+func do(t *testing.T, method, url, body string, hdr ...string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(testutil.Context(t), method, url, strings.NewReader(body))
+	testutil.NoError(t, err)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	testutil.NoError(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func errorBody(t *testing.T, b []byte) serve.ErrorBody {
+	t.Helper()
+	var eb serve.ErrorBody
+	if err := json.Unmarshal(b, &eb); err != nil {
+		t.Fatalf("not an error body: %s", b)
+	}
+	return eb
 }
