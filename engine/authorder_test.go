@@ -26,7 +26,7 @@ func attemptProfiles(evs []events.Event) string {
 // A stored order (AuthOrderSet) overrides auth.order in the rotation;
 // clearing it returns to auth.order.
 func TestSetAuthOrder_RotationFollowsStoredOrder(t *testing.T) {
-	st := openStore(t)
+	st := testutil.Store(t)
 	clock := testutil.NewManualClock(testutil.T0)
 	e := newEngine(t, st, clock)
 	ctx := testutil.Context(t)
@@ -80,7 +80,7 @@ func TestSetAuthOrder_RotationFollowsStoredOrder(t *testing.T) {
 }
 
 func TestSetAuthOrder_Refused(t *testing.T) {
-	e := newEngine(t, openStore(t), testutil.NewManualClock(testutil.T0))
+	e := newEngine(t, testutil.Store(t), testutil.NewManualClock(testutil.T0))
 	ctx := testutil.Context(t)
 	cases := []struct {
 		ids  []string
@@ -110,7 +110,7 @@ func TestSetAuthOrder_Refused(t *testing.T) {
 // provider the config in force no longer has can still be cleared (and
 // not set again).
 func TestSetAuthOrder_UnknownProvider(t *testing.T) {
-	st := openStore(t)
+	st := testutil.Store(t)
 	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
 	ctx := testutil.Context(t)
 	before := testutil.LastSeq(t, st)

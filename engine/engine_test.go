@@ -21,7 +21,7 @@ import (
 // A rate limit on both anthropic profiles rotates once, then falls back to
 // openai, which answers; the user sees the fallback notice.
 func TestRunTurn_RateLimitRotatesThenFallsBack(t *testing.T) {
-	st := openStore(t)
+	st := testutil.Store(t)
 	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
 	res, err := e.RunTurn(testutil.Context(t), TurnRequest{TurnID: "t1", Session: "s1"}, script{"anthropic/claude-opus-4-6": rateLimit()})
 	testutil.NoError(t, err)
@@ -54,7 +54,7 @@ func TestRunTurn_RateLimitRotatesThenFallsBack(t *testing.T) {
 // A strict single-candidate chain that fails once returns the provider's
 // own error as an ExhaustedError (RawError) carrying the attempts.
 func TestRunTurn_UserSelectionStrictFailsVisibly(t *testing.T) {
-	e := newEngine(t, openStore(t), testutil.NewManualClock(testutil.T0))
+	e := newEngine(t, testutil.Store(t), testutil.NewManualClock(testutil.T0))
 	ctx := testutil.Context(t)
 	_, err := e.SelectModel(ctx, "s1", events.ModelRef{Provider: "openai", Model: "gpt-5"}, string(policy.SourceUser), nil, "")
 	testutil.NoError(t, err)
@@ -70,7 +70,7 @@ func TestRunTurn_UserSelectionStrictFailsVisibly(t *testing.T) {
 
 // A context overflow stops the chain with a StoppedError.
 func TestRunTurn_ContextOverflowStops(t *testing.T) {
-	e := newEngine(t, openStore(t), testutil.NewManualClock(testutil.T0))
+	e := newEngine(t, testutil.Store(t), testutil.NewManualClock(testutil.T0))
 	_, err := e.RunTurn(testutil.Context(t), TurnRequest{Session: "s1"}, script{"anthropic/claude-opus-4-6": &classify.ProviderError{Status: 400,
 		Message: `Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 219898 tokens > 200000 maximum"}}`}})
 	var se *StoppedError
@@ -162,7 +162,7 @@ func twoEngineFailure(t *testing.T, a, b *Engine, clock *testutil.ManualClock) {
 // Two engines on one store fail the same profile at the same moment: both
 // failures are counted and the cooldown is the policy's for two failures.
 func TestTwoEngines_SameProfileFailuresBothCounted(t *testing.T) {
-	st := openStore(t)
+	st := testutil.Store(t)
 	clock := testutil.NewManualClock(testutil.T0)
 	a := newEngine(t, st, clock)
 	b := newEngine(t, st, clock)
@@ -185,7 +185,7 @@ func TestTwoStores_OneServer_SameProfileFailuresBothCounted(t *testing.T) {
 // unfinished (never succeeded) by a fresh engine, and a later turn on the
 // same session proceeds.
 func TestCrash_InterruptedTurnIsUnfinishedAndNextTurnProceeds(t *testing.T) {
-	st := openStore(t)
+	st := testutil.Store(t)
 	clock := testutil.NewManualClock(testutil.T0)
 	e := newEngine(t, st, clock)
 	ctx, cancel := context.WithCancel(testutil.Context(t))
@@ -225,7 +225,7 @@ func TestCrash_InterruptedTurnIsUnfinishedAndNextTurnProceeds(t *testing.T) {
 // A partial log written directly with the store (a turn whose process died
 // after its first decision) does not block the session.
 func TestCrash_PartialLogFromStore(t *testing.T) {
-	st := openStore(t)
+	st := testutil.Store(t)
 	clock := testutil.NewManualClock(testutil.T0)
 	e := newEngine(t, st, clock)
 	ctx := testutil.Context(t)
@@ -250,7 +250,7 @@ func TestCrash_PartialLogFromStore(t *testing.T) {
 // Nothing secret reaches the stream: a provider error carrying an API key
 // and a bearer token is stored redacted (previews) and hashed.
 func TestSecrets_NeverAppended(t *testing.T) {
-	st := openStore(t, events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
+	st := testutil.Store(t, events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
 	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
 	const key = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 	const bearer = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlc2lnbmF0dXJl"
@@ -303,7 +303,7 @@ func rawStream(t *testing.T, st events.Store) string {
 // turn: /model with a profile pins it; /new keeps a user pin; /model
 // default clears the selection.
 func TestSessionCommands(t *testing.T) {
-	e := newEngine(t, openStore(t), testutil.NewManualClock(testutil.T0))
+	e := newEngine(t, testutil.Store(t), testutil.NewManualClock(testutil.T0))
 	ctx := testutil.Context(t)
 	evs, err := e.SelectModel(ctx, "s1", events.ModelRef{Provider: "anthropic", Model: "claude-opus-4-6"}, "user", nil, "anthropic:b")
 	testutil.NoError(t, err)
@@ -337,7 +337,7 @@ func TestSessionCommands(t *testing.T) {
 
 // Without a config the engine refuses to run a turn.
 func TestRunTurn_NoConfig(t *testing.T) {
-	e, err := New(testutil.Context(t), openStore(t), "main", WithClock(testutil.NewManualClock(testutil.T0)))
+	e, err := New(testutil.Context(t), testutil.Store(t), "main", WithClock(testutil.NewManualClock(testutil.T0)))
 	testutil.NoError(t, err)
 	defer e.Close()
 	if _, err := e.RunTurn(testutil.Context(t), TurnRequest{Session: "s"}, script{}); !errors.Is(err, ErrNoConfig) {

@@ -10,13 +10,6 @@ import (
 	"github.com/fledger/fledger/internal/testutil"
 )
 
-// openStore is testutil.OpenStore without the data directory.
-func openStore(t testing.TB, opts ...events.Option) events.Store {
-	t.Helper()
-	st, _ := testutil.OpenStore(t, opts...)
-	return st
-}
-
 // newEngine starts an engine for agent "main" on st with testutil.TwoProviderConfig applied.
 func newEngine(t testing.TB, st events.Store, clock Clock, opts ...Option) *Engine {
 	t.Helper()

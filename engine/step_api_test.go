@@ -91,7 +91,7 @@ func turnPayloads(t *testing.T, st events.Store, turnID string) []string {
 // and the same end.
 func TestStep_SameEventsAsRunTurn(t *testing.T) {
 	s := script{"anthropic/claude-opus-4-6": rateLimit()}
-	stA, stB := openStore(t), openStore(t)
+	stA, stB := testutil.Store(t), testutil.Store(t)
 	clockA, clockB := testutil.NewManualClock(testutil.T0), testutil.NewManualClock(testutil.T0)
 	eA, eB := newEngine(t, stA, clockA), newEngine(t, stB, clockB)
 	res, err := eA.RunTurn(testutil.Context(t), TurnRequest{TurnID: "t1", Session: "s1"}, CallerFunc(func(ctx context.Context, r CallRequest) (Answer, error) {
@@ -114,7 +114,7 @@ func TestStep_SameEventsAsRunTurn(t *testing.T) {
 // A turn begun on one engine is continued on another engine of another
 // connection to the same server: the state lives in the stream.
 func TestStep_ContinueOnAnotherEngine(t *testing.T) {
-	st := openStore(t)
+	st := testutil.Store(t)
 	clock := testutil.NewManualClock(testutil.T0)
 	e1 := newEngine(t, st, clock)
 	e2, err := New(testutil.Context(t), st, "main", WithClock(clock))
@@ -139,7 +139,7 @@ func TestStep_ContinueOnAnotherEngine(t *testing.T) {
 }
 
 func TestStep_BadReportsChangeNothing(t *testing.T) {
-	st := openStore(t)
+	st := testutil.Store(t)
 	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
 	ctx := testutil.Context(t)
 	step, err := e.BeginTurn(ctx, TurnRequest{TurnID: "t1", Session: "s1"})

@@ -18,7 +18,7 @@ import (
 // with ErrBadRequest naming the field and the limit; an id at the limit
 // runs a whole turn (its auto pin is a session-keyed event).
 func TestKeys_OverlongIdsRefusedUpFront(t *testing.T) {
-	st := openStore(t)
+	st := testutil.Store(t)
 	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
 	ctx := testutil.Context(t)
 	long := strings.Repeat("k", events.MaxKeyLen+1)
@@ -101,7 +101,7 @@ func TestParseModelSelection(t *testing.T) {
 // Every appended commit is observed once; a command that appends nothing
 // is not.
 func TestWithAppendObserver(t *testing.T) {
-	st := openStore(t)
+	st := testutil.Store(t)
 	var n atomic.Int64
 	e := newEngine(t, st, testutil.NewManualClock(testutil.T0), WithAppendObserver(func(d time.Duration) {
 		if d < 0 {
@@ -139,7 +139,7 @@ func TestWithAppendObserver(t *testing.T) {
 // An empty config (no primary) refuses turns as a missing configuration,
 // naming the agent and the key to set.
 func TestNoModelConfigured(t *testing.T) {
-	st := openStore(t)
+	st := testutil.Store(t)
 	ctx := testutil.Context(t)
 	e, err := New(ctx, st, "main", WithClock(testutil.NewManualClock(testutil.T0)))
 	testutil.NoError(t, err)
@@ -165,7 +165,7 @@ func TestNoModelConfigured(t *testing.T) {
 // the store accepts it, and the attempt cannot be reported the other way
 // in between.
 func TestInvalidDecision_NothingAppendedTurnNotStuck(t *testing.T) {
-	st := &testutil.RefusingStore{Store: openStore(t)}
+	st := &testutil.RefusingStore{Store: testutil.Store(t)}
 	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
 	ctx := testutil.Context(t)
 	step, err := e.BeginTurn(ctx, TurnRequest{Session: "s", TurnID: "t1"})
@@ -219,7 +219,7 @@ func (s *stormStore) AppendCommit(ctx context.Context, req events.AppendRequest)
 // turn is where it was, and the same report succeeds once the storm is
 // over — never a wrong decision.
 func TestConflictStorm_BoundedRetriesThenContention(t *testing.T) {
-	st := &stormStore{Store: openStore(t)}
+	st := &stormStore{Store: testutil.Store(t)}
 	e := newEngine(t, st, testutil.NewManualClock(testutil.T0), WithConflictRetries(3))
 	ctx := testutil.Context(t)
 	step, err := e.BeginTurn(ctx, TurnRequest{Session: "s", TurnID: "t1"})

@@ -10,12 +10,11 @@ import (
 	"github.com/fledger/fledger/internal/testutil"
 )
 
-// openStore is testutil.OpenStore with testutil.NoFsync (before opts),
-// without the data directory: these tests need no power-loss durability.
+// openStore is testutil.Store with testutil.NoFsync (before opts): these
+// tests need no power-loss durability.
 func openStore(t testing.TB, opts ...events.Option) events.Store {
 	t.Helper()
-	st, _ := testutil.OpenStore(t, append([]events.Option{testutil.NoFsync}, opts...)...)
-	return st
+	return testutil.Store(t, append([]events.Option{testutil.NoFsync}, opts...)...)
 }
 
 // runScenario plays fixtures/scenarios/<name>.yaml into st as agent.
@@ -28,15 +27,12 @@ func runScenario(t testing.TB, st events.Store, name, agent string) *scenario.Re
 	return rep
 }
 
+// scenarioNames are the fixture scenarios' names (file names without
+// .yaml).
 func scenarioNames(t testing.TB) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "fixtures", "scenarios", "*.yaml"))
-	testutil.NoError(t, err)
-	if len(files) == 0 {
-		t.Fatal("no scenarios in fixtures/scenarios")
-	}
 	var out []string
-	for _, f := range files {
+	for _, f := range testutil.Scenarios(t) {
 		b := filepath.Base(f)
 		out = append(out, b[:len(b)-len(".yaml")])
 	}

@@ -19,13 +19,6 @@ import (
 	"github.com/fledger/fledger/serve/client"
 )
 
-// openStore is testutil.OpenStore without the data directory.
-func openStore(t testing.TB, opts ...events.Option) events.Store {
-	t.Helper()
-	st, _ := testutil.OpenStore(t, opts...)
-	return st
-}
-
 func loadConfig(t testing.TB) *config.Loaded {
 	l, err := config.Parse([]byte(testutil.TwoProviderConfig), "test")
 	testutil.NoError(t, err)
@@ -58,7 +51,7 @@ func startServer(t testing.TB, st events.Store, cfg serve.Config) *server {
 
 func defaultServer(t testing.TB, clock engine.Clock, extra ...func(*serve.Config)) (*server, events.Store) {
 	// A listener, so a foreign client (natstest.DialWriter) may publish beside it.
-	st := openStore(t, events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
+	st := testutil.Store(t, events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
 	cfg := serve.Config{Config: loadConfig(t), EngineOptions: []engine.Option{engine.WithClock(clock), engine.WithSeeds(func(string) uint64 { return 42 })}}
 	for _, f := range extra {
 		f(&cfg)

@@ -14,7 +14,7 @@ import (
 func TestHTTP_EmptyConfigRefusesTurnsAsNoConfig(t *testing.T) {
 	l, err := config.Parse([]byte(`{}`), "empty")
 	testutil.NoError(t, err)
-	srv := startServer(t, openStore(t), serve.Config{Config: l})
+	srv := startServer(t, testutil.Store(t), serve.Config{Config: l})
 	status, b := do(t, "POST", srv.url+"/v1/turns", `{"session":"s"}`)
 	eb := errorBody(t, b)
 	if status != 503 || eb.Error != serve.CodeNoConfig ||

@@ -30,7 +30,7 @@ agents:
 	l, err := config.Parse([]byte(cfg), "test")
 	testutil.NoError(t, err)
 	clock := testutil.NewManualClock(testutil.T0)
-	srv := startServer(t, openStore(t), serve.Config{Config: l, EngineOptions: []engine.Option{engine.WithClock(clock)}})
+	srv := startServer(t, testutil.Store(t), serve.Config{Config: l, EngineOptions: []engine.Option{engine.WithClock(clock)}})
 	ctx := testutil.Context(t)
 	step, err := srv.cl.Begin(ctx, client.BeginRequest{Session: "s"})
 	testutil.NoError(t, err)

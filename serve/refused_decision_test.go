@@ -15,7 +15,7 @@ import (
 // A step whose events the store refuses is a 500 saying nothing was
 // recorded; the turn is unchanged and the same report succeeds later.
 func TestHTTP_RefusedDecisionLeavesTurnUnchanged(t *testing.T) {
-	st := &testutil.RefusingStore{Store: openStore(t)}
+	st := &testutil.RefusingStore{Store: testutil.Store(t)}
 	srv := startServer(t, st, serve.Config{Config: loadConfig(t), EngineOptions: []engine.Option{engine.WithClock(testutil.NewManualClock(testutil.T0))},
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	_, err := srv.cl.Begin(testutil.Context(t), client.BeginRequest{Session: "s1", TurnID: "t1"})

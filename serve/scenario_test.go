@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,41 +27,34 @@ import (
 // UUIDv7s, differ — and the same projection dump as `fledger run` of the
 // scenario into another store.
 func TestScenarios_HTTPEqualsRun(t *testing.T) {
-	files, err := filepath.Glob("../fixtures/scenarios/*.yaml")
-	testutil.NoError(t, err)
-	if len(files) == 0 {
-		t.Fatal("no fixture scenarios")
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			sc, err := scenario.LoadFile(f)
-			testutil.NoError(t, err)
-			ctx := testutil.Context(t)
+	testutil.EachScenario(t, func(t *testing.T, f string) {
+		sc, err := scenario.LoadFile(f)
+		testutil.NoError(t, err)
+		ctx := testutil.Context(t)
 
-			runStore := openStore(t)
-			_, err = scenario.Run(ctx, runStore, sc, scenario.Options{Agent: "main"})
-			testutil.NoError(t, err)
+		runStore := testutil.Store(t)
+		_, err = scenario.Run(ctx, runStore, sc, scenario.Options{Agent: "main"})
+		testutil.NoError(t, err)
 
-			httpStore := openStore(t)
-			clock := scenario.NewClock(sc.Start, false)
-			seeds := func(turnID string) uint64 {
-				h := fnv.New64a()
-				h.Write([]byte(sc.Name + "\x00" + turnID))
-				return h.Sum64()
-			}
-			srv := startServer(t, httpStore, serve.Config{Config: sc.Loaded, ConfigSource: "scenario:" + sc.Name,
-				EngineOptions: []engine.Option{engine.WithClock(clock), engine.WithSeeds(seeds)}})
-			driveScenario(t, ctx, srv.cl, sc, clock)
+		httpStore := testutil.Store(t)
+		clock := scenario.NewClock(sc.Start, false)
+		seeds := func(turnID string) uint64 {
+			h := fnv.New64a()
+			h.Write([]byte(sc.Name + "\x00" + turnID))
+			return h.Sum64()
+		}
+		srv := startServer(t, httpStore, serve.Config{Config: sc.Loaded, ConfigSource: "scenario:" + sc.Name,
+			EngineOptions: []engine.Option{engine.WithClock(clock), engine.WithSeeds(seeds)}})
+		driveScenario(t, ctx, srv.cl, sc, clock)
 
-			want, got := eventLines(t, runStore), eventLines(t, httpStore)
-			if strings.Join(want, "\n") != strings.Join(got, "\n") {
-				t.Fatalf("events differ\n--- fledger run\n%s\n--- HTTP\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
-			}
-			if a, b := dump(t, runStore), dump(t, httpStore); a != b {
-				t.Fatalf("projections differ\n--- fledger run\n%s\n--- HTTP\n%s", a, b)
-			}
-		})
-	}
+		want, got := eventLines(t, runStore), eventLines(t, httpStore)
+		if strings.Join(want, "\n") != strings.Join(got, "\n") {
+			t.Fatalf("events differ\n--- fledger run\n%s\n--- HTTP\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
+		}
+		if a, b := dump(t, runStore), dump(t, httpStore); a != b {
+			t.Fatalf("projections differ\n--- fledger run\n%s\n--- HTTP\n%s", a, b)
+		}
+	})
 }
 
 func driveScenario(t *testing.T, ctx context.Context, cl *client.Client, sc *scenario.Scenario, clock *scenario.Clock) {

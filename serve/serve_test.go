@@ -202,7 +202,7 @@ func TestHTTP_Token(t *testing.T) {
 // Without --config and without a ConfigApplied in the stream, turns are
 // refused with a clear error.
 func TestHTTP_NoConfigRefusesTurns(t *testing.T) {
-	st := openStore(t)
+	st := testutil.Store(t)
 	srv := startServer(t, st, serve.Config{})
 	_, err := srv.cl.Begin(testutil.Context(t), client.BeginRequest{Session: "s1"})
 	var ce *client.Error

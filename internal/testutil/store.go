@@ -33,6 +33,13 @@ func OpenStore(t testing.TB, opts ...events.Option) (events.Store, string) {
 	return st, dir
 }
 
+// Store is OpenStore for the tests that need only the store.
+func Store(t testing.TB, opts ...events.Option) events.Store {
+	t.Helper()
+	st, _ := OpenStore(t, opts...)
+	return st
+}
+
 // OpenPair opens two stores on one stream, as two gateway processes
 // sharing one NATS server: the first an embedded server listening on
 // loopback (OpenStore with events.WithListen(0), then opts), the second a

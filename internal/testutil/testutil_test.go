@@ -3,6 +3,9 @@ package testutil
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -65,5 +68,18 @@ func TestRefusingStore_RefusesOnlyWhileSet(t *testing.T) {
 	NoError(t, err)
 	if n := LastSeq(t, rs); n != 1 {
 		t.Fatalf("last seq %d, want 1", n)
+	}
+}
+
+func TestEachScenario_RunsOneSubtestPerFixtureScenario(t *testing.T) {
+	var names []string
+	EachScenario(t, func(t *testing.T, path string) {
+		if _, err := os.Stat(path); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, filepath.Base(path))
+	})
+	if len(names) != len(Scenarios(t)) || !slices.Contains(names, "incident-day.yaml") {
+		t.Fatalf("subtests %v", names)
 	}
 }
