@@ -9,6 +9,7 @@ import (
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // attemptProfiles lists the profile of every AttemptStarted of a turn.
@@ -25,20 +26,20 @@ func attemptProfiles(evs []events.Event) string {
 // A stored order (AuthOrderSet) overrides auth.order in the rotation;
 // clearing it returns to auth.order.
 func TestSetAuthOrder_RotationFollowsStoredOrder(t *testing.T) {
-	st := openStore(t)
-	clock := newFakeClock()
+	st := testutil.Store(t)
+	clock := testutil.NewManualClock(testutil.T0)
 	e := newEngine(t, st, clock)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	fail := script{"anthropic/claude-opus-4-6": rateLimit()}
 
 	res, err := e.RunTurn(ctx, TurnRequest{TurnID: "t1", Session: "s1"}, fail)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if got := attemptProfiles(res.Events); got != "anthropic:a,anthropic:a,anthropic:a,anthropic:a,anthropic:b,openai:a" {
 		t.Fatalf("auth.order turn tried %s", got)
 	}
 
 	evs, err := e.SetAuthOrder(ctx, "anthropic", []string{"anthropic:b", "anthropic:a"}, "test")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(evs) != 1 || evs[0].Type != "AuthOrderSet" || evs[0].Aggregate != events.AggOrder || evs[0].Key != "anthropic" {
 		t.Fatalf("set events %+v", evs)
 	}
@@ -50,19 +51,19 @@ func TestSetAuthOrder_RotationFollowsStoredOrder(t *testing.T) {
 	}
 	clock.Advance(48 * time.Hour)
 	res, err = e.RunTurn(ctx, TurnRequest{TurnID: "t2", Session: "s2"}, fail)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if got := attemptProfiles(res.Events); got != "anthropic:b,anthropic:b,anthropic:b,anthropic:b,anthropic:a,openai:a" {
 		t.Fatalf("stored-order turn tried %s", got)
 	}
 
 	evs, err = e.SetAuthOrder(ctx, "anthropic", nil, "test")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(evs) != 1 || len(evs[0].Data.(events.AuthOrderSet).ProfileIDs) != 0 || e.AuthOrder("anthropic") != nil {
 		t.Fatalf("clear events %+v, stored %v", evs, e.AuthOrder("anthropic"))
 	}
 	clock.Advance(48 * time.Hour)
 	res, err = e.RunTurn(ctx, TurnRequest{TurnID: "t3", Session: "s3"}, fail)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if got := attemptProfiles(res.Events); got != "anthropic:a,anthropic:a,anthropic:a,anthropic:a,anthropic:b,openai:a" {
 		t.Fatalf("cleared-order turn tried %s", got)
 	}
@@ -70,7 +71,7 @@ func TestSetAuthOrder_RotationFollowsStoredOrder(t *testing.T) {
 	// A second engine (and a fresh fold) sees the same stored order.
 	f := NewFold("main")
 	for ev, err := range st.Read(ctx, 1) {
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		f.Apply(ev.Seq, "", []events.Event{ev})
 	}
 	if f.StoredOrder("anthropic") != nil {
@@ -79,8 +80,8 @@ func TestSetAuthOrder_RotationFollowsStoredOrder(t *testing.T) {
 }
 
 func TestSetAuthOrder_Refused(t *testing.T) {
-	e := newEngine(t, openStore(t), newFakeClock())
-	ctx := ctxT(t)
+	e := newEngine(t, testutil.Store(t), testutil.NewManualClock(testutil.T0))
+	ctx := testutil.Context(t)
 	cases := []struct {
 		ids  []string
 		want error
@@ -109,10 +110,10 @@ func TestSetAuthOrder_Refused(t *testing.T) {
 // provider the config in force no longer has can still be cleared (and
 // not set again).
 func TestSetAuthOrder_UnknownProvider(t *testing.T) {
-	st := openStore(t)
-	e := newEngine(t, st, newFakeClock())
-	ctx := ctxT(t)
-	before := lastSeq(t, st)
+	st := testutil.Store(t)
+	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
+	ctx := testutil.Context(t)
+	before := testutil.LastSeq(t, st)
 	for _, c := range []struct {
 		provider string
 		ids      []string
@@ -125,12 +126,12 @@ func TestSetAuthOrder_UnknownProvider(t *testing.T) {
 			t.Errorf("SetAuthOrder(%q, %v): %v, want ErrBadOrder naming it and the configured providers", c.provider, c.ids, err)
 		}
 	}
-	if now := lastSeq(t, st); now != before {
+	if now := testutil.LastSeq(t, st); now != before {
 		t.Fatalf("refused orders appended (%d → %d)", before, now)
 	}
 
 	_, err := e.SetAuthOrder(ctx, "openai", []string{"openai:a"}, "test")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	l, err := config.Parse([]byte(`
 auth:
   profiles:
@@ -139,9 +140,9 @@ agents:
   defaults:
     model: {primary: anthropic/claude-opus-4-6}
 `), "no-openai")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, _, err = e.ApplyConfig(ctx, "no-openai", l)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if _, err := e.SetAuthOrder(ctx, "openai", []string{"openai:a"}, "test"); !errors.Is(err, policy.ErrBadOrder) {
 		t.Fatalf("set of a provider the config no longer has: %v", err)
 	}

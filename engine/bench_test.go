@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // BenchmarkEngineAttempt measures the engine's overhead per attempt on the
@@ -30,7 +31,7 @@ func BenchmarkEngineAttempt(b *testing.B) {
 }
 
 func benchAttempt(b *testing.B, syncAlways bool) {
-	st := openStore(b, events.WithSyncAlways(syncAlways, 0))
+	st := testutil.Store(b, events.WithSyncAlways(syncAlways, 0))
 	e := newEngine(b, st, RealClock{})
 	var lat []time.Duration
 	e.observe = func(d time.Duration) { lat = append(lat, d) }

@@ -15,15 +15,16 @@ import (
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/natstest"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // A rate limit on both anthropic profiles rotates once, then falls back to
 // openai, which answers; the user sees the fallback notice.
 func TestRunTurn_RateLimitRotatesThenFallsBack(t *testing.T) {
-	st := openStore(t)
-	e := newEngine(t, st, newFakeClock())
-	res, err := e.RunTurn(ctxT(t), TurnRequest{TurnID: "t1", Session: "s1"}, script{"anthropic/claude-opus-4-6": rateLimit()})
-	require_NoError(t, err)
+	st := testutil.Store(t)
+	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
+	res, err := e.RunTurn(testutil.Context(t), TurnRequest{TurnID: "t1", Session: "s1"}, script{"anthropic/claude-opus-4-6": rateLimit()})
+	testutil.NoError(t, err)
 	if res.Outcome != OutcomeSucceeded || res.AnsweredBy.String() != "openai/gpt-5" || res.Answer.Text != "hello from openai" {
 		t.Fatalf("result %+v", res)
 	}
@@ -39,8 +40,8 @@ func TestRunTurn_RateLimitRotatesThenFallsBack(t *testing.T) {
 	}
 	// The turn's log, as read back from the stream, is what RunTurn returned.
 	var back []string
-	for ev, err := range st.Read(ctxT(t), 1) {
-		require_NoError(t, err)
+	for ev, err := range st.Read(testutil.Context(t), 1) {
+		testutil.NoError(t, err)
 		if ev.CorrelationID == "t1" {
 			back = append(back, ev.Type)
 		}
@@ -53,10 +54,10 @@ func TestRunTurn_RateLimitRotatesThenFallsBack(t *testing.T) {
 // A strict single-candidate chain that fails once returns the provider's
 // own error as an ExhaustedError (RawError) carrying the attempts.
 func TestRunTurn_UserSelectionStrictFailsVisibly(t *testing.T) {
-	e := newEngine(t, openStore(t), newFakeClock())
-	ctx := ctxT(t)
+	e := newEngine(t, testutil.Store(t), testutil.NewManualClock(testutil.T0))
+	ctx := testutil.Context(t)
 	_, err := e.SelectModel(ctx, "s1", events.ModelRef{Provider: "openai", Model: "gpt-5"}, string(policy.SourceUser), nil, "")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	res, err := e.RunTurn(ctx, TurnRequest{Session: "s1"}, script{"openai/gpt-5": &classify.ProviderError{Status: 401, Code: "invalid_api_key", Message: "Incorrect API key provided"}})
 	var ex *ExhaustedError
 	if !errors.As(err, &ex) || res.Outcome != OutcomeExhausted {
@@ -69,8 +70,8 @@ func TestRunTurn_UserSelectionStrictFailsVisibly(t *testing.T) {
 
 // A context overflow stops the chain with a StoppedError.
 func TestRunTurn_ContextOverflowStops(t *testing.T) {
-	e := newEngine(t, openStore(t), newFakeClock())
-	_, err := e.RunTurn(ctxT(t), TurnRequest{Session: "s1"}, script{"anthropic/claude-opus-4-6": &classify.ProviderError{Status: 400,
+	e := newEngine(t, testutil.Store(t), testutil.NewManualClock(testutil.T0))
+	_, err := e.RunTurn(testutil.Context(t), TurnRequest{Session: "s1"}, script{"anthropic/claude-opus-4-6": &classify.ProviderError{Status: 400,
 		Message: `Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 219898 tokens > 200000 maximum"}}`}})
 	var se *StoppedError
 	if !errors.As(err, &se) || se.Disposition != "compaction" || se.Reason != "context_overflow" {
@@ -82,12 +83,12 @@ func TestRunTurn_ContextOverflowStops(t *testing.T) {
 // error on the same single profile. Engine b decides on stale state (the
 // hook holds its append until a's commit is stored), so its append
 // conflicts and it re-decides on a's counts.
-func twoEngineFailure(t *testing.T, a, b *Engine, clock *fakeClock) {
+func twoEngineFailure(t *testing.T, a, b *Engine, clock *testutil.ManualClock) {
 	t.Helper()
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	for _, e := range []*Engine{a, b} {
 		_, err := e.SelectModel(ctx, "s-"+fmt.Sprint(e == a), events.ModelRef{Provider: "openai", Model: "gpt-5"}, string(policy.SourceUser), nil, "")
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 	}
 	fail := script{"openai/gpt-5": &classify.ProviderError{Status: 401, Code: "invalid_api_key", Message: "Incorrect API key provided"}}
 	profSubj := events.MustSubject("main", events.AggProfile, "openai:a")
@@ -136,8 +137,8 @@ func twoEngineFailure(t *testing.T, a, b *Engine, clock *fakeClock) {
 	first, _ := cfg.RecordFailure(policy.ProfileState{}, prof, policy.Failure{Reason: "auth", Model: "gpt-5"}, now)
 	want, _ := cfg.RecordFailure(policy.EvolveProfile(policy.ProfileState{}, first), prof, policy.Failure{Reason: "auth", Model: "gpt-5"}, now)
 	wantState := policy.EvolveProfile(policy.EvolveProfile(policy.ProfileState{}, first), want)
-	require_NoError(t, a.Sync(ctx))
-	require_NoError(t, b.Sync(ctx))
+	testutil.NoError(t, a.Sync(ctx))
+	testutil.NoError(t, b.Sync(ctx))
 	for name, e := range map[string]*Engine{"a": a, "b": b} {
 		got := e.Profile("openai:a")
 		if got.ErrorCount != 2 || got.CooldownUntil != wantState.CooldownUntil || got.FailureCounts["auth"] != 2 {
@@ -146,7 +147,7 @@ func twoEngineFailure(t *testing.T, a, b *Engine, clock *fakeClock) {
 	}
 	// Exactly two failures on the stream.
 	evs, _, err := a.store.ReadSubject(ctx, profSubj)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	n := 0
 	for _, ev := range evs {
 		if _, ok := ev.Data.(events.ProfileFailureRecorded); ok {
@@ -161,8 +162,8 @@ func twoEngineFailure(t *testing.T, a, b *Engine, clock *fakeClock) {
 // Two engines on one store fail the same profile at the same moment: both
 // failures are counted and the cooldown is the policy's for two failures.
 func TestTwoEngines_SameProfileFailuresBothCounted(t *testing.T) {
-	st := openStore(t)
-	clock := newFakeClock()
+	st := testutil.Store(t)
+	clock := testutil.NewManualClock(testutil.T0)
 	a := newEngine(t, st, clock)
 	b := newEngine(t, st, clock)
 	twoEngineFailure(t, a, b, clock)
@@ -171,12 +172,8 @@ func TestTwoEngines_SameProfileFailuresBothCounted(t *testing.T) {
 // The same with two stores (two NATS connections) on one embedded server
 // listening on loopback, as two gateway processes would be.
 func TestTwoStores_OneServer_SameProfileFailuresBothCounted(t *testing.T) {
-	dir := t.TempDir() // a second writer reads the listener's writer credentials from it
-	st1 := openStore(t, events.WithDataDir(dir), events.WithListen(0))
-	st2, err := events.Open(context.Background(), events.WithURL(st1.ClientURL()), events.WithListenerCredentials(dir, events.ReadWrite))
-	require_NoError(t, err)
-	t.Cleanup(func() { _ = st2.Close() })
-	clock := newFakeClock()
+	st1, st2 := testutil.OpenPair(t)
+	clock := testutil.NewManualClock(testutil.T0)
 	a := newEngine(t, st1, clock)
 	b := newEngine(t, st2, clock)
 	twoEngineFailure(t, a, b, clock)
@@ -188,10 +185,10 @@ func TestTwoStores_OneServer_SameProfileFailuresBothCounted(t *testing.T) {
 // unfinished (never succeeded) by a fresh engine, and a later turn on the
 // same session proceeds.
 func TestCrash_InterruptedTurnIsUnfinishedAndNextTurnProceeds(t *testing.T) {
-	st := openStore(t)
-	clock := newFakeClock()
+	st := testutil.Store(t)
+	clock := testutil.NewManualClock(testutil.T0)
 	e := newEngine(t, st, clock)
-	ctx, cancel := context.WithCancel(ctxT(t))
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	kill := CallerFunc(func(context.Context, CallRequest) (Answer, error) {
 		cancel()
 		return Answer{Text: "lost"}, nil
@@ -210,13 +207,13 @@ func TestCrash_InterruptedTurnIsUnfinishedAndNextTurnProceeds(t *testing.T) {
 	if ts, _ := e2.Turn("killed"); ts.Phase == policy.PhaseSucceeded || !ts.InFlight {
 		t.Fatalf("killed turn state %+v", ts)
 	}
-	evs, _, err := st.ReadSubject(ctxT(t), events.MustSubject("main", events.AggTurn, "killed"))
-	require_NoError(t, err)
+	evs, _, err := st.ReadSubject(testutil.Context(t), events.MustSubject("main", events.AggTurn, "killed"))
+	testutil.NoError(t, err)
 	if got := strings.Join(types(evs), ","); got != "TurnStarted,AttemptStarted" {
 		t.Fatalf("killed turn log %s", got)
 	}
-	res, err = e2.RunTurn(ctxT(t), TurnRequest{TurnID: "next", Session: "s1"}, script{})
-	require_NoError(t, err)
+	res, err = e2.RunTurn(testutil.Context(t), TurnRequest{TurnID: "next", Session: "s1"}, script{})
+	testutil.NoError(t, err)
 	if res.Outcome != OutcomeSucceeded {
 		t.Fatalf("next turn %+v", res)
 	}
@@ -228,23 +225,23 @@ func TestCrash_InterruptedTurnIsUnfinishedAndNextTurnProceeds(t *testing.T) {
 // A partial log written directly with the store (a turn whose process died
 // after its first decision) does not block the session.
 func TestCrash_PartialLogFromStore(t *testing.T) {
-	st := openStore(t)
-	clock := newFakeClock()
+	st := testutil.Store(t)
+	clock := testutil.NewManualClock(testutil.T0)
 	e := newEngine(t, st, clock)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	subj := events.MustSubject("main", events.AggTurn, "partial")
-	ev := events.New("main", "partial", t0, events.TurnStarted{TurnID: "partial", Session: "s1", Chat: "direct",
+	ev := events.New("main", "partial", testutil.T0, events.TurnStarted{TurnID: "partial", Session: "s1", Chat: "direct",
 		Requested: events.ModelRef{Provider: "anthropic", Model: "claude-opus-4-6"}, SelectionSource: "default",
 		Chain:      []events.Candidate{{Provider: "anthropic", Model: "claude-opus-4-6", RouteOrigin: "requested"}},
-		ConfigHash: "sha256:unknown", AttemptLimit: 40, StartedAt: events.Millis(t0)})
+		ConfigHash: "sha256:unknown", AttemptLimit: 40, StartedAt: events.Millis(testutil.T0)})
 	_, err := st.Append(ctx, subj, 0, ev)
-	require_NoError(t, err)
-	require_NoError(t, e.Sync(ctx))
+	testutil.NoError(t, err)
+	testutil.NoError(t, e.Sync(ctx))
 	if got := e.Unfinished(""); len(got) != 1 || got[0] != "partial" {
 		t.Fatalf("unfinished %v", got)
 	}
 	res, err := e.RunTurn(ctx, TurnRequest{Session: "s1"}, script{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if res.Outcome != OutcomeSucceeded {
 		t.Fatalf("%+v", res)
 	}
@@ -253,15 +250,15 @@ func TestCrash_PartialLogFromStore(t *testing.T) {
 // Nothing secret reaches the stream: a provider error carrying an API key
 // and a bearer token is stored redacted (previews) and hashed.
 func TestSecrets_NeverAppended(t *testing.T) {
-	st := openStore(t, events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
-	e := newEngine(t, st, newFakeClock())
+	st := testutil.Store(t, events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
+	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
 	const key = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 	const bearer = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlc2lnbmF0dXJl"
 	leak := &classify.ProviderError{Status: 401, Code: "authentication_error",
 		Message: "invalid x-api-key " + key + " (sent Authorization: Bearer " + bearer + ")",
 		Body:    `{"error":{"message":"bad key ` + key + `"}}`,
 		Headers: map[string]string{"authorization": "Bearer " + bearer}}
-	_, err := e.RunTurn(ctxT(t), TurnRequest{Session: "s1"}, script{"anthropic/claude-opus-4-6": leak, "openai/gpt-5": leak})
+	_, err := e.RunTurn(testutil.Context(t), TurnRequest{Session: "s1"}, script{"anthropic/claude-opus-4-6": leak, "openai/gpt-5": leak})
 	var ex *ExhaustedError
 	if !errors.As(err, &ex) {
 		t.Fatalf("err %v", err)
@@ -284,17 +281,17 @@ func TestSecrets_NeverAppended(t *testing.T) {
 // by a foreign client (st opened with a listener and natstest's passwords).
 func rawStream(t *testing.T, st events.Store) string {
 	t.Helper()
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	js, err := jetstream.New(natstest.DialWriter(t, st))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	s, err := js.Stream(ctx, events.StreamName)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	last, err := st.LastSeq(ctx, "")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var b strings.Builder
 	for seq := uint64(1); seq <= last; seq++ {
 		m, err := s.GetMsg(ctx, seq)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		h, _ := json.Marshal(m.Header)
 		b.Write(h)
 		b.Write(m.Data)
@@ -306,30 +303,30 @@ func rawStream(t *testing.T, st events.Store) string {
 // turn: /model with a profile pins it; /new keeps a user pin; /model
 // default clears the selection.
 func TestSessionCommands(t *testing.T) {
-	e := newEngine(t, openStore(t), newFakeClock())
-	ctx := ctxT(t)
+	e := newEngine(t, testutil.Store(t), testutil.NewManualClock(testutil.T0))
+	ctx := testutil.Context(t)
 	evs, err := e.SelectModel(ctx, "s1", events.ModelRef{Provider: "anthropic", Model: "claude-opus-4-6"}, "user", nil, "anthropic:b")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if got := strings.Join(types(evs), ","); got != "SessionModelSelected,SessionAuthPinned" {
 		t.Fatalf("select events %s", got)
 	}
 	res, err := e.RunTurn(ctx, TurnRequest{Session: "s1"}, script{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if res.ProfileID != "anthropic:b" {
 		t.Fatalf("answered with %q, want the pinned anthropic:b", res.ProfileID)
 	}
 	_, err = e.Reset(ctx, "s1", "new")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if s := e.Session("s1"); s.Pin != "anthropic:b" || s.PinSource != "user" {
 		t.Fatalf("after /new %+v", s)
 	}
 	_, err = e.ClearModel(ctx, "s1", "")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if s := e.Session("s1"); s.Model != (events.ModelRef{}) {
 		t.Fatalf("after /model default %+v", s)
 	}
 	_, err = e.CompleteCompaction(ctx, "s1")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if s := e.Session("s1"); s.CompactionCount != 1 {
 		t.Fatalf("after compaction %+v", s)
 	}
@@ -340,10 +337,10 @@ func TestSessionCommands(t *testing.T) {
 
 // Without a config the engine refuses to run a turn.
 func TestRunTurn_NoConfig(t *testing.T) {
-	e, err := New(ctxT(t), openStore(t), "main", WithClock(newFakeClock()))
-	require_NoError(t, err)
+	e, err := New(testutil.Context(t), testutil.Store(t), "main", WithClock(testutil.NewManualClock(testutil.T0)))
+	testutil.NoError(t, err)
 	defer e.Close()
-	if _, err := e.RunTurn(ctxT(t), TurnRequest{Session: "s"}, script{}); !errors.Is(err, ErrNoConfig) {
+	if _, err := e.RunTurn(testutil.Context(t), TurnRequest{Session: "s"}, script{}); !errors.Is(err, ErrNoConfig) {
 		t.Fatalf("err %v", err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/natstest"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/replay"
 )
 
@@ -39,9 +40,7 @@ agents:
       fallbacks: [openai/gpt-5]
 `
 
-var raceT0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-
-// raceClock moves with the wall clock from raceT0 and can be moved
+// raceClock moves with the wall clock from testutil.T0 and can be moved
 // forward (a turn's wait is skipped by moving it to the resume time); its
 // Sleep moves it instead of sleeping. Time never goes back.
 type raceClock struct {
@@ -53,7 +52,7 @@ type raceClock struct {
 func (c *raceClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return raceT0.Add(time.Since(c.start) + c.offset)
+	return testutil.T0.Add(time.Since(c.start) + c.offset)
 }
 
 func (c *raceClock) Sleep(ctx context.Context, d time.Duration) error {
@@ -67,7 +66,7 @@ func (c *raceClock) Sleep(ctx context.Context, d time.Duration) error {
 func (c *raceClock) advanceTo(ms int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if d := time.UnixMilli(ms).Sub(raceT0.Add(time.Since(c.start) + c.offset)); d > 0 {
+	if d := time.UnixMilli(ms).Sub(testutil.T0.Add(time.Since(c.start) + c.offset)); d > 0 {
 		c.offset += d
 	}
 }
@@ -76,19 +75,8 @@ func (c *raceClock) advanceTo(ms int64) {
 // connections, as two gateway processes) with an engine each.
 func twoInstances(t *testing.T) (events.Store, *engine.Engine, *engine.Engine, *raceClock) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	dir := t.TempDir()
-	st1, err := events.Open(ctx, events.WithDataDir(dir), events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st1.Close() })
-	st2, err := events.Open(ctx, events.WithURL(st1.ClientURL()), events.WithListenerCredentials(dir, events.ReadWrite))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st2.Close() })
+	ctx := testutil.Context(t)
+	st1, st2 := testutil.OpenPair(t, events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
 	clock := &raceClock{start: time.Now()}
 	var engs [2]*engine.Engine
 	for i, st := range []events.Store{st1, st2} {
@@ -294,7 +282,7 @@ func TestRace_TwoInstancesRacingReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forged := events.New("main", "c0-t0", raceT0, events.AttemptSucceeded{TurnID: "c0-t0", Attempt: 1}, events.WithCorrelation("c0-t0"))
+	forged := events.New("main", "c0-t0", testutil.T0, events.AttemptSucceeded{TurnID: "c0-t0", Attempt: 1}, events.WithCorrelation("c0-t0"))
 	res, err := st.AppendCommit(ctx, events.AppendRequest{Subject: subj, Expected: events.AnySeq, Basis: last, Events: []events.Event{forged}})
 	if err != nil {
 		t.Fatal(err)

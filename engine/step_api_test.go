@@ -10,16 +10,17 @@ import (
 
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // stepDrive plays one turn through the step API, answering each call from
 // s, sleeping each wait on clock and re-sending every outcome and resume
 // once to check that the repeat returns the same next and appends nothing.
-func stepDrive(t *testing.T, e *Engine, st events.Store, clock *fakeClock, req TurnRequest, s script) policy.Next {
+func stepDrive(t *testing.T, e *Engine, st events.Store, clock *testutil.ManualClock, req TurnRequest, s script) policy.Next {
 	t.Helper()
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	step, err := e.BeginTurn(ctx, req)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	for range 100 {
 		n := step.Next
 		switch n.Kind {
@@ -29,7 +30,7 @@ func stepDrive(t *testing.T, e *Engine, st events.Store, clock *fakeClock, req T
 				rep = AttemptReport{Attempt: n.Call.Attempt, Err: err}
 			}
 			step, err = e.ReportOutcome(ctx, req.TurnID, rep)
-			require_NoError(t, err)
+			testutil.NoError(t, err)
 			assertRepeat(t, st, step, func() (*Step, error) { return e.ReportOutcome(ctx, req.TurnID, rep) })
 		case policy.NextWait:
 			if _, err := e.ResumeTurn(ctx, req.TurnID); !errors.Is(err, policy.ErrWaitNotOver) {
@@ -37,7 +38,7 @@ func stepDrive(t *testing.T, e *Engine, st events.Store, clock *fakeClock, req T
 			}
 			clock.Advance(time.Duration(n.WaitMs) * time.Millisecond)
 			step, err = e.ResumeTurn(ctx, req.TurnID)
-			require_NoError(t, err)
+			testutil.NoError(t, err)
 			assertRepeat(t, st, step, func() (*Step, error) { return e.ResumeTurn(ctx, req.TurnID) })
 		default:
 			return n
@@ -49,12 +50,12 @@ func stepDrive(t *testing.T, e *Engine, st events.Store, clock *fakeClock, req T
 
 func assertRepeat(t *testing.T, st events.Store, first *Step, again func() (*Step, error)) {
 	t.Helper()
-	before, err := st.LastSeq(ctxT(t), "")
-	require_NoError(t, err)
+	before, err := st.LastSeq(testutil.Context(t), "")
+	testutil.NoError(t, err)
 	rep, err := again()
-	require_NoError(t, err)
-	after, err := st.LastSeq(ctxT(t), "")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
+	after, err := st.LastSeq(testutil.Context(t), "")
+	testutil.NoError(t, err)
 	if after != before {
 		t.Fatalf("a repeated step appended: last seq %d → %d", before, after)
 	}
@@ -75,8 +76,8 @@ func norm(n policy.Next) string { b, _ := json.Marshal(n); return string(b) }
 func turnPayloads(t *testing.T, st events.Store, turnID string) []string {
 	t.Helper()
 	var out []string
-	for ev, err := range st.Read(ctxT(t), 1) {
-		require_NoError(t, err)
+	for ev, err := range st.Read(testutil.Context(t), 1) {
+		testutil.NoError(t, err)
 		if ev.CorrelationID == turnID {
 			b, _ := json.Marshal(ev.Data)
 			out = append(out, ev.Type+" "+string(b))
@@ -90,13 +91,13 @@ func turnPayloads(t *testing.T, st events.Store, turnID string) []string {
 // and the same end.
 func TestStep_SameEventsAsRunTurn(t *testing.T) {
 	s := script{"anthropic/claude-opus-4-6": rateLimit()}
-	stA, stB := openStore(t), openStore(t)
-	clockA, clockB := newFakeClock(), newFakeClock()
+	stA, stB := testutil.Store(t), testutil.Store(t)
+	clockA, clockB := testutil.NewManualClock(testutil.T0), testutil.NewManualClock(testutil.T0)
 	eA, eB := newEngine(t, stA, clockA), newEngine(t, stB, clockB)
-	res, err := eA.RunTurn(ctxT(t), TurnRequest{TurnID: "t1", Session: "s1"}, CallerFunc(func(ctx context.Context, r CallRequest) (Answer, error) {
+	res, err := eA.RunTurn(testutil.Context(t), TurnRequest{TurnID: "t1", Session: "s1"}, CallerFunc(func(ctx context.Context, r CallRequest) (Answer, error) {
 		return s.Call(ctx, r)
 	}))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	end := stepDrive(t, eB, stB, clockB, TurnRequest{TurnID: "t1", Session: "s1"}, s)
 	if end.Kind != policy.NextDone || end.AnsweredBy != res.AnsweredBy || len(end.Notices) != 1 {
 		t.Fatalf("end %+v, RunTurn %+v", end, res)
@@ -113,36 +114,36 @@ func TestStep_SameEventsAsRunTurn(t *testing.T) {
 // A turn begun on one engine is continued on another engine of another
 // connection to the same server: the state lives in the stream.
 func TestStep_ContinueOnAnotherEngine(t *testing.T) {
-	st := openStore(t)
-	clock := newFakeClock()
+	st := testutil.Store(t)
+	clock := testutil.NewManualClock(testutil.T0)
 	e1 := newEngine(t, st, clock)
-	e2, err := New(ctxT(t), st, "main", WithClock(clock))
-	require_NoError(t, err)
+	e2, err := New(testutil.Context(t), st, "main", WithClock(clock))
+	testutil.NoError(t, err)
 	t.Cleanup(e2.Close)
-	step, err := e1.BeginTurn(ctxT(t), TurnRequest{TurnID: "t1", Session: "s1"})
-	require_NoError(t, err)
-	step, err = e2.ReportOutcome(ctxT(t), "t1", AttemptReport{Attempt: step.Next.Call.Attempt, OK: true})
-	require_NoError(t, err)
+	step, err := e1.BeginTurn(testutil.Context(t), TurnRequest{TurnID: "t1", Session: "s1"})
+	testutil.NoError(t, err)
+	step, err = e2.ReportOutcome(testutil.Context(t), "t1", AttemptReport{Attempt: step.Next.Call.Attempt, OK: true})
+	testutil.NoError(t, err)
 	if step.Next.Kind != policy.NextDone {
 		t.Fatalf("next %+v", step.Next)
 	}
 	// A re-sent begin for the same turn and session replays its end.
-	again, err := e1.BeginTurn(ctxT(t), TurnRequest{TurnID: "t1", Session: "s1"})
-	require_NoError(t, err)
+	again, err := e1.BeginTurn(testutil.Context(t), TurnRequest{TurnID: "t1", Session: "s1"})
+	testutil.NoError(t, err)
 	if !again.Replayed || again.Next.Kind != policy.NextDone {
 		t.Fatalf("re-sent begin %+v", again)
 	}
-	if _, err := e1.BeginTurn(ctxT(t), TurnRequest{TurnID: "t1", Session: "other"}); !errors.Is(err, ErrTurnExists) {
+	if _, err := e1.BeginTurn(testutil.Context(t), TurnRequest{TurnID: "t1", Session: "other"}); !errors.Is(err, ErrTurnExists) {
 		t.Fatalf("begin on another session: %v", err)
 	}
 }
 
 func TestStep_BadReportsChangeNothing(t *testing.T) {
-	st := openStore(t)
-	e := newEngine(t, st, newFakeClock())
-	ctx := ctxT(t)
+	st := testutil.Store(t)
+	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
+	ctx := testutil.Context(t)
 	step, err := e.BeginTurn(ctx, TurnRequest{TurnID: "t1", Session: "s1"})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	last, _ := st.LastSeq(ctx, "")
 	var ae *AttemptError
 	if _, err := e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: 2, OK: true}); !errors.As(err, &ae) || !errors.Is(err, ErrAttemptNotPlanned) {
@@ -163,13 +164,13 @@ func TestStep_BadReportsChangeNothing(t *testing.T) {
 	// Attempt 1 fails (auth: rotation), then the same attempt reported ok
 	// is a mismatch, not a new outcome.
 	_, err = e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: step.Next.Call.Attempt, Err: authError()})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if _, err := e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: 1, OK: true}); !errors.Is(err, ErrOutcomeMismatch) {
 		t.Fatalf("mismatch: %v", err)
 	}
 	// A resume while a call is in flight replays the call.
 	cur, err := e.ResumeTurn(ctx, "t1")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !cur.Replayed || cur.Next.Kind != policy.NextCall || cur.Next.Call.Attempt != 2 {
 		t.Fatalf("resume in flight %+v", cur.Next)
 	}

@@ -11,24 +11,18 @@ import (
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
-
-func lastSeq(t *testing.T, st events.Store) uint64 {
-	t.Helper()
-	n, err := st.LastSeq(ctxT(t), "")
-	require_NoError(t, err)
-	return n
-}
 
 // Ids that become aggregate keys are refused before anything is appended,
 // with ErrBadRequest naming the field and the limit; an id at the limit
 // runs a whole turn (its auto pin is a session-keyed event).
 func TestKeys_OverlongIdsRefusedUpFront(t *testing.T) {
-	st := openStore(t)
-	e := newEngine(t, st, newFakeClock())
-	ctx := ctxT(t)
+	st := testutil.Store(t)
+	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
+	ctx := testutil.Context(t)
 	long := strings.Repeat("k", events.MaxKeyLen+1)
-	before := lastSeq(t, st)
+	before := testutil.LastSeq(t, st)
 
 	check := func(name string, err error, field string) {
 		t.Helper()
@@ -58,7 +52,7 @@ func TestKeys_OverlongIdsRefusedUpFront(t *testing.T) {
 	if _, err := e.BeginTurn(ctx, TurnRequest{Session: "bad\xffutf8"}); !errors.Is(err, ErrBadRequest) {
 		t.Fatalf("invalid UTF-8 session: %v", err)
 	}
-	if got := lastSeq(t, st); got != before {
+	if got := testutil.LastSeq(t, st); got != before {
 		t.Fatalf("refused requests appended: last seq %d → %d", before, got)
 	}
 	if u := e.Unfinished(""); len(u) != 0 {
@@ -68,7 +62,7 @@ func TestKeys_OverlongIdsRefusedUpFront(t *testing.T) {
 	// At the limit everything is stored, through to the success's auto pin.
 	edge := strings.Repeat("k", events.MaxKeyLen)
 	r, err := e.RunTurn(ctx, TurnRequest{Session: edge, TurnID: strings.Repeat("t", events.MaxKeyLen)}, script{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if r.Outcome != OutcomeSucceeded || e.Session(edge).Pin == "" {
 		t.Fatalf("turn at the key limit: outcome %s, pin %q", r.Outcome, e.Session(edge).Pin)
 	}
@@ -107,30 +101,30 @@ func TestParseModelSelection(t *testing.T) {
 // Every appended commit is observed once; a command that appends nothing
 // is not.
 func TestWithAppendObserver(t *testing.T) {
-	st := openStore(t)
+	st := testutil.Store(t)
 	var n atomic.Int64
-	e := newEngine(t, st, newFakeClock(), WithAppendObserver(func(d time.Duration) {
+	e := newEngine(t, st, testutil.NewManualClock(testutil.T0), WithAppendObserver(func(d time.Duration) {
 		if d < 0 {
 			t.Errorf("negative latency %v", d)
 		}
 		n.Add(1)
 	}))
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	_, err := e.RunTurn(ctx, TurnRequest{Session: "s"}, script{"anthropic/claude-opus-4-6": rateLimit()})
 	if err != nil {
 		var ex *ExhaustedError
 		if !errors.As(err, &ex) {
-			require_NoError(t, err)
+			testutil.NoError(t, err)
 		}
 	}
 	if got, want := uint64(n.Load()), e.Stats().Commits; got != want || got == 0 {
 		t.Fatalf("observed %d appends, engine committed %d", got, want)
 	}
 	_, err = e.PinProfile(ctx, "s2", "anthropic:b", "")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	before := n.Load()
 	evs, err := e.PinProfile(ctx, "s2", "anthropic:b", "") // already pinned: no append
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(evs) != 0 {
 		t.Fatalf("repeated pin appended %v", types(evs))
 	}
@@ -145,38 +139,25 @@ func TestWithAppendObserver(t *testing.T) {
 // An empty config (no primary) refuses turns as a missing configuration,
 // naming the agent and the key to set.
 func TestNoModelConfigured(t *testing.T) {
-	st := openStore(t)
-	ctx := ctxT(t)
-	e, err := New(ctx, st, "main", WithClock(newFakeClock()))
-	require_NoError(t, err)
+	st := testutil.Store(t)
+	ctx := testutil.Context(t)
+	e, err := New(ctx, st, "main", WithClock(testutil.NewManualClock(testutil.T0)))
+	testutil.NoError(t, err)
 	t.Cleanup(e.Close)
 	l, err := config.Parse([]byte(`{}`), "empty")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, _, err = e.ApplyConfig(ctx, "empty", l)
-	require_NoError(t, err)
-	before := lastSeq(t, st)
+	testutil.NoError(t, err)
+	before := testutil.LastSeq(t, st)
 	_, err = e.BeginTurn(ctx, TurnRequest{Session: "s"})
 	var nm *NoModelError
 	if !errors.As(err, &nm) || !errors.Is(err, ErrNoConfig) || !errors.Is(err, policy.ErrNoModel) ||
 		err.Error() != "no model configured for agent main: set agents.defaults.model.primary (or select a model for the session with /model)" {
 		t.Fatalf("got %v", err)
 	}
-	if lastSeq(t, st) != before {
+	if testutil.LastSeq(t, st) != before {
 		t.Fatal("appended")
 	}
-}
-
-// refusingStore refuses appends as invalid while refuse is set.
-type refusingStore struct {
-	events.Store
-	refuse atomic.Bool
-}
-
-func (s *refusingStore) AppendCommit(ctx context.Context, req events.AppendRequest) (events.AppendResult, error) {
-	if s.refuse.Load() {
-		return events.AppendResult{}, &events.EventError{Index: 0, Type: req.Events[0].Type, Field: "key", Reason: "refused by the test", Err: events.ErrInvalidEnvelope}
-	}
-	return s.Store.AppendCommit(ctx, req)
 }
 
 // A decision the store refuses as invalid is ErrInvalidDecision, appends
@@ -184,26 +165,26 @@ func (s *refusingStore) AppendCommit(ctx context.Context, req events.AppendReque
 // the store accepts it, and the attempt cannot be reported the other way
 // in between.
 func TestInvalidDecision_NothingAppendedTurnNotStuck(t *testing.T) {
-	st := &refusingStore{Store: openStore(t)}
-	e := newEngine(t, st, newFakeClock())
-	ctx := ctxT(t)
+	st := &testutil.RefusingStore{Store: testutil.Store(t)}
+	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
+	ctx := testutil.Context(t)
 	step, err := e.BeginTurn(ctx, TurnRequest{Session: "s", TurnID: "t1"})
-	require_NoError(t, err)
-	before := lastSeq(t, st)
-	st.refuse.Store(true)
+	testutil.NoError(t, err)
+	before := testutil.LastSeq(t, st)
+	st.Refuse.Store(true)
 	_, err = e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: step.Next.Call.Attempt, OK: true})
 	if !errors.Is(err, ErrInvalidDecision) || !errors.Is(err, events.ErrInvalidEnvelope) || errors.Is(err, ErrBadRequest) {
 		t.Fatalf("got %v, want ErrInvalidDecision wrapping the store's error", err)
 	}
-	if lastSeq(t, st) != before {
+	if testutil.LastSeq(t, st) != before {
 		t.Fatal("a refused decision appended")
 	}
 	if ts, _ := e.Turn("t1"); ts.Phase != policy.PhaseRunning || !ts.InFlight {
 		t.Fatalf("turn state changed: %+v", ts)
 	}
-	st.refuse.Store(false)
+	st.Refuse.Store(false)
 	step, err = e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: 1, OK: true})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if step.Next.Kind != policy.NextDone {
 		t.Fatalf("next %s, want done", step.Next.Kind)
 	}
@@ -238,12 +219,12 @@ func (s *stormStore) AppendCommit(ctx context.Context, req events.AppendRequest)
 // turn is where it was, and the same report succeeds once the storm is
 // over — never a wrong decision.
 func TestConflictStorm_BoundedRetriesThenContention(t *testing.T) {
-	st := &stormStore{Store: openStore(t)}
-	e := newEngine(t, st, newFakeClock(), WithConflictRetries(3))
-	ctx := ctxT(t)
+	st := &stormStore{Store: testutil.Store(t)}
+	e := newEngine(t, st, testutil.NewManualClock(testutil.T0), WithConflictRetries(3))
+	ctx := testutil.Context(t)
 	step, err := e.BeginTurn(ctx, TurnRequest{Session: "s", TurnID: "t1"})
-	require_NoError(t, err)
-	before := lastSeq(t, st)
+	testutil.NoError(t, err)
+	before := testutil.LastSeq(t, st)
 	st.storm.Store(true)
 	_, err = e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: step.Next.Call.Attempt, Err: rateLimit()})
 	var cre *ConflictRetriesError
@@ -253,7 +234,7 @@ func TestConflictStorm_BoundedRetriesThenContention(t *testing.T) {
 	if n := st.tries.Load(); n != 4 {
 		t.Fatalf("%d appends tried, want 4", n)
 	}
-	if lastSeq(t, st) != before {
+	if testutil.LastSeq(t, st) != before {
 		t.Fatal("appended during the storm")
 	}
 	if ts, _ := e.Turn("t1"); ts.Phase != policy.PhaseRunning || !ts.InFlight || ts.Current.Attempt != 1 {
@@ -261,10 +242,10 @@ func TestConflictStorm_BoundedRetriesThenContention(t *testing.T) {
 	}
 	st.storm.Store(false)
 	step, err = e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: 1, Err: rateLimit()})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	// The decision the storm held back, as without it: a same-profile
-	// retry after the seeded back-off (785 ms from t0).
-	if step.Replayed || step.Next.Kind != policy.NextWait || step.Next.ResumeAt != events.Millis(t0)+785 {
+	// retry after the seeded back-off (785 ms from testutil.T0).
+	if step.Replayed || step.Next.Kind != policy.NextWait || step.Next.ResumeAt != events.Millis(testutil.T0)+785 {
 		t.Fatalf("after the storm: %+v", step.Next)
 	}
 }

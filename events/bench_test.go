@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // Run: go test ./events -run '^$' -bench . -benchmem -benchtime 2s
@@ -49,7 +50,7 @@ func BenchmarkAppend(b *testing.B) {
 	for _, always := range []bool{true, false} {
 		for _, n := range []int{1, 3} {
 			b.Run(fmt.Sprintf("%s/events=%d", syncName(always), n), func(b *testing.B) {
-				s, _ := openStore(b, syncOpts(always)...)
+				s, _ := testutil.OpenStore(b, syncOpts(always)...)
 				ctx := context.Background()
 				ex := events.Examples()
 				var last uint64
@@ -82,7 +83,7 @@ func BenchmarkAppend(b *testing.B) {
 func BenchmarkAppendParallel(b *testing.B) {
 	for _, always := range []bool{true, false} {
 		b.Run(syncName(always)+"/events=1", func(b *testing.B) {
-			s, _ := openStore(b, syncOpts(always)...)
+			s, _ := testutil.OpenStore(b, syncOpts(always)...)
 			ctx := context.Background()
 			var g atomic.Int64
 			b.ReportAllocs()
@@ -109,7 +110,7 @@ func BenchmarkAppendParallel(b *testing.B) {
 // BenchmarkRead measures reading and decoding the whole stream (the
 // projection rebuild path); ns/op is per event.
 func BenchmarkRead(b *testing.B) {
-	s, _ := openStore(b, events.WithSyncAlways(false, 0))
+	s, _ := testutil.OpenStore(b, events.WithSyncAlways(false, 0))
 	ctx := context.Background()
 	const commits, per = 20000, 3
 	ex := events.Examples()
@@ -179,7 +180,7 @@ func BenchmarkCodec(b *testing.B) {
 func BenchmarkPublishBaseline(b *testing.B) {
 	for _, always := range []bool{true, false} {
 		b.Run(syncName(always)+"/events=1", func(b *testing.B) {
-			s, _ := openStore(b, syncOpts(always)...)
+			s, _ := testutil.OpenStore(b, syncOpts(always)...)
 			ctx := context.Background()
 			js, err := jetstream.New(events.ConnOf(s))
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/natstest"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // The store's contract on a replicated stream is checked by
@@ -18,8 +19,8 @@ import (
 // test ends.
 func openCluster(t *testing.T, url string, opts ...events.Option) events.Store {
 	t.Helper()
-	s, err := events.Open(ctxT(t), append([]events.Option{events.WithURL(url), events.WithReplicas(3)}, opts...)...)
-	require_NoError(t, err)
+	s, err := events.Open(testutil.Context(t), append([]events.Option{events.WithURL(url), events.WithReplicas(3)}, opts...)...)
+	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
@@ -33,17 +34,17 @@ func TestCluster_StreamIsReplicatedOnEveryNode(t *testing.T) {
 	}
 	c := natstest.StartCluster(t, 3)
 	s := openCluster(t, c.URL(1))
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	var last uint64
 	for i := range 20 {
 		res, err := s.Append(ctx, profileSubj, last, failure(fmt.Sprint("turn-", i), 1)...)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		last = res.Seq
 	}
 	st, err := rawJS(t, s).Stream(ctx, events.StreamName)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	info, err := st.Info(ctx)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if info.Config.Replicas != 3 || info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
 		t.Fatalf("stream config replicas %d, cluster %+v", info.Config.Replicas, info.Cluster)
 	}
@@ -70,7 +71,7 @@ func TestCluster_TwoStoresRacingOneStepID(t *testing.T) {
 	c := natstest.StartCluster(t, 3)
 	a := openCluster(t, c.URL(0))
 	b := openCluster(t, c.URL(2))
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	const rounds = 10
 	for round := range rounds {
 		key := fmt.Sprint("turn-", round)
@@ -108,7 +109,7 @@ func TestCluster_TwoStoresRacingOneStepID(t *testing.T) {
 		}
 		m := jsInspector{}.msg(t, a, ress[won].Seq)
 		var commit events.Commit
-		require_NoError(t, json.Unmarshal(m.Data, &commit))
+		testutil.NoError(t, json.Unmarshal(m.Data, &commit))
 		if m.Subject != subj || commit.Events[0].ID != evs[won].ID {
 			t.Errorf("round %d: stored %s on %s, answered as stored %s", round, commit.Events[0].ID, m.Subject, evs[won].ID)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 func TestExamples_CoverTheCatalog(t *testing.T) {
@@ -29,9 +30,9 @@ func TestCodec_EveryCatalogTypeRoundTrips(t *testing.T) {
 		evs = append(evs, events.New("main", "key:1", t0, p, events.WithCorrelation("turn-01JH8Z")))
 	}
 	body, err := reg.EncodeCommit(evs)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	got, err := reg.DecodeCommit(body, 7, "fledger.main.turn.key:1")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(got) != len(evs) {
 		t.Fatalf("decoded %d events, want %d", len(got), len(evs))
 	}
@@ -47,7 +48,7 @@ func TestCodec_EveryCatalogTypeRoundTrips(t *testing.T) {
 	var c struct {
 		Events []map[string]json.RawMessage `json:"events"`
 	}
-	require_NoError(t, json.Unmarshal(body, &c))
+	testutil.NoError(t, json.Unmarshal(body, &c))
 	if at := string(c.Events[0]["at"]); at != `"2026-01-15T10:00:00Z"` {
 		t.Fatalf("at encoded as %s", at)
 	}

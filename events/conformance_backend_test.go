@@ -10,6 +10,7 @@ import (
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/natstest"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // The backends the conformance suite runs on, and how it looks beneath
@@ -68,7 +69,7 @@ var backends = []struct {
 func embedded(m mode) backend {
 	return backend{
 		open: func(t *testing.T, opts ...events.Option) events.Store {
-			s, _ := openStore(t, opts...)
+			s, _ := testutil.OpenStore(t, opts...)
 			return s
 		},
 		modes: []mode{m}, jetstream: true, look: jsInspector{},
@@ -97,7 +98,7 @@ func cluster3(t *testing.T) backend {
 func openMemory(t *testing.T, opts ...events.Option) events.Store {
 	t.Helper()
 	s, err := events.OpenMemory(opts...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
@@ -105,8 +106,8 @@ func openMemory(t *testing.T, opts ...events.Option) events.Store {
 // replicasOf is the stream's replica count, as Status reports it.
 func replicasOf(t testing.TB, s events.Store) int {
 	t.Helper()
-	st := events.Status(ctxT(t), s)
-	require_NoError(t, st.Err)
+	st := events.Status(testutil.Context(t), s)
+	testutil.NoError(t, st.Err)
 	return st.Replicas
 }
 
@@ -134,7 +135,7 @@ func conn(t testing.TB, s events.Store) *nats.Conn {
 func rawJS(t testing.TB, s events.Store) jetstream.JetStream {
 	t.Helper()
 	js, err := jetstream.New(conn(t, s))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	return js
 }
 
@@ -144,7 +145,7 @@ func (jsInspector) msg(t testing.TB, s events.Store, seq uint64) storedMsg {
 	t.Helper()
 	req, _ := json.Marshal(map[string]uint64{"seq": seq})
 	resp, err := conn(t, s).Request("$JS.API.STREAM.MSG.GET."+events.StreamName, req, 5*time.Second)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var r struct {
 		Message *struct {
 			Subject string `json:"subject"`
@@ -153,14 +154,14 @@ func (jsInspector) msg(t testing.TB, s events.Store, seq uint64) storedMsg {
 		} `json:"message"`
 		Error *jetstream.APIError `json:"error"`
 	}
-	require_NoError(t, json.Unmarshal(resp.Data, &r))
+	testutil.NoError(t, json.Unmarshal(resp.Data, &r))
 	if r.Error != nil || r.Message == nil {
 		t.Fatalf("get message %d: %+v", seq, r.Error)
 	}
 	m := storedMsg{Subject: r.Message.Subject, Data: r.Message.Data, Header: nats.Header{}}
 	if len(r.Message.Hdrs) > 0 {
 		m.Header, err = nats.DecodeHeadersMsg(r.Message.Hdrs)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 	}
 	return m
 }
@@ -168,10 +169,10 @@ func (jsInspector) msg(t testing.TB, s events.Store, seq uint64) storedMsg {
 // state is the leader's stream state.
 func (jsInspector) state(t testing.TB, s events.Store) (msgs, last uint64) {
 	t.Helper()
-	st, err := rawJS(t, s).Stream(ctxT(t), events.StreamName)
-	require_NoError(t, err)
-	info, err := st.Info(ctxT(t))
-	require_NoError(t, err)
+	st, err := rawJS(t, s).Stream(testutil.Context(t), events.StreamName)
+	testutil.NoError(t, err)
+	info, err := st.Info(testutil.Context(t))
+	testutil.NoError(t, err)
 	return info.State.Msgs, info.State.LastSeq
 }
 
@@ -193,8 +194,8 @@ func (memoryInspector) msg(t testing.TB, s events.Store, seq uint64) storedMsg {
 // gaps.
 func (memoryInspector) state(t testing.TB, s events.Store) (msgs, last uint64) {
 	t.Helper()
-	last, err := s.LastSeq(ctxT(t), "")
-	require_NoError(t, err)
+	last, err := s.LastSeq(testutil.Context(t), "")
+	testutil.NoError(t, err)
 	for msgs < last {
 		if _, _, _, ok := events.MemoryMessage(s, msgs+1); !ok {
 			break

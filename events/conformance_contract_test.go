@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // The cases of the new contract: Follow, Cursor and Ledger.
@@ -31,8 +32,8 @@ func (e env) appendMixed(t testing.TB) []committed {
 		{e.profile(), []events.Event{e.cleared(profileID, "2")}},
 	}
 	for _, c := range out {
-		_, err := e.s.Append(ctxT(t), c.subject, events.AnySeq, c.events...)
-		require_NoError(t, err)
+		_, err := e.s.Append(testutil.Context(t), c.subject, events.AnySeq, c.events...)
+		testutil.NoError(t, err)
 	}
 	return out
 }
@@ -52,7 +53,7 @@ func wantCommit(t testing.TB, got events.StoredCommit, seq uint64, want committe
 }
 
 func confFollow(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	want := e.appendMixed(t)
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -64,7 +65,7 @@ func confFollow(t *testing.T, e env) {
 	}
 	later := committed{e.subj(events.AggTurn, "t2"), e.failure("t2")}
 	_, err := e.s.Append(ctx, later.subject, 0, later.events...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantCommit(t, f.next(t, "the new commit"), e.seq(4), later)
 	// Cancelling the context ends it, without an error.
 	cancel()
@@ -72,7 +73,7 @@ func confFollow(t *testing.T, e env) {
 	// From 0 is the stream's first sequence; the caller may stop.
 	n := 0
 	for c, err := range e.s.Follow(ctx, events.FollowOptions{}) {
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if c.Seq != 1 {
 			t.Fatalf("Follow from 0 began at seq %d", c.Seq)
 		}
@@ -86,7 +87,7 @@ func confFollow(t *testing.T, e env) {
 // yielded with its sequence and subject, and no events; so is one Skip
 // names.
 func confFollowDecode(t *testing.T, e env) {
-	ctx, cancel := context.WithCancel(ctxT(t))
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	defer cancel()
 	want := e.appendMixed(t)
 	profiles := func(subject string) bool { return subject == e.profile() }
@@ -98,7 +99,7 @@ func confFollowDecode(t *testing.T, e env) {
 	f.wantEnd(t, nil)
 
 	// Skip leaves a selected commit undecoded too.
-	ctx, cancel = context.WithCancel(ctxT(t))
+	ctx, cancel = context.WithCancel(testutil.Context(t))
 	defer cancel()
 	first := func(seq uint64) bool { return seq == e.seq(1) }
 	f = iterate(e.s.Follow(ctx, events.FollowOptions{From: e.seq(1), Decode: profiles, Skip: first}))
@@ -120,8 +121,8 @@ func (e env) cursor(t testing.TB, suffix string, opts events.CursorOptions) even
 	if opts.Since == 0 {
 		opts.Since = e.seq(1)
 	}
-	c, err := e.s.Cursor(ctxT(t), opts)
-	require_NoError(t, err)
+	c, err := e.s.Cursor(testutil.Context(t), opts)
+	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
@@ -134,8 +135,8 @@ func fetch(t testing.TB, c events.Cursor, n int, seqs ...uint64) []events.Delive
 	if n == 0 {
 		n, wait = 1, shortWait
 	}
-	ds, err := c.Fetch(ctxT(t), n, wait)
-	require_NoError(t, err)
+	ds, err := c.Fetch(testutil.Context(t), n, wait)
+	testutil.NoError(t, err)
 	got := make([]uint64, len(ds))
 	for i, d := range ds {
 		got[i] = d.Seq
@@ -150,7 +151,7 @@ func fetch(t testing.TB, c events.Cursor, n int, seqs ...uint64) []events.Delive
 func ack(t testing.TB, ds ...events.Delivery) {
 	t.Helper()
 	for _, d := range ds {
-		require_NoError(t, d.Ack(ctxT(t)))
+		testutil.NoError(t, d.Ack(testutil.Context(t)))
 	}
 }
 
@@ -173,7 +174,7 @@ func confCursorResume(t *testing.T, e env) {
 	e.appendMixed(t)
 	c := e.cursor(t, "resume", events.CursorOptions{})
 	ack(t, fetch(t, c, 2, e.seq(1), e.seq(2))...)
-	require_NoError(t, c.Close())
+	testutil.NoError(t, c.Close())
 	// Opened again by name, it resumes after what was acknowledged
 	// (Since is for a new cursor only).
 	c = e.cursor(t, "resume", events.CursorOptions{Since: e.seq(2)})
@@ -186,7 +187,7 @@ func confCursorNak(t *testing.T, e env) {
 	e.appendMixed(t)
 	c := e.cursor(t, "nak", events.CursorOptions{})
 	ds := fetch(t, c, 3, e.seq(1), e.seq(2), e.seq(3))
-	require_NoError(t, ds[1].Nak())
+	testutil.NoError(t, ds[1].Nak())
 	ack(t, ds[0], ds[2])
 	appendN(t, e, e.profile(), profileID, 1)
 	// The commit handed back comes first, before the new one.
@@ -214,7 +215,7 @@ func confCursorAckWait(t *testing.T, e env) {
 	fetch(t, c, 1, e.seq(1))
 	// Not acknowledged within AckWait (the reader died): delivered again.
 	d := fetch(t, c, 1, e.seq(1))[0]
-	require_NoError(t, d.InProgress())
+	testutil.NoError(t, d.InProgress())
 	ack(t, d)
 	fetch(t, c, 0)
 }
@@ -231,27 +232,27 @@ func confLedgerEmpty(t *testing.T, e env) {
 	if e.base != 0 {
 		t.Fatalf("the first case's stream has %d messages", e.base)
 	}
-	l, err := e.s.Ledger(ctxT(t))
-	require_NoError(t, err)
+	l, err := e.s.Ledger(testutil.Context(t))
+	testutil.NoError(t, err)
 	wantLedger(t, l, 0)
 	if l.FirstID != "" {
 		t.Fatalf("empty stream's first id %q", l.FirstID)
 	}
-	again, err := e.s.Ledger(ctxT(t))
-	require_NoError(t, err)
+	again, err := e.s.Ledger(testutil.Context(t))
+	testutil.NoError(t, err)
 	if again != l {
 		t.Fatalf("ledger %+v, then %+v", l, again)
 	}
 }
 
 func confLedger(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	before, err := e.s.Ledger(ctx)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantLedger(t, before, e.base)
 	stored := appendN(t, e, e.profile(), profileID, 2)
 	l, err := e.s.Ledger(ctx)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantLedger(t, l, e.seq(2))
 	// The fingerprint does not move; the first id is the message id at
 	// sequence 1 (this case's first commit on a fresh stream).
@@ -267,13 +268,13 @@ func confLedger(t *testing.T, e env) {
 // confClosed: Close ends a follower with ErrClosed, is idempotent, and
 // every later call returns ErrClosed.
 func confClosed(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s := e.s
 	appendN(t, e, e.profile(), profileID, 1)
 	f := iterate(s.Follow(ctx, events.FollowOptions{From: e.seq(1)}))
 	f.next(t, "the stored commit")
-	require_NoError(t, s.Close())
-	require_NoError(t, s.Close())
+	testutil.NoError(t, s.Close())
+	testutil.NoError(t, s.Close())
 	f.wantEnd(t, events.ErrClosed)
 	calls := []struct {
 		name string
@@ -321,14 +322,14 @@ func confCursorOptions(t *testing.T, e env) {
 		{Name: "ok", Batch: -1},
 		{Name: "ok", AckWait: -time.Second},
 	} {
-		_, err := s.Cursor(ctxT(t), o)
-		require_ErrorIs(t, err, events.ErrInvalidOption)
+		_, err := s.Cursor(testutil.Context(t), o)
+		testutil.ErrorIs(t, err, events.ErrInvalidOption)
 	}
-	c, err := s.Cursor(ctxT(t), events.CursorOptions{Name: e.agent + "-Exporter_1-a"})
-	require_NoError(t, err)
-	_, err = c.Fetch(ctxT(t), 0, time.Millisecond)
-	require_ErrorIs(t, err, events.ErrInvalidOption)
-	require_NoError(t, c.Close())
-	_, err = c.Fetch(ctxT(t), 1, time.Millisecond)
-	require_ErrorIs(t, err, events.ErrClosed)
+	c, err := s.Cursor(testutil.Context(t), events.CursorOptions{Name: e.agent + "-Exporter_1-a"})
+	testutil.NoError(t, err)
+	_, err = c.Fetch(testutil.Context(t), 0, time.Millisecond)
+	testutil.ErrorIs(t, err, events.ErrInvalidOption)
+	testutil.NoError(t, c.Close())
+	_, err = c.Fetch(testutil.Context(t), 1, time.Millisecond)
+	testutil.ErrorIs(t, err, events.ErrClosed)
 }

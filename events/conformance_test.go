@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // The store conformance suite: the [events.Store] contract (its interface
@@ -100,8 +101,8 @@ func runConformance(t *testing.T, b backend) {
 					t.Skip("JetStream only: " + why)
 				}
 				s := b.open(t, append([]events.Option{events.WithGroupCommit(m.groupCommit)}, c.opts...)...)
-				base, err := s.LastSeq(ctxT(t), "")
-				require_NoError(t, err)
+				base, err := s.LastSeq(testutil.Context(t), "")
+				testutil.NoError(t, err)
 				c.run(t, env{s: s, agent: agent, base: base, replicas: replicasOf(t, s), mode: m, backend: b})
 			})
 		}
@@ -247,15 +248,15 @@ func sameEvent(t testing.TB, got, sent events.Event, seq uint64, index int, basi
 }
 
 func confLastSeq(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	all, err := events.AggregateFilter(e.agent, events.AggProfile)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	turns, err := events.AggregateFilter(e.agent, events.AggTurn)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	check := func(filter string, want uint64) {
 		t.Helper()
 		got, err := e.s.LastSeq(ctx, filter)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if got != want {
 			t.Fatalf("LastSeq(%q) = %d, want %d", filter, got, want)
 		}
@@ -274,15 +275,15 @@ func confLastSeq(t *testing.T, e env) {
 	check(turns, 3)
 	check(e.subj(events.AggProfile, "none"), 0)
 	_, err = e.s.LastSeq(ctx, "nats.>")
-	require_ErrorIs(t, err, events.ErrInvalidSubject)
+	testutil.ErrorIs(t, err, events.ErrInvalidSubject)
 }
 
 func confAppendOneMessage(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s := e.s
 	evs := e.failure("turn-1")
 	res, err := s.Append(ctx, e.profile(), 0, evs...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(1), false, false)
 	if len(res.Events) != 2 {
 		t.Fatalf("result carries %d events, want 2", len(res.Events))
@@ -304,7 +305,7 @@ func confAppendOneMessage(t *testing.T, e env) {
 	turn := e.subj(events.AggTurn, "turn-2")
 	ok := events.New(e.agent, "turn-2", t0, events.TurnSucceeded{TurnID: "turn-2", Attempts: 1})
 	res, err = s.AppendGuarded(ctx, turn, e.profile(), e.seq(1), ok)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(2), false, false)
 	sameEvent(t, res.Events[0], ok, e.seq(2), 0, 0)
 
@@ -313,7 +314,7 @@ func confAppendOneMessage(t *testing.T, e env) {
 	id := e.agent + " turn-2 after 2"
 	res, err = s.AppendCommit(ctx, events.AppendRequest{Subject: turn, Expected: e.seq(2), MsgID: id, Basis: e.seq(2),
 		Events: []events.Event{step}})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(3), false, false)
 	sameEvent(t, res.Events[0], step, e.seq(3), 0, e.seq(2))
 	if got := e.rawMsg(t, e.seq(3)).Header.Get(jetstream.MsgIDHeader); got != id {
@@ -321,12 +322,12 @@ func confAppendOneMessage(t *testing.T, e env) {
 	}
 	urgent := e.cleared(profileID, "urgent")
 	res, err = s.AppendCommit(ctx, events.AppendRequest{Subject: e.profile(), Expected: e.seq(1), Urgent: true, Events: []events.Event{urgent}})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(4), false, false)
 
 	e.wantStream(t, 4)
 	got, last, err := s.ReadSubject(ctx, e.profile())
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if last != e.seq(4) || len(got) != 3 {
 		t.Fatalf("ReadSubject: %d events up to %d, want 3 up to %d", len(got), last, e.seq(4))
 	}
@@ -336,18 +337,18 @@ func confAppendOneMessage(t *testing.T, e env) {
 }
 
 func confExpectations(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s, p := e.s, e.profile()
 	other := e.subj(events.AggProfile, "other")
 	// 0: the subject has no message yet.
 	res, err := s.Append(ctx, p, 0, e.cleared(profileID, "1"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(1), false, false)
 	_, err = s.Append(ctx, p, 0, e.cleared(profileID, "stale 0"))
 	wantConflict(t, err, p, p, 0, e.seq(1))
 	// Exact.
 	res, err = s.Append(ctx, p, e.seq(1), e.cleared(profileID, "2"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(2), false, false)
 	_, err = s.Append(ctx, p, e.seq(1), e.cleared(profileID, "stale 1"))
 	wantConflict(t, err, p, p, e.seq(1), e.seq(2))
@@ -355,20 +356,20 @@ func confExpectations(t *testing.T, e env) {
 	wantConflict(t, err, p, p, e.seq(7), e.seq(2))
 	// Another subject's expectation is its own: 0, though the stream has more.
 	res, err = s.Append(ctx, other, 0, e.cleared("other", "3"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(3), false, false)
 	// AnySeq: no expectation.
 	res, err = s.Append(ctx, p, events.AnySeq, e.cleared(profileID, "4"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(4), false, false)
 	res, err = s.Append(ctx, other, events.AnySeq, e.cleared("other", "5"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(5), false, false)
 	// The subject's expectation is its own last sequence, not the stream's.
 	_, err = s.Append(ctx, p, e.seq(5), e.cleared(profileID, "stream's last"))
 	wantConflict(t, err, p, p, e.seq(5), e.seq(4))
 	res, err = s.Append(ctx, p, e.seq(4), e.cleared(profileID, "6"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(6), false, false)
 	// Conflicts stored nothing.
 	e.wantStream(t, 6)
@@ -382,7 +383,7 @@ func confExpectations(t *testing.T, e env) {
 // committer holds a message whose guard it is writing until the write is
 // answered, so with it every conflict is 10071.
 func confContentionCodes(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s, p := e.s, e.profile()
 	const writers = 16
 	codes := map[int]int{}
@@ -463,110 +464,110 @@ func confContentionCodes(t *testing.T, e env) {
 }
 
 func confWildcardGuards(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s := e.s
 	const p, q = "openai:a@example.com", "openai:b@example.com"
 	g, err := events.ProfileGuardsOf(e.agent, p)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	og, err := events.ProfileGuardsOf(e.agent, q)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	reset := func(by string) events.Event {
 		return events.New(e.agent, p, t0, events.ProfileSucceeded{ProfileID: p, Provider: "openai", LastUsed: events.Millis(t0), TurnID: by})
 	}
 	// A failure guarded by every subject of the profile.
 	res, err := s.AppendGuarded(ctx, g.Failures, g.AnyOf, 0, e.cleared(p, "f1"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(1), false, false)
 	// A reset guarded by the failures only.
 	res, err = s.AppendGuarded(ctx, g.Resets, g.Failures, e.seq(1), reset("r1"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(2), false, false)
 	// Two resets on the same read do not conflict.
 	res, err = s.AppendGuarded(ctx, g.Resets, g.Failures, e.seq(1), reset("r2"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(3), false, false)
 	// A failure decided on the state before the resets does.
 	_, err = s.AppendGuarded(ctx, g.Failures, g.AnyOf, e.seq(1), e.cleared(p, "stale"))
 	wantConflict(t, err, g.Failures, g.AnyOf, e.seq(1), e.seq(3))
 	// Another profile's guard is untouched.
 	res, err = s.AppendGuarded(ctx, og.Failures, og.AnyOf, 0, e.cleared(q, "other"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(4), false, false)
 	for _, c := range []struct {
 		filter string
 		last   uint64
 	}{{g.AnyOf, e.seq(3)}, {g.Failures, e.seq(1)}, {g.Resets, e.seq(3)}, {og.AnyOf, e.seq(4)}} {
 		last, err := s.LastSeq(ctx, c.filter)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		_, read, err := s.ReadSubject(ctx, c.filter)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if last != c.last || read != c.last {
 			t.Fatalf("%s: LastSeq %d, ReadSubject's last %d, want %d", c.filter, last, read, c.last)
 		}
 	}
 	res, err = s.AppendGuarded(ctx, g.Failures, g.AnyOf, e.seq(3), e.cleared(p, "f2"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(5), false, false)
 	// A '>' filter guards a whole aggregate.
 	all, err := events.AggregateFilter(e.agent, events.AggProfile)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, err = s.AppendGuarded(ctx, og.Failures, all, e.seq(4), e.cleared(q, "stale"))
 	wantConflict(t, err, og.Failures, all, e.seq(4), e.seq(5))
 	res, err = s.AppendGuarded(ctx, og.Failures, all, e.seq(5), e.cleared(q, "b2"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(6), false, false)
 	// A guard that is no fledger filter is refused before publishing.
 	_, err = s.AppendGuarded(ctx, g.Failures, "other.>", 0, e.cleared(p, "x"))
-	require_ErrorIs(t, err, events.ErrInvalidSubject)
+	testutil.ErrorIs(t, err, events.ErrInvalidSubject)
 	e.wantStream(t, 6)
 }
 
 func confResend(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s, p := e.s, e.profile()
 	evs := e.failure("turn-1")
 	first, err := s.Append(ctx, p, 0, evs...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, first, e.seq(1), false, false)
 	// The same commit again (a client retrying after a lost ack): with
 	// its expectation, and without any.
 	again, err := s.Append(ctx, p, 0, evs...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, again, e.seq(1), true, false)
 	again, err = s.Append(ctx, p, events.AnySeq, evs...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, again, e.seq(1), true, false)
 	// After a later commit moved the guard: the server checks the
 	// expectation first (a conflict), the store finds its own id.
 	later, err := s.Append(ctx, p, e.seq(1), e.failure("turn-2")...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, later, e.seq(2), false, false)
 	again, err = s.Append(ctx, p, 0, evs...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, again, e.seq(1), true, false)
 
 	// The same with a wildcard guard moved by another subject.
 	g, err := events.ProfileGuardsOf(e.agent, "openai:a@example.com")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	f := e.cleared("openai:a@example.com", "f")
 	res, err := s.AppendGuarded(ctx, g.Failures, g.AnyOf, 0, f)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(3), false, false)
 	reset := events.New(e.agent, "openai:a@example.com", t0, events.ProfileSucceeded{ProfileID: "openai:a@example.com", Provider: "openai"})
 	res, err = s.AppendGuarded(ctx, g.Resets, g.Failures, e.seq(3), reset)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(4), false, false)
 	res, err = s.AppendGuarded(ctx, g.Failures, g.AnyOf, 0, f)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(3), true, false)
 	res, err = s.AppendCommit(ctx, events.AppendRequest{Subject: g.Resets, Guard: g.Failures, Expected: e.seq(3), Events: []events.Event{reset}})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(4), true, false)
 
 	e.wantStream(t, 4)
 	var ids []string
 	for ev, err := range s.Read(ctx, e.seq(1)) {
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		ids = append(ids, ev.ID)
 	}
 	if want := []string{evs[0].ID, evs[1].ID, later.Events[0].ID, later.Events[1].ID, f.ID, reset.ID}; !slices.Equal(ids, want) {
@@ -580,7 +581,7 @@ func confResend(t *testing.T, e env) {
 // step race with their own commits under the step's message id: one is
 // stored, the others are Taken.
 func confConcurrentResends(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s, p := e.s, e.profile()
 	const senders = 8
 	for round := range 4 {
@@ -655,7 +656,7 @@ func confConcurrentResends(t *testing.T, e env) {
 }
 
 func confTaken(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s := e.s
 	turn := e.subj(events.AggTurn, "turn-1")
 	step := func(n int) events.Event {
@@ -664,30 +665,30 @@ func confTaken(t *testing.T, e env) {
 	mine, theirs := step(1), step(2)
 	id := e.agent + " turn-1 after 0"
 	res, err := s.AppendCommit(ctx, events.AppendRequest{Subject: turn, Expected: 0, MsgID: id, Events: []events.Event{mine}})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(1), false, false)
 	// Another writer deciding the same step: same id, other events.
 	// Without an expectation the server de-duplicates it...
 	res, err = s.AppendCommit(ctx, events.AppendRequest{Subject: turn, Expected: events.AnySeq, MsgID: id, Events: []events.Event{theirs}})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(1), true, true)
 	// ...with its (now stale) expectation the store finds the id.
 	res, err = s.AppendCommit(ctx, events.AppendRequest{Subject: turn, Expected: 0, MsgID: id, Events: []events.Event{theirs}})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(1), true, true)
 	// The first writer re-sending its own commit is not Taken.
 	res, err = s.AppendCommit(ctx, events.AppendRequest{Subject: turn, Expected: 0, MsgID: id, Events: []events.Event{mine}})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(1), true, false)
 	// The id is shared across subjects too: the step's commit may be
 	// stored under the profile.
 	res, err = s.AppendCommit(ctx, events.AppendRequest{Subject: e.profile(), Guard: turn, Expected: 0, MsgID: id,
 		Events: []events.Event{theirs}})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(1), true, true)
 	e.wantStream(t, 1)
 	got, _, err := s.ReadSubject(ctx, turn)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(got) != 1 {
 		t.Fatalf("turn holds %d events, want 1", len(got))
 	}
@@ -698,7 +699,7 @@ func confTaken(t *testing.T, e env) {
 // subject with exact expectations; none conflicts, each result is exact,
 // and the stream holds exactly what was acknowledged.
 func confConcurrentDistinct(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s := e.s
 	const writers, each = 16, 8
 	type ack struct {
@@ -743,7 +744,7 @@ func confConcurrentDistinct(t *testing.T, e env) {
 	seqs := map[uint64]string{}
 	for w := range writers {
 		got, last, err := s.ReadSubject(ctx, e.subj(events.AggTurn, fmt.Sprint("w", w)))
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if len(got) != each || last != acks[w][each-1].seq {
 			t.Fatalf("writer %d: read %d events up to %d, want %d up to %d", w, len(got), last, each, acks[w][each-1].seq)
 		}
@@ -771,7 +772,7 @@ func confConcurrentDistinct(t *testing.T, e env) {
 // (exactly one winner per expectation), and the events are exactly the
 // acknowledged ones.
 func confConcurrentGuarded(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s, p := e.s, e.profile()
 	const writers, each = 16, 4
 	var (
@@ -827,7 +828,7 @@ func confConcurrentGuarded(t *testing.T, e env) {
 		}
 	}
 	got, last, err := s.ReadSubject(ctx, p)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(got) != writers*each || last != e.seq(writers*each) {
 		t.Fatalf("read %d events up to %d, want %d up to %d", len(got), last, writers*each, e.seq(writers*each))
 	}
@@ -852,7 +853,7 @@ func confConcurrentGuarded(t *testing.T, e env) {
 // and field) before anything is stored, under the store's limits (the
 // case's store is opened with 4 KiB and 4 events per commit).
 func confRefusesBadEvents(t *testing.T, e env) {
-	s, ctx := e.s, ctxT(t)
+	s, ctx := e.s, testutil.Context(t)
 	profileSubj := e.profile()
 	good := events.New(e.agent, "openai:user@example.com", t0, events.ProfileCleared{ProfileID: "openai:user@example.com"})
 
@@ -894,7 +895,7 @@ func confRefusesBadEvents(t *testing.T, e env) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := s.Append(ctx, tc.subject, events.AnySeq, tc.evs...)
-			require_ErrorIs(t, err, tc.sentinel)
+			testutil.ErrorIs(t, err, tc.sentinel)
 			var ee *events.EventError
 			if tc.typ != "" || tc.field != "" {
 				if !errors.As(err, &ee) {
@@ -916,13 +917,13 @@ func confRefusesBadEvents(t *testing.T, e env) {
 // and returns the events as stored.
 func appendN(t testing.TB, e env, subj, key string, n int) []events.Event {
 	t.Helper()
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	last, err := e.s.LastSeq(ctx, subj)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var out []events.Event
 	for i := range n {
 		res, err := e.s.Append(ctx, subj, last, e.cleared(key, fmt.Sprint(i)))
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		out = append(out, res.Events...)
 		last = res.Seq
 	}
@@ -930,7 +931,7 @@ func appendN(t testing.TB, e env, subj, key string, n int) []events.Event {
 }
 
 func confReadSubject(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s := e.s
 	a := e.subj(events.AggProfile, "a")
 	b := e.subj(events.AggProfile, "b")
@@ -941,10 +942,10 @@ func confReadSubject(t *testing.T, e env) {
 	}
 	two := e.failure("turn-1") // a commit of two events, under e.profile()
 	_, err := s.Append(ctx, e.profile(), 0, two...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 
 	got, last, err := s.ReadSubject(ctx, a)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if last != e.seq(5) || len(got) != 3 {
 		t.Fatalf("ReadSubject(a): %d events up to %d, want 3 up to %d", len(got), last, e.seq(5))
 	}
@@ -952,9 +953,9 @@ func confReadSubject(t *testing.T, e env) {
 		sameEvent(t, got[i], wantA[i], e.seq(2*i+1), 0, 0)
 	}
 	all, err := events.AggregateFilter(e.agent, events.AggProfile)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	got, last, err = s.ReadSubject(ctx, all)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if last != e.seq(7) || len(got) != 8 {
 		t.Fatalf("ReadSubject(%s): %d events up to %d, want 8 up to %d", all, len(got), last, e.seq(7))
 	}
@@ -970,22 +971,22 @@ func confReadSubject(t *testing.T, e env) {
 		t.Fatalf("ReadSubject(empty) = %v, %d, %v; want nil, 0, nil", got, last, err)
 	}
 	_, _, err = s.ReadSubject(ctx, "other.subject")
-	require_ErrorIs(t, err, events.ErrInvalidSubject)
+	testutil.ErrorIs(t, err, events.ErrInvalidSubject)
 }
 
 // collect reads s from `from` to its end.
 func collect(t testing.TB, s events.Store, from uint64) []events.Event {
 	t.Helper()
 	var out []events.Event
-	for ev, err := range s.Read(ctxT(t), from) {
-		require_NoError(t, err)
+	for ev, err := range s.Read(testutil.Context(t), from) {
+		testutil.NoError(t, err)
 		out = append(out, ev)
 	}
 	return out
 }
 
 func confRead(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s := e.s
 	if got := collect(t, s, e.seq(1)); len(got) != 0 {
 		t.Fatalf("read past the end: %d events", len(got))
@@ -994,7 +995,7 @@ func confRead(t *testing.T, e env) {
 	for i := range 5 {
 		key := fmt.Sprint("t", i)
 		res, err := s.Append(ctx, e.subj(events.AggTurn, key), 0, e.failure(key)...)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		want = append(want, res.Events...)
 	}
 	// From the beginning (0 and 1 alike): every commit of the stream in
@@ -1030,7 +1031,7 @@ func confRead(t *testing.T, e env) {
 	// The caller may stop early.
 	n := 0
 	for _, err := range s.Read(ctx, e.seq(1)) {
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if n++; n == 3 {
 			break
 		}
@@ -1041,7 +1042,7 @@ func confRead(t *testing.T, e env) {
 }
 
 func confWatch(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s := e.s
 	before := appendN(t, e, e.profile(), profileID, 3)
 	wctx, cancel := context.WithCancel(ctx)
@@ -1052,7 +1053,7 @@ func confWatch(t *testing.T, e env) {
 	sameEvent(t, w.next(t, "the 3rd commit"), before[2], e.seq(3), 0, 0)
 	for i := range 3 {
 		res, err := s.Append(ctx, e.subj(events.AggTurn, "w"), events.AnySeq, e.failure(fmt.Sprint("w", i))...)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		sameEvent(t, w.next(t, "a new event"), res.Events[0], e.seq(4+i), 0, 0)
 		sameEvent(t, w.next(t, "a new event"), res.Events[1], e.seq(4+i), 1, 0)
 	}
@@ -1066,19 +1067,19 @@ func confWatch(t *testing.T, e env) {
 // ReadSubject skips them but counts their sequence, so a guarded append
 // expects it.
 func confForeign(t *testing.T, e env) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s, p := e.s, e.profile()
 	js := rawJS(t, s)
 	_, err := js.Publish(ctx, p, []byte("not json"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	good := e.failure("turn-1")
 	_, err = s.Append(ctx, p, e.seq(1), good...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, err = js.Publish(ctx, p, []byte(`{"events":[{"id":"x","type":"Martian","schema_version":1,"payload":{}}]}`))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 
 	evs, last, err := s.ReadSubject(ctx, p)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(evs) != 2 || last != e.seq(3) {
 		t.Fatalf("ReadSubject: %d events up to %d, want 2 up to %d", len(evs), last, e.seq(3))
 	}
@@ -1087,7 +1088,7 @@ func confForeign(t *testing.T, e env) {
 	_, err = s.Append(ctx, p, e.seq(2), e.cleared(profileID, "stale"))
 	wantConflict(t, err, p, p, e.seq(2), e.seq(3))
 	res, err := s.Append(ctx, p, e.seq(3), e.cleared(profileID, "after"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantResult(t, res, e.seq(4), false, false)
 
 	var bad, ok []uint64

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // crashChildEnv names the data directory a re-executed test binary appends
@@ -29,8 +30,8 @@ func TestCrash_KilledProcessKeepsEveryAcknowledgedAppend(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrash_KilledProcessKeepsEveryAcknowledgedAppend$")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
 	out, err := cmd.StdoutPipe()
-	require_NoError(t, err)
-	require_NoError(t, cmd.Start())
+	testutil.NoError(t, err)
+	testutil.NoError(t, cmd.Start())
 	acked := map[uint64]bool{}
 	sc := bufio.NewScanner(out)
 	for sc.Scan() && len(acked) < 50 {
@@ -38,17 +39,17 @@ func TestCrash_KilledProcessKeepsEveryAcknowledgedAppend(t *testing.T) {
 			acked[seq] = true
 		}
 	}
-	require_NoError(t, cmd.Process.Kill())
+	testutil.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
 	if len(acked) < 50 {
 		t.Fatalf("child acknowledged only %d appends", len(acked))
 	}
 
-	s, err := events.Open(ctxT(t), events.WithDataDir(dir))
-	require_NoError(t, err)
+	s, err := events.Open(testutil.Context(t), events.WithDataDir(dir))
+	testutil.NoError(t, err)
 	defer s.Close()
-	got, _, err := s.ReadSubject(ctxT(t), profileSubj)
-	require_NoError(t, err)
+	got, _, err := s.ReadSubject(testutil.Context(t), profileSubj)
+	testutil.NoError(t, err)
 	stored := map[uint64]bool{}
 	for _, ev := range got {
 		stored[ev.Seq] = true
@@ -102,20 +103,20 @@ func TestOpen_SecondProcessOnSameDirGetsAClearError(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestOpen_SecondProcessOnSameDirGetsAClearError$")
 	cmd.Env = append(os.Environ(), lockChildEnv+"="+dir)
 	stdin, err := cmd.StdinPipe()
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	out, err := cmd.StdoutPipe()
-	require_NoError(t, err)
-	require_NoError(t, cmd.Start())
+	testutil.NoError(t, err)
+	testutil.NoError(t, cmd.Start())
 	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
 		_ = cmd.Process.Kill()
 		t.Fatalf("child said %q", line)
 	}
-	_, err = events.Open(ctxT(t), events.WithDataDir(dir))
-	require_ErrorIs(t, err, events.ErrLocked)
+	_, err = events.Open(testutil.Context(t), events.WithDataDir(dir))
+	testutil.ErrorIs(t, err, events.ErrLocked)
 	t.Logf("second process error: %v", err)
 	_ = stdin.Close()
-	require_NoError(t, cmd.Wait())
-	s, err := events.Open(ctxT(t), events.WithDataDir(dir))
-	require_NoError(t, err)
+	testutil.NoError(t, cmd.Wait())
+	s, err := events.Open(testutil.Context(t), events.WithDataDir(dir))
+	testutil.NoError(t, err)
 	_ = s.Close()
 }

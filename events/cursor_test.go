@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // appendTurns stores n one-commit turns t-1..t-n on st.
@@ -13,8 +14,8 @@ func appendTurns(t *testing.T, st events.Store, n int) {
 	t.Helper()
 	for i := 1; i <= n; i++ {
 		id := fmt.Sprint("t-", i)
-		_, err := st.Append(ctxT(t), events.MustSubject("main", events.AggTurn, id), 0, failure(id, 1)[0])
-		require_NoError(t, err)
+		_, err := st.Append(testutil.Context(t), events.MustSubject("main", events.AggTurn, id), 0, failure(id, 1)[0])
+		testutil.NoError(t, err)
 	}
 }
 
@@ -22,8 +23,8 @@ func appendTurns(t *testing.T, st events.Store, n int) {
 // first) and returns them and their sequences.
 func fetchSeqs(t *testing.T, c events.Cursor, n int) ([]events.Delivery, []uint64) {
 	t.Helper()
-	ds, err := c.Fetch(ctxT(t), n, 10*time.Second)
-	require_NoError(t, err)
+	ds, err := c.Fetch(testutil.Context(t), n, 10*time.Second)
+	testutil.NoError(t, err)
 	seqs := make([]uint64, len(ds))
 	for i, d := range ds {
 		seqs[i] = d.Seq
@@ -34,7 +35,7 @@ func fetchSeqs(t *testing.T, c events.Cursor, n int) ([]events.Delivery, []uint6
 func ackAll(t *testing.T, ds []events.Delivery) {
 	t.Helper()
 	for _, d := range ds {
-		require_NoError(t, d.Ack(ctxT(t)))
+		testutil.NoError(t, d.Ack(testutil.Context(t)))
 	}
 }
 
@@ -42,9 +43,9 @@ func ackAll(t *testing.T, ds []events.Delivery) {
 // subjects; what was acknowledged is not delivered again when the cursor
 // is opened again, on a restarted server too.
 func TestCursor_ResumesAfterReopen(t *testing.T) {
-	st, dir := openStore(t)
+	st, dir := testutil.OpenStore(t)
 	appendTurns(t, st, 5)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	for _, tc := range []struct {
 		name  string
 		since uint64
@@ -55,7 +56,7 @@ func TestCursor_ResumesAfterReopen(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := st.Cursor(ctx, events.CursorOptions{Name: fmt.Sprint("since-", tc.since), Since: tc.since, Batch: 10})
-			require_NoError(t, err)
+			testutil.NoError(t, err)
 			ds, seqs := fetchSeqs(t, c, 3)
 			if fmt.Sprint(seqs) != tc.want {
 				t.Fatalf("delivered %v, want %s", seqs, tc.want)
@@ -66,16 +67,16 @@ func TestCursor_ResumesAfterReopen(t *testing.T) {
 				}
 			}
 			ackAll(t, ds)
-			require_NoError(t, c.Close())
+			testutil.NoError(t, c.Close())
 		})
 	}
-	require_NoError(t, st.Close())
+	testutil.NoError(t, st.Close())
 
 	st2, err := events.Open(ctx, events.WithDataDir(dir))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer st2.Close()
 	c, err := st2.Cursor(ctx, events.CursorOptions{Name: "since-0", Batch: 10})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer c.Close()
 	ds, seqs := fetchSeqs(t, c, 10)
 	if fmt.Sprint(seqs) != "[4 5]" {
@@ -90,7 +91,7 @@ func TestCursor_ResumesAfterReopen(t *testing.T) {
 // A commit handed back (Nak) or left unacknowledged past AckWait is
 // delivered again.
 func TestCursor_Redelivery(t *testing.T) {
-	st, _ := openStore(t)
+	st, _ := testutil.OpenStore(t)
 	appendTurns(t, st, 1)
 	for _, tc := range []struct {
 		name, cursor string
@@ -100,14 +101,14 @@ func TestCursor_Redelivery(t *testing.T) {
 		{"ack wait passed", "redeliver-unacked", func(events.Delivery) error { return nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := st.Cursor(ctxT(t), events.CursorOptions{Name: tc.cursor, AckWait: 300 * time.Millisecond})
-			require_NoError(t, err)
+			c, err := st.Cursor(testutil.Context(t), events.CursorOptions{Name: tc.cursor, AckWait: 300 * time.Millisecond})
+			testutil.NoError(t, err)
 			defer c.Close()
 			ds, seqs := fetchSeqs(t, c, 1)
 			if fmt.Sprint(seqs) != "[1]" {
 				t.Fatalf("delivered %v", seqs)
 			}
-			require_NoError(t, tc.handle(ds[0]))
+			testutil.NoError(t, tc.handle(ds[0]))
 			ds, seqs = fetchSeqs(t, c, 1)
 			if fmt.Sprint(seqs) != "[1]" {
 				t.Fatalf("redelivered %v, want [1]", seqs)

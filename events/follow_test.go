@@ -6,16 +6,17 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // followN follows st with opts and returns the first n commits yielded.
 func followN(t *testing.T, st events.Store, opts events.FollowOptions, n int) []events.StoredCommit {
 	t.Helper()
-	ctx, cancel := context.WithCancel(ctxT(t))
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	defer cancel()
 	var out []events.StoredCommit
 	for c, err := range st.Follow(ctx, opts) {
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		out = append(out, c)
 		if len(out) == n {
 			break
@@ -29,15 +30,15 @@ func followN(t *testing.T, st events.Store, opts events.FollowOptions, n int) []
 // DecodeError naming it; Decode selects what is decoded, Skip leaves a
 // commit undecoded, and From is where following starts.
 func TestFollow_WholeCommitsWithSubjects(t *testing.T) {
-	st, _ := openStore(t)
-	ctx := ctxT(t)
+	st, _ := testutil.OpenStore(t)
+	ctx := testutil.Context(t)
 	turnSubj := events.MustSubject("main", events.AggTurn, "turn-1")
 	_, err := st.Append(ctx, profileSubj, 0, failure("turn-1", 1)...) // 1: two events
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, err = events.ConnOf(st).Request("fledger.main.turn.oops", []byte("hello"), 5e9) // 2: stray
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, err = st.Append(ctx, turnSubj, 0, failure("turn-1", 2)[0]) // 3: one event
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 
 	onlyTurns := func(subject string) bool { return strings.Contains(subject, ".turn.") }
 	for _, tc := range []struct {
@@ -82,8 +83,8 @@ func TestFollow_WholeCommitsWithSubjects(t *testing.T) {
 
 // A commit stored while a follower waits is yielded to it.
 func TestFollow_YieldsNewCommits(t *testing.T) {
-	st, _ := openStore(t)
-	ctx := ctxT(t)
+	st, _ := testutil.OpenStore(t)
+	ctx := testutil.Context(t)
 	got := make(chan events.StoredCommit, 1)
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -96,7 +97,7 @@ func TestFollow_YieldsNewCommits(t *testing.T) {
 		}
 	}()
 	res, err := st.Append(ctx, profileSubj, 0, failure("turn-1", 1)...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	select {
 	case c := <-got:
 		if c.Seq != res.Seq || len(c.Events) != 2 {
@@ -110,8 +111,8 @@ func TestFollow_YieldsNewCommits(t *testing.T) {
 // Closing the store ends following with ErrClosed; a store already
 // closed yields it at once.
 func TestFollow_EndsWithErrClosed(t *testing.T) {
-	st, _ := openStore(t)
-	ctx := ctxT(t)
+	st, _ := testutil.OpenStore(t)
+	ctx := testutil.Context(t)
 	first := make(chan uint64, 1)
 	ended := make(chan error, 1)
 	go func() {
@@ -125,13 +126,13 @@ func TestFollow_EndsWithErrClosed(t *testing.T) {
 		ended <- nil
 	}()
 	_, err := st.Append(ctx, profileSubj, 0, failure("turn-1", 1)...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	<-first
-	require_NoError(t, st.Close())
-	require_ErrorIs(t, <-ended, events.ErrClosed)
+	testutil.NoError(t, st.Close())
+	testutil.ErrorIs(t, <-ended, events.ErrClosed)
 	yielded := false
 	for _, err := range st.Follow(ctx, events.FollowOptions{}) {
-		require_ErrorIs(t, err, events.ErrClosed)
+		testutil.ErrorIs(t, err, events.ErrClosed)
 		yielded = true
 	}
 	if !yielded {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // A damaged message block (64 bytes zeroed in the middle, as in the
@@ -19,28 +20,28 @@ import (
 // before the message after it, and every other message is still read.
 func TestRead_DamagedBlockIsAGapNamedBySequence(t *testing.T) {
 	dir := t.TempDir()
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	st, err := events.Open(ctx, events.WithDataDir(dir))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	const n = 40
 	for i := 1; i <= n; i++ {
 		_, err := st.Append(ctx, events.MustSubject("main", events.AggTurn, fmt.Sprintf("t-%d", i)), 0, failure(fmt.Sprintf("t-%d", i), 1)...)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 	}
-	require_NoError(t, st.Close())
+	testutil.NoError(t, st.Close())
 
 	blocks, _ := filepath.Glob(filepath.Join(dir, "jetstream", "*", "streams", events.StreamName, "msgs", "*.blk"))
 	if len(blocks) != 1 {
 		t.Fatalf("message blocks %v", blocks)
 	}
 	b, err := os.ReadFile(blocks[0])
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	off := len(b) / 2
 	copy(b[off:off+64], make([]byte, 64))
-	require_NoError(t, os.WriteFile(blocks[0], b, 0o600))
+	testutil.NoError(t, os.WriteFile(blocks[0], b, 0o600))
 
 	st, err = events.Open(ctx, events.WithDataDir(dir))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer st.Close()
 
 	read := func(seq func(yield func(events.Event, error) bool), stopAt uint64) (seen map[uint64]bool, gaps [][2]uint64) {
@@ -142,17 +143,17 @@ func TestGapText(t *testing.T) {
 // A stray message is reported with its sequence, subject, size and why,
 // and reading goes on.
 func TestRead_StrayMessageNamesSubjectSizeAndReason(t *testing.T) {
-	st, _ := openStore(t)
-	ctx := ctxT(t)
+	st, _ := testutil.OpenStore(t)
+	ctx := testutil.Context(t)
 	_, err := st.Append(ctx, profileSubj, 0, failure("turn-1", 1)...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	m, err := events.ConnOf(st).Request("fledger.main.turn.oops", []byte("hello"), 5e9)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !strings.Contains(string(m.Data), `"seq":2`) {
 		t.Fatalf("publish ack %s", m.Data)
 	}
 	_, err = st.Append(ctx, profileSubj, 1, failure("turn-1", 2)...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var good int
 	var bad []*events.DecodeError
 	for _, err := range st.Read(ctx, 1) {
@@ -161,7 +162,7 @@ func TestRead_StrayMessageNamesSubjectSizeAndReason(t *testing.T) {
 			bad = append(bad, de)
 			continue
 		}
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		good++
 	}
 	if good != 4 || len(bad) != 1 || bad[0].Seq != 2 || bad[0].Subject != "fledger.main.turn.oops" || bad[0].Size != 5 ||

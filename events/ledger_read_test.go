@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // Ledger names the stream by its creation time and first commit's id:
@@ -11,40 +12,40 @@ import (
 // commit's id and is the same ledger as before; reopened it is unchanged;
 // another data directory is another ledger.
 func TestLedger_Fingerprint(t *testing.T) {
-	st, dir := openStore(t)
-	ctx := ctxT(t)
+	st, dir := testutil.OpenStore(t)
+	ctx := testutil.Context(t)
 	empty, err := st.Ledger(ctx)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if empty.Stream != events.StreamName || empty.Created.IsZero() || empty.FirstID != "" || empty.LastSeq != 0 {
 		t.Fatalf("empty ledger %+v", empty)
 	}
 	evs := failure("turn-1", 1)
 	_, err = st.Append(ctx, profileSubj, 0, evs...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	full, err := st.Ledger(ctx)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if full.FirstID != evs[0].ID || full.LastSeq != 1 || !full.Same(empty) || !full.Created.Equal(empty.Created) {
 		t.Fatalf("ledger after the first commit %+v (empty %+v)", full, empty)
 	}
-	require_NoError(t, st.Close())
+	testutil.NoError(t, st.Close())
 
 	st2, err := events.Open(ctx, events.WithDataDir(dir))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer st2.Close()
 	again, err := st2.Ledger(ctx)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if again != full {
 		t.Fatalf("reopened ledger %+v, want %+v", again, full)
 	}
-	other, _ := openStore(t)
+	other, _ := testutil.OpenStore(t)
 	_, err = other.Append(ctx, profileSubj, 0, failure("turn-1", 1)...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	ol, err := other.Ledger(ctx)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if ol.Same(full) {
 		t.Fatalf("two data directories are one ledger: %v and %v", ol, full)
 	}
-	require_NoError(t, st2.Close())
+	testutil.NoError(t, st2.Close())
 	_, err = st2.Ledger(ctx)
-	require_ErrorIs(t, err, events.ErrClosed)
+	testutil.ErrorIs(t, err, events.ErrClosed)
 }

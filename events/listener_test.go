@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // listenerPassword reads a user's password from a credentials file the
@@ -21,9 +22,9 @@ import (
 func listenerPassword(t testing.TB, dir, file string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, file))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var c struct{ User, Password, URL string }
-	require_NoError(t, json.Unmarshal(b, &c))
+	testutil.NoError(t, json.Unmarshal(b, &c))
 	if c.Password == "" {
 		t.Fatalf("%s holds no password", file)
 	}
@@ -36,11 +37,11 @@ func listenerPassword(t testing.TB, dir, file string) string {
 // still appends; a second writer process gets in with the writer's
 // credentials from the data directory.
 func TestListener_AnonymousRefusedReaderReadOnly(t *testing.T) {
-	st, dir := openStore(t, events.WithListen(0), events.WithReaderRequests("fledgerapi.v1.health"))
+	st, dir := testutil.OpenStore(t, events.WithListen(0), events.WithReaderRequests("fledgerapi.v1.health"))
 	url := st.ClientURL()
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	_, err := st.Append(ctx, profileSubj, 0, failure("turn-1", 1)...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 
 	// Anonymous: refused at connect, by the store and by a raw client.
 	nc, err := nats.Connect(url, nats.NoReconnect())
@@ -51,7 +52,7 @@ func TestListener_AnonymousRefusedReaderReadOnly(t *testing.T) {
 		t.Fatalf("anonymous connect: %v, want %v", err, nats.ErrAuthorization)
 	}
 	_, err = events.Open(ctx, events.WithURL(url))
-	require_ErrorIs(t, err, nats.ErrAuthorization)
+	testutil.ErrorIs(t, err, nats.ErrAuthorization)
 	// The data directory's credentials are not sent to another port.
 	_, err = events.Open(ctx, events.WithURL("nats://127.0.0.1:1"), events.WithListenerCredentials(dir, events.ReadWrite), events.WithTimeout(time.Second))
 	if err == nil {
@@ -60,10 +61,10 @@ func TestListener_AnonymousRefusedReaderReadOnly(t *testing.T) {
 
 	// The reader through the store: reads and watches, cannot append.
 	rd, err := events.Open(ctx, events.WithURL(url), events.WithListenerCredentials(dir, events.ReadOnly), events.WithTimeout(time.Second))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer rd.Close()
 	got, last, err := rd.ReadSubject(ctx, profileSubj)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(got) != 2 || last != 1 {
 		t.Fatalf("the reader read %d events up to %d", len(got), last)
 	}
@@ -80,22 +81,22 @@ func TestListener_AnonymousRefusedReaderReadOnly(t *testing.T) {
 	}()
 	// Refused at once, naming why (the server would only drop it).
 	_, err = rd.Append(ctx, profileSubj, 1, failure("turn-2", 2)...)
-	require_ErrorIs(t, err, events.ErrReadOnly)
+	testutil.ErrorIs(t, err, events.ErrReadOnly)
 
 	// The reader raw: subscribes to fledger.>, but its publishes into it
 	// and to the stream's API are refused, and nothing is stored.
 	perm := make(chan error, 8)
 	rnc, err := nats.Connect(url, nats.UserInfo(events.ReaderUser, listenerPassword(t, dir, events.ReaderCredentialsFile)),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { perm <- err }))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer rnc.Close()
 	sub, err := rnc.SubscribeSync(events.SubjectPrefix + ".>")
-	require_NoError(t, err)
-	require_NoError(t, rnc.Flush())
+	testutil.NoError(t, err)
+	testutil.NoError(t, rnc.Flush())
 	for _, subj := range []string{"fledger.main.turn.oops", "$JS.API.STREAM.DELETE." + events.StreamName,
 		"$JS.API.STREAM.PURGE." + events.StreamName, "$JS.API.STREAM.UPDATE." + events.StreamName, "fledgerapi.v1.turns.begin"} {
-		require_NoError(t, rnc.Publish(subj, []byte(`{"x":1}`)))
-		require_NoError(t, rnc.Flush())
+		testutil.NoError(t, rnc.Publish(subj, []byte(`{"x":1}`)))
+		testutil.NoError(t, rnc.Flush())
 		select {
 		case err := <-perm:
 			if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), subj) {
@@ -106,7 +107,7 @@ func TestListener_AnonymousRefusedReaderReadOnly(t *testing.T) {
 		}
 	}
 	js, err := jetstream.New(rnc)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	jctx, cancel := context.WithTimeout(ctx, time.Second)
 	_, err = js.Publish(jctx, "fledger.main.turn.oops", []byte("hello"))
 	cancel()
@@ -115,8 +116,8 @@ func TestListener_AnonymousRefusedReaderReadOnly(t *testing.T) {
 	}
 	<-perm
 	// A read-only request subject given with WithReaderRequests is allowed.
-	require_NoError(t, rnc.Publish("fledgerapi.v1.health", nil))
-	require_NoError(t, rnc.Flush())
+	testutil.NoError(t, rnc.Publish("fledgerapi.v1.health", nil))
+	testutil.NoError(t, rnc.Flush())
 	select {
 	case err := <-perm:
 		t.Fatalf("read-only request refused: %v", err)
@@ -129,15 +130,15 @@ func TestListener_AnonymousRefusedReaderReadOnly(t *testing.T) {
 	// fledger itself appends; a second writer process too; the reader
 	// sees both, raw and through Watch.
 	_, err = st.Append(ctx, profileSubj, 1, failure("turn-2", 2)...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wr, err := events.Open(ctx, events.WithURL(strings.Replace(url, "127.0.0.1", "localhost", 1)), events.WithListenerCredentials(dir, events.ReadWrite))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer wr.Close()
 	_, err = wr.Append(ctx, profileSubj, 2, failure("turn-3", 3)...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	for want := uint64(2); want <= 3; want++ {
 		m, err := sub.NextMsg(5 * time.Second)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if !strings.HasPrefix(m.Subject, events.SubjectPrefix+".") {
 			t.Fatalf("raw subscription got %s", m.Subject)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // The in-memory store's own properties; the Store contract it shares
@@ -44,11 +45,11 @@ func TestOpenMemory_OptionsThatNeedAServerAreRefused(t *testing.T) {
 	} {
 		s, err := events.OpenMemory(c.opt)
 		if c.name == "" {
-			require_NoError(t, err)
-			require_NoError(t, s.Close())
+			testutil.NoError(t, err)
+			testutil.NoError(t, s.Close())
 			continue
 		}
-		require_ErrorIs(t, err, events.ErrInvalidOption)
+		testutil.ErrorIs(t, err, events.ErrInvalidOption)
 		if !strings.Contains(err.Error(), c.name) {
 			t.Errorf("error %q does not name %s", err, c.name)
 		}
@@ -58,8 +59,8 @@ func TestOpenMemory_OptionsThatNeedAServerAreRefused(t *testing.T) {
 // A commit read from the in-memory store equals the same commit read from
 // the JetStream store: same events, sequences, indexes and basis.
 func TestOpenMemory_ReadsAsTheJetStreamStoreReads(t *testing.T) {
-	ctx := ctxT(t)
-	js, _ := openStore(t)
+	ctx := testutil.Context(t)
+	js, _ := testutil.OpenStore(t)
 	mem := openMemory(t)
 	commits := []events.AppendRequest{
 		{Subject: profileSubj, Expected: 0, Events: failure("turn-1", 1)},
@@ -68,9 +69,9 @@ func TestOpenMemory_ReadsAsTheJetStreamStoreReads(t *testing.T) {
 	}
 	for _, req := range commits {
 		a, err := js.AppendCommit(ctx, req)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		b, err := mem.AppendCommit(ctx, req)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("append results differ:\njetstream %+v\nmemory    %+v", a, b)
 		}
@@ -85,18 +86,18 @@ func TestOpenMemory_ReadsAsTheJetStreamStoreReads(t *testing.T) {
 func TestOpenMemory_DuplicateWindowEnds(t *testing.T) {
 	const window = 100 * time.Millisecond
 	s := openMemory(t, events.WithDuplicateWindow(window))
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	evs := failure("turn-1", 1)
 	res, err := s.Append(ctx, profileSubj, events.AnySeq, evs...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	res, err = s.Append(ctx, profileSubj, events.AnySeq, evs...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !res.Duplicate || res.Seq != 1 {
 		t.Fatalf("re-sent within the window: %+v", res)
 	}
 	time.Sleep(window + 10*time.Millisecond)
 	res, err = s.Append(ctx, profileSubj, events.AnySeq, evs...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if res.Duplicate || res.Seq != 2 {
 		t.Fatalf("re-sent after the window: %+v, want stored at 2", res)
 	}
@@ -108,14 +109,14 @@ func TestOpenMemory_StatusAndIdentity(t *testing.T) {
 	s := openMemory(t)
 	appendN(t, env{s: s, agent: "main"}, profileSubj, profileID, 2)
 	want := events.StreamStatus{Connected: true, Server: "memory", Leader: "memory", Replicas: 1, Current: 1, LastSeq: 2}
-	if st := events.Status(ctxT(t), s); !reflect.DeepEqual(st, want) {
+	if st := events.Status(testutil.Context(t), s); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status %+v, want %+v", st, want)
 	}
 	if events.IsReadOnly(s) || events.ConnOf(s) != nil || s.ClientURL() != "" {
 		t.Fatalf("read-only %v, connection %v, client URL %q", events.IsReadOnly(s), events.ConnOf(s), s.ClientURL())
 	}
-	require_NoError(t, s.Close())
-	if st := events.Status(ctxT(t), s); st.Connected || !errors.Is(st.Err, events.ErrClosed) {
+	testutil.NoError(t, s.Close())
+	if st := events.Status(testutil.Context(t), s); st.Connected || !errors.Is(st.Err, events.ErrClosed) {
 		t.Fatalf("status after Close %+v", st)
 	}
 }
@@ -124,9 +125,9 @@ func TestOpenMemory_StatusAndIdentity(t *testing.T) {
 // error, Follow with ErrClosed, a Fetch with ErrClosed.
 func TestOpenMemory_CloseEndsWaitingReaders(t *testing.T) {
 	s := openMemory(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	c, err := s.Cursor(ctx, events.CursorOptions{Name: "exporter", Since: 2}) // waits for a commit to come
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	fetched := make(chan error, 1)
 	go func() {
 		_, err := c.Fetch(ctx, 1, time.Hour)
@@ -137,12 +138,12 @@ func TestOpenMemory_CloseEndsWaitingReaders(t *testing.T) {
 	f := iterate(s.Follow(ctx, events.FollowOptions{}))
 	w.next(t, "the stored event")
 	f.next(t, "the stored commit") // both are running: now they wait
-	require_NoError(t, s.Close())
+	testutil.NoError(t, s.Close())
 	w.wantEnd(t, nil)
 	f.wantEnd(t, events.ErrClosed)
 	select {
 	case err := <-fetched:
-		require_ErrorIs(t, err, events.ErrClosed)
+		testutil.ErrorIs(t, err, events.ErrClosed)
 	case <-time.After(hangLimit):
 		t.Fatal("fetch still waiting after Close")
 	}
@@ -152,7 +153,7 @@ func TestOpenMemory_CloseEndsWaitingReaders(t *testing.T) {
 // in order.
 func TestOpenMemory_ConcurrentWritersAndFollowers(t *testing.T) {
 	s := openMemory(t)
-	ctx, cancel := context.WithCancel(ctxT(t))
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	defer cancel()
 	const writers, each, followers = 8, 25, 4
 	var fw sync.WaitGroup

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // chainAppends runs writers goroutines, each appending n commits to its own
@@ -17,7 +18,7 @@ import (
 // once, and checks every append was stored where its ack says, in order.
 func chainAppends(t *testing.T, s events.Store, writers, n int) {
 	t.Helper()
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	var wg sync.WaitGroup
 	errc := make(chan error, writers)
 	for w := range writers {
@@ -56,7 +57,7 @@ func chainAppends(t *testing.T, s events.Store, writers, n int) {
 // Concurrent appends through the group committer: each gets its exact
 // result and the flushes that carried them add up.
 func TestGroupCommit_ConcurrentAppendsExact(t *testing.T) {
-	s, _ := openStore(t)
+	s, _ := testutil.OpenStore(t)
 	chainAppends(t, s, 64, 10)
 	st := events.GroupCommitStats(s)
 	if st.Single+st.BatchedMsgs == 0 || st.Single+st.Pipelined+st.Batches == 0 {
@@ -70,21 +71,21 @@ func TestGroupCommit_ConcurrentAppendsExact(t *testing.T) {
 func TestGroupCommit_StreamWithoutAtomicPublish(t *testing.T) {
 	dir := t.TempDir()
 	s, err := events.Open(context.Background(), events.WithDataDir(dir), events.WithListen(0))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	nc, err := nats.Connect(s.ClientURL(), nats.UserInfo(events.WriterUser, listenerPassword(t, dir, events.WriterCredentialsFile)))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	js, _ := jetstream.New(nc)
-	str, err := js.Stream(ctxT(t), events.StreamName)
-	require_NoError(t, err)
+	str, err := js.Stream(testutil.Context(t), events.StreamName)
+	testutil.NoError(t, err)
 	cfg := str.CachedInfo().Config
 	cfg.AllowAtomicPublish = false
-	_, err = js.UpdateStream(ctxT(t), cfg)
-	require_NoError(t, err)
+	_, err = js.UpdateStream(testutil.Context(t), cfg)
+	testutil.NoError(t, err)
 	nc.Close()
-	require_NoError(t, s.Close())
+	testutil.NoError(t, s.Close())
 
 	s2, err := events.Open(context.Background(), events.WithDataDir(dir))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = s2.Close() })
 	chainAppends(t, s2, 32, 5)
 	if st := events.GroupCommitStats(s2); st.Batches != 0 {

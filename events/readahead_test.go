@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // TestRead_DecodeAheadKeepsOrderAndStops reads a stream longer than many
@@ -16,21 +17,21 @@ import (
 // consumer that stops early or whose context ends leaves no goroutine
 // behind, and a cancelled read ends with the context's error.
 func TestRead_DecodeAheadKeepsOrderAndStops(t *testing.T) {
-	s, _ := openStore(t)
-	ctx := ctxT(t)
+	s, _ := testutil.OpenStore(t)
+	ctx := testutil.Context(t)
 	const commits = 2500
 	for i := range commits {
 		key := fmt.Sprintf("p%d", i)
 		ev := events.New("main", key, t0, events.ProfileCleared{ProfileID: key, By: "test"})
 		_, err := s.Append(ctx, events.MustSubject("main", events.AggProfile, key), events.AnySeq, ev)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 	}
 	before := runtime.NumGoroutine()
 
 	var seq uint64
 	n := 0
 	for ev, err := range s.Read(ctx, 1) {
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if ev.Seq != seq+1 || ev.Data.(events.ProfileCleared).ProfileID != fmt.Sprintf("p%d", n) {
 			t.Fatalf("event %d: seq %d after %d, payload %+v", n, ev.Seq, seq, ev.Data)
 		}
@@ -44,7 +45,7 @@ func TestRead_DecodeAheadKeepsOrderAndStops(t *testing.T) {
 	// From the middle, stopping early.
 	n = 0
 	for ev, err := range s.Read(ctx, 1001) {
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if ev.Seq != uint64(1001+n) {
 			t.Fatalf("seq %d, want %d", ev.Seq, 1001+n)
 		}
@@ -72,16 +73,15 @@ func TestRead_DecodeAheadKeepsOrderAndStops(t *testing.T) {
 	}
 
 	evs, lastSeq, err := s.ReadSubject(ctx, "fledger.main.profile.>")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(evs) != commits || lastSeq != commits {
 		t.Fatalf("ReadSubject: %d events, last %d", len(evs), lastSeq)
 	}
 
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if g := runtime.NumGoroutine(); g > before {
-		t.Fatalf("%d goroutines after the reads, %d before", g, before)
-	}
+	testutil.CheckFor(t, 5*time.Second, 10*time.Millisecond, func() error {
+		if g := runtime.NumGoroutine(); g > before {
+			return fmt.Errorf("%d goroutines after the reads, %d before", g, before)
+		}
+		return nil
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // withoutNATS is a Store that is not the JetStream one (as the in-memory
@@ -17,18 +18,18 @@ type withoutNATS struct{ events.Store }
 // NATS is refused with ErrNoConnection, for the service and for the raw
 // dependency measurements alike.
 func TestAddService_OnTheStoresConnection(t *testing.T) {
-	st, _ := openStore(t)
+	st, _ := testutil.OpenStore(t)
 	svc, err := events.AddService(st, micro.Config{Name: "fledger-test", Version: "1.0.0"})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if info := svc.Info(); info.Name != "fledger-test" {
 		t.Fatalf("service info %+v", info)
 	}
-	require_NoError(t, svc.Stop())
+	testutil.NoError(t, svc.Stop())
 
 	_, err = events.AddService(withoutNATS{st}, micro.Config{Name: "fledger-test", Version: "1.0.0"})
-	require_ErrorIs(t, err, events.ErrNoConnection)
+	testutil.ErrorIs(t, err, events.ErrNoConnection)
 	_, err = events.NewRawBench(context.Background(), withoutNATS{st}, 1, false)
-	require_ErrorIs(t, err, events.ErrNoConnection)
+	testutil.ErrorIs(t, err, events.ErrNoConnection)
 	_, err = events.NewRawReader(context.Background(), withoutNATS{st})
-	require_ErrorIs(t, err, events.ErrNoConnection)
+	testutil.ErrorIs(t, err, events.ErrNoConnection)
 }

@@ -16,19 +16,20 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 func TestAppend_DecisionReadBackWhole(t *testing.T) {
-	s, _ := openStore(t)
-	ctx := ctxT(t)
+	s, _ := testutil.OpenStore(t)
+	ctx := testutil.Context(t)
 	evs := failure("turn-1", 1)
 	res, err := s.Append(ctx, profileSubj, 0, evs...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if res.Seq != 1 || res.Duplicate {
 		t.Fatalf("result %+v, want seq 1, not duplicate", res)
 	}
 	got, last, err := s.ReadSubject(ctx, profileSubj)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if last != 1 || len(got) != 2 {
 		t.Fatalf("read %d events up to %d, want 2 up to 1", len(got), last)
 	}
@@ -47,7 +48,7 @@ func TestAppend_DecisionReadBackWhole(t *testing.T) {
 		t.Fatalf("causation/correlation not kept: %+v", got[1].Envelope)
 	}
 	last, err = s.LastSeq(ctx, profileSubj)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if last != 1 {
 		t.Fatalf("LastSeq(subject) = %d, want 1", last)
 	}
@@ -61,12 +62,12 @@ func TestAppend_DecisionReadBackWhole(t *testing.T) {
 }
 
 func TestAppend_StaleExpectationIsTypedConflict(t *testing.T) {
-	s, _ := openStore(t)
-	ctx := ctxT(t)
+	s, _ := testutil.OpenStore(t)
+	ctx := testutil.Context(t)
 	_, err := s.Append(ctx, profileSubj, 0, failure("turn-1", 1)...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, err = s.Append(ctx, profileSubj, 0, failure("turn-2", 1)...)
-	require_ErrorIs(t, err, events.ErrConflict)
+	testutil.ErrorIs(t, err, events.ErrConflict)
 	var ce *events.ConflictError
 	if !errors.As(err, &ce) {
 		t.Fatalf("error %T is not a *ConflictError", err)
@@ -76,15 +77,15 @@ func TestAppend_StaleExpectationIsTypedConflict(t *testing.T) {
 	}
 	// No expectation at all: stored whatever the subject holds.
 	res, err := s.Append(ctx, profileSubj, events.AnySeq, failure("turn-3", 1)...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if res.Seq != 2 {
 		t.Fatalf("AnySeq append stored at %d, want 2", res.Seq)
 	}
 }
 
 func TestAppend_EightWritersWithRetryLoseNothing(t *testing.T) {
-	s, _ := openStore(t)
-	ctx := ctxT(t)
+	s, _ := testutil.OpenStore(t)
+	ctx := testutil.Context(t)
 	const writers, each = 8, 50
 	var (
 		wg   sync.WaitGroup
@@ -126,7 +127,7 @@ func TestAppend_EightWritersWithRetryLoseNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, last, err := s.ReadSubject(ctx, profileSubj)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(got) != writers*each || last != writers*each {
 		t.Fatalf("%d events up to seq %d, want %d", len(got), last, writers*each)
 	}
@@ -145,41 +146,41 @@ func TestAppend_EightWritersWithRetryLoseNothing(t *testing.T) {
 }
 
 func TestAppend_SameCommitTwiceIsStoredOnce(t *testing.T) {
-	s, _ := openStore(t)
-	ctx := ctxT(t)
+	s, _ := testutil.OpenStore(t)
+	ctx := testutil.Context(t)
 	evs := failure("turn-1", 1)
 	first, err := s.Append(ctx, profileSubj, 0, evs...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	// Re-sent with the same expectation (a client retrying after a lost ack).
 	again, err := s.Append(ctx, profileSubj, 0, evs...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !again.Duplicate || again.Seq != first.Seq {
 		t.Fatalf("re-send with expectation: %+v, want duplicate of seq %d", again, first.Seq)
 	}
 	// Re-sent with no expectation.
 	again, err = s.Append(ctx, profileSubj, events.AnySeq, evs...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !again.Duplicate || again.Seq != first.Seq {
 		t.Fatalf("re-send without expectation: %+v, want duplicate of seq %d", again, first.Seq)
 	}
 	// Re-sent after another commit moved the subject on.
 	_, err = s.Append(ctx, profileSubj, 1, failure("turn-2", 1)...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	again, err = s.Append(ctx, profileSubj, 0, evs...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !again.Duplicate || again.Seq != first.Seq {
 		t.Fatalf("late re-send: %+v, want duplicate of seq %d", again, first.Seq)
 	}
 	last, err := s.LastSeq(ctx, "")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if last != 2 {
 		t.Fatalf("stream last seq %d, want 2", last)
 	}
 }
 
 func TestAppend_DecisionIsNeverSeenHalfWritten(t *testing.T) {
-	s, _ := openStore(t)
-	ctx, cancel := context.WithCancel(ctxT(t))
+	s, _ := testutil.OpenStore(t)
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	defer cancel()
 	const commits, size = 40, 5
 	subj := events.MustSubject("main", events.AggTurn, "turn-x")
@@ -211,11 +212,11 @@ func TestAppend_DecisionIsNeverSeenHalfWritten(t *testing.T) {
 				Provider: "openai", Model: "gpt-5", Kind: "first"})
 		}
 		res, err := s.Append(ctx, subj, last, evs...)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		last = res.Seq
 		// A reader between two appends sees whole commits only.
 		got, _, err := s.ReadSubject(ctx, subj)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if len(got) != (c+1)*size {
 			t.Fatalf("after commit %d read %d events, want %d", c, len(got), (c+1)*size)
 		}
@@ -232,7 +233,7 @@ func TestAppend_DecisionIsNeverSeenHalfWritten(t *testing.T) {
 	// Read (the replay path) sees the same.
 	n := 0
 	for ev, err := range s.Read(ctx, 0) {
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if ev.Index != n%size {
 			t.Fatalf("read: event %d has index %d", n, ev.Index)
 		}
@@ -245,25 +246,25 @@ func TestAppend_DecisionIsNeverSeenHalfWritten(t *testing.T) {
 
 func TestRestart_KeepsEveryEvent(t *testing.T) {
 	dir := t.TempDir()
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s, err := events.Open(ctx, events.WithDataDir(dir))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var want []string
 	var last uint64
 	for i := range 10 {
 		evs := failure(fmt.Sprintf("turn-%d", i), i+1)
 		res, err := s.Append(ctx, profileSubj, last, evs...)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		last = res.Seq
 		want = append(want, evs[0].ID, evs[1].ID)
 	}
-	require_NoError(t, s.Close())
+	testutil.NoError(t, s.Close())
 
 	s, err = events.Open(ctx, events.WithDataDir(dir))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer s.Close()
 	got, last2, err := s.ReadSubject(ctx, profileSubj)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if last2 != last || len(got) != len(want) {
 		t.Fatalf("after restart %d events up to %d, want %d up to %d", len(got), last2, len(want), last)
 	}
@@ -274,13 +275,13 @@ func TestRestart_KeepsEveryEvent(t *testing.T) {
 	}
 	// And the store keeps going where it stopped.
 	_, err = s.Append(ctx, profileSubj, last, failure("turn-after", 1)...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 }
 
 func TestOpen_SecondOpenOfSameDirIsRefused(t *testing.T) {
-	_, dir := openStore(t)
-	_, err := events.Open(ctxT(t), events.WithDataDir(dir))
-	require_ErrorIs(t, err, events.ErrLocked)
+	_, dir := testutil.OpenStore(t)
+	_, err := events.Open(testutil.Context(t), events.WithDataDir(dir))
+	testutil.ErrorIs(t, err, events.ErrLocked)
 	abs, _ := filepath.Abs(dir)
 	if !strings.Contains(err.Error(), abs) {
 		t.Fatalf("error %q does not name the directory %s", err, abs)
@@ -294,16 +295,16 @@ func (unregistered) EventType() string                { return "Unregistered" }
 func (unregistered) EventAggregate() events.Aggregate { return events.AggProfile }
 
 func TestRead_UndecodableMessageIsAnErrorNamingItsSequence(t *testing.T) {
-	s, _ := openStore(t)
-	ctx := ctxT(t)
+	s, _ := testutil.OpenStore(t)
+	ctx := testutil.Context(t)
 	js, err := jetstream.New(events.ConnOf(s))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, err = js.Publish(ctx, profileSubj, []byte("not json"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, err = js.Publish(ctx, profileSubj, []byte(`{"events":[{"id":"x","type":"Martian","schema_version":1,"payload":{}}]}`))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, err = s.Append(ctx, profileSubj, 2, failure("turn-1", 1)...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 
 	// ReadSubject skips them (quarantined), and its last sequence counts
 	// them, so an append guarded by the subject expects the real last one.
@@ -317,7 +318,7 @@ func TestRead_UndecodableMessageIsAnErrorNamingItsSequence(t *testing.T) {
 	var good int
 	for _, err := range s.Read(ctx, 1) {
 		if err != nil {
-			require_ErrorIs(t, err, events.ErrDecode)
+			testutil.ErrorIs(t, err, events.ErrDecode)
 			errors.As(err, &de)
 			decodeSeqs = append(decodeSeqs, de.Seq)
 			if de.Seq == 2 && (!errors.Is(err, events.ErrUnknownType) || !strings.Contains(err.Error(), "Martian")) {
@@ -333,47 +334,47 @@ func TestRead_UndecodableMessageIsAnErrorNamingItsSequence(t *testing.T) {
 }
 
 func TestAppendGuarded_WildcardGuardSerialisesAllProfiles(t *testing.T) {
-	s, _ := openStore(t)
-	ctx := ctxT(t)
+	s, _ := testutil.OpenStore(t)
+	ctx := testutil.Context(t)
 	guard, err := events.AggregateFilter("main", events.AggProfile)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	p1 := events.MustSubject("main", events.AggProfile, "openai:a@example.com")
 	p2 := events.MustSubject("main", events.AggProfile, "openai:b@example.com")
 	clear := func(id string) events.Event {
 		return events.New("main", id, t0, events.ProfileCleared{ProfileID: id})
 	}
 	_, err = s.AppendGuarded(ctx, p1, guard, 0, clear("openai:a@example.com"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, err = s.AppendGuarded(ctx, p2, guard, 0, clear("openai:b@example.com"))
-	require_ErrorIs(t, err, events.ErrConflict)
+	testutil.ErrorIs(t, err, events.ErrConflict)
 	_, last, err := s.ReadSubject(ctx, guard)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, err = s.AppendGuarded(ctx, p2, guard, last, clear("openai:b@example.com"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 }
 
 func TestOpen_ByURLSharesTheStream(t *testing.T) {
-	embedded, dir := openStore(t, events.WithListen(0))
+	embedded, dir := testutil.OpenStore(t, events.WithListen(0))
 	url := embedded.ClientURL()
 	if !strings.HasPrefix(url, "nats://127.0.0.1:") {
 		t.Fatalf("ClientURL %q is not loopback", url)
 	}
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	writer := events.WithListenerCredentials(dir, events.ReadWrite)
 	remote, err := events.Open(ctx, events.WithURL(url), writer)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer remote.Close()
 	_, err = remote.Append(ctx, profileSubj, 0, failure("turn-1", 1)...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	got, last, err := embedded.ReadSubject(ctx, profileSubj)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(got) != 2 || last != 1 {
 		t.Fatalf("embedded side read %d events up to %d", len(got), last)
 	}
 	// A store whose guarantees need a longer duplicate window than the
 	// stream has (a 90 s timeout needs 3 min) refuses to use it, naming it.
 	_, err = events.Open(ctx, events.WithURL(url), writer, events.WithTimeout(90*time.Second), events.WithDuplicateWindow(3*time.Minute))
-	require_ErrorIs(t, err, events.ErrStreamConfig)
+	testutil.ErrorIs(t, err, events.ErrStreamConfig)
 	if !strings.Contains(err.Error(), "duplicate window 2m0s (want at least 3m0s") {
 		t.Fatalf("error %q does not say what differs", err)
 	}
@@ -382,7 +383,7 @@ func TestOpen_ByURLSharesTheStream(t *testing.T) {
 	var logs strings.Builder
 	other, err := events.Open(ctx, events.WithURL(url), writer, events.WithDuplicateWindow(7*time.Minute),
 		events.WithReplicas(3), events.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	other.Close()
 	if !strings.Contains(logs.String(), "replicas=1 asked=3") {
 		t.Fatalf("replica difference not logged: %q", logs.String())
@@ -390,7 +391,7 @@ func TestOpen_ByURLSharesTheStream(t *testing.T) {
 }
 
 func TestOpen_DataDirLayout(t *testing.T) {
-	_, dir := openStore(t)
+	_, dir := testutil.OpenStore(t)
 	for _, p := range []string{"fledger.lock", "jetstream"} {
 		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
 			t.Fatalf("data dir lacks %s: %v", p, err)

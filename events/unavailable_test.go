@@ -13,6 +13,7 @@ import (
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/natstest"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // withoutStream opens a store on a NATS server of its own, then deletes
@@ -23,27 +24,27 @@ import (
 func withoutStream(t *testing.T, silent bool, opts ...events.Option) (events.Store, func()) {
 	t.Helper()
 	url := natstest.StartNode(t)
-	st, err := events.Open(ctxT(t), append([]events.Option{events.WithURL(url)}, opts...)...)
-	require_NoError(t, err)
+	st, err := events.Open(testutil.Context(t), append([]events.Option{events.WithURL(url)}, opts...)...)
+	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	nc, err := nats.Connect(url)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
-	require_NoError(t, err)
-	require_NoError(t, js.DeleteStream(ctxT(t), events.StreamName))
+	testutil.NoError(t, err)
+	testutil.NoError(t, js.DeleteStream(testutil.Context(t), events.StreamName))
 	var sub *nats.Subscription
 	if silent {
 		sub, err = nc.Subscribe("fledger.>", func(*nats.Msg) {})
-		require_NoError(t, err)
-		require_NoError(t, nc.Flush())
+		testutil.NoError(t, err)
+		testutil.NoError(t, nc.Flush())
 	}
 	return st, func() {
 		if sub != nil {
 			_ = sub.Unsubscribe()
 		}
-		again, err := events.Open(ctxT(t), events.WithURL(url))
-		require_NoError(t, err)
+		again, err := events.Open(testutil.Context(t), events.WithURL(url))
+		testutil.NoError(t, err)
 		_ = again.Close()
 	}
 }
@@ -64,7 +65,7 @@ func TestAppend_UnavailableSaysWhetherItMayBeStored(t *testing.T) {
 			// outcome is decided by the server's answer, not by timing.
 			st, _ := withoutStream(t, tc.silent, events.WithRetryUnknown(2500*time.Millisecond, time.Second))
 			begin := time.Now()
-			_, err := st.Append(ctxT(t), profileSubj, 0, failure("turn-1", 1)...)
+			_, err := st.Append(testutil.Context(t), profileSubj, 0, failure("turn-1", 1)...)
 			took := time.Since(begin)
 			var ue *events.UnavailableError
 			if !errors.As(err, &ue) || !errors.Is(err, events.ErrUnavailable) {
@@ -90,15 +91,15 @@ func TestAppend_ResentUntilTheStreamAnswers(t *testing.T) {
 		st, restore := withoutStream(t, silent, events.WithRetryUnknown(10*time.Second, 200*time.Millisecond))
 		time.AfterFunc(700*time.Millisecond, restore)
 		evs := failure("turn-1", 1)
-		res, err := st.Append(ctxT(t), profileSubj, 0, evs...)
-		require_NoError(t, err)
+		res, err := st.Append(testutil.Context(t), profileSubj, 0, evs...)
+		testutil.NoError(t, err)
 		// Stored once; when an earlier, unanswered send of this append was
 		// the one stored, the answer is a duplicate of it, with its events.
 		if res.Seq != 1 || res.Taken || len(res.Events) != 2 || res.Events[0].ID != evs[0].ID {
 			t.Fatalf("silent %v: %+v", silent, res)
 		}
-		last, err := st.LastSeq(ctxT(t), "")
-		require_NoError(t, err)
+		last, err := st.LastSeq(testutil.Context(t), "")
+		testutil.NoError(t, err)
 		if last != 1 {
 			t.Fatalf("silent %v: stream holds %d messages, want 1", silent, last)
 		}
@@ -115,10 +116,10 @@ func TestCluster_AppendRidesOutALeaderElection(t *testing.T) {
 		t.Skip("a leader election takes about 6 s")
 	}
 	c := natstest.StartCluster(t, 3)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	open := func(opts ...events.Option) events.Store {
 		st, err := events.Open(ctx, append([]events.Option{events.WithURL(c.URLs()), events.WithReplicas(3)}, opts...)...)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })
 		return st
 	}
@@ -126,7 +127,7 @@ func TestCluster_AppendRidesOutALeaderElection(t *testing.T) {
 	hasty := open(events.WithRetryUnknown(800*time.Millisecond, 300*time.Millisecond))
 	for i := range 5 {
 		_, err := patient.Append(ctx, events.MustSubject("main", events.AggTurn, fmt.Sprintf("t%d", i)), 0, failure(fmt.Sprintf("t%d", i), 1)[:1]...)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 	}
 	leader := c.StreamLeader(t, events.StreamName)
 	c.Stop(leader)
@@ -141,15 +142,15 @@ func TestCluster_AppendRidesOutALeaderElection(t *testing.T) {
 		t.Fatalf("hasty append during the election: %v", err)
 	}
 	res, err := patient.Append(ctx, profileSubj, 0, failure("turn-1", 1)...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if res.Taken || len(res.Events) != 2 {
 		t.Fatalf("patient append: %+v", res)
 	}
 	c.WaitStreamLeader(t, events.StreamName, leader)
 	last, err := hasty.LastSeq(ctx, "")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	evs, _, err := patient.ReadSubject(ctx, profileSubj)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	// The hasty append may or may not have been stored (its outcome was
 	// unknown); the patient one is stored exactly once.
 	n := 0
@@ -165,7 +166,7 @@ func TestCluster_AppendRidesOutALeaderElection(t *testing.T) {
 
 func TestOpen_DuplicateWindowMustCoverTheRetryTime(t *testing.T) {
 	_, err := events.Open(context.Background(), events.WithDataDir(t.TempDir()), events.WithRetryUnknown(2*time.Minute, 0))
-	require_ErrorIs(t, err, events.ErrInvalidOption)
+	testutil.ErrorIs(t, err, events.ErrInvalidOption)
 	if !strings.Contains(err.Error(), "retry time 2m0s plus the timeout") {
 		t.Fatalf("error %q", err)
 	}
@@ -175,8 +176,8 @@ func TestOpen_DuplicateWindowMustCoverTheRetryTime(t *testing.T) {
 // once, saying so.
 func TestOpen_ReplicasOnASingleServer(t *testing.T) {
 	url := natstest.StartNode(t)
-	_, err := events.Open(ctxT(t), events.WithURL(url), events.WithReplicas(3))
-	require_ErrorIs(t, err, events.ErrInvalidOption)
+	_, err := events.Open(testutil.Context(t), events.WithURL(url), events.WithReplicas(3))
+	testutil.ErrorIs(t, err, events.ErrInvalidOption)
 	if !strings.Contains(err.Error(), "not part of a cluster") {
 		t.Fatalf("error %q", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // profileClearedV2 is a test-only version 2 of ProfileCleared: "by" becomes
@@ -45,30 +46,30 @@ func upProfileCleared1to2(p json.RawMessage) (json.RawMessage, error) {
 
 func registryV2(t *testing.T, withUpcaster bool) *events.Registry {
 	reg := events.NewCatalogRegistry()
-	require_NoError(t, reg.Register(profileClearedV2{}, 2))
+	testutil.NoError(t, reg.Register(profileClearedV2{}, 2))
 	if withUpcaster {
-		require_NoError(t, reg.RegisterUpcaster("ProfileCleared", 1, upProfileCleared1to2))
+		testutil.NoError(t, reg.RegisterUpcaster("ProfileCleared", 1, upProfileCleared1to2))
 	}
 	return reg
 }
 
 func TestUpcast_StoredV1IsReadAsV2(t *testing.T) {
 	dir := t.TempDir()
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s, err := events.Open(ctx, events.WithDataDir(dir))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	v1 := events.New("main", "anthropic:ops@example.com", t0,
 		events.ProfileCleared{ProfileID: "anthropic:ops@example.com", Provider: "anthropic", By: "alice", Note: "recharged"})
 	subj, _ := v1.Subject()
 	_, err = s.Append(ctx, subj, 0, v1)
-	require_NoError(t, err)
-	require_NoError(t, s.Close())
+	testutil.NoError(t, err)
+	testutil.NoError(t, s.Close())
 
 	s, err = events.Open(ctx, events.WithDataDir(dir), events.WithRegistry(registryV2(t, true)))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer s.Close()
 	got, last, err := s.ReadSubject(ctx, subj)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(got) != 1 {
 		t.Fatalf("%d events", len(got))
 	}
@@ -80,21 +81,21 @@ func TestUpcast_StoredV1IsReadAsV2(t *testing.T) {
 	// New events of the type are written at v2, and read back as such.
 	v2 := events.New("main", "anthropic:ops@example.com", t0, profileClearedV2{ProfileID: "anthropic:ops@example.com", By: actorV2{Kind: "cli"}})
 	_, err = s.Append(ctx, subj, last, v2)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	got, _, err = s.ReadSubject(ctx, subj)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if got[1].Data != v2.Data || got[1].SchemaVersion != 2 {
 		t.Fatalf("v2 event read as %+v v%d", got[1].Data, got[1].SchemaVersion)
 	}
 	// A v1 value can no longer be appended: the registry's type is v2.
 	_, err = s.Append(ctx, subj, events.AnySeq, v1)
-	require_ErrorIs(t, err, events.ErrInvalidPayload)
+	testutil.ErrorIs(t, err, events.ErrInvalidPayload)
 }
 
 func TestUpcast_MissingUpcasterIsADecodeError(t *testing.T) {
 	reg := events.NewCatalogRegistry()
 	body, err := reg.EncodeCommit([]events.Event{events.New("main", "p", t0, events.ProfileCleared{ProfileID: "p"})})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, err = registryV2(t, false).DecodeCommit(body, 9, "fledger.main.profile.p")
 	var de *events.DecodeError
 	if !errors.As(err, &de) || !errors.Is(err, events.ErrUpcast) || de.Seq != 9 || de.Type != "ProfileCleared" {

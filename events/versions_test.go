@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // firstReleaseRegistry registers every catalog type at version 1, as the
@@ -13,7 +14,7 @@ func firstReleaseRegistry(t *testing.T) *events.Registry {
 	t.Helper()
 	r := events.NewRegistry()
 	for _, p := range events.Catalog() {
-		require_NoError(t, r.Register(p, 1))
+		testutil.NoError(t, r.Register(p, 1))
 	}
 	return r
 }
@@ -36,9 +37,9 @@ func TestVersions_V1PayloadsReadAsV2Unchanged(t *testing.T) {
 		evs = append(evs, events.New("main", events.KeyOf(p), t0, p))
 	}
 	body, err := firstReleaseRegistry(t).EncodeCommit(evs)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	got, err := events.NewCatalogRegistry().DecodeCommit(body, 7, "fledger.main.turn.t1")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(got) != len(old) {
 		t.Fatalf("%d events", len(got))
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/internal/sqlitedb"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/projections"
 )
 
@@ -78,19 +79,19 @@ func BenchmarkRebuild(b *testing.B) {
 		st, g := stream(b)
 		ctx := context.Background()
 		js, err := jetstream.New(natstest.DialWriter(b, st))
-		require_NoError(b, err)
+		testutil.NoError(b, err)
 		b.ResetTimer()
 		for range b.N {
 			s, err := js.Stream(ctx, events.StreamName)
-			require_NoError(b, err)
+			testutil.NoError(b, err)
 			c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
-			require_NoError(b, err)
+			testutil.NoError(b, err)
 			it, err := c.Messages(jetstream.PullMaxMessages(1000))
-			require_NoError(b, err)
+			testutil.NoError(b, err)
 			var n uint64
 			for n < g.lastSeq {
 				m, err := it.Next()
-				require_NoError(b, err)
+				testutil.NoError(b, err)
 				if len(m.Data()) == 0 {
 					b.Fatal("empty message")
 				}
@@ -106,7 +107,7 @@ func BenchmarkRebuild(b *testing.B) {
 		for range b.N {
 			n := 0
 			for _, err := range st.Read(context.Background(), 1) {
-				require_NoError(b, err)
+				testutil.NoError(b, err)
 				n++
 			}
 			if n != g.events {
@@ -124,7 +125,7 @@ func BenchmarkRebuild(b *testing.B) {
 			b.StartTimer()
 			rawUpsert(b, db, g.events)
 			b.StopTimer()
-			require_NoError(b, db.Close())
+			testutil.NoError(b, db.Close())
 			b.StartTimer()
 		}
 		report(b, g.events)
@@ -138,7 +139,7 @@ func BenchmarkRebuild(b *testing.B) {
 			b.StartTimer()
 			rawPipeline(b, st, db, g)
 			b.StopTimer()
-			require_NoError(b, db.Close())
+			testutil.NoError(b, db.Close())
 			b.StartTimer()
 		}
 		report(b, g.events)
@@ -149,15 +150,15 @@ func BenchmarkRebuild(b *testing.B) {
 		for range b.N {
 			b.StopTimer()
 			db, err := projections.Open(context.Background(), filepath.Join(b.TempDir(), "p.sqlite"))
-			require_NoError(b, err)
+			testutil.NoError(b, err)
 			b.StartTimer()
 			res, err := projections.NewProjector(db).CatchUp(context.Background(), st, 0)
-			require_NoError(b, err)
+			testutil.NoError(b, err)
 			if res.Events != g.events {
 				b.Fatalf("folded %d events, want %d", res.Events, g.events)
 			}
 			b.StopTimer()
-			require_NoError(b, db.Close())
+			testutil.NoError(b, db.Close())
 			b.StartTimer()
 		}
 		report(b, g.events)
@@ -168,13 +169,13 @@ func BenchmarkRebuild(b *testing.B) {
 // sub-benchmarks and a one-row checkpoint table.
 func rawTable(b *testing.B) *sql.DB {
 	db, err := sqlitedb.Open(context.Background(), filepath.Join(b.TempDir(), "raw.sqlite"))
-	require_NoError(b, err)
+	testutil.NoError(b, err)
 	_, err = db.Exec(`CREATE TABLE t (a TEXT NOT NULL, k TEXT NOT NULL, c1 TEXT, c2 INTEGER, c3 INTEGER, c4 INTEGER,
 		c5 INTEGER, c6 TEXT, c7 INTEGER, c8 TEXT, c9 TEXT, c10 INTEGER, c11 TEXT, c12 INTEGER, c13 INTEGER,
 		PRIMARY KEY (a, k)) WITHOUT ROWID;
 		CREATE TABLE cp (id INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
 		INSERT INTO cp VALUES (1, 0)`)
-	require_NoError(b, err)
+	testutil.NoError(b, err)
 	return db
 }
 
@@ -195,19 +196,19 @@ const upsertSQL = `INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 
 func rawPipeline(b *testing.B, st events.Store, db *sql.DB, g *gen) {
 	ctx := context.Background()
 	js, err := jetstream.New(natstest.DialWriter(b, st))
-	require_NoError(b, err)
+	testutil.NoError(b, err)
 	s, err := js.Stream(ctx, events.StreamName)
-	require_NoError(b, err)
+	testutil.NoError(b, err)
 	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
-	require_NoError(b, err)
+	testutil.NoError(b, err)
 	it, err := c.Messages(jetstream.PullMaxMessages(1000))
-	require_NoError(b, err)
+	testutil.NoError(b, err)
 	defer it.Stop()
 	up, err := db.PrepareContext(ctx, upsertSQL)
-	require_NoError(b, err)
+	testutil.NoError(b, err)
 	defer up.Close()
 	cp, err := db.PrepareContext(ctx, `UPDATE cp SET seq = ? WHERE id = 1`)
-	require_NoError(b, err)
+	testutil.NoError(b, err)
 	defer cp.Close()
 	var (
 		tx      *sql.Tx
@@ -217,28 +218,28 @@ func rawPipeline(b *testing.B, st events.Store, db *sql.DB, g *gen) {
 	)
 	commit := func() {
 		_, err := tx.StmtContext(ctx, cp).ExecContext(ctx, seq)
-		require_NoError(b, err)
-		require_NoError(b, tx.Commit())
+		testutil.NoError(b, err)
+		testutil.NoError(b, tx.Commit())
 		tx, inTx = nil, 0
 	}
 	for seq < g.lastSeq {
 		m, err := it.Next()
-		require_NoError(b, err)
+		testutil.NoError(b, err)
 		meta, err := m.Metadata()
-		require_NoError(b, err)
+		testutil.NoError(b, err)
 		seq = meta.Sequence.Stream
 		var cm events.Commit
-		require_NoError(b, json.Unmarshal(m.Data(), &cm))
+		testutil.NoError(b, json.Unmarshal(m.Data(), &cm))
 		for i := range cm.Events {
 			e := &cm.Events[i]
 			if tx == nil {
 				tx, err = db.BeginTx(ctx, nil)
-				require_NoError(b, err)
+				testutil.NoError(b, err)
 				ts = tx.StmtContext(ctx, up)
 			}
 			_, err := ts.ExecContext(ctx, e.Agent, e.Key, e.Type, int64(seq), e.At.UnixMilli(), i, e.SchemaVersion,
 				string(e.Aggregate), len(e.Payload), e.ID, e.CorrelationID, n%7, e.CausationID, int64(seq), n)
-			require_NoError(b, err)
+			testutil.NoError(b, err)
 			n++
 			if inTx++; inTx == 1000 {
 				commit()
@@ -259,7 +260,7 @@ func rawPipeline(b *testing.B, st events.Store, db *sql.DB, g *gen) {
 func rawUpsert(b *testing.B, db *sql.DB, n int) {
 	ctx := context.Background()
 	st, err := db.PrepareContext(ctx, upsertSQL)
-	require_NoError(b, err)
+	testutil.NoError(b, err)
 	defer st.Close()
 	keys := make([]string, 1000)
 	for i := range keys {
@@ -267,13 +268,13 @@ func rawUpsert(b *testing.B, db *sql.DB, n int) {
 	}
 	for i := 0; i < n; {
 		tx, err := db.BeginTx(ctx, nil)
-		require_NoError(b, err)
+		testutil.NoError(b, err)
 		ts := tx.StmtContext(ctx, st)
 		for j := 0; j < 1000 && i < n; j, i = j+1, i+1 {
 			_, err := ts.ExecContext(ctx, "main", keys[i%1000], "anthropic", t0+int64(i), t0, i%7, t0+int64(i),
 				`{"rate_limit":2}`, t0+30_000, "rate_limit", "claude", 0, "", t0+int64(i), i)
-			require_NoError(b, err)
+			testutil.NoError(b, err)
 		}
-		require_NoError(b, tx.Commit())
+		testutil.NoError(b, tx.Commit())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fledger/fledger/internal/scenario"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/projections"
 )
 
@@ -16,14 +17,14 @@ import (
 // reason, source and model, and the status says so until that moment.
 func TestUsageStats_ShowTheSubscriptionBlock(t *testing.T) {
 	sc, err := scenario.LoadFile(filepath.Join("..", "fixtures", "scenarios", "codex-usage-limit.yaml"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	st, _ := openStore(t)
 	_, err = scenario.Run(context.Background(), st, sc, scenario.Options{Agent: "main"})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	db := openDB(t, filepath.Join(t.TempDir(), "p.sqlite"))
 	catchUp(t, db, st, 0)
 	rows, err := db.UsageStats(context.Background(), projections.StatsFilter{Profile: "openai:dana@example.com"})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(rows) != 1 {
 		t.Fatalf("%d rows", len(rows))
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/projections"
 )
 
@@ -56,7 +57,7 @@ func TestExactRows_RotationsCooldownsDisableFallbacks(t *testing.T) {
 	// b cooled down 30 s for claude, fallback to openai/gpt-5, which
 	// answers. turn-3: started, probing the primary, never finished.
 	stats, err := db.UsageStats(ctx, projections.StatsFilter{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	want := []projections.UsageStat{
 		{Agent: "main", ProfileID: "anthropic:a", Provider: "anthropic", ErrorCount: 1, LastFailureAt: ms(1_364),
 			FailureCounts: map[string]int{"billing": 1}, DisabledUntil: ms(601_364), DisabledReason: "billing",
@@ -79,7 +80,7 @@ func TestExactRows_RotationsCooldownsDisableFallbacks(t *testing.T) {
 	}
 
 	sess, err := db.Sessions(ctx, projections.SessionFilter{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	wantSess := []projections.SessionSelection{{Agent: "main", SessionKey: "s1",
 		AuthProfileOverride: "anthropic:b", AuthProfileOverrideProvider: "anthropic", AuthProfileOverrideSource: "auto",
 		FallbackNoticeSelectedModel: "anthropic/claude", FallbackNoticeActiveModel: "openai/gpt-5", FallbackNoticeReason: "model not found",
@@ -89,7 +90,7 @@ func TestExactRows_RotationsCooldownsDisableFallbacks(t *testing.T) {
 	}
 
 	turns, err := db.Turns(ctx, projections.TurnFilter{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	type turnFacts struct {
 		id, answered, profile, outcome string
 		attempts                       int
@@ -109,7 +110,7 @@ func TestExactRows_RotationsCooldownsDisableFallbacks(t *testing.T) {
 	}
 
 	decs, err := db.Decisions(ctx, projections.DecisionFilter{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var gotDecs []string
 	for _, d := range decs {
 		gotDecs = append(gotDecs, fmt.Sprintf("%d.%d %s %s %s/%s %d/%d %s %d next=%s/%s step=%s→%s %s pos=%d",
@@ -134,11 +135,11 @@ func TestExactRows_RotationsCooldownsDisableFallbacks(t *testing.T) {
 
 	// Filters.
 	byTurn, err := db.Decisions(ctx, projections.DecisionFilter{Turn: "turn-3"})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	byReason, err := db.Decisions(ctx, projections.DecisionFilter{Reason: "model_not_found"})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	since, err := db.Decisions(ctx, projections.DecisionFilter{Since: time.UnixMilli(t0 + 63_000)})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(byTurn) != 1 || len(byReason) != 1 || len(since) != 2 {
 		t.Fatalf("filters: turn %d, reason %d, since %d", len(byTurn), len(byReason), len(since))
 	}

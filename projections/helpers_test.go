@@ -3,38 +3,19 @@ package projections_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/projections"
 )
 
-func require_NoError(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-}
-
-func require_ErrorIs(t testing.TB, err, target error) {
-	t.Helper()
-	if !errors.Is(err, target) {
-		t.Fatalf("error %v, want one wrapping %v", err, target)
-	}
-}
-
-// openStore opens a store on an embedded server in a fresh temp dir
-// (fsync on an interval: tests need no power-loss durability).
+// openStore is testutil.OpenStore with testutil.NoFsync (before opts):
+// these tests need no power-loss durability.
 func openStore(t testing.TB, opts ...events.Option) (events.Store, string) {
 	t.Helper()
-	dir := t.TempDir()
-	s, err := events.Open(context.Background(), append([]events.Option{events.WithDataDir(dir), events.WithSyncAlways(false, time.Minute)}, opts...)...)
-	require_NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	return s, dir
+	return testutil.OpenStore(t, append([]events.Option{testutil.NoFsync}, opts...)...)
 }
 
 // openDB opens a projection database at path (a fresh temp file when "").
@@ -44,7 +25,7 @@ func openDB(t testing.TB, path string) *projections.DB {
 		path = filepath.Join(t.TempDir(), "p.sqlite")
 	}
 	db, err := projections.Open(context.Background(), path)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	return db
 }
@@ -53,14 +34,14 @@ func openDB(t testing.TB, path string) *projections.DB {
 func catchUp(t testing.TB, db *projections.DB, src projections.Source, to uint64, opts ...projections.ProjectorOption) projections.Result {
 	t.Helper()
 	res, err := projections.NewProjector(db, opts...).CatchUp(context.Background(), src, to)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	return res
 }
 
 func dump(t testing.TB, db *projections.DB) string {
 	t.Helper()
 	var b bytes.Buffer
-	require_NoError(t, db.Dump(context.Background(), &b))
+	testutil.NoError(t, db.Dump(context.Background(), &b))
 	return b.String()
 }
 

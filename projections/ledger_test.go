@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/projections"
 )
 
@@ -24,9 +25,9 @@ func TestBind_DatabaseOfAnotherLedgerIsRefusedNotMixed(t *testing.T) {
 	generate(t, stA, 300)
 	generate(t, stB, 500)
 	ledgerA, err := stA.Ledger(ctx)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	ledgerB, err := stB.Ledger(ctx)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if ledgerA.Same(ledgerB) || ledgerA.FirstID == "" || ledgerA.Created.IsZero() || ledgerA.Stream != events.StreamName {
 		t.Fatalf("ledgers A %+v and B %+v", ledgerA, ledgerB)
 	}
@@ -36,7 +37,7 @@ func TestBind_DatabaseOfAnotherLedgerIsRefusedNotMixed(t *testing.T) {
 	db := openDB(t, path)
 	catchUp(t, db, stA, 0)
 	bound, ok, err := db.Ledger(ctx)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !ok || !bound.Same(ledgerA) || bound.FirstID != ledgerA.FirstID {
 		t.Fatalf("database bound to %+v (ok %v), want %+v", bound, ok, ledgerA)
 	}
@@ -45,7 +46,7 @@ func TestBind_DatabaseOfAnotherLedgerIsRefusedNotMixed(t *testing.T) {
 
 	// Through CatchUp (a new Projector, as a new process would run it).
 	_, err = projections.NewProjector(db).CatchUp(ctx, stB, 0)
-	require_ErrorIs(t, err, projections.ErrOtherLedger)
+	testutil.ErrorIs(t, err, projections.ErrOtherLedger)
 	var de *projections.DBError
 	if !errors.As(err, &de) || de.Path != path {
 		t.Fatalf("error %v is not a *DBError naming %s", err, path)
@@ -58,7 +59,7 @@ func TestBind_DatabaseOfAnotherLedgerIsRefusedNotMixed(t *testing.T) {
 		}
 	}
 	// Through Bind directly (what the CLI does before its shortcut).
-	require_ErrorIs(t, db.Bind(ctx, ledgerB), projections.ErrOtherLedger)
+	testutil.ErrorIs(t, db.Bind(ctx, ledgerB), projections.ErrOtherLedger)
 
 	if got := dump(t, db); got != before {
 		t.Fatalf("the refused catch-up changed the database: %s", firstDiff(before, got))
@@ -76,8 +77,8 @@ func TestBind_DatabaseOfAnotherLedgerIsRefusedNotMixed(t *testing.T) {
 	}
 
 	// The rebuild: delete and catch up from B (what --rebuild does).
-	require_NoError(t, db.Close())
-	require_NoError(t, projections.Remove(path))
+	testutil.NoError(t, db.Close())
+	testutil.NoError(t, projections.Remove(path))
 	db2 := openDB(t, path)
 	catchUp(t, db2, stB, 0)
 	if got, want := dump(t, db2), rebuild(t, stB); got != want {
@@ -97,17 +98,17 @@ func TestBind_CheckpointBeyondTheStreamIsRefused(t *testing.T) {
 	db := openDB(t, "")
 	catchUp(t, db, st, 0)
 	l, err := st.Ledger(ctx)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, err = db.SQL().Exec(`UPDATE checkpoint SET seq = ? WHERE id = 1`, int64(l.LastSeq+50))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 
 	err = db.Bind(ctx, l)
-	require_ErrorIs(t, err, projections.ErrOtherLedger)
+	testutil.ErrorIs(t, err, projections.ErrOtherLedger)
 	if want := "checkpoint " + strconv.FormatUint(l.LastSeq+50, 10) + " is beyond the stream's last sequence " + strconv.FormatUint(l.LastSeq, 10); !strings.Contains(err.Error(), want) {
 		t.Fatalf("message %q lacks %q", err, want)
 	}
 	_, err = projections.NewProjector(db).CatchUp(ctx, st, 0)
-	require_ErrorIs(t, err, projections.ErrOtherLedger)
+	testutil.ErrorIs(t, err, projections.ErrOtherLedger)
 }
 
 // The same ledger reopened — the database closed and reopened, the
@@ -118,18 +119,18 @@ func TestBind_SameLedgerReopenedCatchesUpIncrementally(t *testing.T) {
 	st, dir := openStore(t)
 	g := generate(t, st, 300)
 	l1, err := st.Ledger(ctx)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "p.sqlite")
 	db := openDB(t, path)
 	catchUp(t, db, st, l1.LastSeq/2)
-	require_NoError(t, db.Close())
-	require_NoError(t, st.Close())
+	testutil.NoError(t, db.Close())
+	testutil.NoError(t, st.Close())
 
 	st2, err := events.Open(ctx, events.WithDataDir(dir), events.WithSyncAlways(false, time.Minute))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = st2.Close() })
 	l2, err := st2.Ledger(ctx)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !l2.Same(l1) || !l2.Created.Equal(l1.Created) || l2.FirstID != l1.FirstID {
 		t.Fatalf("ledger after a restart %+v, before %+v", l2, l1)
 	}
@@ -145,8 +146,8 @@ func TestBind_SameLedgerReopenedCatchesUpIncrementally(t *testing.T) {
 		t.Fatalf("incremental dump differs from the rebuild: %s", firstDiff(want, got))
 	}
 	l3, err := st2.Ledger(ctx)
-	require_NoError(t, err)
-	require_NoError(t, db2.Bind(ctx, l3))
+	testutil.NoError(t, err)
+	testutil.NoError(t, db2.Bind(ctx, l3))
 }
 
 // An empty database adopts the stream's fingerprint, also while the
@@ -156,18 +157,18 @@ func TestBind_EmptyDatabaseAdoptsTheLedger(t *testing.T) {
 	st, _ := openStore(t)
 	db := openDB(t, "")
 	empty, err := st.Ledger(ctx)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if empty.FirstID != "" || empty.LastSeq != 0 {
 		t.Fatalf("empty stream read as %+v", empty)
 	}
-	require_NoError(t, db.Bind(ctx, empty))
+	testutil.NoError(t, db.Bind(ctx, empty))
 	if l, ok, _ := db.Ledger(ctx); !ok || !l.Created.Equal(empty.Created) || l.FirstID != "" {
 		t.Fatalf("bound to %+v (ok %v)", l, ok)
 	}
 	generate(t, st, 50)
 	catchUp(t, db, st, 0)
 	full, err := st.Ledger(ctx)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if l, _, _ := db.Ledger(ctx); l.FirstID != full.FirstID || full.FirstID == "" {
 		t.Fatalf("bound to %+v, stream %+v", l, full)
 	}
@@ -178,9 +179,9 @@ func TestBind_EmptyDatabaseAdoptsTheLedger(t *testing.T) {
 	generate(t, other, 50)
 	db2 := openDB(t, "")
 	catchUp(t, db2, other, 0)
-	require_NoError(t, db2.Close())
+	testutil.NoError(t, db2.Close())
 	fresh := openDB(t, "")
-	require_NoError(t, fresh.Bind(ctx, full))
+	testutil.NoError(t, fresh.Bind(ctx, full))
 	if _, err := projections.NewProjector(fresh).CatchUp(ctx, other, 0); err != nil {
 		t.Fatalf("an empty database bound to another ledger should adopt the new one: %v", err)
 	}

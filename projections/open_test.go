@@ -11,21 +11,22 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/internal/sqlitedb"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/projections"
 )
 
 func TestOpen_CorruptFileIsAClearErrorWithTheRebuildCommand(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.sqlite")
-	require_NoError(t, os.WriteFile(path, bytes.Repeat([]byte("not a database "), 512), 0o644))
+	testutil.NoError(t, os.WriteFile(path, bytes.Repeat([]byte("not a database "), 512), 0o644))
 	_, err := projections.Open(context.Background(), path)
-	require_ErrorIs(t, err, projections.ErrCorrupt)
+	testutil.ErrorIs(t, err, projections.ErrCorrupt)
 	if !strings.Contains(err.Error(), "fledger --data ") || !strings.Contains(err.Error(), " stats --rebuild --db "+path) || !strings.Contains(err.Error(), "stream is not affected") {
 		t.Fatalf("message %q lacks the rebuild command", err)
 	}
-	require_NoError(t, projections.Remove(path))
+	testutil.NoError(t, projections.Remove(path))
 	db, err := projections.Open(context.Background(), path)
-	require_NoError(t, err)
-	require_NoError(t, db.Close())
+	testutil.NoError(t, err)
+	testutil.NoError(t, db.Close())
 }
 
 func TestOpen_NewerSchemaIsRefused_OlderIsRebuiltWithALogLine(t *testing.T) {
@@ -37,10 +38,10 @@ func TestOpen_NewerSchemaIsRefused_OlderIsRebuiltWithALogLine(t *testing.T) {
 	clean := dump(t, db)
 
 	_, err := db.SQL().Exec(`UPDATE projection_meta SET value = '99' WHERE key = 'schema_version'`)
-	require_NoError(t, err)
-	require_NoError(t, db.Close())
+	testutil.NoError(t, err)
+	testutil.NoError(t, db.Close())
 	_, err = projections.Open(context.Background(), path)
-	require_ErrorIs(t, err, projections.ErrNewerSchema)
+	testutil.ErrorIs(t, err, projections.ErrNewerSchema)
 	if !strings.Contains(err.Error(), "schema version is 99") || !strings.Contains(err.Error(), "--rebuild") {
 		t.Fatalf("message %q", err)
 	}
@@ -49,11 +50,11 @@ func TestOpen_NewerSchemaIsRefused_OlderIsRebuiltWithALogLine(t *testing.T) {
 	// rebuilt on open, with a log line, and catches up to the same dump.
 	raw := openRawSQLite(t, path)
 	_, err = raw.Exec(`UPDATE projection_meta SET value = '0' WHERE key = 'schema_version'`)
-	require_NoError(t, err)
-	require_NoError(t, raw.Close())
+	testutil.NoError(t, err)
+	testutil.NoError(t, raw.Close())
 	var logs bytes.Buffer
 	db3, err := projections.Open(context.Background(), path, projections.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer db3.Close()
 	if !db3.Rebuilt || !strings.Contains(logs.String(), "rebuilding the projections") {
 		t.Fatalf("rebuilt=%v log %q", db3.Rebuilt, logs.String())
@@ -70,6 +71,6 @@ func TestOpen_NewerSchemaIsRefused_OlderIsRebuiltWithALogLine(t *testing.T) {
 func openRawSQLite(t *testing.T, path string) *sql.DB {
 	t.Helper()
 	db, err := sqlitedb.Open(context.Background(), path)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	return db
 }

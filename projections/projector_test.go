@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/projections"
 )
 
@@ -26,20 +27,20 @@ func TestRebuild_EqualsIncrementalCatchUpWithRestarts(t *testing.T) {
 	for _, frac := range []uint64{1, 2, 3, 5, 8, 13} {
 		to := last * frac / 13
 		db, err := projections.Open(context.Background(), path)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		res, err := projections.NewProjector(db, projections.WithBatchEvents(int(frac*3))).CatchUp(context.Background(), st, to)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if res.To != to {
 			t.Fatalf("catch-up to %d reached %d", to, res.To)
 		}
-		require_NoError(t, db.Close()) // restart between chunks
+		testutil.NoError(t, db.Close()) // restart between chunks
 	}
 	db := openDB(t, path)
 	if got := dump(t, db); got != clean {
 		t.Fatalf("incremental dump differs from the rebuild: %s", firstDiff(clean, got))
 	}
 	h1, err := db.DumpHash(context.Background())
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !strings.HasPrefix(h1, "sha256:") || len(h1) != 7+64 {
 		t.Fatalf("hash %q", h1)
 	}
@@ -55,13 +56,13 @@ func TestCrash_MidBatchResumesWithNothingLostOrDoubled(t *testing.T) {
 	for n := 1; ; n += 23 {
 		path := filepath.Join(t.TempDir(), "crash.sqlite")
 		db, err := projections.Open(context.Background(), path)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		_, err = projections.NewProjector(db, projections.WithBatchEvents(50), projections.WithFailAfter(n)).CatchUp(context.Background(), st, 0)
-		require_NoError(t, db.Close())
+		testutil.NoError(t, db.Close())
 		if err == nil {
 			break
 		}
-		require_ErrorIs(t, err, projections.ErrInjected)
+		testutil.ErrorIs(t, err, projections.ErrInjected)
 		crashed++
 
 		db = openDB(t, path)
@@ -101,7 +102,7 @@ func (f frobbed) ProfileKey() string             { return f.ProfileID }
 
 func TestUnknownType_ErrorNamesTypeAndSequence_OrSkipsAndCounts(t *testing.T) {
 	reg := events.NewCatalogRegistry()
-	require_NoError(t, reg.Register(frobbed{}, 1))
+	testutil.NoError(t, reg.Register(frobbed{}, 1))
 	st, _ := openStore(t, events.WithRegistry(reg))
 	g := newGen(t, st)
 	g.turn("turn-1", "s", randomOutcomes(1), 10)
@@ -115,7 +116,7 @@ func TestUnknownType_ErrorNamesTypeAndSequence_OrSkipsAndCounts(t *testing.T) {
 	if !errors.As(err, &ue) || ue.Type != "ProfileFrobbed" || ue.Seq != frobSeq {
 		t.Fatalf("error %v, want an UnknownTypeError for ProfileFrobbed at %d", err, frobSeq)
 	}
-	require_ErrorIs(t, err, events.ErrUnknownType)
+	testutil.ErrorIs(t, err, events.ErrUnknownType)
 	if !strings.Contains(err.Error(), "ProfileFrobbed") || !strings.Contains(err.Error(), "sequence "+strconv.FormatUint(frobSeq, 10)) {
 		t.Fatalf("message %q does not name the type and sequence", err)
 	}
@@ -129,7 +130,7 @@ func TestUnknownType_ErrorNamesTypeAndSequence_OrSkipsAndCounts(t *testing.T) {
 		t.Fatalf("skip run %+v", res)
 	}
 	sk, err := db.SkippedEvents(context.Background())
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(sk) != 1 || sk[0] != (projections.Skipped{Type: "ProfileFrobbed", Count: 1, FirstSeq: frobSeq, LastSeq: frobSeq}) {
 		t.Fatalf("skipped_events %+v", sk)
 	}

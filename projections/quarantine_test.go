@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/projections"
 )
 
@@ -93,7 +94,7 @@ func TestQuarantine_RecordedWithTheCheckpoint_RebuildReportsTheSame(t *testing.T
 		t.Fatalf("catch-up reached %d with %d quarantined, want %d and %d", res.To, res.Quarantined, last, len(want))
 	}
 	got, err := db.Quarantined(context.Background())
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("quarantined\n got %+v\nwant %+v", got, want)
 	}
@@ -104,7 +105,7 @@ func TestQuarantine_RecordedWithTheCheckpoint_RebuildReportsTheSame(t *testing.T
 	// Every real commit is folded: the same rows as the undamaged stream
 	// minus what the missing and stray commits held.
 	cp, err := db.Checkpoint(context.Background())
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if cp != last {
 		t.Fatalf("checkpoint %d, want %d", cp, last)
 	}
@@ -113,10 +114,10 @@ func TestQuarantine_RecordedWithTheCheckpoint_RebuildReportsTheSame(t *testing.T
 		path := filepath.Join(t.TempDir(), "inc.sqlite")
 		for _, to := range chunks {
 			db, err := projections.Open(context.Background(), path)
-			require_NoError(t, err)
+			testutil.NoError(t, err)
 			_, err = projections.NewProjector(db, projections.WithBatchEvents(3)).CatchUp(context.Background(), src, to)
-			require_NoError(t, err)
-			require_NoError(t, db.Close())
+			testutil.NoError(t, err)
+			testutil.NoError(t, db.Close())
 		}
 		inc := openDB(t, path)
 		if got := dump(t, inc); got != clean {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/internal/scenario"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/projections"
 )
 
@@ -14,35 +15,28 @@ import (
 // sequence 1 and an incremental catch-up in several chunks, with a restart
 // between chunks and tiny batches, give byte-identical dumps.
 func TestScenarios_RebuildEqualsIncremental(t *testing.T) {
-	files, err := filepath.Glob("../fixtures/scenarios/*.yaml")
-	require_NoError(t, err)
-	if len(files) == 0 {
-		t.Skip("no scenarios in fixtures/scenarios")
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			sc, err := scenario.LoadFile(f)
-			require_NoError(t, err)
-			st, _ := openStore(t)
-			if _, err := scenario.Run(context.Background(), st, sc, scenario.Options{Agent: "main"}); err != nil {
-				t.Fatalf("scenario run: %v", err)
-			}
-			last, err := st.LastSeq(context.Background(), "")
-			require_NoError(t, err)
-			clean := rebuild(t, st)
+	testutil.EachScenario(t, func(t *testing.T, f string) {
+		sc, err := scenario.LoadFile(f)
+		testutil.NoError(t, err)
+		st, _ := openStore(t)
+		if _, err := scenario.Run(context.Background(), st, sc, scenario.Options{Agent: "main"}); err != nil {
+			t.Fatalf("scenario run: %v", err)
+		}
+		last, err := st.LastSeq(context.Background(), "")
+		testutil.NoError(t, err)
+		clean := rebuild(t, st)
 
-			path := filepath.Join(t.TempDir(), "inc.sqlite")
-			for _, to := range []uint64{last / 4, last / 3, last / 2, last - 1, last} {
-				db, err := projections.Open(context.Background(), path)
-				require_NoError(t, err)
-				_, err = projections.NewProjector(db, projections.WithBatchEvents(3)).CatchUp(context.Background(), st, to)
-				require_NoError(t, err)
-				require_NoError(t, db.Close())
-			}
-			db := openDB(t, path)
-			if got := dump(t, db); got != clean {
-				t.Fatalf("incremental dump differs from the rebuild: %s", firstDiff(clean, got))
-			}
-		})
-	}
+		path := filepath.Join(t.TempDir(), "inc.sqlite")
+		for _, to := range []uint64{last / 4, last / 3, last / 2, last - 1, last} {
+			db, err := projections.Open(context.Background(), path)
+			testutil.NoError(t, err)
+			_, err = projections.NewProjector(db, projections.WithBatchEvents(3)).CatchUp(context.Background(), st, to)
+			testutil.NoError(t, err)
+			testutil.NoError(t, db.Close())
+		}
+		db := openDB(t, path)
+		if got := dump(t, db); got != clean {
+			t.Fatalf("incremental dump differs from the rebuild: %s", firstDiff(clean, got))
+		}
+	})
 }

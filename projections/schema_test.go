@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/projections"
 )
 
@@ -16,11 +17,11 @@ import (
 func v4Database(t *testing.T, path string) {
 	t.Helper()
 	ddl, err := os.ReadFile(filepath.Join("testdata", "schema_v4.sql"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	raw := openRawSQLite(t, path)
 	defer raw.Close()
 	_, err = raw.Exec(string(ddl) + `INSERT INTO projection_meta (key, value) VALUES ('schema_version', '4')`)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 }
 
 // masterRows is sqlite_master in creation order: every table and index
@@ -28,15 +29,15 @@ func v4Database(t *testing.T, path string) {
 func masterRows(t *testing.T, db *sql.DB) [][5]string {
 	t.Helper()
 	rows, err := db.Query(`SELECT type, name, tbl_name, rootpage, coalesce(sql, '') FROM sqlite_master ORDER BY rowid`)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer rows.Close()
 	var out [][5]string
 	for rows.Next() {
 		var r [5]string
-		require_NoError(t, rows.Scan(&r[0], &r[1], &r[2], &r[3], &r[4]))
+		testutil.NoError(t, rows.Scan(&r[0], &r[1], &r[2], &r[3], &r[4]))
 		out = append(out, r)
 	}
-	require_NoError(t, rows.Err())
+	testutil.NoError(t, rows.Err())
 	return out
 }
 
@@ -79,7 +80,7 @@ func TestSchema_DatabaseOfTheVersion4DDLOpensAndCatchesUpTheSame(t *testing.T) {
 	var got string
 	for _, to := range []uint64{g.lastSeq / 2, 0} { // reopened between the two
 		db, err := projections.Open(context.Background(), path)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if db.Rebuilt {
 			t.Fatalf("a version 4 database was rebuilt")
 		}
@@ -87,7 +88,7 @@ func TestSchema_DatabaseOfTheVersion4DDLOpensAndCatchesUpTheSame(t *testing.T) {
 			t.Fatalf("catch up to %d: %v", to, err)
 		}
 		got = dump(t, db)
-		require_NoError(t, db.Close())
+		testutil.NoError(t, db.Close())
 	}
 	if got != want {
 		t.Fatalf("dump differs from a rebuild: %s", firstDiff(want, got))

@@ -11,6 +11,7 @@ import (
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/scenario"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/replay"
 )
 
@@ -25,12 +26,12 @@ func TestHistory_UnchangedConfigIsNotReappliedAfterUpgrade(t *testing.T) {
 	st := loadLedger(t, "first-release")
 	ctx := context.Background()
 	sc, err := scenario.LoadFile(filepath.Join("..", "fixtures", "scenarios", "incident-day.yaml"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	const agent = "scn-incident-day-edce8949"
 	filter, err := events.AggregateFilter(agent, events.AggConfig)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	evs, seq, err := st.ReadSubject(ctx, filter)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(evs) == 0 {
 		t.Fatalf("no ConfigApplied for %s in the fixture", agent)
 	}
@@ -39,25 +40,25 @@ func TestHistory_UnchangedConfigIsNotReappliedAfterUpgrade(t *testing.T) {
 		t.Fatalf("the current format hashes like the first release's (%s): nothing to test", stored.Hash)
 	}
 	var tree map[string]any
-	require_NoError(t, json.Unmarshal(sc.Loaded.Canonical, &tree))
+	testutil.NoError(t, json.Unmarshal(sc.Loaded.Canonical, &tree))
 	tree["auth"].(map[string]any)["cooldowns"].(map[string]any)["subscriptionBlockMaxMs"] = 0
 	tree["retry"].(map[string]any)["provider"].(map[string]any)["maxRetryDelayMs"] = 0
 	text, err := json.Marshal(tree)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	legacy, err := config.Parse(text, "incident-day with the format-1 meaning")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	got, applied, err := engine.ApplyConfig(ctx, st, agent, "scenario:incident-day", legacy, time.Now())
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if applied || got != seq {
 		t.Fatalf("ApplyConfig appended (applied %v, seq %d; in force at %d): an unchanged config was re-applied", applied, got, seq)
 	}
 	got, applied, err = engine.ApplyConfig(ctx, st, agent, "scenario:incident-day", sc.Loaded, time.Now())
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !applied || got <= seq {
 		t.Fatalf("the file with the format-3 defaults was not applied (applied %v, seq %d)", applied, got)
 	}
 	rep, err := replay.Verify(ctx, st, replay.VerifyOptions{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !rep.OK() {
 		t.Fatalf("%d divergent commits; first: %+v", rep.Diverged, rep.Divergences[0])
 	}

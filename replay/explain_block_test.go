@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/internal/scenario"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/replay"
 )
 
@@ -42,7 +43,7 @@ func TestExplain_CodexUsageLimitShowsWhereTheDeadlineCameFrom(t *testing.T) {
 	st := openStore(t)
 	runScenario(t, st, "codex-usage-limit", "x")
 	x, err := replay.Explain(context.Background(), st, "x", "usage-limit")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	mustContain(t, stepWith(t, x, "failed (300 ms)"),
 		`a long usage window (subscription; field code, matched "usage_limit_reached"): no same-model retry`,
 		`provider reset at 2026-03-11T08:00:00.300Z (+24h0m0.3s), read from message "resets_in_seconds=86400" (codex_rate_limits)`)
@@ -57,7 +58,7 @@ func TestExplain_ModelScopedSuccessSaysWhatItKept(t *testing.T) {
 	st := openStore(t)
 	runScenario(t, st, "model-scoped-cooldown", "x")
 	x, err := replay.Explain(context.Background(), st, "x", "tpm-limited")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	got := stepWith(t, x, "success recorded on gpt-5-mini")
 	if strings.Contains(got, "failure state cleared") {
 		t.Errorf("says cleared:\n%s", got)
@@ -72,7 +73,7 @@ func TestExplain_SingleAttemptSaysWhichTextReachedTheUser(t *testing.T) {
 	st := openStore(t)
 	runScenario(t, st, "user-model-strict", "x")
 	x, err := replay.Explain(context.Background(), st, "x", "strict-fails")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	mustContain(t, x.End, "after a single attempt: the user sees the provider's own error as it is",
 		`"ChatGPT error 429:`, "(billing, openai/gpt-5)")
 	if strings.Contains(x.End, "All models failed") {
@@ -102,14 +103,14 @@ script:
   - at: "+1s"
     turn: {id: helper-turn, session: s2, agent: helper, responses: [{candidate: openai/gpt-5-mini, ok: true}]}
 `), "inline")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	st := openStore(t)
 	_, err = scenario.Run(context.Background(), st, sc, scenario.Options{Agent: "x"})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	x, err := replay.Explain(context.Background(), st, "x", "coder-turn")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	mustContain(t, x.Why, "agents.entries.coder.model", "strict because its fallbacks are explicitly empty (fallbacks: [])")
 	x, err = replay.Explain(context.Background(), st, "x", "helper-turn")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	mustContain(t, x.Why, "agents.entries.helper.model", "strict because its model lists no fallbacks of its own")
 }

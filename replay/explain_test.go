@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/replay"
 )
 
@@ -23,15 +24,15 @@ func TestExplain_IncidentDayStormMatchesGolden(t *testing.T) {
 	st := openStore(t)
 	runScenario(t, st, "incident-day", "golden")
 	x, err := replay.Explain(context.Background(), st, "", "storm")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var b bytes.Buffer
-	require_NoError(t, replay.WriteExplanation(&b, x))
+	testutil.NoError(t, replay.WriteExplanation(&b, x))
 	path := filepath.Join("..", "fixtures", "golden", "explain-incident-day-storm.txt")
 	if *update {
-		require_NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+		testutil.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if got := b.String(); got != string(want) {
 		t.Fatalf("explain output differs from %s (rerun with -update after checking):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
@@ -51,7 +52,7 @@ func TestExplain_UnknownAndAmbiguousTurns(t *testing.T) {
 		t.Fatalf("ambiguous turn: %v", err)
 	}
 	x, err := replay.Explain(context.Background(), st, "b", "storm")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if x.Agent != "b" {
 		t.Fatalf("agent %s", x.Agent)
 	}
@@ -61,7 +62,7 @@ func TestExplainTimeline_SessionTurnsAndCommands(t *testing.T) {
 	st := openStore(t)
 	runScenario(t, st, "incident-day", "demo")
 	tl, err := replay.ExplainTimeline(context.Background(), st, "demo", "dm-alice", time.Time{}, time.Time{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var turns, cmds int
 	for _, e := range tl.Entries {
 		switch e.Kind {

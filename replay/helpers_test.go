@@ -4,48 +4,35 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/scenario"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
-func require_NoError(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-}
-
-// openStore opens a store on an embedded server in a fresh temp dir, with
-// opts after the defaults.
+// openStore is testutil.Store with testutil.NoFsync (before opts): these
+// tests need no power-loss durability.
 func openStore(t testing.TB, opts ...events.Option) events.Store {
 	t.Helper()
-	s, err := events.Open(context.Background(), append([]events.Option{events.WithDataDir(t.TempDir()), events.WithSyncAlways(false, time.Minute)}, opts...)...)
-	require_NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return testutil.Store(t, append([]events.Option{testutil.NoFsync}, opts...)...)
 }
 
 // runScenario plays fixtures/scenarios/<name>.yaml into st as agent.
 func runScenario(t testing.TB, st events.Store, name, agent string) *scenario.Report {
 	t.Helper()
 	sc, err := scenario.LoadFile(filepath.Join("..", "fixtures", "scenarios", name+".yaml"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	rep, err := scenario.Run(context.Background(), st, sc, scenario.Options{Agent: agent})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	return rep
 }
 
+// scenarioNames are the fixture scenarios' names (file names without
+// .yaml).
 func scenarioNames(t testing.TB) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "fixtures", "scenarios", "*.yaml"))
-	require_NoError(t, err)
-	if len(files) == 0 {
-		t.Fatal("no scenarios in fixtures/scenarios")
-	}
 	var out []string
-	for _, f := range files {
+	for _, f := range testutil.Scenarios(t) {
 		b := filepath.Base(f)
 		out = append(out, b[:len(b)-len(".yaml")])
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/natstest"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/replay"
 )
 
@@ -23,9 +24,9 @@ func loadLedger(t *testing.T, name string) events.Store {
 	t.Helper()
 	st := openStore(t, events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
 	js, err := jetstream.New(natstest.DialWriter(t, st))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	f, err := os.Open(filepath.Join("..", "fixtures", "ledgers", name+".jsonl"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<20), 4<<20)
@@ -36,16 +37,16 @@ func loadLedger(t *testing.T, name string) events.Store {
 			MsgID   string          `json:"msg_id"`
 			Data    json.RawMessage `json:"data"`
 		}
-		require_NoError(t, json.Unmarshal(sc.Bytes(), &m))
+		testutil.NoError(t, json.Unmarshal(sc.Bytes(), &m))
 		msg := &nats.Msg{Subject: m.Subject, Data: m.Data, Header: nats.Header{}}
 		msg.Header.Set(jetstream.MsgIDHeader, m.MsgID)
 		ack, err := js.PublishMsg(context.Background(), msg)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if ack.Sequence != m.Seq || ack.Sequence != n {
 			t.Fatalf("message %d stored at seq %d, recorded at %d", n, ack.Sequence, m.Seq)
 		}
 	}
-	require_NoError(t, sc.Err())
+	testutil.NoError(t, sc.Err())
 	return st
 }
 
@@ -55,7 +56,7 @@ func loadLedger(t *testing.T, name string) events.Store {
 func TestHistory_FirstReleaseLedgerVerifies(t *testing.T) {
 	st := loadLedger(t, "first-release")
 	rep, err := replay.Verify(context.Background(), st, replay.VerifyOptions{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !rep.OK() {
 		t.Fatalf("%d divergent commits; first: %+v", rep.Diverged, rep.Divergences[0])
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/natstest"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/replay"
 )
 
@@ -46,13 +47,13 @@ func TestVerify_StrayMessageIsAFinding_GapIsNamed(t *testing.T) {
 	names := scenarioNames(t)
 	runScenario(t, st, names[0], "v-a")
 	js, err := jetstream.New(natstest.DialWriter(t, st))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	ack, err := js.Publish(context.Background(), "fledger.main.turn.oops", []byte(`{"x":1}`))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	runScenario(t, st, names[0], "v-b")
 
 	rep, err := replay.Verify(context.Background(), st, replay.VerifyOptions{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !rep.OK() || rep.StrictOK() || rep.Diverged != 0 || len(rep.Quarantined) != 1 || len(rep.Missing) != 0 {
 		t.Fatalf("stray message: ok %v strict %v diverged %d quarantined %+v missing %+v", rep.OK(), rep.StrictOK(), rep.Diverged, rep.Quarantined, rep.Missing)
 	}
@@ -62,7 +63,7 @@ func TestVerify_StrayMessageIsAFinding_GapIsNamed(t *testing.T) {
 	}
 
 	rep, err = replay.Verify(context.Background(), dropSource{src: st, drop: ack.Sequence + 3}, replay.VerifyOptions{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if rep.OK() || len(rep.Missing) != 1 || rep.Missing[0].Seq != ack.Sequence+3 {
 		t.Fatalf("gap: ok %v missing %+v", rep.OK(), rep.Missing)
 	}

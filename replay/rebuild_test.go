@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/projections"
 	"github.com/fledger/fledger/replay"
 )
@@ -14,10 +15,10 @@ import (
 func dumpFile(t testing.TB, path string) string {
 	t.Helper()
 	db, err := projections.Open(context.Background(), path)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer db.Close()
 	var b bytes.Buffer
-	require_NoError(t, db.Dump(context.Background(), &b))
+	testutil.NoError(t, db.Dump(context.Background(), &b))
 	return b.String()
 }
 
@@ -29,20 +30,20 @@ func TestRebuild_ToSeqEqualsAProjectorStoppedThere(t *testing.T) {
 	runScenario(t, st, "incident-day", "demo")
 	runScenario(t, st, "chain-overload", "demo2")
 	last, err := st.LastSeq(context.Background(), "")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	dir := t.TempDir()
 	inc, err := projections.Open(context.Background(), filepath.Join(dir, "inc.sqlite"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer inc.Close()
 	for _, to := range []uint64{1, last / 3, last / 2, last - 1, last} {
 		_, err := projections.NewProjector(inc, projections.WithBatchEvents(5)).CatchUp(context.Background(), st, to)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		var want bytes.Buffer
-		require_NoError(t, inc.Dump(context.Background(), &want))
+		testutil.NoError(t, inc.Dump(context.Background(), &want))
 
 		path := filepath.Join(dir, "replay.sqlite")
 		res, err := replay.Rebuild(context.Background(), st, path, replay.RebuildOptions{ToSeq: to})
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if res.To != to {
 			t.Fatalf("rebuild to %d reached %d", to, res.To)
 		}
@@ -57,14 +58,14 @@ func TestSeqAt_StopsBeforeTheFirstLaterCommit(t *testing.T) {
 	runScenario(t, st, "incident-day", "demo")
 	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	before, err := replay.SeqAt(context.Background(), st, start.Add(-time.Second))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if before != 0 {
 		t.Fatalf("SeqAt before the first commit = %d", before)
 	}
 	mid, err := replay.SeqAt(context.Background(), st, start.Add(2*time.Minute))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	end, err := replay.SeqAt(context.Background(), st, start.Add(time.Hour))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	last, _ := st.LastSeq(context.Background(), "")
 	if mid == 0 || mid >= end || end != last {
 		t.Fatalf("SeqAt mid %d end %d last %d", mid, end, last)
@@ -72,12 +73,12 @@ func TestSeqAt_StopsBeforeTheFirstLaterCommit(t *testing.T) {
 	// The "recovered" turn (+1m) is in, "out-of-credit" (+5m) is not.
 	path := filepath.Join(t.TempDir(), "at.sqlite")
 	_, err = replay.Rebuild(context.Background(), st, path, replay.RebuildOptions{ToSeq: mid})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	db, err := projections.Open(context.Background(), path)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer db.Close()
 	stats, err := db.UsageStats(context.Background(), projections.StatsFilter{Profile: "anthropic:work"})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(stats) != 1 || stats[0].DisabledUntil != 0 {
 		t.Fatalf("as of +2m anthropic:work must not be disabled yet: %+v", stats)
 	}

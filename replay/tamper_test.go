@@ -9,6 +9,7 @@ import (
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/replay"
 )
 
@@ -25,7 +26,7 @@ func foldStore(t testing.TB, st events.Store, agent string) (*engine.Fold, time.
 		}
 	}
 	for ev, err := range st.Read(context.Background(), 1) {
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if ev.Agent != agent {
 			continue
 		}
@@ -70,7 +71,7 @@ func appendDecision(t testing.TB, st events.Store, agent, turnID string, at time
 		evs[i] = events.New(agent, key, at, p, opts...)
 	}
 	res, err := st.Append(context.Background(), subject, events.AnySeq, evs...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	return res.Seq
 }
 
@@ -82,9 +83,9 @@ func startTurn(t testing.TB, st events.Store, agent, turnID string, at time.Time
 	now := events.Millis(at)
 	env := f.Env(cfg, "dm-alice", now)
 	sel, err := cfg.Select(env.Session, policy.SelectRequest{Now: now})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	dec, err := policy.StartTurn(sel, env, policy.StartInput{TurnID: turnID, Session: "dm-alice", Chat: "direct", Seed: 7})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	appendDecision(t, st, agent, turnID, at, dec.Events)
 }
 
@@ -97,7 +98,7 @@ func decideFailure(t testing.TB, st events.Store, agent, turnID string, at time.
 		t.Fatalf("turn %s not folded", turnID)
 	}
 	dec, err := policy.OnOutcome(ts, f.Env(f.Config(ts.ConfigHash), ts.Session, events.Millis(at)), out)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	return dec.Events
 }
 
@@ -150,7 +151,7 @@ func TestVerify_TamperedCooldownIsNamed(t *testing.T) {
 	seq := appendDecision(t, st, "demo", "tampered", failed, ps)
 
 	rep, err := replay.Verify(context.Background(), st, replay.VerifyOptions{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	requireDivergence(t, rep, seq, "ProfileFailureRecorded", "disabled_until")
 	if len(rep.Divergences) != 1 {
 		t.Fatalf("want exactly the tampered turn to diverge:\n%s", dumpReport(t, rep))
@@ -183,7 +184,7 @@ func TestVerify_FallbackToAModelOutsideTheChainIsNamed(t *testing.T) {
 	seq := appendDecision(t, st, "demo", "tampered", failed, ps)
 
 	rep, err := replay.Verify(context.Background(), st, replay.VerifyOptions{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	requireDivergence(t, rep, seq, "FallbackStepped", "nextCandidateModel")
 }
 
@@ -197,7 +198,7 @@ func TestVerify_UnexplainedCommitIsNamed(t *testing.T) {
 		events.FallbackStepped{TurnID: "storm", Decision: policy.DecisionSkipCandidate, CandidateProvider: "openai", CandidateModel: "gpt-5"},
 	})
 	rep, err := replay.Verify(context.Background(), st, replay.VerifyOptions{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if rep.OK() || len(rep.Divergences) != 1 || rep.Divergences[0].Seq != seq || rep.Divergences[0].Decision != replay.DecisionUnexplained {
 		t.Fatalf("want one unexplained divergence at seq %d:\n%s", seq, dumpReport(t, rep))
 	}
@@ -209,7 +210,7 @@ func TestVerify_TamperedAuthOrderIsNamed(t *testing.T) {
 	st := openStore(t)
 	runScenario(t, st, "stored-order", "demo")
 	rep, err := replay.Verify(context.Background(), st, replay.VerifyOptions{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !rep.OK() || rep.Checked[replay.DecisionAuthOrder] != 2 {
 		t.Fatalf("clean run: want 2 auth orders verified:\n%s", dumpReport(t, rep))
 	}
@@ -217,9 +218,9 @@ func TestVerify_TamperedAuthOrderIsNamed(t *testing.T) {
 	ev := events.New("demo", "openai", last.Add(time.Minute),
 		events.AuthOrderSet{Provider: "openai", ProfileIDs: []string{"openai:team-a", "openai:ghost"}, By: "cli"})
 	res, err := st.Append(context.Background(), events.MustSubject("demo", events.AggOrder, "openai"), events.AnySeq, ev)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	rep, err = replay.Verify(context.Background(), st, replay.VerifyOptions{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if rep.OK() || len(rep.Divergences) != 1 {
 		t.Fatalf("want one divergence at seq %d:\n%s", res.Seq, dumpReport(t, rep))
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/replay"
 )
 
@@ -17,7 +18,7 @@ func TestVerify_SubscriptionBlockIsReDecided(t *testing.T) {
 	st := openStore(t)
 	runScenario(t, st, "codex-usage-limit", "demo")
 	rep, err := replay.Verify(context.Background(), st, replay.VerifyOptions{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !rep.OK() || rep.Checked[replay.DecisionOutcome] != 3 {
 		t.Fatalf("clean run:\n%s", dumpReport(t, rep))
 	}
@@ -47,6 +48,6 @@ func TestVerify_SubscriptionBlockIsReDecided(t *testing.T) {
 	}
 	seq := appendDecision(t, st, "demo", "tampered", failed, ps)
 	rep, err = replay.Verify(context.Background(), st, replay.VerifyOptions{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	requireDivergence(t, rep, seq, "ProfileFailureRecorded", "blocked_until")
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/replay"
 )
 
@@ -23,7 +24,7 @@ func TestVerify_EveryFixtureScenarioMatches(t *testing.T) {
 		runScenario(t, st, name, "v-"+name)
 	}
 	rep, err := replay.Verify(context.Background(), st, replay.VerifyOptions{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !rep.OK() {
 		t.Fatalf("verify found divergences:\n%s", dumpReport(t, rep))
 	}

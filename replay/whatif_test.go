@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/commands/config"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/replay"
 )
 
@@ -27,7 +28,7 @@ agents:
       primary: anthropic/claude-opus-4-6
       fallbacks: `+fallbacks+`
 `), "test")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	return l
 }
 
@@ -37,9 +38,9 @@ func whatIf(t *testing.T, fallbacks string) *replay.WhatIfReport {
 	runScenario(t, st, "incident-day", "demo")
 	l := incidentConfig(t, fallbacks)
 	rep, err := replay.WhatIf(context.Background(), st, &l.Policy, replay.WhatIfOptions{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var b bytes.Buffer
-	require_NoError(t, replay.WriteWhatIf(&b, rep))
+	testutil.NoError(t, replay.WriteWhatIf(&b, rep))
 	t.Log("\n" + b.String())
 	return rep
 }

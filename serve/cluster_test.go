@@ -1,12 +1,12 @@
 package serve_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/serve"
 	"github.com/fledger/fledger/serve/client"
 )
@@ -17,16 +17,16 @@ import (
 // cooldown — errorCount 2, the first failure's 30 s window kept (seed
 // 004: an active window is never extended) — seen by both.
 func TestTwoInstances_ConcurrentFailuresOneCooldown(t *testing.T) {
-	clock := &fakeClock{now: t0}
+	clock := testutil.NewManualClock(testutil.T0)
 	_, a, b := twoServers(t, engine.WithClock(clock))
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 
 	for round := range 3 {
 		// One turn begun on each instance; both call anthropic:a.
 		sa, err := a.cl.Begin(ctx, client.BeginRequest{Session: "sa"})
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		sb, err := b.cl.Begin(ctx, client.BeginRequest{Session: "sb"})
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if round == 0 && (sa.Next.Profile != "anthropic:a" || sb.Next.Profile != "anthropic:a") {
 			t.Fatalf("first calls %+v %+v", sa.Next, sb.Next)
 		}
@@ -53,13 +53,13 @@ func TestTwoInstances_ConcurrentFailuresOneCooldown(t *testing.T) {
 		}
 		close(start)
 		wg.Wait()
-		require_NoError(t, errs[0])
-		require_NoError(t, errs[1])
+		testutil.NoError(t, errs[0])
+		testutil.NoError(t, errs[1])
 	}
-	want := events.Millis(t0) + 30000
+	want := events.Millis(testutil.T0) + 30000
 	for name, s := range map[string]*server{"a": a, "b": b} {
 		profs, err := s.cl.Profiles(ctx, "main")
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		var p client.Profile
 		for _, x := range profs {
 			if x.ID == "anthropic:a" {
@@ -74,18 +74,14 @@ func TestTwoInstances_ConcurrentFailuresOneCooldown(t *testing.T) {
 
 // A turn begun on one instance is continued on the other.
 func TestTwoInstances_ContinueTurnElsewhere(t *testing.T) {
-	dir := t.TempDir() // a second writer reads the listener's writer credentials from it
-	st1 := openStore(t, events.WithDataDir(dir), events.WithListen(0))
-	st2, err := events.Open(context.Background(), events.WithURL(st1.ClientURL()), events.WithListenerCredentials(dir, events.ReadWrite))
-	require_NoError(t, err)
-	t.Cleanup(func() { _ = st2.Close() })
+	st1, st2 := testutil.OpenPair(t)
 	a := startServer(t, st1, serve.Config{Config: loadConfig(t)})
 	b := startServer(t, st2, serve.Config{})
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	s, err := a.cl.Begin(ctx, client.BeginRequest{Session: "s1"})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	s, err = b.cl.Report(ctx, s.TurnID, client.Outcome{Attempt: s.Next.Attempt, OK: true})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if s.Next.Action != "done" {
 		t.Fatalf("next %+v", s.Next)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/natstest"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/replay"
 	"github.com/fledger/fledger/serve"
 	"github.com/fledger/fledger/serve/client"
@@ -86,9 +87,9 @@ func TestFailover_StreamLeaderKilledUnderLoad(t *testing.T) {
 
 func failover(t *testing.T, opts []events.Option, want503s bool) {
 	c := natstest.StartCluster(t, 3)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	st, err := events.Open(ctx, append([]events.Option{events.WithURL(c.URLs()), events.WithReplicas(3)}, opts...)...)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	srv := startServer(t, st, serve.Config{Config: loadConfig(t)})
 	tap := &statusTap{base: http.DefaultTransport, codes: map[int]int{}, last: map[int]string{}, recorded: map[string]int{}}
@@ -172,7 +173,7 @@ func failover(t *testing.T, opts []events.Option, want503s bool) {
 		time.Sleep(slowGraceForTest)
 		begin := time.Now()
 		resp, err := http.Get(srv.url + "/healthz")
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		var h serve.Health
 		_ = json.NewDecoder(resp.Body).Decode(&h)
 		resp.Body.Close()
@@ -232,7 +233,7 @@ func failover(t *testing.T, opts []events.Option, want503s bool) {
 	// Every turn answered done is in the stream, finished (read while the
 	// restarted node may still be catching up: reads check the leader).
 	evs, _, err := st.ReadSubject(ctx, "fledger.main.>")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	finished := map[string]bool{}
 	for _, ev := range evs {
 		if ev.Type == "TurnSucceeded" {
@@ -249,7 +250,7 @@ func failover(t *testing.T, opts []events.Option, want503s bool) {
 		t.Errorf("stream replicas %d, want 3", status.Replicas)
 	}
 	rep, err := replay.Verify(ctx, st, replay.VerifyOptions{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !rep.OK() {
 		t.Fatalf("replay --verify: %+v", rep)
 	}

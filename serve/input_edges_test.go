@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fledger/fledger/internal/natstest"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/serve"
 	"github.com/fledger/fledger/serve/client"
 )
@@ -23,12 +24,12 @@ import (
 // would collide — are refused with 400 naming the field, over HTTP and
 // over the micro service, and nothing is recorded.
 func TestHTTP_InvalidUTF8Refused(t *testing.T) {
-	srv, st := defaultServer(t, &fakeClock{now: t0})
+	srv, st := defaultServer(t, testutil.NewManualClock(testutil.T0))
 	ms, err := srv.svc.StartMicro(st)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = ms.Stop() })
 	nc := natstest.DialWriter(t, st)
-	before := seq(t, st)
+	before := testutil.LastSeq(t, st)
 	cases := []struct {
 		name, method, path, endpoint, body, field string
 	}{
@@ -50,20 +51,20 @@ func TestHTTP_InvalidUTF8Refused(t *testing.T) {
 			continue
 		}
 		m, err := nc.Request(serve.MicroPrefix+"."+c.endpoint, []byte(c.body), 5*time.Second)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		var meb serve.ErrorBody
 		_ = json.Unmarshal(m.Data, &meb)
 		if m.Header.Get("Nats-Service-Error-Code") != "400" || meb.Error != serve.CodeInvalidJSON || !strings.Contains(meb.Detail, c.field) {
 			t.Errorf("micro %s: %v %s, want 400 invalid_json naming %s", c.name, m.Header, m.Data, c.field)
 		}
 	}
-	if now := seq(t, st); now != before {
+	if now := testutil.LastSeq(t, st); now != before {
 		t.Fatalf("refused requests appended (%d → %d)", before, now)
 	}
 	// The provider's own text inside an outcome's error is read
 	// leniently (a body truncated mid character is common): not refused.
-	begun, err := srv.cl.Begin(ctxT(t), client.BeginRequest{Session: "lenient"})
-	require_NoError(t, err)
+	begun, err := srv.cl.Begin(testutil.Context(t), client.BeginRequest{Session: "lenient"})
+	testutil.NoError(t, err)
 	body := "{\"attempt\":1,\"error\":{\"status\":429,\"message\":\"rate limited \xe2\x82\",\"body\":{\"\xff\":\"\\ud800\"},\"headers\":{\"x-id\":\"a\xc0\"}}}"
 	if status, b := do(t, "POST", srv.url+"/v1/turns/"+begun.TurnID+"/outcomes", body); status != 200 {
 		t.Fatalf("provider text that is not UTF-8: %d %s, want 200", status, b)
@@ -85,9 +86,9 @@ func TestHTTP_InvalidUTF8Refused(t *testing.T) {
 func rawPost(t *testing.T, base, path string, n int, chunked bool) (string, []byte) {
 	t.Helper()
 	u, err := url.Parse(base)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	c, err := net.Dial("tcp", u.Host)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
 	body := append(append([]byte(`{"session":"`), bytes.Repeat([]byte("a"), n-14)...), '"', '}')
@@ -120,8 +121,8 @@ func rawPost(t *testing.T, base, path string, n int, chunked bool) (string, []by
 // Every oversized body is answered with a readable JSON 413, whether the
 // client announces its length or sends it chunked, on every route.
 func TestHTTP_OversizedBodyReadable413(t *testing.T) {
-	srv, st := defaultServer(t, &fakeClock{now: t0})
-	before := seq(t, st)
+	srv, st := defaultServer(t, testutil.NewManualClock(testutil.T0))
+	before := testutil.LastSeq(t, st)
 	for _, c := range []struct {
 		name    string
 		path    string
@@ -145,18 +146,18 @@ func TestHTTP_OversizedBodyReadable413(t *testing.T) {
 	// body gets the 413 at once and never sends it.
 	u, _ := url.Parse(srv.url)
 	c, err := net.Dial("tcp", u.Host)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	fmt.Fprintf(c, "POST /v1/turns HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", u.Host, 8<<20)
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 413 || !strings.Contains(string(b), serve.CodeBodyTooLarge) {
 		t.Errorf("Expect: 100-continue: %d %s, want 413 body_too_large before the body", resp.StatusCode, b)
 	}
-	if now := seq(t, st); now != before {
+	if now := testutil.LastSeq(t, st); now != before {
 		t.Fatalf("refused requests appended (%d → %d)", before, now)
 	}
 }
@@ -165,8 +166,8 @@ func TestHTTP_OversizedBodyReadable413(t *testing.T) {
 // answered 404 in the API's error format, like every unknown path; a
 // wrong method is 405.
 func TestHTTP_EveryPathAnswersJSON(t *testing.T) {
-	srv, st := defaultServer(t, &fakeClock{now: t0})
-	before := seq(t, st)
+	srv, st := defaultServer(t, testutil.NewManualClock(testutil.T0))
+	before := testutil.LastSeq(t, st)
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, c := range []struct {
 		method, path string
@@ -183,11 +184,11 @@ func TestHTTP_EveryPathAnswersJSON(t *testing.T) {
 		{"GET", "/v1/turns", 405, serve.CodeMethodNotAllowed},
 		{"DELETE", "/v1/profiles", 405, serve.CodeMethodNotAllowed},
 	} {
-		req, err := http.NewRequestWithContext(ctxT(t), c.method, srv.url+c.path, strings.NewReader(`{"session":"s"}`))
-		require_NoError(t, err)
+		req, err := http.NewRequestWithContext(testutil.Context(t), c.method, srv.url+c.path, strings.NewReader(`{"session":"s"}`))
+		testutil.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := noRedirect.Do(req)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		var eb serve.ErrorBody
@@ -196,7 +197,7 @@ func TestHTTP_EveryPathAnswersJSON(t *testing.T) {
 			t.Errorf("%s %s: %d %q %s, want %d %s as JSON", c.method, c.path, resp.StatusCode, resp.Header.Get("Content-Type"), b, c.status, c.code)
 		}
 	}
-	if now := seq(t, st); now != before {
+	if now := testutil.LastSeq(t, st); now != before {
 		t.Fatalf("refused requests appended (%d → %d)", before, now)
 	}
 	// A percent-encoded slash or dot inside a session key is not a path
@@ -210,8 +211,8 @@ func TestHTTP_EveryPathAnswersJSON(t *testing.T) {
 // for a set and for a clear, with 422 naming it; nothing is recorded. A
 // configured provider is still set and cleared.
 func TestHTTP_AuthOrderUnknownProvider(t *testing.T) {
-	srv, st := defaultServer(t, &fakeClock{now: t0})
-	before := seq(t, st)
+	srv, st := defaultServer(t, testutil.NewManualClock(testutil.T0))
+	before := testutil.LastSeq(t, st)
 	for _, c := range []struct{ provider, body string }{
 		{"%2A", `{}`},
 		{"anthr.opic", `{}`},
@@ -226,7 +227,7 @@ func TestHTTP_AuthOrderUnknownProvider(t *testing.T) {
 			t.Errorf("provider %s %s: %d %s, want 422 invalid_request naming it and the configured providers", c.provider, c.body, status, b)
 		}
 	}
-	if now := seq(t, st); now != before {
+	if now := testutil.LastSeq(t, st); now != before {
 		t.Fatalf("refused orders appended (%d → %d)", before, now)
 	}
 	for _, body := range []string{`{"profiles":["anthropic:b","anthropic:a"]}`, `{}`} {

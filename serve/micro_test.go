@@ -9,6 +9,7 @@ import (
 
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/internal/natstest"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/serve"
 )
 
@@ -16,9 +17,9 @@ func microCall(t *testing.T, nc *nats.Conn, ep string, req, out any) *nats.Msg {
 	t.Helper()
 	b, _ := json.Marshal(req)
 	m, err := nc.Request(serve.MicroPrefix+"."+ep, b, 5*time.Second)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if out != nil && m.Header.Get("Nats-Service-Error-Code") == "" {
-		require_NoError(t, json.Unmarshal(m.Data, out))
+		testutil.NoError(t, json.Unmarshal(m.Data, out))
 	}
 	return m
 }
@@ -26,11 +27,11 @@ func microCall(t *testing.T, nc *nats.Conn, ep string, req, out any) *nats.Msg {
 // The micro service "fledger" answers the same operations: begin, an
 // outcome, a read, and an error with its status code.
 func TestMicro_BeginOutcomeRead(t *testing.T) {
-	srv, st := defaultServer(t, &fakeClock{now: t0}, func(c *serve.Config) {
+	srv, st := defaultServer(t, testutil.NewManualClock(testutil.T0), func(c *serve.Config) {
 		c.EngineOptions = append(c.EngineOptions, engine.WithConflictRetries(8))
 	})
 	ms, err := srv.svc.StartMicro(st)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = ms.Stop() })
 	nc := natstest.DialWriter(t, st)
 
@@ -65,9 +66,9 @@ func TestMicro_BeginOutcomeRead(t *testing.T) {
 // one) every operation but health is 401 unauthorized; "Authorization:
 // Bearer <token>" (any case of the scheme) as a message header passes.
 func TestMicro_Token(t *testing.T) {
-	srv, st := defaultServer(t, &fakeClock{now: t0}, func(c *serve.Config) { c.Token = "s3cret" })
+	srv, st := defaultServer(t, testutil.NewManualClock(testutil.T0), func(c *serve.Config) { c.Token = "s3cret" })
 	ms, err := srv.svc.StartMicro(st)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = ms.Stop() })
 	nc := natstest.DialWriter(t, st)
 	call := func(ep, auth string) *nats.Msg {
@@ -80,7 +81,7 @@ func TestMicro_Token(t *testing.T) {
 			m.Header.Set("Authorization", auth)
 		}
 		r, err := nc.RequestMsg(m, 5*time.Second)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		return r
 	}
 	for _, auth := range []string{"", "Bearer nope", "s3cret", "Basic s3cret"} {

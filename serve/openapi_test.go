@@ -8,6 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/serve"
 )
 
@@ -15,14 +16,14 @@ import (
 // schemas/openapi.v1.yaml, and every documented path is served.
 func TestOpenAPI_CoversEveryRoute(t *testing.T) {
 	raw, err := os.ReadFile("../schemas/openapi.v1.yaml")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	js, err := yaml.YAMLToJSON(raw)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var doc struct {
 		OpenAPI string                                `json:"openapi"`
 		Paths   map[string]map[string]json.RawMessage `json:"paths"`
 	}
-	require_NoError(t, json.Unmarshal(js, &doc))
+	testutil.NoError(t, json.Unmarshal(js, &doc))
 	if !strings.HasPrefix(doc.OpenAPI, "3.1") {
 		t.Fatalf("openapi %q", doc.OpenAPI)
 	}

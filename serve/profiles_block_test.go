@@ -6,6 +6,7 @@ import (
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/serve"
 	"github.com/fledger/fledger/serve/client"
 )
@@ -27,32 +28,32 @@ agents:
       primary: openai/gpt-5
 `
 	l, err := config.Parse([]byte(cfg), "test")
-	require_NoError(t, err)
-	clock := &fakeClock{now: t0}
-	srv := startServer(t, openStore(t), serve.Config{Config: l, EngineOptions: []engine.Option{engine.WithClock(clock)}})
-	ctx := ctxT(t)
+	testutil.NoError(t, err)
+	clock := testutil.NewManualClock(testutil.T0)
+	srv := startServer(t, testutil.Store(t), serve.Config{Config: l, EngineOptions: []engine.Option{engine.WithClock(clock)}})
+	ctx := testutil.Context(t)
 	step, err := srv.cl.Begin(ctx, client.BeginRequest{Session: "s"})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if step.Next.Profile != "openai:sub" {
 		t.Fatalf("first call %+v", step.Next)
 	}
 	step, err = srv.cl.Report(ctx, step.TurnID, client.Outcome{Attempt: step.Next.Attempt, Error: &client.ProviderError{
 		Status: 429, Code: "usage_limit_reached",
 		Message: `{"error":{"type":"usage_limit_reached","message":"The usage limit has been reached","plan_type":"plus","resets_in_seconds":86400}}`}})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	// A long usage window: no same-profile retry, the next profile at once.
 	if step.Next.Action != "call" || step.Next.Profile != "openai:key" {
 		t.Fatalf("after the usage limit: %+v", step.Next)
 	}
 	profiles, err := srv.cl.Profiles(ctx, "")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var sub *client.Profile
 	for i := range profiles {
 		if profiles[i].ID == "openai:sub" {
 			sub = &profiles[i]
 		}
 	}
-	want := events.Millis(t0) + 86_400_000
+	want := events.Millis(testutil.T0) + 86_400_000
 	if sub == nil || sub.BlockedUntil != want || sub.BlockedReason != "subscription_limit" || sub.BlockedSource != "codex_rate_limits" ||
 		sub.BlockedModel != "gpt-5" || sub.CooldownUntil != 0 || sub.Usable {
 		t.Fatalf("openai:sub %+v, want blocked until %d", sub, want)

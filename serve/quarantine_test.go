@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/internal/natstest"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/serve"
 	"github.com/fledger/fledger/serve/client"
 )
@@ -19,13 +20,13 @@ import (
 // /healthz says degraded (200) naming the count and the sequence, and
 // fledger_serve_quarantined_messages_total counts it.
 func TestHTTP_StrayMessageIsQuarantinedNotFatal(t *testing.T) {
-	clock := &fakeClock{now: t0}
+	clock := testutil.NewManualClock(testutil.T0)
 	srv, st := defaultServer(t, clock)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	// turn fails its first call (auth) and answers the next one.
 	turn := func(session string) {
 		step, err := srv.cl.Begin(ctx, client.BeginRequest{Session: session})
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		for i := 0; step.Next.Action == "call"; i++ {
 			o := client.Outcome{Attempt: step.Next.Attempt, OK: true, LatencyMs: 5}
 			if i == 0 {
@@ -33,7 +34,7 @@ func TestHTTP_StrayMessageIsQuarantinedNotFatal(t *testing.T) {
 			}
 			id := step.TurnID
 			step, err = srv.cl.Report(ctx, id, o)
-			require_NoError(t, err)
+			testutil.NoError(t, err)
 			step.TurnID = id
 		}
 		if step.Next.Action != "done" && step.Next.Action != "exhausted" {
@@ -49,18 +50,18 @@ func TestHTTP_StrayMessageIsQuarantinedNotFatal(t *testing.T) {
 	turn("s1")
 	turn("s2")
 	var base decisions
-	require_NoError(t, srv.cl.Decisions(ctx, 0, &base))
+	testutil.NoError(t, srv.cl.Decisions(ctx, 0, &base))
 	if len(base.Decisions) == 0 {
 		t.Fatal("no decisions to compare")
 	}
 	js, err := jetstream.New(natstest.DialWriter(t, st))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	ack, err := js.Publish(ctx, "fledger.main.turn.oops", []byte("hello"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	turn("s3")
 
 	var dec decisions
-	require_NoError(t, srv.cl.Decisions(ctx, 0, &dec)) // 200, not 500
+	testutil.NoError(t, srv.cl.Decisions(ctx, 0, &dec)) // 200, not 500
 	if len(dec.Decisions) < len(base.Decisions) || dec.Checkpoint <= ack.Sequence {
 		t.Fatalf("decisions after a stray message at %d: %+v, before it %+v", ack.Sequence, dec, base)
 	}
@@ -71,9 +72,9 @@ func TestHTTP_StrayMessageIsQuarantinedNotFatal(t *testing.T) {
 	}
 
 	resp, err := http.Get(srv.url + "/healthz")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var h serve.Health
-	require_NoError(t, json.NewDecoder(resp.Body).Decode(&h))
+	testutil.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || h.Status != "degraded" || h.Quarantined != 1 ||
 		len(h.QuarantinedSeqs) != 1 || h.QuarantinedSeqs[0] != ack.Sequence ||
@@ -82,7 +83,7 @@ func TestHTTP_StrayMessageIsQuarantinedNotFatal(t *testing.T) {
 	}
 
 	resp, err = http.Get(srv.url + "/metrics")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if !strings.Contains(string(body), "\nfledger_serve_quarantined_messages_total 1\n") {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/replay"
 	"github.com/fledger/fledger/serve"
 	"github.com/fledger/fledger/serve/client"
@@ -20,8 +21,8 @@ import (
 // same next step; contradicting ones 200 + 409 outcome_mismatch; the
 // stream holds one outcome per attempt and verifies.
 func TestHTTP_RacingReportsOnTwoInstances(t *testing.T) {
-	st1, a, b := twoServers(t, engine.WithClock(&fakeClock{now: t0}), engine.WithSeeds(func(string) uint64 { return 42 }))
-	ctx := ctxT(t)
+	st1, a, b := twoServers(t, engine.WithClock(testutil.NewManualClock(testutil.T0)), engine.WithSeeds(func(string) uint64 { return 42 }))
+	ctx := testutil.Context(t)
 	cases := []struct {
 		name     string
 		x, y     client.Outcome
@@ -35,7 +36,7 @@ func TestHTTP_RacingReportsOnTwoInstances(t *testing.T) {
 		for round := range 5 {
 			t.Run(fmt.Sprintf("%s/%d", tc.name, round), func(t *testing.T) {
 				step, err := a.cl.Begin(ctx, client.BeginRequest{Agent: "main", Session: fmt.Sprintf("s%d-%d", i, round)})
-				require_NoError(t, err)
+				testutil.NoError(t, err)
 				if step.Next.Action != "call" || step.Next.Attempt != 1 {
 					t.Fatalf("begin: %+v", step.Next)
 				}
@@ -77,7 +78,7 @@ func TestHTTP_RacingReportsOnTwoInstances(t *testing.T) {
 	}
 	outcomes := map[string]int{}
 	for ev, err := range st1.Read(ctx, 1) {
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		switch p := ev.Data.(type) {
 		case events.AttemptFailed:
 			outcomes[fmt.Sprint(p.TurnID, p.Attempt)]++
@@ -94,7 +95,7 @@ func TestHTTP_RacingReportsOnTwoInstances(t *testing.T) {
 		}
 	}
 	rep, err := replay.Verify(ctx, st1, replay.VerifyOptions{})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !rep.OK() {
 		t.Fatalf("verify: %+v", rep.Divergences[0])
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/scenario"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/projections"
 	"github.com/fledger/fledger/serve"
 	"github.com/fledger/fledger/serve/client"
@@ -27,41 +27,34 @@ import (
 // UUIDv7s, differ — and the same projection dump as `fledger run` of the
 // scenario into another store.
 func TestScenarios_HTTPEqualsRun(t *testing.T) {
-	files, err := filepath.Glob("../fixtures/scenarios/*.yaml")
-	require_NoError(t, err)
-	if len(files) == 0 {
-		t.Fatal("no fixture scenarios")
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			sc, err := scenario.LoadFile(f)
-			require_NoError(t, err)
-			ctx := ctxT(t)
+	testutil.EachScenario(t, func(t *testing.T, f string) {
+		sc, err := scenario.LoadFile(f)
+		testutil.NoError(t, err)
+		ctx := testutil.Context(t)
 
-			runStore := openStore(t)
-			_, err = scenario.Run(ctx, runStore, sc, scenario.Options{Agent: "main"})
-			require_NoError(t, err)
+		runStore := testutil.Store(t)
+		_, err = scenario.Run(ctx, runStore, sc, scenario.Options{Agent: "main"})
+		testutil.NoError(t, err)
 
-			httpStore := openStore(t)
-			clock := scenario.NewClock(sc.Start, false)
-			seeds := func(turnID string) uint64 {
-				h := fnv.New64a()
-				h.Write([]byte(sc.Name + "\x00" + turnID))
-				return h.Sum64()
-			}
-			srv := startServer(t, httpStore, serve.Config{Config: sc.Loaded, ConfigSource: "scenario:" + sc.Name,
-				EngineOptions: []engine.Option{engine.WithClock(clock), engine.WithSeeds(seeds)}})
-			driveScenario(t, ctx, srv.cl, sc, clock)
+		httpStore := testutil.Store(t)
+		clock := scenario.NewClock(sc.Start, false)
+		seeds := func(turnID string) uint64 {
+			h := fnv.New64a()
+			h.Write([]byte(sc.Name + "\x00" + turnID))
+			return h.Sum64()
+		}
+		srv := startServer(t, httpStore, serve.Config{Config: sc.Loaded, ConfigSource: "scenario:" + sc.Name,
+			EngineOptions: []engine.Option{engine.WithClock(clock), engine.WithSeeds(seeds)}})
+		driveScenario(t, ctx, srv.cl, sc, clock)
 
-			want, got := eventLines(t, runStore), eventLines(t, httpStore)
-			if strings.Join(want, "\n") != strings.Join(got, "\n") {
-				t.Fatalf("events differ\n--- fledger run\n%s\n--- HTTP\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
-			}
-			if a, b := dump(t, runStore), dump(t, httpStore); a != b {
-				t.Fatalf("projections differ\n--- fledger run\n%s\n--- HTTP\n%s", a, b)
-			}
-		})
-	}
+		want, got := eventLines(t, runStore), eventLines(t, httpStore)
+		if strings.Join(want, "\n") != strings.Join(got, "\n") {
+			t.Fatalf("events differ\n--- fledger run\n%s\n--- HTTP\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
+		}
+		if a, b := dump(t, runStore), dump(t, httpStore); a != b {
+			t.Fatalf("projections differ\n--- fledger run\n%s\n--- HTTP\n%s", a, b)
+		}
+	})
 }
 
 func driveScenario(t *testing.T, ctx context.Context, cl *client.Client, sc *scenario.Scenario, clock *scenario.Clock) {
@@ -88,12 +81,12 @@ func driveScenario(t *testing.T, ctx context.Context, cl *client.Client, sc *sce
 			default:
 				t.Fatalf("script[%d]: command %q", i, c.Do)
 			}
-			require_NoError(t, err)
+			testutil.NoError(t, err)
 			continue
 		}
 		tr := s.Turn
 		step, err := cl.Begin(ctx, client.BeginRequest{Agent: "main", Session: tr.Session, Chat: tr.Chat, Model: tr.Model, Source: tr.Source, TurnID: tr.ID})
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		used := make([]int, len(tr.Responses))
 		for n := 0; ; n++ {
 			if n > 500 {
@@ -118,7 +111,7 @@ func driveScenario(t *testing.T, ctx context.Context, cl *client.Client, sc *sce
 			default:
 				n = -1
 			}
-			require_NoError(t, err)
+			testutil.NoError(t, err)
 			if n < 0 {
 				break
 			}
@@ -148,9 +141,9 @@ func pick(tr *scenario.Turn, def *scenario.Response, used []int, n client.Next) 
 // JSON fields (status, code, type, message, body, headers, name).
 func wireError(t *testing.T, pe *classify.ProviderError) *client.ProviderError {
 	b, err := json.Marshal(pe)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var out client.ProviderError
-	require_NoError(t, json.Unmarshal(b, &out))
+	testutil.NoError(t, json.Unmarshal(b, &out))
 	if pe.Cause != nil || pe.ID != "" {
 		t.Fatalf("scripted error uses cause/id, which the client type does not carry: %s", b)
 	}
@@ -159,8 +152,8 @@ func wireError(t *testing.T, pe *classify.ProviderError) *client.ProviderError {
 
 func eventLines(t *testing.T, st events.Store) []string {
 	var out []string
-	for ev, err := range st.Read(ctxT(t), 1) {
-		require_NoError(t, err)
+	for ev, err := range st.Read(testutil.Context(t), 1) {
+		testutil.NoError(t, err)
 		b, _ := json.Marshal(ev.Data)
 		corr := ev.CorrelationID
 		out = append(out, fmt.Sprintf("%d/%d %s %s %s %s corr=%s %s", ev.Seq, ev.Index, ev.At.UTC().Format(time.RFC3339Nano), ev.Type, ev.Agent, ev.Key, corr, b))
@@ -169,12 +162,12 @@ func eventLines(t *testing.T, st events.Store) []string {
 }
 
 func dump(t *testing.T, st events.Store) string {
-	db, err := projections.Open(ctxT(t), t.TempDir()+"/dump.sqlite")
-	require_NoError(t, err)
+	db, err := projections.Open(testutil.Context(t), t.TempDir()+"/dump.sqlite")
+	testutil.NoError(t, err)
 	defer db.Close()
-	_, err = projections.NewProjector(db).CatchUp(ctxT(t), st, 0)
-	require_NoError(t, err)
+	_, err = projections.NewProjector(db).CatchUp(testutil.Context(t), st, 0)
+	testutil.NoError(t, err)
 	var b bytes.Buffer
-	require_NoError(t, db.Dump(ctxT(t), &b))
+	testutil.NoError(t, db.Dump(testutil.Context(t), &b))
 	return b.String()
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/serve"
 	"github.com/fledger/fledger/serve/client"
 )
@@ -29,23 +30,23 @@ func authFailed() *client.ProviderError {
 // profile, which answers; a repeated report returns the same next and
 // appends nothing.
 func TestHTTP_TurnRotatesAndRepeatIsIdempotent(t *testing.T) {
-	clock := &fakeClock{now: t0}
+	clock := testutil.NewManualClock(testutil.T0)
 	srv, st := defaultServer(t, clock)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	step, err := srv.cl.Begin(ctx, client.BeginRequest{Agent: "main", Session: "s1"})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	n := step.Next
 	if n.Action != "call" || n.Provider != "anthropic" || n.Profile != "anthropic:a" || n.Attempt != 1 {
 		t.Fatalf("first next %+v", n)
 	}
 	step, err = srv.cl.Report(ctx, step.TurnID, client.Outcome{Attempt: 1, Error: authFailed()})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if step.Next.Action != "call" || step.Next.Profile != "anthropic:b" || step.Next.Kind != "rotation" || step.Next.Attempt != 2 {
 		t.Fatalf("after auth failure %+v", step.Next)
 	}
 	last, _ := st.LastSeq(ctx, "")
 	again, err := srv.cl.Report(ctx, step.TurnID, client.Outcome{Attempt: 1, Error: authFailed()})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if now, _ := st.LastSeq(ctx, ""); now != last {
 		t.Fatalf("repeat appended (%d → %d)", last, now)
 	}
@@ -53,32 +54,32 @@ func TestHTTP_TurnRotatesAndRepeatIsIdempotent(t *testing.T) {
 		t.Fatalf("repeat\n got %+v\nwant %+v", again.Next, step.Next)
 	}
 	done, err := srv.cl.Report(ctx, step.TurnID, client.Outcome{Attempt: 2, OK: true, LatencyMs: 12})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if done.Next.Action != "done" || done.Next.AnsweredBy != "anthropic/claude-opus-4-6" || done.Next.Profile != "anthropic:b" {
 		t.Fatalf("done %+v", done.Next)
 	}
 	again, err = srv.cl.Report(ctx, step.TurnID, client.Outcome{Attempt: 2, OK: true, LatencyMs: 12})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !reflect.DeepEqual(again.Next, done.Next) {
 		t.Fatalf("repeat done\n got %+v\nwant %+v", again.Next, done.Next)
 	}
 	var tv serve.TurnView
-	require_NoError(t, srv.cl.Turn(ctx, step.TurnID, &tv))
+	testutil.NoError(t, srv.cl.Turn(ctx, step.TurnID, &tv))
 	if tv.Phase != "succeeded" || tv.Attempts != 2 || tv.Next.Action != "done" {
 		t.Fatalf("turn view %+v", tv)
 	}
 	profs, err := srv.cl.Profiles(ctx, "")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if len(profs) != 3 || profs[0].ID != "anthropic:a" || profs[0].ErrorCount != 1 || profs[0].DisabledReason != "" && profs[0].CooldownUntil == 0 {
 		t.Fatalf("profiles %+v", profs)
 	}
 	var sess serve.SessionView
-	require_NoError(t, srv.cl.Session(ctx, "main", "s1", &sess))
+	testutil.NoError(t, srv.cl.Session(ctx, "main", "s1", &sess))
 	if sess.Pin != "anthropic:b" || sess.PinSource != "auto" {
 		t.Fatalf("session %+v", sess)
 	}
 	var dec serve.DecisionsView
-	require_NoError(t, srv.cl.Decisions(ctx, 0, &dec))
+	testutil.NoError(t, srv.cl.Decisions(ctx, 0, &dec))
 	if dec.Checkpoint == 0 {
 		t.Fatalf("decisions %+v", dec)
 	}
@@ -88,13 +89,13 @@ func TestHTTP_TurnRotatesAndRepeatIsIdempotent(t *testing.T) {
 // early is refused with 425 and the remaining ms; after the wait it
 // returns the retry's call.
 func TestHTTP_WaitThenResume(t *testing.T) {
-	clock := &fakeClock{now: t0}
+	clock := testutil.NewManualClock(testutil.T0)
 	srv, _ := defaultServer(t, clock, func(c *serve.Config) { c.ResumeGrace = -1 })
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	step, err := srv.cl.Begin(ctx, client.BeginRequest{Session: "s1"})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	step, err = srv.cl.Report(ctx, step.TurnID, client.Outcome{Attempt: 1, Error: rateLimited()})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if step.Next.Action != "wait" || step.Next.Ms <= 0 || step.Next.ResumeAt == 0 {
 		t.Fatalf("wait %+v", step.Next)
 	}
@@ -105,7 +106,7 @@ func TestHTTP_WaitThenResume(t *testing.T) {
 	}
 	_ = clock.Sleep(ctx, time.Duration(step.Next.Ms)*time.Millisecond)
 	step, err = srv.cl.Resume(ctx, step.TurnID)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if step.Next.Action != "call" || step.Next.Kind != "retry" || step.Next.Attempt != 2 || step.Next.Profile != "anthropic:a" {
 		t.Fatalf("after the wait %+v", step.Next)
 	}
@@ -114,11 +115,11 @@ func TestHTTP_WaitThenResume(t *testing.T) {
 // Bad input: each gets a clear 4xx with {error, detail} and changes
 // nothing on the stream.
 func TestHTTP_BadInputChangesNothing(t *testing.T) {
-	clock := &fakeClock{now: t0}
+	clock := testutil.NewManualClock(testutil.T0)
 	srv, st := defaultServer(t, clock, func(c *serve.Config) { c.MaxBodyBytes = 4096 })
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	step, err := srv.cl.Begin(ctx, client.BeginRequest{Session: "s1", TurnID: "t1"})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_ = step
 	last, _ := st.LastSeq(ctx, "")
 	big := `{"attempt":1,"error":{"status":500,"message":"` + strings.Repeat("x", 5000) + `"}}`
@@ -154,7 +155,7 @@ func TestHTTP_BadInputChangesNothing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			req, _ := http.NewRequestWithContext(ctx, c.method, srv.url+c.path, strings.NewReader(c.body))
 			resp, err := http.DefaultClient.Do(req)
-			require_NoError(t, err)
+			testutil.NoError(t, err)
 			defer resp.Body.Close()
 			b, _ := io.ReadAll(resp.Body)
 			var eb serve.ErrorBody
@@ -172,9 +173,9 @@ func TestHTTP_BadInputChangesNothing(t *testing.T) {
 }
 
 func TestHTTP_Token(t *testing.T) {
-	clock := &fakeClock{now: t0}
+	clock := testutil.NewManualClock(testutil.T0)
 	srv, st := defaultServer(t, clock, func(c *serve.Config) { c.Token = "s3cret" })
-	ctx := ctxT(t)
+	ctx := testutil.Context(t)
 	last, _ := st.LastSeq(ctx, "")
 	for _, tok := range []string{"", "wrong", "s3cret-but-longer"} {
 		bad := client.New(srv.url, tok)
@@ -191,7 +192,7 @@ func TestHTTP_Token(t *testing.T) {
 		t.Fatalf("right token: %v", err)
 	}
 	resp, err := http.Get(srv.url + "/healthz")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("healthz without token: %d", resp.StatusCode)
@@ -201,9 +202,9 @@ func TestHTTP_Token(t *testing.T) {
 // Without --config and without a ConfigApplied in the stream, turns are
 // refused with a clear error.
 func TestHTTP_NoConfigRefusesTurns(t *testing.T) {
-	st := openStore(t)
+	st := testutil.Store(t)
 	srv := startServer(t, st, serve.Config{})
-	_, err := srv.cl.Begin(ctxT(t), client.BeginRequest{Session: "s1"})
+	_, err := srv.cl.Begin(testutil.Context(t), client.BeginRequest{Session: "s1"})
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.Status != 503 || ce.Code != serve.CodeNoConfig || !strings.Contains(ce.Detail, "--config") {
 		t.Fatalf("no config: %v", err)
@@ -211,17 +212,17 @@ func TestHTTP_NoConfigRefusesTurns(t *testing.T) {
 }
 
 func TestHTTP_HealthAndMetrics(t *testing.T) {
-	srv, _ := defaultServer(t, &fakeClock{now: t0})
+	srv, _ := defaultServer(t, testutil.NewManualClock(testutil.T0))
 	resp, err := http.Get(srv.url + "/healthz")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var h serve.Health
-	require_NoError(t, json.NewDecoder(resp.Body).Decode(&h))
+	testutil.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
 	resp.Body.Close()
 	if h.Status != "ok" || h.LastSeq == 0 {
 		t.Fatalf("health %+v", h)
 	}
 	resp, err = http.Get(srv.url + "/metrics")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if !bytes.Contains(b, []byte("fledger_serve_requests_total")) || !bytes.Contains(b, []byte("fledger_engine_commits_total")) {

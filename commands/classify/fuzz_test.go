@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // FuzzClassify: never panics, always one of the sixteen reasons and one of
@@ -22,7 +24,7 @@ func FuzzClassify(f *testing.F) {
 	for _, v := range loadVectors(f, sharedVectorsPath(f)) {
 		add(v.Input)
 	}
-	files, _ := filepath.Glob(filepath.Join(repoRoot(f), "fixtures", "classify", "*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join(testutil.Root(f), "fixtures", "classify", "*.jsonl"))
 	for _, file := range files {
 		for _, v := range loadVectors(f, file) {
 			add(v.Input)

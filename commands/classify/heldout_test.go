@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // Agreement on real provider errors that the rules were not built on.
@@ -60,14 +62,14 @@ func heldoutFile(path string) bool {
 // is the figure when the set was first classified, before any rule saw it
 // (docs/classification.md "Held-out measurement").
 func TestAgreement(t *testing.T) {
-	fixtures := filepath.Join(repoRoot(t), "fixtures", "classify")
+	fixtures := filepath.Join(testutil.Root(t), "fixtures", "classify")
 	sets := []struct {
 		name, path string
 		bar        float64
 		// what the set is, and its first-run figure
 		about string
 	}{
-		{"RE2", filepath.Join(repoRoot(t), "..", "shared", "vectors", "classify-2.jsonl"), 0.97,
+		{"RE2", filepath.Join(testutil.Root(t), "..", "shared", "vectors", "classify-2.jsonl"), 0.97,
 			"the second handed set (RE2-*); 28/40 before issue 17"},
 		{"heldout-dev", filepath.Join(fixtures, "heldout-dev.jsonl"), 0.90,
 			"HD-*, collected with heldout-test; the rules were tuned on it; 37/56 first run"},

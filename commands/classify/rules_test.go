@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // TestRules_EveryIDIsDocumented keeps docs/classification.md in step with
 // the rules: every id the classifier can cite appears there, with a source.
 func TestRules_EveryIDIsDocumented(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "classification.md"))
+	doc, err := os.ReadFile(filepath.Join(testutil.Root(t), "docs", "classification.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

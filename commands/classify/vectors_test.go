@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // vector is one line of shared/vectors/classify.jsonl or fixtures/classify/*.jsonl.
@@ -37,28 +39,10 @@ type expectation struct {
 	Now          string      `json:"now"`
 }
 
-func repoRoot(tb testing.TB) string {
-	tb.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
-
 // sharedVectorsPath is ../shared/vectors/classify.jsonl next to the repo
 // when present, else our copy under fixtures/vectors.
 func sharedVectorsPath(tb testing.TB) string {
-	root := repoRoot(tb)
+	root := testutil.Root(tb)
 	p := filepath.Join(root, "..", "shared", "vectors", "classify.jsonl")
 	if _, err := os.Stat(p); err == nil {
 		return p
@@ -199,7 +183,7 @@ func TestClassify_SharedVectors(t *testing.T) {
 // TestClassify_OwnFixtures runs fixtures/classify/*.jsonl: several cases per
 // rule family, every one must pass.
 func TestClassify_OwnFixtures(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(repoRoot(t), "fixtures", "classify", "*.jsonl"))
+	files, err := filepath.Glob(filepath.Join(testutil.Root(t), "fixtures", "classify", "*.jsonl"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures: %v", err)
 	}
@@ -225,7 +209,7 @@ func TestClassify_OwnFixtures(t *testing.T) {
 // TestFixtures_VectorCopyMatchesShared keeps fixtures/vectors in step with
 // the shared file when both exist.
 func TestFixtures_VectorCopyMatchesShared(t *testing.T) {
-	root := repoRoot(t)
+	root := testutil.Root(t)
 	shared, err := os.ReadFile(filepath.Join(root, "..", "shared", "vectors", "classify.jsonl"))
 	if err != nil {
 		t.Skip("shared vectors not present")

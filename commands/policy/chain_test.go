@@ -173,3 +173,33 @@ func TestSession_PinsLifecycle(t *testing.T) {
 		t.Fatal("auto override survived reset")
 	}
 }
+
+// ---- chain (reference §6) ----
+
+func TestChain_ReferenceCases(t *testing.T) {
+	p := m("p", "0")
+	cases := []struct {
+		name      string
+		requested ModelRef
+		fallbacks []ModelRef
+		override  bool
+		want      []string
+	}{
+		{"configured chain with the primary as a fallback: no second primary", m("a", "1"), []ModelRef{p, m("b", "2")}, false,
+			[]string{"a/1@requested", "p/0@configured-fallback", "b/2@configured-fallback"}},
+		{"same model on two providers is not a duplicate", m("a", "x"), []ModelRef{m("b", "x")}, false,
+			[]string{"a/x@requested", "b/x@configured-fallback", "p/0@configured-primary"}},
+		{"override nil list behaves as []: strict", m("a", "1"), nil, true, []string{"a/1@requested"}},
+		{"zero entries dropped", m("a", "1"), []ModelRef{{}, {Provider: "b"}, m("c", "3")}, false,
+			[]string{"a/1@requested", "c/3@configured-fallback", "p/0@configured-primary"}},
+		{"override that repeats the requested model", m("a", "1"), []ModelRef{m("a", "1")}, true, []string{"a/1@requested"}},
+		{"no fallbacks, no override: requested then primary", m("a", "1"), nil, false, []string{"a/1@requested", "p/0@configured-primary"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := names(BuildChain(tc.requested, tc.fallbacks, tc.override, p)); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %v\nwant %v", got, tc.want)
+			}
+		})
+	}
+}

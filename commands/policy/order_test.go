@@ -71,3 +71,80 @@ func TestOrder_Table(t *testing.T) {
 		})
 	}
 }
+
+// ---- order (reference §5; seed 000 "Rotation order") ----
+
+func TestOrder_ReferenceCases(t *testing.T) {
+	cool := func(until int64) ProfileState { return ProfileState{CooldownUntil: until, CooldownReason: ReasonAuth} }
+	cases := []struct {
+		name   string
+		cfgOrd map[string][]string
+		in     OrderInput
+		want   []string
+	}{
+		{"explicit order kept; cooling profiles to the end by soonest expiry, not list position",
+			map[string][]string{"p": {"p:api1", "p:token", "p:api2", "p:oauth-ok"}},
+			OrderInput{States: map[string]ProfileState{"p:api1": cool(t0 + 9000), "p:token": cool(t0 + 3000)}},
+			[]string{"p:api2", "p:oauth-ok", "p:token", "p:api1"}},
+		{"explicit order ignores type and lastUsed",
+			map[string][]string{"p": {"p:api2", "p:api1", "p:oauth-ok"}},
+			OrderInput{States: map[string]ProfileState{"p:api2": {LastUsed: 99}, "p:api1": {LastUsed: 1}}},
+			[]string{"p:api2", "p:api1", "p:oauth-ok"}},
+		{"explicit order: pinned profile first", map[string][]string{"p": {"p:api2", "p:api1", "p:oauth-ok"}},
+			OrderInput{Preferred: "p:oauth-ok"}, []string{"p:oauth-ok", "p:api2", "p:api1"}},
+		{"implicit: oauth < token < api_key, expired OAuth after usable OAuth", nil, OrderInput{},
+			[]string{"p:oauth-ok", "p:oauth-expired", "p:token", "p:api1", "p:api2"}},
+		{"implicit: lastUsed ascending inside a tier", nil,
+			OrderInput{States: map[string]ProfileState{"p:api1": {LastUsed: t0 - 1}, "p:api2": {LastUsed: t0 - 2}}},
+			[]string{"p:oauth-ok", "p:oauth-expired", "p:token", "p:api2", "p:api1"}},
+		{"implicit: disabled and cooling last by soonest expiry", nil,
+			OrderInput{States: map[string]ProfileState{"p:oauth-ok": {DisabledUntil: t0 + 2, DisabledReason: ReasonBilling}, "p:api1": cool(t0 + 1)}},
+			[]string{"p:oauth-expired", "p:token", "p:api2", "p:api1", "p:oauth-ok"}},
+		{"implicit: pinned profile first", nil, OrderInput{Preferred: "p:api1"},
+			[]string{"p:api1", "p:oauth-ok", "p:oauth-expired", "p:token", "p:api2"}},
+		{"an OAuth profile expiring exactly now counts as expired", nil,
+			OrderInput{Now: t0 + 3600000}, []string{"p:oauth-expired", "p:oauth-ok", "p:token", "p:api1", "p:api2"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := orderConfig()
+			c.Order = tc.cfgOrd
+			in := tc.in
+			in.Provider = "p"
+			if in.Now == 0 {
+				in.Now = t0
+			}
+			if got := c.ResolveOrder(in); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %v\nwant %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A user-locked profile is prepended while eligible (reference §7 step 3),
+// replaced by the next eligible one while it cools, and never overwritten
+// by the auto pin.
+func TestOrder_UserLockedProfilePrepended(t *testing.T) {
+	cfg := testConfig()
+	cfg.Order = map[string][]string{"openai": {"openai:user", "openai:key"}}
+	h := newHarness(t, cfg)
+	h.sess.Pin, h.sess.PinProvider, h.sess.PinSource = "openai:key", "openai", PinUser
+	h.sess.Model, h.sess.Source = m("openai", "gpt-5"), SourceUser
+	wantCall(t, h.start(h.selectDefault(), "direct"), "openai", "gpt-5", "openai:key", KindFirst)
+	h.profiles["openai:key"] = ProfileState{CooldownUntil: t0 + 1000, CooldownReason: ReasonRateLimit, CooldownModel: "gpt-5"}
+	wantCall(t, h.start(h.selectDefault(), "direct"), "openai", "gpt-5", "openai:user", KindFirst)
+	h.outcome(Outcome{OK: true})
+	if h.sess.Pin != "openai:key" || h.sess.PinSource != PinUser {
+		t.Fatalf("%+v", h.sess)
+	}
+	// An auto pin rotates to the profile that answered.
+	h2 := newHarness(t, cfg)
+	h2.sess.Pin, h2.sess.PinProvider, h2.sess.PinSource = "openai:key", "openai", PinAuto
+	h2.sess.Model, h2.sess.Source = m("openai", "gpt-5"), SourceUser
+	h2.profiles["openai:key"] = ProfileState{DisabledUntil: t0 + 1000, DisabledReason: ReasonBilling}
+	wantCall(t, h2.start(h2.selectDefault(), "direct"), "openai", "gpt-5", "openai:user", KindFirst)
+	h2.outcome(Outcome{OK: true})
+	if h2.sess.Pin != "openai:user" || h2.sess.PinSource != PinAuto {
+		t.Fatalf("%+v", h2.sess)
+	}
+}

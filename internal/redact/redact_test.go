@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // Fake credentials are assembled at run time so no secret-shaped literal is
@@ -135,7 +137,7 @@ func TestPreview_BoundedOnHugeInput(t *testing.T) {
 // TestString_VectorsLeaveNoSecretShapedText runs every provider error in the
 // shared vectors (and our own fixtures) through String.
 func TestString_VectorsLeaveNoSecretShapedText(t *testing.T) {
-	root := repoRoot(t)
+	root := testutil.Root(t)
 	files := []string{filepath.Join(root, "..", "shared", "vectors", "classify.jsonl")}
 	if _, err := os.Stat(files[0]); err != nil {
 		files[0] = filepath.Join(root, "fixtures", "vectors", "classify.jsonl")
@@ -184,24 +186,6 @@ func TestString_VectorsLeaveNoSecretShapedText(t *testing.T) {
 }
 
 func toString(x any) string { s, _ := x.(string); return s }
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
 
 func BenchmarkString(b *testing.B) {
 	s := `openai.AuthenticationError: Error code: 401 - {'error': {'message': 'Incorrect API key provided: ` + fake("sk-", 48) + `. You can find your API key at https://platform.openai.com/account/api-keys.', 'type': 'invalid_request_error', 'param': None, 'code': 'invalid_api_key'}}`

@@ -14,32 +14,22 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 func fixtures(t *testing.T) []string {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join("..", "..", "fixtures", "scenarios", "*.yaml"))
+	files := testutil.Scenarios(t)
 	if len(files) < 8 {
 		t.Fatalf("%d fixture scenarios, want at least 8", len(files))
 	}
 	return files
 }
 
-func openStore(t *testing.T) events.Store {
-	t.Helper()
-	st, err := events.Open(context.Background(), events.WithDataDir(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return st
-}
-
 // Every fixture scenario runs, on one shared store (each in its own
 // namespace), and meets every expectation.
 func TestFixtures_RunAndCheck(t *testing.T) {
-	st := openStore(t)
+	st := testutil.Store(t)
 	for _, f := range fixtures(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			sc, err := LoadFile(f)
@@ -74,7 +64,7 @@ func TestFixtures_RunAndCheck(t *testing.T) {
 // Two runs of one scenario on the same store give the same report (fresh
 // namespace per run, derived jitter seeds).
 func TestRun_ReproducibleOnReusedStore(t *testing.T) {
-	st := openStore(t)
+	st := testutil.Store(t)
 	f := filepath.Join("..", "..", "fixtures", "scenarios", "incident-day.yaml")
 	sc, err := LoadFile(f)
 	if err != nil {
@@ -105,7 +95,7 @@ func TestCheck_ReportsDifferences(t *testing.T) {
 	n := 2
 	sc.Script[0].Turn.Expect.Attempts = &n
 	sc.Script[0].Turn.Expect.AnsweredBy = "anthropic/claude-opus-4-6"
-	rep, err := Run(context.Background(), openStore(t), sc, Options{})
+	rep, err := Run(context.Background(), testutil.Store(t), sc, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +126,7 @@ script:
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(context.Background(), openStore(t), sc, Options{})
+	rep, err := Run(context.Background(), testutil.Store(t), sc, Options{})
 	var se *ScriptError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "turn t1 attempt 1 (openai/gpt-5, no profile, first): no scripted response") {
 		t.Fatalf("err %v", err)

@@ -1,4 +1,4 @@
 // Package testutil holds the helpers every test package shares: require-
-// style assertions, a store opener, an eventual-state check and a manual
-// clock. It is imported by tests only.
+// style assertions, store openers, an eventual-state check, a manual
+// clock and the usual configuration. It is imported by tests only.
 package testutil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // lockedBuffer is an io.Writer safe to read while a Follow writes to it.
@@ -62,7 +64,7 @@ func (s *killAfter) Export(ctx context.Context, recs []Record) error {
 // it to return.
 func follow(t *testing.T, st events.Store, sink Sink, cfg FollowConfig) (ctx context.Context, cancel context.CancelFunc, wait func()) {
 	t.Helper()
-	ctx, cancel = context.WithCancel(ctxT(t))
+	ctx, cancel = context.WithCancel(testutil.Context(t))
 	return ctx, cancel, followCtx(t, ctx, st, sink, cfg)
 }
 
@@ -75,32 +77,30 @@ func followCtx(t *testing.T, ctx context.Context, st events.Store, sink Sink, cf
 		t.Helper()
 		select {
 		case err := <-done:
-			require_NoError(t, err)
+			testutil.NoError(t, err)
 		case <-time.After(30 * time.Second):
 			t.Fatal("Follow did not return")
 		}
 	}
 }
 
-// waitLines polls get until it returns n lines.
-func waitLines(t *testing.T, get func() []string, n int) []string {
+// waitLines polls get until it returns at least n lines.
+func waitLines(t *testing.T, get func() []string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got := get()
-		if len(got) >= n || time.Now().After(deadline) {
-			return got
+	testutil.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		if got := len(get()); got < n {
+			return fmt.Errorf("%d lines, want %d", got, n)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // An exporter following with a durable consumer, killed after K records
 // and restarted while new decisions keep arriving, emits every record
 // exactly once and in order across the two runs.
 func TestFollow_KilledAndRestartedEmitsEveryRecordOnce(t *testing.T) {
-	ctx := ctxT(t)
-	st := openStore(t)
+	ctx := testutil.Context(t)
+	st, _ := testutil.OpenStore(t)
 	runAll(t, ctx, st)
 	before := lines(exportAll(t, ctx, st))
 	const k = 7
@@ -121,10 +121,10 @@ func TestFollow_KilledAndRestartedEmitsEveryRecordOnce(t *testing.T) {
 	// New decisions arrive while the restarted exporter runs.
 	runScenario(t, ctx, st, "chain-overload", "live")
 	all := lines(exportAll(t, ctx, st))
-	second := waitLines(t, out2.lines, len(all)-len(first))
+	waitLines(t, out2.lines, len(all)-len(first))
 	cancel2()
 	wait2()
-	second = out2.lines()
+	second := out2.lines()
 
 	got := append(append([]string{}, first...), second...)
 	if !reflect.DeepEqual(got, all) {
@@ -137,38 +137,38 @@ func TestFollow_KilledAndRestartedEmitsEveryRecordOnce(t *testing.T) {
 // acknowledgement gets the batch again on restart; the file sink resumes
 // after its last line and writes nothing twice.
 func TestFollow_CrashBetweenWriteAndAckFileStaysExactlyOnce(t *testing.T) {
-	ctx := ctxT(t)
-	st := openStore(t)
+	ctx := testutil.Context(t)
+	st, _ := testutil.OpenStore(t)
 	runAll(t, ctx, st)
 	all := lines(exportAll(t, ctx, st))
 	path := filepath.Join(t.TempDir(), "decisions.jsonl")
 	cfg := FollowConfig{Consumer: "test-file", Batch: 3}
 	read := func() []string {
 		b, err := os.ReadFile(path)
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		return lines(b)
 	}
 
 	f1, err := OpenJSONLFile(path)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	ctx1, cancel1 := context.WithCancel(ctx)
 	defer cancel1()
 	kill := &killAfter{next: f1, k: 10, crash: true, cancel: cancel1}
 	followCtx(t, ctx1, st, kill, cfg)()
-	require_NoError(t, f1.Close())
+	testutil.NoError(t, f1.Close())
 	written := read()
 	if len(written) < 10 || len(written) >= len(all) {
 		t.Fatalf("first run wrote %d records", len(written))
 	}
 
 	f2, err := OpenJSONLFile(path)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, cancel2, wait2 := follow(t, st, f2, cfg)
 	waitLines(t, read, len(all))
 	time.Sleep(200 * time.Millisecond) // a duplicate would arrive now
 	cancel2()
 	wait2()
-	require_NoError(t, f2.Close())
+	testutil.NoError(t, f2.Close())
 	if got := read(); !reflect.DeepEqual(got, all) {
 		t.Fatalf("file has %d records, want %d exactly once in order:\n%s", len(got), len(all), strings.Join(got, "\n"))
 	}
@@ -186,9 +186,9 @@ func TestJSONL_DropsRecordsAlreadyWrittenWithinACommit(t *testing.T) {
 	recs := Records(commit)
 	var buf bytes.Buffer
 	j := NewJSONL(&buf)
-	require_NoError(t, j.Export(context.Background(), recs[:2]))
-	require_NoError(t, j.Export(context.Background(), recs))
-	require_NoError(t, j.Export(context.Background(), recs))
+	testutil.NoError(t, j.Export(context.Background(), recs[:2]))
+	testutil.NoError(t, j.Export(context.Background(), recs))
+	testutil.NoError(t, j.Export(context.Background(), recs))
 	got := lines(buf.Bytes())
 	if len(got) != 4 || !strings.Contains(got[2], `"turnId":"c"`) || !strings.Contains(got[3], `"turnId":"d"`) {
 		t.Fatalf("got %d lines:\n%s", len(got), strings.Join(got, "\n"))

@@ -10,37 +10,16 @@ import (
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/scenario"
+	"github.com/fledger/fledger/internal/testutil"
 )
-
-func require_NoError(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-}
-
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// openStore opens a store on an embedded server in a fresh temp dir.
-func openStore(t testing.TB) events.Store {
-	t.Helper()
-	st, err := events.Open(context.Background(), events.WithDataDir(t.TempDir()))
-	require_NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	return st
-}
 
 // runScenario plays fixtures/scenarios/<name>.yaml into st under agent.
 func runScenario(t testing.TB, ctx context.Context, st events.Store, name, agent string) {
 	t.Helper()
 	sc, err := scenario.LoadFile(filepath.Join("..", "..", "fixtures", "scenarios", name+".yaml"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, err = scenario.Run(ctx, st, sc, scenario.Options{Agent: agent})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 }
 
 // allScenarios are the fixture scenarios with decision records.
@@ -62,8 +41,8 @@ func exportAll(t testing.TB, ctx context.Context, st events.Store) []byte {
 	var buf bytes.Buffer
 	sink := NewJSONL(&buf)
 	_, err := Range(ctx, st, 0, sink, 3)
-	require_NoError(t, err)
-	require_NoError(t, sink.Close())
+	testutil.NoError(t, err)
+	testutil.NoError(t, sink.Close())
 	return buf.Bytes()
 }
 
@@ -84,7 +63,7 @@ func seqOf(t testing.TB, line string) uint64 {
 	var r struct {
 		Seq uint64 `json:"seq"`
 	}
-	require_NoError(t, json.Unmarshal([]byte(line), &r))
+	testutil.NoError(t, json.Unmarshal([]byte(line), &r))
 	return r.Seq
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under fixtures/golden")
@@ -30,16 +31,16 @@ func TestJSONL_Golden(t *testing.T) {
 }
 
 func testGolden(t *testing.T, name string) {
-	ctx := ctxT(t)
-	st := openStore(t)
+	ctx := testutil.Context(t)
+	st, _ := testutil.OpenStore(t)
 	runScenario(t, ctx, st, name, "golden")
 	got := exportAll(t, ctx, st)
 	path := filepath.Join("..", "..", "fixtures", "golden", name+".jsonl")
 	if *update {
-		require_NoError(t, os.WriteFile(path, got, 0o644))
+		testutil.NoError(t, os.WriteFile(path, got, 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !bytes.Equal(got, want) {
 		gl, wl := lines(got), lines(want)
 		for i := 0; i < max(len(gl), len(wl)); i++ {
@@ -58,7 +59,7 @@ func testGolden(t *testing.T, name string) {
 	// Every line is a model_fallback_decision with the reference §8 names.
 	for i, l := range lines(got) {
 		var m map[string]any
-		require_NoError(t, json.Unmarshal([]byte(l), &m))
+		testutil.NoError(t, json.Unmarshal([]byte(l), &m))
 		if m["event"] != EventName || m["turnId"] == "" || m["time"] == nil || m["seq"] == nil || m["agent"] != "golden" {
 			t.Fatalf("line %d lacks event/turnId/time/seq/agent: %s", i+1, l)
 		}
@@ -88,7 +89,7 @@ func TestRecord_FieldOrderIsFixed(t *testing.T) {
 		t.Fatal("FallbackStepped not mapped")
 	}
 	b, err := json.Marshal(r)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !strings.HasPrefix(string(b), `{"event":"model_fallback_decision","tags":["error_handling","model_fallback","candidate_failed"],"seq":7,"time":"2026-03-02T09:00:00.250Z","agent":"main","turnId":"t1","decision":"candidate_failed",`) {
 		t.Fatalf("record JSON %s", b)
 	}
@@ -116,8 +117,8 @@ func TestRecord_PreviewsRedactedDefensively(t *testing.T) {
 
 // --since SEQ exports the commits from SEQ on, and nothing before.
 func TestRange_SinceSkipsEarlierCommits(t *testing.T) {
-	ctx := ctxT(t)
-	st := openStore(t)
+	ctx := testutil.Context(t)
+	st, _ := testutil.OpenStore(t)
 	runAll(t, ctx, st)
 	all := lines(exportAll(t, ctx, st))
 	if len(all) < 4 {
@@ -127,7 +128,7 @@ func TestRange_SinceSkipsEarlierCommits(t *testing.T) {
 	var buf bytes.Buffer
 	sink := NewJSONL(&buf)
 	_, err := Range(ctx, st, from, sink, 0)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	var want []string
 	for _, l := range all {
 		if seqOf(t, l) >= from {
@@ -143,25 +144,25 @@ func TestRange_SinceSkipsEarlierCommits(t *testing.T) {
 // a crash is cut off, and records already in the file are not written
 // again when the stream offers them once more.
 func TestJSONLFile_ResumesAfterLastCompleteLine(t *testing.T) {
-	ctx := ctxT(t)
-	st := openStore(t)
+	ctx := testutil.Context(t)
+	st, _ := testutil.OpenStore(t)
 	runAll(t, ctx, st)
 	all := lines(exportAll(t, ctx, st))
 	k := len(all) / 2
 	path := filepath.Join(t.TempDir(), "out.jsonl")
 	// First k lines, then half of the next one (a crash mid-write).
 	partial := strings.Join(all[:k], "\n") + "\n" + all[k][:len(all[k])/2]
-	require_NoError(t, os.WriteFile(path, []byte(partial), 0o644))
+	testutil.NoError(t, os.WriteFile(path, []byte(partial), 0o644))
 	sink, err := OpenJSONLFile(path)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if seq, _ := sink.Resume(); seq != seqOf(t, all[k-1]) {
 		t.Fatalf("resume seq %d, want %d", seq, seqOf(t, all[k-1]))
 	}
 	_, err = Range(ctx, st, 0, sink, 2)
-	require_NoError(t, err)
-	require_NoError(t, sink.Close())
+	testutil.NoError(t, err)
+	testutil.NoError(t, sink.Close())
 	got, err := os.ReadFile(path)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if !reflect.DeepEqual(lines(got), all) {
 		t.Fatalf("resumed file has %d lines, want %d:\n%s", len(lines(got)), len(all), got)
 	}

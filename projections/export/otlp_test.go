@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,8 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // receiver is an in-test OTLP/HTTP logs endpoint: it decodes each request
@@ -104,7 +107,7 @@ func checkRecords(t *testing.T, got []*logspb.LogRecord, want []string) {
 	}
 	for i, lr := range got {
 		var wantFields map[string]any
-		require_NoError(t, json.Unmarshal([]byte(want[i]), &wantFields))
+		testutil.NoError(t, json.Unmarshal([]byte(want[i]), &wantFields))
 		gotFields := map[string]any{}
 		for _, kv := range lr.GetAttributes() {
 			gotFields[kv.GetKey()] = attrJSON(kv.GetValue())
@@ -139,18 +142,18 @@ func fastRetry(endpoint string, batch int) OTLPConfig {
 // all its attributes, although the collector first answers 503: the SDK
 // exporter retries with back-off and Export returns only when accepted.
 func TestOTLP_EveryRecordArrivesDespite503(t *testing.T) {
-	ctx := ctxT(t)
-	st := openStore(t)
+	ctx := testutil.Context(t)
+	st, _ := testutil.OpenStore(t)
 	runAll(t, ctx, st)
 	want := lines(exportAll(t, ctx, st))
 	rc := &receiver{fail: 3}
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
 	sink, err := NewOTLP(ctx, fastRetry(srv.URL, 5))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer sink.Shutdown(context.Background())
 	_, err = Range(ctx, st, 0, sink, 4)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	checkRecords(t, rc.got(), want)
 	if rc.refused != 3 || rc.service != "fledger" {
 		t.Fatalf("refused %d requests (want 3), service.name %q", rc.refused, rc.service)
@@ -162,8 +165,8 @@ func TestOTLP_EveryRecordArrivesDespite503(t *testing.T) {
 // and, once the collector is back, every record has arrived exactly once
 // and the consumer has acknowledged the whole stream.
 func TestOTLP_FollowAcknowledgesOnlyAcceptedRecords(t *testing.T) {
-	ctx := ctxT(t)
-	st := openStore(t)
+	ctx := testutil.Context(t)
+	st, _ := testutil.OpenStore(t)
 	runAll(t, ctx, st)
 	want := lines(exportAll(t, ctx, st))
 	rc := &receiver{fail: 12}
@@ -172,7 +175,7 @@ func TestOTLP_FollowAcknowledgesOnlyAcceptedRecords(t *testing.T) {
 	cfg := fastRetry(srv.URL, 8)
 	cfg.RetryElapsed = 100 * time.Millisecond // give up quickly: Follow retries
 	sink, err := NewOTLP(ctx, cfg)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer sink.Shutdown(context.Background())
 
 	var sinkErrors int
@@ -180,10 +183,12 @@ func TestOTLP_FollowAcknowledgesOnlyAcceptedRecords(t *testing.T) {
 	fcfg := FollowConfig{Consumer: "otlp", Batch: 5, RetryInitial: 20 * time.Millisecond, RetryMax: 50 * time.Millisecond,
 		OnError: func(error) { mu.Lock(); sinkErrors++; mu.Unlock() }}
 	_, cancel, wait := follow(t, st, sink, fcfg)
-	deadline := time.Now().Add(30 * time.Second)
-	for len(rc.got()) < len(want) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		if got := len(rc.got()); got < len(want) {
+			return fmt.Errorf("%d records received, want %d", got, len(want))
+		}
+		return nil
+	})
 	time.Sleep(200 * time.Millisecond)
 	cancel()
 	wait()
@@ -198,7 +203,7 @@ func TestOTLP_FollowAcknowledgesOnlyAcceptedRecords(t *testing.T) {
 	srv2 := httptest.NewServer(rc2)
 	defer srv2.Close()
 	sink2, err := NewOTLP(ctx, fastRetry(srv2.URL, 8))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer sink2.Shutdown(context.Background())
 	_, cancel2, wait2 := follow(t, st, sink2, fcfg)
 	time.Sleep(500 * time.Millisecond)

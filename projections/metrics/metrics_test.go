@@ -17,26 +17,18 @@ import (
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/scenario"
+	"github.com/fledger/fledger/internal/testutil"
 )
-
-func require_NoError(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-}
 
 // incidentDay runs fixtures/scenarios/incident-day.yaml into a fresh store
 // and returns it with the scenario's start time.
 func incidentDay(t *testing.T, ctx context.Context) (events.Store, time.Time) {
 	t.Helper()
-	st, err := events.Open(ctx, events.WithDataDir(t.TempDir()))
-	require_NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
+	st, _ := testutil.OpenStore(t)
 	sc, err := scenario.LoadFile(filepath.Join("..", "..", "fixtures", "scenarios", "incident-day.yaml"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, err = scenario.Run(ctx, st, sc, scenario.Options{Agent: "main"})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	return st, sc.Start
 }
 
@@ -47,14 +39,14 @@ func scrape(t *testing.T, m *Metrics) map[string]float64 {
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("GET /metrics: %s", resp.Status)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(resp.Body)
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	out := map[string]float64{}
 	for name, f := range fams {
 		for _, mt := range f.GetMetric() {
@@ -109,7 +101,7 @@ func TestMetrics_CountsAfterIncidentDay(t *testing.T) {
 	defer cancel()
 	st, start := incidentDay(t, ctx)
 	m := New(WithStore(st), WithClock(func() time.Time { return start.Add(20 * time.Minute) }))
-	require_NoError(t, m.CatchUp(ctx, st))
+	testutil.NoError(t, m.CatchUp(ctx, st))
 	got := scrape(t, m)
 
 	expectSeries(t, got, "fledger_attempts_total", map[string]float64{
@@ -139,7 +131,7 @@ func TestMetrics_CountsAfterIncidentDay(t *testing.T) {
 		"fledger_profiles{provider=openai}":    1,
 	})
 	last, err := st.LastSeq(ctx, "")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	expectSeries(t, got, "fledger_projection_", map[string]float64{
 		"fledger_projection_applied_sequence{projection=metrics}": float64(last),
 		"fledger_projection_lag_events{projection=metrics}":       0,
@@ -155,7 +147,7 @@ func TestMetrics_CountsAfterIncidentDay(t *testing.T) {
 func foldUntil(t *testing.T, ctx context.Context, st events.Store, m *Metrics, until time.Time) {
 	t.Helper()
 	for ev, err := range st.Read(ctx, m.Applied()+1) {
-		require_NoError(t, err)
+		testutil.NoError(t, err)
 		if ev.At.After(until) {
 			break
 		}
@@ -184,7 +176,7 @@ func TestMetrics_CooldownAndDisabledGaugesMidStream(t *testing.T) {
 	})
 	expectSeries(t, got, "fledger_profiles_disabled", map[string]float64{})
 	last, err := st.LastSeq(ctx, "")
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	if lag := got["fledger_projection_lag_events{projection=metrics}"]; lag != float64(last-m.Applied()) || lag == 0 {
 		t.Errorf("lag %v events, want %d", lag, last-m.Applied())
 	}
@@ -204,8 +196,8 @@ func TestMetrics_CooldownAndDisabledGaugesMidStream(t *testing.T) {
 	expectSeries(t, got, "fledger_profiles_in_cooldown", map[string]float64{})
 
 	// Catching up folds the rest exactly once.
-	require_NoError(t, m.CatchUp(ctx, st))
-	require_NoError(t, m.CatchUp(ctx, st))
+	testutil.NoError(t, m.CatchUp(ctx, st))
+	testutil.NoError(t, m.CatchUp(ctx, st))
 	got = scrape(t, m)
 	if v := got["fledger_turns_total{outcome=succeeded,reason=}"]; v != 5 {
 		t.Errorf("turns after catch-up %v, want 5", v)
@@ -240,16 +232,19 @@ func TestMetrics_FollowSeesNewCommits(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- m.Follow(fctx, st) }()
 	sc, err := scenario.LoadFile(filepath.Join("..", "..", "fixtures", "scenarios", "incident-day.yaml"))
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	_, err = scenario.Run(ctx, st, sc, scenario.Options{Agent: "second"})
-	require_NoError(t, err)
+	testutil.NoError(t, err)
 	last, err := st.LastSeq(ctx, "")
-	require_NoError(t, err)
-	for deadline := time.Now().Add(20 * time.Second); m.Applied() < last && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.NoError(t, err)
+	testutil.CheckFor(t, 20*time.Second, 10*time.Millisecond, func() error {
+		if n := m.Applied(); n < last {
+			return fmt.Errorf("applied through seq %d of %d", n, last)
+		}
+		return nil
+	})
 	stop()
-	require_NoError(t, <-done)
+	testutil.NoError(t, <-done)
 	if v := scrape(t, m)["fledger_turns_total{outcome=succeeded,reason=}"]; v != 10 {
 		t.Fatalf("turns %v, want 10 (two runs of incident-day)", v)
 	}
