@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fledger/fledger/internal/redact"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/redact"
 )
 
 // ErrTurnNotFound is returned by [Explain] when no TurnStarted has the id;

@@ -2,11 +2,11 @@ package scenario
 
 import (
 	"fmt"
-	"github.com/fledger/fledger/internal/redact"
 	"strings"
 
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/redact"
 )
 
 // turnReport turns a turn's events into words: each attempt and its

@@ -3,10 +3,11 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/fledger/fledger/internal/redact"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/fledger/fledger/internal/redact"
 )
 
 // WriteText renders the report for people: per turn who answered after how
