@@ -116,34 +116,65 @@ func (c *cursor) Fetch(ctx context.Context, n int, wait time.Duration) ([]Delive
 }
 
 // fetch waits for the next message (up to wait; none is not an error) and
-// takes the ones already waiting behind it, up to batch in all.
+// takes the ones already waiting behind it, up to batch in all. A pull
+// that reaches no consumer leader (just created on a cluster, or during
+// its election after a node died: no responders, a 503) is asked again
+// every [cursorRetry] until wait is over, as for a stream unavailable
+// (classifySend): the reader sees a quiet stream, not an error.
 func (c *cursor) fetch(ctx context.Context, batch int, wait time.Duration) ([]jetstream.Msg, error) {
-	wctx, cancel := context.WithTimeout(ctx, wait)
-	m, err := c.cons.Next(jetstream.FetchContext(wctx))
-	cancel()
-	if err != nil {
+	deadline := time.Now().Add(wait)
+	var m jetstream.Msg
+	for {
+		if time.Until(deadline) <= 0 {
+			return nil, nil
+		}
+		wctx, cancel := context.WithDeadline(ctx, deadline)
+		var err error
+		m, err = c.cons.Next(jetstream.FetchContext(wctx))
+		cancel()
+		if err == nil {
+			break
+		}
 		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoMessages) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("events: cursor: fetch: %w", err)
+		if classifySend(err) != sendNotSent || ctx.Err() != nil {
+			return nil, fmt.Errorf("events: cursor: fetch: %w", err)
+		}
+		pause := min(cursorRetry, time.Until(deadline))
+		if pause <= 0 {
+			return nil, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(pause):
+		}
 	}
 	msgs := []jetstream.Msg{m}
 	if batch > 1 {
 		mb, err := c.cons.FetchNoWait(batch - 1)
 		if err != nil {
+			if classifySend(err) == sendNotSent {
+				return msgs, nil // the rest comes with the next fetch
+			}
 			nakAll(msgs)
 			return nil, fmt.Errorf("events: cursor: fetch: %w", err)
 		}
 		for m := range mb.Messages() {
 			msgs = append(msgs, m)
 		}
-		if err := mb.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) {
+		if err := mb.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) && classifySend(err) != sendNotSent {
 			nakAll(msgs)
 			return nil, fmt.Errorf("events: cursor: fetch: %w", err)
 		}
 	}
 	return msgs, nil
 }
+
+// cursorRetry is how long a fetch that reached no consumer leader waits
+// before it asks again.
+const cursorRetry = 100 * time.Millisecond
 
 // Close implements [Cursor]. A pull consumer holds nothing open between
 // fetches; the position stays stored on the server.
