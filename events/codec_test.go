@@ -83,6 +83,21 @@ func TestDecodeCommit_UnknownTypeNamesTypeAndSequence(t *testing.T) {
 	}
 }
 
+// An event whose envelope names another aggregate than its type's (a
+// forged message: Encode never writes one) is not decoded, so no reader
+// folds it into the envelope's aggregate while another folds it by type.
+func TestDecodeCommit_AggregateOtherThanTheTypesIsRefused(t *testing.T) {
+	reg := events.NewCatalogRegistry()
+	body := `{"events":[{"id":"01a231ef-cc76-7910-aa95-d382b5235c0c","type":"TurnStarted","schema_version":1,` +
+		`"at":"2026-12-01T14:08:48.757Z","agent":"main","aggregate":"session","key":"forged","payload":{"turn_id":"forged","session":"s1"}}]}`
+	_, err := reg.DecodeCommit([]byte(body), 7, "fledger.main.session.forged")
+	var de *events.DecodeError
+	if !errors.As(err, &de) || !errors.Is(err, events.ErrInvalidEnvelope) || de.Seq != 7 || de.Index != 0 || de.Type != "TurnStarted" ||
+		!strings.Contains(err.Error(), `aggregate "session", type TurnStarted belongs to "turn"`) {
+		t.Fatalf("error %v", err)
+	}
+}
+
 // Every catalog type names its aggregate key, so no decider can emit an
 // event whose key KeyOf does not know.
 func TestKeyOf_EveryCatalogType(t *testing.T) {

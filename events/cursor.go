@@ -118,7 +118,8 @@ func (c *cursor) Fetch(ctx context.Context, n int, wait time.Duration) ([]Delive
 // fetch waits for the next message (up to wait; none is not an error) and
 // takes the ones already waiting behind it, up to batch in all. A pull
 // that reaches no consumer leader (just created on a cluster, or during
-// its election after a node died: no responders, a 503) is asked again
+// its election after a node died: no responders, a 503; a server
+// restarting under it: see fetchTransient) is asked again
 // every [cursorRetry] until wait is over, as for a stream unavailable
 // (classifySend): the reader sees a quiet stream, not an error.
 func (c *cursor) fetch(ctx context.Context, batch int, wait time.Duration) ([]jetstream.Msg, error) {
@@ -138,7 +139,7 @@ func (c *cursor) fetch(ctx context.Context, batch int, wait time.Duration) ([]je
 		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoMessages) {
 			return nil, nil
 		}
-		if classifySend(err) != sendNotSent || ctx.Err() != nil {
+		if !fetchTransient(err) || ctx.Err() != nil {
 			return nil, fmt.Errorf("events: cursor: fetch: %w", err)
 		}
 		pause := min(cursorRetry, time.Until(deadline))
@@ -155,7 +156,7 @@ func (c *cursor) fetch(ctx context.Context, batch int, wait time.Duration) ([]je
 	if batch > 1 {
 		mb, err := c.cons.FetchNoWait(batch - 1)
 		if err != nil {
-			if classifySend(err) == sendNotSent {
+			if fetchTransient(err) {
 				return msgs, nil // the rest comes with the next fetch
 			}
 			nakAll(msgs)
@@ -164,7 +165,7 @@ func (c *cursor) fetch(ctx context.Context, batch int, wait time.Duration) ([]je
 		for m := range mb.Messages() {
 			msgs = append(msgs, m)
 		}
-		if err := mb.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) && classifySend(err) != sendNotSent {
+		if err := mb.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) && !fetchTransient(err) {
 			nakAll(msgs)
 			return nil, fmt.Errorf("events: cursor: fetch: %w", err)
 		}
@@ -175,6 +176,14 @@ func (c *cursor) fetch(ctx context.Context, batch int, wait time.Duration) ([]je
 // cursorRetry is how long a fetch that reached no consumer leader waits
 // before it asks again.
 const cursorRetry = 100 * time.Millisecond
+
+// fetchTransient reports whether a pull failed for a reason that passes
+// on its own: no consumer leader yet, a connection reconnecting, a
+// JetStream 503 (classifySend's "not sent"), or the server the pull was
+// waiting on shutting down (a rolling restart).
+func fetchTransient(err error) bool {
+	return classifySend(err) == sendNotSent || errors.Is(err, jetstream.ErrServerShutdown) || errors.Is(err, jetstream.ErrNoHeartbeat)
+}
 
 // Close implements [Cursor]. A pull consumer holds nothing open between
 // fetches; the position stays stored on the server.

@@ -109,7 +109,9 @@ func daysIn(m time.Month, year int) int {
 
 // DecodeCommit decodes one stored message body into its events, upcasting
 // each payload to its type's current version and decoding it into the
-// registered Go type. seq and subject are the message's stream sequence and
+// registered Go type. An event whose envelope names another aggregate
+// than its type's is refused (ErrInvalidEnvelope), as Encode refuses to
+// write one; one that names none gets its type's. seq and subject are the message's stream sequence and
 // subject; they are copied into each event (Seq) and into errors. Any
 // failure returns a *[DecodeError] and no events: a commit is decoded whole
 // or not at all.
@@ -128,6 +130,18 @@ func (r *Registry) DecodeCommit(data []byte, seq uint64, subject string) ([]Even
 		if e == nil {
 			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Index: i,
 				Err: fmt.Errorf("%w: %q", ErrUnknownType, w.Type)}
+		}
+		switch w.Aggregate {
+		case e.agg:
+		case "":
+			w.Aggregate = e.agg // the type's: every reader routes it alike
+		default:
+			// Every writer sets the aggregate from the type (Encode refuses
+			// another): a message that says otherwise is not a fledger
+			// commit, and readers routing by envelope and by type would
+			// fold it into different aggregates.
+			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Index: i,
+				Err: fmt.Errorf("%w: aggregate %q, type %s belongs to %q", ErrInvalidEnvelope, w.Aggregate, w.Type, e.agg)}
 		}
 		raw, version := w.Payload, w.SchemaVersion
 		if version != e.version {

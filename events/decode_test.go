@@ -31,6 +31,14 @@ func (r *Registry) decodeCommitStd(data []byte, seq uint64, subject string) ([]E
 			return nil, &DecodeError{Seq: seq, Subject: subject, Type: env.Type, Index: i,
 				Err: fmt.Errorf("%w: %q", ErrUnknownType, env.Type)}
 		}
+		switch env.Aggregate {
+		case e.agg:
+		case "":
+			env.Aggregate = e.agg
+		default:
+			return nil, &DecodeError{Seq: seq, Subject: subject, Type: env.Type, Index: i,
+				Err: fmt.Errorf("%w: aggregate %q, type %s belongs to %q", ErrInvalidEnvelope, env.Aggregate, env.Type, e.agg)}
+		}
 		raw := env.Payload
 		if env.SchemaVersion != e.version {
 			var err error
