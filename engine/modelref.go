@@ -9,9 +9,12 @@ import (
 
 // ParseModelRef parses "provider/model". The provider is everything before
 // the first '/', the model everything after it (it may hold more '/' and
-// '@', e.g. "openrouter/meta/llama@free"); both must be non-empty. Errors
-// wrap [ErrBadRequest].
+// '@', e.g. "openrouter/meta/llama@free"); both must be non-empty, and
+// the whole at most [MaxModelRefLen] bytes. Errors wrap [ErrBadRequest].
 func ParseModelRef(s string) (events.ModelRef, error) {
+	if len(s) > MaxModelRefLen {
+		return events.ModelRef{}, fmt.Errorf("%w: model is %d bytes, longer than the %d bytes a provider/model may have", ErrBadRequest, len(s), MaxModelRefLen)
+	}
 	p, m, ok := strings.Cut(s, "/")
 	if !ok || p == "" || m == "" {
 		return events.ModelRef{}, fmt.Errorf("%w: model %q is not provider/model", ErrBadRequest, s)
@@ -32,9 +35,12 @@ func ParseModelRef(s string) (events.ModelRef, error) {
 //	openai-codex/gpt-5@openai-codex:me@x.io → openai-codex/gpt-5, openai-codex:me@x.io
 //	vertex/claude@2024@vertex:work          → vertex/claude@2024, vertex:work
 //
-// Errors wrap [ErrBadRequest]: a model that is not provider/model, or an
-// empty profile after '@'.
+// Errors wrap [ErrBadRequest]: a model that is not provider/model or is
+// too long ([MaxModelRefLen]), or an empty profile after '@'.
 func ParseModelSelection(s string) (events.ModelRef, string, error) {
+	if max := MaxModelRefLen + 1 + events.MaxKeyLen; len(s) > max {
+		return events.ModelRef{}, "", fmt.Errorf("%w: model is %d bytes, longer than the %d bytes provider/model@profile may have", ErrBadRequest, len(s), max)
+	}
 	model, profile, hasProfile := s, "", false
 	if slash := strings.IndexByte(s, '/'); slash >= 0 {
 		at := -1
@@ -55,6 +61,9 @@ func ParseModelSelection(s string) (events.ModelRef, string, error) {
 	}
 	ref, err := ParseModelRef(model)
 	if err != nil {
+		if len(model) > MaxModelRefLen {
+			return events.ModelRef{}, "", err
+		}
 		return events.ModelRef{}, "", fmt.Errorf("%w: model %q is not provider/model[@profile]", ErrBadRequest, s)
 	}
 	if hasProfile && profile == "" {

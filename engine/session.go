@@ -22,8 +22,13 @@ import (
 // also pins that auth profile as a user pin (`/model p/m@profile`) in the
 // same commit.
 func (e *Engine) SelectModel(ctx context.Context, session string, m events.ModelRef, source string, origin *events.ModelRef, profile string) ([]events.Event, error) {
-	if m.Provider == "" || m.Model == "" {
-		return nil, fmt.Errorf("%w: model %q is not provider/model", ErrBadRequest, m.String())
+	if err := CheckModelRef("model", m); err != nil {
+		return nil, err
+	}
+	if origin != nil {
+		if err := CheckModelRef("origin", *origin); err != nil {
+			return nil, err
+		}
 	}
 	if profile != "" {
 		if err := CheckKey("profile", events.AggProfile, profile); err != nil {

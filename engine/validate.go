@@ -61,6 +61,24 @@ func checkAgentID(agent string) error {
 	return nil
 }
 
+// MaxModelRefLen is the longest "provider/model" accepted, in bytes:
+// every selection is stored in its session's events for good, and a
+// turn's chain carries it in each of its commits.
+const MaxModelRefLen = 512
+
+// CheckModelRef refuses a model reference that is not provider/model or
+// is longer than [MaxModelRefLen], naming field. Errors wrap
+// [ErrBadRequest].
+func CheckModelRef(field string, m events.ModelRef) error {
+	if m.Provider == "" || m.Model == "" {
+		return fmt.Errorf("%w: %s %q is not provider/model", ErrBadRequest, field, m.String())
+	}
+	if n := len(m.Provider) + 1 + len(m.Model); n > MaxModelRefLen {
+		return fmt.Errorf("%w: %s is %d bytes, longer than the %d bytes a provider/model may have", ErrBadRequest, field, n, MaxModelRefLen)
+	}
+	return nil
+}
+
 // ValidateTurnRequest checks the ids of req that become aggregate keys
 // (session, turn id when given) and its chat and agent, without filling
 // defaults or touching the stream. [Engine.BeginTurn] and

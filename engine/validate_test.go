@@ -43,6 +43,10 @@ func TestKeys_OverlongIdsRefusedUpFront(t *testing.T) {
 	check("SelectModel session", err, "session")
 	_, err = e.SelectModel(ctx, "s", events.ModelRef{Provider: "openai", Model: "gpt-5"}, "", nil, long)
 	check("SelectModel profile", err, "profile")
+	_, err = e.SelectModel(ctx, "s", events.ModelRef{Provider: "openai", Model: long}, "", nil, "")
+	check("SelectModel model", err, "model")
+	_, err = e.SelectModel(ctx, "s", events.ModelRef{Provider: "openai", Model: "gpt-5"}, "auto", &events.ModelRef{Provider: "openai", Model: long}, "")
+	check("SelectModel origin", err, "origin")
 	_, err = e.PinProfile(ctx, "s", long, "")
 	check("PinProfile profile", err, "profile")
 	_, err = e.Reset(ctx, long, "new")
@@ -84,11 +88,13 @@ func TestParseModelSelection(t *testing.T) {
 		{in: "openai/", bad: true},
 		{in: "/gpt-5", bad: true},
 		{in: "", bad: true},
+		{in: "openai/" + strings.Repeat("m", MaxModelRefLen), bad: true},
+		{in: "openai/gpt-5@openai:" + strings.Repeat("k", 2*events.MaxKeyLen), bad: true},
 	} {
 		ref, p, err := ParseModelSelection(c.in)
 		if c.bad {
-			if !errors.Is(err, ErrBadRequest) {
-				t.Errorf("%q: got %v, %q, %v; want ErrBadRequest", c.in, ref, p, err)
+			if !errors.Is(err, ErrBadRequest) || len(err.Error()) > 200 {
+				t.Errorf("%.80q: got %v, %q, %.200v; want ErrBadRequest, not echoing the input", c.in, ref, p, err)
 			}
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fledger/fledger/events"
 )
@@ -26,6 +27,24 @@ func (e *APIError) Error() string { return e.Code + ": " + e.Detail }
 
 func apiErr(status int, code, format string, args ...any) *APIError {
 	return &APIError{Status: status, Code: code, Detail: fmt.Sprintf(format, args...)}
+}
+
+// maxDetail is the longest detail answered, in bytes: a refusal that
+// quotes the value it refuses (a 900 KB chat, a model name) names it, it
+// does not echo it back whole.
+const maxDetail = 1024
+
+// clipDetail is d cut to maxDetail bytes (on a UTF-8 boundary), saying
+// how long it was.
+func clipDetail(d string) string {
+	if len(d) <= maxDetail {
+		return d
+	}
+	cut := maxDetail
+	for cut > 0 && !utf8.RuneStart(d[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (detail cut at %d of %d bytes)", d[:cut], cut, len(d))
 }
 
 // Error codes (ErrorBody.Error), one per kind of refusal.

@@ -348,7 +348,7 @@ func writeError(w http.ResponseWriter, e *APIError) {
 	if e.RetryAfterMs > 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt((e.RetryAfterMs+999)/1000, 10))
 	}
-	writeJSON(w, e.Status, ErrorBody{Error: e.Code, Detail: e.Detail, Recorded: e.Recorded})
+	writeJSON(w, e.Status, ErrorBody{Error: e.Code, Detail: clipDetail(e.Detail), Recorded: e.Recorded})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

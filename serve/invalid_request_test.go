@@ -26,6 +26,8 @@ func TestHTTP_OverlongIdsRefusedUpFront(t *testing.T) {
 		{"model profile", "POST", "/v1/sessions/main/s/model", `{"model":"openai/gpt-5@openai:` + long + `"}`, "profile"},
 		{"pin", "POST", "/v1/sessions/main/s/pin", `{"profile":"` + long + `"}`, "profile"},
 		{"reset", "POST", "/v1/sessions/main/" + long + "/reset", ``, "session"},
+		{"model name", "POST", "/v1/sessions/main/s/model", `{"model":"anthropic/` + long + `"}`, "model"},
+		{"begin model name", "POST", "/v1/turns", `{"session":"s","model":"anthropic/` + long + `"}`, "model"},
 	} {
 		status, b := do(t, c.method, srv.url+c.path, c.body)
 		eb := errorBody(t, b)
@@ -35,6 +37,22 @@ func TestHTTP_OverlongIdsRefusedUpFront(t *testing.T) {
 	}
 	if now := testutil.LastSeq(t, st); now != before {
 		t.Fatalf("refused requests appended (%d → %d)", before, now)
+	}
+}
+
+// A refusal that quotes the value it refuses does not echo a huge one
+// back: the detail is cut at 1 KiB and says how long it was.
+func TestHTTP_HugeValueDetailIsCut(t *testing.T) {
+	srv, st := defaultServer(t, testutil.NewManualClock(testutil.T0))
+	before := testutil.LastSeq(t, st)
+	status, b := do(t, "POST", srv.url+"/v1/turns", `{"session":"s","chat":"`+strings.Repeat("x", 900_000)+`"}`)
+	eb := errorBody(t, b)
+	if status != 400 || eb.Error != serve.CodeInvalidRequest || len(b) > 2048 || !strings.Contains(eb.Detail, "chat") ||
+		!strings.HasSuffix(eb.Detail, "bytes)") || !strings.Contains(eb.Detail, "… (detail cut at 1024 of ") {
+		t.Fatalf("%d, %d-byte body %.300s…, want 400 invalid_request naming chat, cut at 1 KiB", status, len(b), b)
+	}
+	if now := testutil.LastSeq(t, st); now != before {
+		t.Fatalf("refused request appended (%d → %d)", before, now)
 	}
 }
 

@@ -167,6 +167,6 @@ func microOp[Req, Resp any](s *Service, op func(context.Context, *Req) (*Resp, e
 }
 
 func microError(r micro.Request, e *APIError) {
-	b, _ := json.Marshal(ErrorBody{Error: e.Code, Detail: e.Detail, Recorded: e.Recorded})
+	b, _ := json.Marshal(ErrorBody{Error: e.Code, Detail: clipDetail(e.Detail), Recorded: e.Recorded})
 	_ = r.Error(strconv.Itoa(e.Status), e.Detail, b)
 }

@@ -13,6 +13,9 @@ import (
 func modelSelection(s, field string) (events.ModelRef, string, error) {
 	ref, prof, err := engine.ParseModelSelection(s)
 	if err != nil {
+		if len(s) > engine.MaxModelRefLen {
+			return ref, "", apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s is %d bytes, longer than the %d bytes a provider/model may have", field, len(s), engine.MaxModelRefLen)
+		}
 		return ref, "", apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is not provider/model[@profile]", field, s)
 	}
 	return ref, prof, nil
