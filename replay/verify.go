@@ -611,7 +611,7 @@ func (v *verifier) checkOrder(f *engine.Fold, c *commit) {
 // check, checkSession, checkClear or checkOrder (a turn's are re-decided
 // by the decision that produced them).
 func (v *verifier) unknownType(c *commit, ev *events.Event) {
-	v.note("seq %d (%s): %s, a type verify does not know; taken as recorded", c.Seq, ev.Type, ev.Aggregate)
+	v.note("seq %d (%s, a %s event): a type verify does not know; taken as recorded", c.Seq, ev.Type, ev.Aggregate)
 }
 
 // unexplained reports an operator-command commit whose first event no

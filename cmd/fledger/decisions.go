@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/projections"
 )
 
@@ -38,6 +40,11 @@ up to the stream's last sequence (--no-catch-up to skip).`,
 			t, err := projSince(since, time.Now())
 			if err != nil {
 				return err
+			}
+			if reason != "" {
+				if _, err := events.ParseReason(reason); err != nil {
+					return fmt.Errorf("--reason %q is not a failure reason (one of %s): %w", reason, strings.Join(events.Spellings(events.Reasons), ", "), err)
+				}
 			}
 			db, err := openProjections(cmd, g, &pf)
 			if err != nil {

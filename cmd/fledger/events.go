@@ -229,11 +229,15 @@ func warnQuarantined(w io.Writer, cmd string, bad []projections.Quarantined) {
 		}
 	}
 	if len(msgs) > 0 {
-		verb := "is"
+		what := "is not a fledger commit"
 		if len(msgs) > 1 {
-			verb = "are"
+			what = "are not fledger commits"
 		}
-		fmt.Fprintf(w, "fledger %s: warning: %s %s not a fledger commit, quarantined and skipped:\n", cmd, plural(len(msgs), "stored message"), verb)
+		done := "quarantined and skipped"
+		if cmd == "events" {
+			done = "shown in place" // events prints every stored message
+		}
+		fmt.Fprintf(w, "fledger %s: warning: %s %s, %s:\n", cmd, plural(len(msgs), "stored message"), what, done)
 		for _, m := range msgs {
 			fmt.Fprintf(w, "  %s\n", m)
 		}

@@ -74,7 +74,7 @@ address only on purpose: the metrics name profiles and models).`,
 	fl.StringVar(&f.endpoint, "endpoint", "", "otlp: collector OTLP/HTTP URL, e.g. http://127.0.0.1:4318 (/v1/logs is added when no path is given)")
 	fl.StringArrayVar(&f.headers, "header", nil, "otlp: extra request header KEY=VALUE (repeatable)")
 	fl.IntVar(&f.batch, "batch", export.DefaultBatch, "most commits per batch handed to the sink (and records per OTLP request)")
-	fl.StringVar(&f.metricsAddr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics, e.g. "+defaultMetricsAddr+" (loopback); \"\" = off")
+	fl.StringVar(&f.metricsAddr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics, e.g. "+defaultMetricsAddr+" (use a loopback address unless you mean to expose them); \"\" = off")
 	return cmd
 }
 

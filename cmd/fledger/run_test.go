@@ -64,3 +64,12 @@ func TestRunCmd_CheckFailsWithExit1(t *testing.T) {
 		t.Fatalf("output:\n%s", out)
 	}
 }
+
+// A filter value outside its closed set is refused, naming the set,
+// before any ledger is opened (an empty table would read as "none").
+func TestDecisions_UnknownReasonRefused(t *testing.T) {
+	_, err := runFledger(t, "--data", t.TempDir(), "decisions", "--reason", "bogus")
+	if err == nil || !strings.Contains(err.Error(), `--reason "bogus" is not a failure reason (one of auth, `) {
+		t.Fatalf("error %v", err)
+	}
+}
