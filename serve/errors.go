@@ -60,6 +60,7 @@ const (
 	CodeAttemptNotPlanned = "attempt_not_planned"
 	CodeOutcomeMismatch   = "outcome_mismatch"
 	CodeTurnExists        = "turn_exists"
+	CodeAmbiguousTurn     = "ambiguous_turn"
 	CodeWaitNotOver       = "wait_not_over"
 	CodeNoConfig          = "no_config"
 	CodeUnknownProfile    = "unknown_profile"

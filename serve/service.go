@@ -202,10 +202,18 @@ func (s *Service) turnEngine(ctx context.Context, agent, id string) (*engine.Eng
 	// syncs); otherwise every engine is brought up to the stream's end
 	// once and asked again.
 	for synced := false; ; synced = true {
+		var found []string
 		for _, a := range s.cfg.Agents {
 			if t, ok := s.engines[a].Turn(id); ok && t.Phase != "" {
-				return s.engines[a], a, nil
+				found = append(found, a)
 			}
+		}
+		switch {
+		case len(found) == 1:
+			return s.engines[found[0]], found[0], nil
+		case len(found) > 1:
+			return nil, "", apiErr(http.StatusConflict, CodeAmbiguousTurn,
+				"turn %q exists in several served agents (%s): name one with ?agent=", id, strings.Join(found, ", "))
 		}
 		if synced || len(s.cfg.Agents) == 0 {
 			return nil, "", apiErr(http.StatusNotFound, CodeUnknownTurn, "no served agent has turn %q", id)
@@ -292,11 +300,34 @@ func (s *Service) Begin(ctx context.Context, r *BeginRequest) (*TurnStep, error)
 			}
 		}
 	}
+	if err := s.turnIDFree(agent, r.TurnID); err != nil {
+		return nil, err
+	}
 	st, err := e.BeginTurn(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	return step(agent, st), nil
+}
+
+// turnIDFree refuses (409 turn_exists) a turn id that another served
+// agent already has, so a turn op without ?agent= finds one turn. Two
+// agents beginning the same id at the same moment are not serialised
+// (their turns live under different subjects); a later op without
+// ?agent= then answers ambiguous_turn.
+func (s *Service) turnIDFree(agent, id string) error {
+	if id == "" {
+		return nil
+	}
+	for _, a := range s.cfg.Agents {
+		if a == agent {
+			continue
+		}
+		if t, ok := s.engines[a].Turn(id); ok && t.Phase != "" {
+			return apiErr(http.StatusConflict, CodeTurnExists, "turn %q exists in agent %q: turn ids are unique across the agents served here", id, a)
+		}
+	}
+	return nil
 }
 
 // Outcome reports an attempt's outcome (POST /v1/turns/{id}/outcomes).
