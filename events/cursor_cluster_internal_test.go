@@ -18,15 +18,7 @@ func TestCursor_ConsumerLeaderKilled(t *testing.T) {
 		t.Skip("starts a 3-node cluster and waits for an election")
 	}
 	c := natstest.StartCluster(t, 3)
-	open := func() *store {
-		st, err := Open(context.Background(), WithURL(c.URLs()), WithReplicas(3))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		return st.(*store)
-	}
-	a, b := open(), open()
+	a, b := openR3(t, c), openR3(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cur, err := a.Cursor(ctx, CursorOptions{Name: "exporter"})

@@ -105,15 +105,7 @@ func TestFollow_ConsumerHostKilled(t *testing.T) {
 		t.Skip("starts a 3-node cluster and may wait for an election")
 	}
 	c := natstest.StartCluster(t, 3)
-	open := func() *store {
-		st, err := Open(context.Background(), WithURL(c.URLs()), WithReplicas(3))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		return st.(*store)
-	}
-	a, b := open(), open()
+	a, b := openR3(t, c), openR3(t, c)
 	started := followersOf(t, a)
 	seqs := followInto(t, a)
 	waitSeq(t, seqs, appendTurn(t, b, "t-1"), 15*time.Second)
@@ -149,4 +141,15 @@ func TestFollow_ConsumerHostKilled(t *testing.T) {
 	seq := appendTurn(t, b, "t-2")
 	waitSeq(t, seqs, seq, 15*time.Second)
 	t.Logf("a followed b's commit %v after the kill (watchdog restarts: %d)", time.Since(killed).Round(time.Millisecond), f.restarts.Load())
+}
+
+// openR3 opens a store on cluster c with an R3 stream, closed when t ends.
+func openR3(t *testing.T, c *natstest.Cluster) *store {
+	t.Helper()
+	st, err := Open(context.Background(), WithURL(c.URLs()), WithReplicas(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st.(*store)
 }
