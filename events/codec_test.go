@@ -98,6 +98,26 @@ func TestDecodeCommit_AggregateOtherThanTheTypesIsRefused(t *testing.T) {
 	}
 }
 
+// An event of another agent than the subject it is stored under (a forged
+// message: Append never stores one) is not decoded, so no reader folds it
+// for that agent while the agent's engine, reading its own subjects, never
+// sees it.
+func TestDecodeCommit_AgentOtherThanTheSubjectsIsRefused(t *testing.T) {
+	reg := events.NewCatalogRegistry()
+	body := `{"events":[{"id":"01a231ef-cc76-7910-aa95-d382b5235c0c","type":"SessionAuthPinned","schema_version":1,` +
+		`"at":"2026-12-01T14:08:48.757Z","agent":"coder","aggregate":"session","key":"m9",` +
+		`"payload":{"session":"m9","profile_id":"anthropic:personal","provider":"anthropic","source":"user"}}]}`
+	_, err := reg.DecodeCommit([]byte(body), 9, "fledger.main.session.m9")
+	var de *events.DecodeError
+	if !errors.As(err, &de) || !errors.Is(err, events.ErrInvalidEnvelope) || de.Seq != 9 || de.Index != 0 ||
+		!strings.Contains(err.Error(), `agent "coder", stored under agent "main"'s subject`) {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := reg.DecodeCommit([]byte(body), 9, "fledger.coder.session.m9"); err != nil {
+		t.Fatalf("under coder's own subject: %v", err)
+	}
+}
+
 // Every catalog type names its aggregate key, so no decider can emit an
 // event whose key KeyOf does not know.
 func TestKeyOf_EveryCatalogType(t *testing.T) {

@@ -6,9 +6,12 @@ import "fmt"
 // with the store's registry, limits and validator: what both stores
 // ([Open]'s and [OpenMemory]'s) store as one message, refused before
 // anything is written with ErrInvalidSubject, ErrEmptyCommit or an
-// *[EventError] (ErrTooLarge over the event-count or byte limit).
+// *[EventError] (ErrTooLarge over the event-count or byte limit;
+// ErrInvalidEnvelope for an event of another agent than the subject's,
+// which no reader would fold alike).
 func commitBody(cfg *config, reg *Registry, req AppendRequest) ([]byte, []Envelope, error) {
-	if _, _, _, err := ParseSubject(req.Subject); err != nil {
+	agent, _, _, err := ParseSubject(req.Subject)
+	if err != nil {
 		return nil, nil, err
 	}
 	if len(req.Events) > cfg.maxEvents {
@@ -18,6 +21,12 @@ func commitBody(cfg *config, reg *Registry, req AppendRequest) ([]byte, []Envelo
 	envs, err := reg.encodeEnvelopes(req.Events)
 	if err != nil {
 		return nil, nil, err
+	}
+	for i := range envs {
+		if envs[i].Agent != agent {
+			return nil, nil, &EventError{Index: i, Type: envs[i].Type, Field: "agent", Err: ErrInvalidEnvelope,
+				Reason: fmt.Sprintf("agent %q, stored under agent %q's subject %s", envs[i].Agent, agent, req.Subject)}
+		}
 	}
 	if v := cfg.validator; v != nil {
 		for i := range envs {

@@ -872,6 +872,7 @@ func confRefusesBadEvents(t *testing.T, e env) {
 		Text: strings.Repeat("x", 5000)})
 	noKey := events.New(e.agent, "", t0, events.ProfileCleared{ProfileID: "p"})
 	badSubject := events.New(e.agent, "p", t0, events.ProfileCleared{ProfileID: "p"})
+	otherAgent := events.New(e.agent+"-other", "p", t0, events.ProfileCleared{ProfileID: "p"})
 
 	cases := []struct {
 		name     string
@@ -888,6 +889,7 @@ func confRefusesBadEvents(t *testing.T, e env) {
 		{"missing required field", profileSubj, []events.Event{raw(`{"by":"cli"}`)}, events.ErrInvalidPayload, "ProfileCleared", "profile_id"},
 		{"oversize", profileSubj, []events.Event{good, big}, events.ErrTooLarge, "NoticeSent", "text"},
 		{"empty key", profileSubj, []events.Event{noKey}, events.ErrInvalidEnvelope, "ProfileCleared", "key"},
+		{"another agent's event", profileSubj, []events.Event{good, otherAgent}, events.ErrInvalidEnvelope, "ProfileCleared", "agent"},
 		{"too many events", profileSubj, []events.Event{good, good, good, good, good}, events.ErrTooLarge, "", ""},
 		{"no events", profileSubj, nil, events.ErrEmptyCommit, "", ""},
 		{"wildcard subject", "fledger." + e.agent + ".profile.*", []events.Event{badSubject}, events.ErrInvalidSubject, "", ""},

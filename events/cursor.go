@@ -179,10 +179,12 @@ const cursorRetry = 100 * time.Millisecond
 
 // fetchTransient reports whether a pull failed for a reason that passes
 // on its own: no consumer leader yet, a connection reconnecting, a
-// JetStream 503 (classifySend's "not sent"), or the server the pull was
-// waiting on shutting down (a rolling restart).
+// JetStream 503 (classifySend's "not sent"), the consumer's leadership
+// moving (a step-down, its node lost), or the server the pull was waiting
+// on shutting down (a rolling restart).
 func fetchTransient(err error) bool {
-	return classifySend(err) == sendNotSent || errors.Is(err, jetstream.ErrServerShutdown) || errors.Is(err, jetstream.ErrNoHeartbeat)
+	return classifySend(err) == sendNotSent || errors.Is(err, jetstream.ErrServerShutdown) ||
+		errors.Is(err, jetstream.ErrNoHeartbeat) || errors.Is(err, jetstream.ErrConsumerLeadershipChanged)
 }
 
 // Close implements [Cursor]. A pull consumer holds nothing open between

@@ -8,8 +8,8 @@ import (
 	"github.com/fledger/fledger/internal/natstest"
 )
 
-// A 3-node cluster, R3 stream and cursor: the node leading the cursor's
-// durable consumer is killed. An exporter's fetch loop on a goes on
+// A 3-node cluster, R3 stream and cursor: the cursor's durable consumer
+// changes leader (a step-down), then the node leading it is killed. An exporter's fetch loop on a goes on
 // without an error (a pull that reaches no consumer leader is a quiet
 // stream until one is elected) and receives the commit b appends after
 // the kill, while the node is still down.
@@ -45,7 +45,27 @@ func TestCursor_ConsumerLeaderKilled(t *testing.T) {
 		}
 		t.Fatalf("sequence %d not fetched: %v", seq, ctx.Err())
 	}
-	fetchUntil(appendTurn(t, b, "t-1"))
+	first := appendTurn(t, b, "t-1")
+	fetchUntil(first)
+
+	// The consumer's leader steps down while a fetch waits (what an
+	// operator's `nats consumer cluster step-down` does): the fetch loop
+	// goes on, and gets the commit appended after it.
+	stepped := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_, err := a.nc.Request("$JS.API.CONSUMER.LEADER.STEPDOWN."+StreamName+".exporter", nil, 5*time.Second)
+		time.Sleep(500 * time.Millisecond)
+		if err == nil {
+			_, err = b.Append(context.Background(), MustSubject("main", AggTurn, "t-1b"), AnySeq,
+				New("main", "t-1b", groupT0, TurnSucceeded{TurnID: "t-1b", Attempts: 1}))
+		}
+		stepped <- err
+	}()
+	fetchUntil(first + 1)
+	if err := <-stepped; err != nil {
+		t.Fatalf("step down, then append: %v", err)
+	}
 
 	ci, err := cur.(*cursor).cons.Info(ctx)
 	if err != nil {

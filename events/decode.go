@@ -123,6 +123,10 @@ func (r *Registry) DecodeCommit(data []byte, seq uint64, subject string) ([]Even
 	if len(c.Events) == 0 {
 		return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Index: -1, Err: errors.New("commit holds no events")}
 	}
+	subjAgent, err := subjectAgent(subject)
+	if err != nil {
+		return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Index: -1, Err: err}
+	}
 	out := make([]Event, len(c.Events))
 	for i := range c.Events {
 		w := &c.Events[i]
@@ -142,6 +146,13 @@ func (r *Registry) DecodeCommit(data []byte, seq uint64, subject string) ([]Even
 			// fold it into different aggregates.
 			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Index: i,
 				Err: fmt.Errorf("%w: aggregate %q, type %s belongs to %q", ErrInvalidEnvelope, w.Aggregate, w.Type, e.agg)}
+		}
+		if w.Agent != subjAgent {
+			// Every writer stores a commit under its agent's subjects
+			// (commitBody refuses another): readers selecting by subject
+			// and folding by envelope would disagree about it.
+			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Index: i,
+				Err: fmt.Errorf("%w: agent %q, stored under agent %q's subject", ErrInvalidEnvelope, w.Agent, subjAgent)}
 		}
 		raw, version := w.Payload, w.SchemaVersion
 		if version != e.version {

@@ -201,6 +201,17 @@ func ParseSubject(subject string) (agent string, agg Aggregate, key string, err 
 	return agent, agg, key, nil
 }
 
+// subjectAgent is the agent a stored commit's subject names: its second
+// token, decoded ([DecodeToken] allocates only for an escaped one).
+func subjectAgent(subject string) (string, error) {
+	rest, ok := strings.CutPrefix(subject, SubjectPrefix+".")
+	tok, _, ok2 := strings.Cut(rest, ".")
+	if !ok || !ok2 || tok == "" {
+		return "", fmt.Errorf("%w: %q is not fledger.<agent>.<aggregate>.<key>", ErrInvalidSubject, subject)
+	}
+	return DecodeToken(tok)
+}
+
 // SubjectOf returns the subject of the aggregate instance an envelope
 // belongs to.
 func SubjectOf(e *Envelope) (string, error) { return Subject(e.Agent, e.Aggregate, e.Key) }
