@@ -44,12 +44,46 @@ func (s *store) Follow(ctx context.Context, opts FollowOptions) iter.Seq2[Stored
 		f := &follower{s: s, opts: opts, next: max(opts.From, 1),
 			ch: make(chan followed, followPull), quit: make(chan struct{})}
 		defer f.stop()
-		if err := f.restart(ctx); err != nil {
+		if err := f.start(ctx); err != nil {
 			yield(StoredCommit{}, err)
+			return
+		}
+		if ctx.Err() != nil {
 			return
 		}
 		if err := f.run(ctx, yield); err != nil {
 			yield(StoredCommit{}, err)
+		}
+	}
+}
+
+// start creates the first consumer, asking again every [stallCheck]
+// while it cannot be made for a reason that passes (the node the client
+// was connected to died, an election, a reconnect): following starts late
+// rather than failing for good. Only a stream that is gone, the store's
+// Close and ctx end it (ctx with a nil error).
+func (f *follower) start(ctx context.Context) error {
+	for failures := 0; ; failures++ {
+		actx, cancel := context.WithTimeout(ctx, DefaultAttemptTimeout)
+		err := f.restart(actx)
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, jetstream.ErrStreamNotFound):
+			return err
+		}
+		if failures%20 == 0 {
+			f.s.logger().Warn("events: follow: the stream consumer cannot be created yet; asking again", "from", f.next, "failures", failures+1, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.s.closed:
+			return ErrClosed
+		case <-time.After(stallCheck):
 		}
 	}
 }

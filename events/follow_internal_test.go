@@ -153,3 +153,24 @@ func openR3(t *testing.T, c *natstest.Cluster) *store {
 	t.Cleanup(func() { _ = st.Close() })
 	return st.(*store)
 }
+
+// A follower started while its node has just died (the client still
+// reconnecting to another): creating the consumer fails at first, and
+// Follow asks again instead of ending, so it follows what b appends.
+func TestFollow_StartsWhileItsNodeIsDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-node cluster")
+	}
+	c := natstest.StartCluster(t, 3)
+	b := openR3(t, c)
+	appendTurn(t, b, "t-0")
+	st, err := Open(context.Background(), WithURL(c.URL(0)), WithReplicas(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	a := st.(*store)
+	c.Stop(0)
+	seqs := followInto(t, a)
+	waitSeq(t, seqs, appendTurn(t, b, "t-1"), 30*time.Second)
+}

@@ -29,22 +29,26 @@ func apiErr(status int, code, format string, args ...any) *APIError {
 	return &APIError{Status: status, Code: code, Detail: fmt.Sprintf(format, args...)}
 }
 
-// maxDetail is the longest detail answered, in bytes: a refusal that
-// quotes the value it refuses (a 900 KB chat, a model name) names it, it
-// does not echo it back whole.
+// maxDetail bounds a detail answered, in bytes: a refusal that quotes
+// the value it refuses (a 900 KB chat, a model name) names it, it does not
+// echo it back whole.
 const maxDetail = 1024
 
-// clipDetail is d cut to maxDetail bytes (on a UTF-8 boundary), saying
-// how long it was.
+// clipDetail is d within about maxDetail bytes: its head and its tail (a
+// detail quotes the value first and says what is wrong after it), cut on
+// UTF-8 boundaries, with how much was left out between them.
 func clipDetail(d string) string {
 	if len(d) <= maxDetail {
 		return d
 	}
-	cut := maxDetail
-	for cut > 0 && !utf8.RuneStart(d[cut]) {
-		cut--
+	head, tail := maxDetail*2/3, len(d)-maxDetail/4
+	for head > 0 && !utf8.RuneStart(d[head]) {
+		head--
 	}
-	return fmt.Sprintf("%s… (detail cut at %d of %d bytes)", d[:cut], cut, len(d))
+	for tail < len(d) && !utf8.RuneStart(d[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s… (%d bytes left out) …%s", d[:head], tail-head, d[tail:])
 }
 
 // Error codes (ErrorBody.Error), one per kind of refusal.

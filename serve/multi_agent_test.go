@@ -47,10 +47,13 @@ func TestHTTP_TurnIDsAcrossServedAgents(t *testing.T) {
 		}
 	}
 	status, b = do(t, "GET", both.url+"/v1/turns/ct2", "")
-	if eb := errorBody(t, b); status != 409 || eb.Error != serve.CodeAmbiguousTurn || eb.Detail != `turn "ct2" exists in several served agents (main, coder): name one with ?agent=` {
+	if eb := errorBody(t, b); status != 409 || eb.Error != serve.CodeAmbiguousTurn || eb.Detail != `turn "ct2" exists in several served agents (main, coder): name one (the request's agent field; ?agent= on GET)` {
 		t.Fatalf("GET ct2: %d %s, want 409 ambiguous_turn", status, b)
 	}
 	if status, b = do(t, "GET", both.url+"/v1/turns/ct2?agent=coder", ""); status != 200 || agentOf(b) != "coder" {
 		t.Fatalf("GET ct2?agent=coder: %d %s", status, b)
+	}
+	if status, b = do(t, "POST", both.url+"/v1/turns/ct2/resume", `{"agent":"coder"}`); status == 409 {
+		t.Fatalf("resume ct2 naming coder in the body: %d %s", status, b)
 	}
 }

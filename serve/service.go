@@ -213,7 +213,7 @@ func (s *Service) turnEngine(ctx context.Context, agent, id string) (*engine.Eng
 			return s.engines[found[0]], found[0], nil
 		case len(found) > 1:
 			return nil, "", apiErr(http.StatusConflict, CodeAmbiguousTurn,
-				"turn %q exists in several served agents (%s): name one with ?agent=", id, strings.Join(found, ", "))
+				"turn %q exists in several served agents (%s): name one (the request's agent field; ?agent= on GET)", id, strings.Join(found, ", "))
 		}
 		if synced || len(s.cfg.Agents) == 0 {
 			return nil, "", apiErr(http.StatusNotFound, CodeUnknownTurn, "no served agent has turn %q", id)
