@@ -1,7 +1,9 @@
 package events
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -98,11 +100,17 @@ func listenerCredentials(dir string, access Access, url string) (user, password 
 		file = WriterCredentialsFile
 	}
 	ctx, err := natsserver.ReadContext(dir, file)
-	if err != nil {
-		// None (the directory's server never listened), or unreadable:
-		// not this listener's as far as we can tell, so connect without;
-		// a listener then refuses with an authorization violation.
+	if errors.Is(err, os.ErrNotExist) {
+		// None: the directory's server never listened, so connect
+		// without; a listener then refuses with an authorization
+		// violation.
 		return "", "", nil
+	}
+	if err != nil {
+		// There, but not a credentials file (damaged, hand-edited):
+		// say so rather than connect without and be told to use the
+		// very directory given.
+		return "", "", fmt.Errorf("events: %w", err)
 	}
 	if !ctx.SameListener(url) {
 		return "", "", nil

@@ -153,3 +153,16 @@ func TestListener_AnonymousRefusedReaderReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// A credentials file that is there but damaged is an error naming it,
+// not a silent connect without credentials (which the listener refuses
+// with advice to use the very directory given).
+func TestListener_DamagedCredentialsFileNamed(t *testing.T) {
+	st, dir := testutil.OpenStore(t, events.WithListen(0))
+	path := filepath.Join(dir, events.ReaderCredentialsFile)
+	testutil.NoError(t, os.WriteFile(path, []byte(`{"url":`), 0o600))
+	_, err := events.Open(testutil.Context(t), events.WithURL(st.ClientURL()), events.WithListenerCredentials(dir, events.ReadOnly), events.WithTimeout(time.Second))
+	if err == nil || !strings.Contains(err.Error(), path) || errors.Is(err, nats.ErrAuthorization) {
+		t.Fatalf("error %v, want one naming %s", err, path)
+	}
+}
