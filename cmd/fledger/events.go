@@ -217,8 +217,12 @@ func writeQuarantined(out io.Writer, tw *table, de *events.DecodeError, asJSON b
 	return nil
 }
 
+// maxWarned is how many quarantined messages a warning names one by one.
+const maxWarned = 20
+
 // warnQuarantined sums up on w the quarantined messages and missing
-// sequences a command read past (nothing when there are none).
+// sequences a command read past (nothing when there are none), naming
+// the first maxWarned messages.
 func warnQuarantined(w io.Writer, cmd string, bad []projections.Quarantined) {
 	var msgs, gaps []string
 	for _, q := range bad {
@@ -238,7 +242,11 @@ func warnQuarantined(w io.Writer, cmd string, bad []projections.Quarantined) {
 			done = "shown in place" // events prints every stored message
 		}
 		fmt.Fprintf(w, "fledger %s: warning: %s %s, %s:\n", cmd, plural(len(msgs), "stored message"), what, done)
-		for _, m := range msgs {
+		for i, m := range msgs {
+			if i == maxWarned {
+				fmt.Fprintf(w, "  … and %d more (fledger events --json lists every one)\n", len(msgs)-maxWarned)
+				break
+			}
 			fmt.Fprintf(w, "  %s\n", m)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/natstest"
+	"github.com/fledger/fledger/projections"
 )
 
 // runFledger2 runs the CLI in-process with stdout and stderr apart.
@@ -254,5 +255,24 @@ func TestQuarantine_StrayMessageOnConfigSubject(t *testing.T) {
 	}
 	if _, errOut, err := runFledger2(t, "--data", data, "replay", "--verify"); err != nil {
 		t.Fatalf("verify: %v\n%s", err, errOut)
+	}
+}
+
+// A ledger with thousands of stray messages does not print thousands of
+// warning lines on every command: the first 20 are named, the rest
+// counted.
+func TestQuarantine_WarningNamesTheFirst20(t *testing.T) {
+	var bad []projections.Quarantined
+	for i := range 25 {
+		bad = append(bad, projections.Quarantined{Seq: uint64(i + 1), LastSeq: uint64(i + 1), Kind: projections.QuarantineUndecodable,
+			Subject: "fledger.main.turn.junk", Size: 2, Reason: "not JSON"})
+	}
+	var b bytes.Buffer
+	warnQuarantined(&b, "stats", bad)
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 22 || lines[0] != "fledger stats: warning: 25 stored messages are not fledger commits, quarantined and skipped:" ||
+		lines[20] != "  seq 20 (subject fledger.main.turn.junk, 2 bytes): not JSON" ||
+		lines[21] != "  … and 5 more (fledger events --json lists every one)" {
+		t.Fatalf("warning:\n%s", b.String())
 	}
 }
