@@ -198,10 +198,20 @@ func (s *Service) turnEngine(ctx context.Context, agent, id string) (*engine.Eng
 		e, a, err := s.engine(agent)
 		return e, a, err
 	}
-	// A turn already folded is found without a round trip (the step itself
-	// syncs); otherwise every engine is brought up to the stream's end
-	// once and asked again.
-	for synced := false; ; synced = true {
+	// With one agent served, a turn already folded is found without a
+	// round trip (the step itself syncs); otherwise every engine is
+	// brought up to the stream's end once and asked again. With several,
+	// every engine is synced first: a turn of the same id that another
+	// agent's fold has not reached yet must not be missed (the op would go
+	// to the wrong agent's turn instead of answering ambiguous_turn).
+	synced := false
+	if len(s.cfg.Agents) > 1 {
+		if err := s.syncAll(ctx); err != nil {
+			return nil, "", err
+		}
+		synced = true
+	}
+	for ; ; synced = true {
 		var found []string
 		for _, a := range s.cfg.Agents {
 			if t, ok := s.engines[a].Turn(id); ok && t.Phase != "" {
@@ -218,15 +228,24 @@ func (s *Service) turnEngine(ctx context.Context, agent, id string) (*engine.Eng
 		if synced || len(s.cfg.Agents) == 0 {
 			return nil, "", apiErr(http.StatusNotFound, CodeUnknownTurn, "no served agent has turn %q", id)
 		}
-		if err := s.engines[s.cfg.Agents[0]].Sync(ctx); err != nil {
+		if err := s.syncAll(ctx); err != nil {
 			return nil, "", err
 		}
-		for _, a := range s.cfg.Agents[1:] {
-			if err := s.engines[a].SyncTo(ctx, s.engines[s.cfg.Agents[0]].Position()); err != nil {
-				return nil, "", err
-			}
+	}
+}
+
+// syncAll brings every served agent's engine up to the stream's end (one
+// request for the end, then each engine's fold up to it).
+func (s *Service) syncAll(ctx context.Context) error {
+	if err := s.engines[s.cfg.Agents[0]].Sync(ctx); err != nil {
+		return err
+	}
+	for _, a := range s.cfg.Agents[1:] {
+		if err := s.engines[a].SyncTo(ctx, s.engines[s.cfg.Agents[0]].Position()); err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
 func step(agent string, st *engine.Step) *TurnStep {
@@ -300,7 +319,7 @@ func (s *Service) Begin(ctx context.Context, r *BeginRequest) (*TurnStep, error)
 			}
 		}
 	}
-	if err := s.turnIDFree(agent, r.TurnID); err != nil {
+	if err := s.turnIDFree(ctx, agent, r.TurnID); err != nil {
 		return nil, err
 	}
 	st, err := e.BeginTurn(ctx, req)
@@ -315,9 +334,12 @@ func (s *Service) Begin(ctx context.Context, r *BeginRequest) (*TurnStep, error)
 // agents beginning the same id at the same moment are not serialised
 // (their turns live under different subjects); a later op without
 // ?agent= then answers ambiguous_turn.
-func (s *Service) turnIDFree(agent, id string) error {
-	if id == "" {
+func (s *Service) turnIDFree(ctx context.Context, agent, id string) error {
+	if id == "" || len(s.cfg.Agents) < 2 {
 		return nil
+	}
+	if err := s.syncAll(ctx); err != nil {
+		return err
 	}
 	for _, a := range s.cfg.Agents {
 		if a == agent {
