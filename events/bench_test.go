@@ -166,7 +166,7 @@ func BenchmarkCodec(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			if _, err := reg.DecodeCommit(body, 1, "s"); err != nil {
+			if _, err := reg.DecodeCommit(body, 1, "fledger.main.turn.turn-1"); err != nil {
 				b.Fatal(err)
 			}
 		}

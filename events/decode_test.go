@@ -260,6 +260,7 @@ func BenchmarkDecodeCommit(b *testing.B) {
 	r := NewCatalogRegistry()
 	corpus := decodeCorpus(b, r)
 	body := corpus[len(Examples())] // every catalog type in one commit
+	subject := subjectFor(body)
 	for _, c := range []struct {
 		name string
 		fn   func([]byte, uint64, string) ([]Event, error)
@@ -268,7 +269,7 @@ func BenchmarkDecodeCommit(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				if _, err := c.fn(body, 1, "s"); err != nil {
+				if _, err := c.fn(body, 1, subject); err != nil {
 					b.Fatal(err)
 				}
 			}
