@@ -104,7 +104,10 @@ func (c *Config) Validate() error {
 		return errors.New("serve: no store")
 	}
 	seen := map[string]bool{}
-	for _, a := range c.Agents {
+	for i, a := range c.Agents {
+		if a == "" {
+			return fmt.Errorf("serve: agent %d of %d is empty (a trailing or doubled comma in --agent?)", i+1, len(c.Agents))
+		}
 		if _, err := events.AggregateFilter(a, events.AggTurn); err != nil {
 			return fmt.Errorf("serve: agent %q: %w", a, err)
 		}

@@ -41,6 +41,9 @@ up to the stream's last sequence (--no-catch-up to skip).`,
 			if err != nil {
 				return err
 			}
+			if limit < 0 {
+				return fmt.Errorf("--limit %d: the number of decisions is 0 (all) or more", limit)
+			}
 			if reason != "" {
 				if _, err := events.ParseReason(reason); err != nil {
 					return fmt.Errorf("--reason %q is not a failure reason (one of %s): %w", reason, strings.Join(events.Spellings(events.Reasons), ", "), err)

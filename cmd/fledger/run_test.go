@@ -73,3 +73,22 @@ func TestDecisions_UnknownReasonRefused(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// Option values outside what they can mean are refused, naming the flag,
+// rather than quietly read as a default.
+func TestOptions_OutOfRangeRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--max-body", "0"}, "--max-body 0: a request body limit is at least 1 byte"},
+		{[]string{"serve", "--max-body", "-1"}, "--max-body -1: a request body limit is at least 1 byte"},
+		{[]string{"serve", "--http", "127.0.0.1:0", "--no-micro", "--agent", "main,"}, "serve: agent 2 of 2 is empty"},
+		{[]string{"decisions", "--limit", "-1"}, "--limit -1: the number of decisions is 0 (all) or more"},
+	} {
+		_, err := runFledger(t, append([]string{"--data", t.TempDir()}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+}

@@ -82,6 +82,9 @@ func runServe(cmd *cobra.Command, g *globals, o *serveFlags) error {
 	if err := checkBind(o.httpAddr, o.token); err != nil {
 		return err
 	}
+	if o.maxBody < 1 {
+		return fmt.Errorf("--max-body %d: a request body limit is at least 1 byte (default %d)", o.maxBody, serve.DefaultMaxBodyBytes)
+	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	loaded, err := loadServeConfig(o.cfgFile, log)
 	if err != nil {
