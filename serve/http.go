@@ -169,9 +169,10 @@ func (s *Service) guard(mux *http.ServeMux) http.Handler {
 			writeError(rw, tooLarge(s.cfg.MaxBodyBytes))
 			return
 		}
-		if pattern != "" && !cleanPath(r.URL.EscapedPath()) {
+		if !cleanPath(r.URL.EscapedPath()) {
 			// ServeMux would answer a bare 307 to the cleaned path
-			// ("//v1/turns", "/v1/./turns"): answer 404 in the API's format.
+			// ("//v1/turns", "/v1/./turns"), and a wrong method there 405:
+			// answer 404 in the API's format, whatever the method.
 			route = "unmatched"
 			writeError(rw, apiErr(http.StatusNotFound, CodeNotFound, "no route %s %s (paths have no empty, . or .. segments)", r.Method, r.URL.EscapedPath()))
 			return
