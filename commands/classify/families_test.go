@@ -238,9 +238,9 @@ func TestClassify_BlindFamilies(t *testing.T) {
 		{"gemini OTHER is not a safety block",
 			&ProviderError{Message: "Text not available. Response was blocked due to OTHER"},
 			want{ReasonUnclassified, 0, DispositionFailover, 0, "chain.unclassified"}},
-		{"gemini RECITATION is not a safety block",
+		{"gemini RECITATION is the provider blocking the output",
 			&ProviderError{Message: "Response was blocked due to RECITATION"},
-			want{ReasonUnclassified, 0, DispositionFailover, 0, "chain.unclassified"}},
+			want{ReasonFormat, 400, DispositionRefusal, 0, "disposition.refusal_text"}},
 		{"openrouter moderation under 403 keeps the status reason",
 			&ProviderError{Status: 403, Message: `{"error":{"code":403,"message":"openai/gpt-4o requires moderation on OpenAI. Your input was flagged for \"harassment\". No credits were charged."}}`},
 			want{ReasonAuth, 403, DispositionRefusal, 0, "status.401_403"}},
@@ -926,7 +926,7 @@ func TestClassify_Blind2Families(t *testing.T) {
 			want{ReasonFormat, 400, DispositionFailover, 0, "status.400_422"}},
 		{"openai unsupported parameter max_tokens under 400",
 			&ProviderError{Status: 400, Message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."},
-			want{ReasonFormat, 400, DispositionFailover, 0, "status.400_422"}},
+			want{ReasonFormat, 400, DispositionFailover, 0, "msg24.format"}},
 		{"openai invalid value, supported values are",
 			&ProviderError{Message: "Invalid value: 'tool'. Supported values are: 'system', 'assistant', 'user', 'function', and 'developer'."},
 			want{ReasonFormat, 400, DispositionFailover, 0, "msg28.json_type"}},
@@ -993,6 +993,9 @@ func TestClassify_BlindFamiliesStayBounded(t *testing.T) {
 		"roles alternate ", "unable to reach ", "trouble connecting ", "capacity ", "exit code 1 runner ", "模型", "number of tokens ",
 		"prompt (length 1) ", "stream closed due to error ", "failed to fetch ", "account has been ", "requested 5 tokens but ",
 		"conversation too ", "do not have access to ", "cannot unmarshal ", "successive ",
+		// third blind set's anchors
+		"model was deprecated ", "requested model is not available on ", "version ", "exceeded your ", "try again in 1",
+		"disabled violating ", "aierror: 5007: ", "required properties ", "no generations ",
 	} {
 		msg := strings.Repeat(unit, 10<<20/len(unit))
 		for _, e := range []*ProviderError{{Message: msg}, {Provider: "minimax", Message: msg, Body: msg}} {

@@ -84,7 +84,11 @@ func TestAgreement(t *testing.T) {
 		{"heldout-blind", filepath.Join(fixtures, "heldout-blind.jsonl"), 0.90,
 			"HB-*, collected and labelled by someone who never read the rules; 67/83 (80.7%) first run, then tuned by family on its misses"},
 		{"heldout-blind3", filepath.Join(fixtures, "heldout-blind3.jsonl"), blind3Bar,
-			"HB3-*, collected and labelled blind after heldout-blind2's families were fixed: 63/85 (74.1%) first run, the latest generalisation figure"},
+			"HB3-*, collected and labelled blind after heldout-blind2's families were fixed: 63/85 (74.1%) first run, the generalisation figure; then tuned by family on its misses (84/85 is a development figure)"},
+		{"heldout-blind4-dev", filepath.Join(fixtures, "heldout-blind4-dev.jsonl"), blind4DevBar,
+			"HC1-*/HC2-* (dev half of 160 collected and labelled blind after heldout-blind3's families were fixed, split by a hash of the thread): 76/80 (95.0%) first run; then tuned by family on its misses (78/80 is a development figure)"},
+		{"heldout-blind4-test", filepath.Join(fixtures, "heldout-blind4-test.jsonl"), blind4TestBar,
+			"HC1-*/HC2-* (test half), measured once after the dev half's fixes and never tuned on: 76/80 (95.0%), the latest generalisation figure"},
 		{"heldout-blind2", filepath.Join(fixtures, "heldout-blind2.jsonl"), blind2Bar,
 			"HB2-*, collected and labelled blind after heldout-blind's families were fixed: 82/102 (80.4%) first run, the generalisation figure; then tuned by family on its misses (102/102 is a development figure)"},
 	}
@@ -99,13 +103,26 @@ func TestAgreement(t *testing.T) {
 	}
 }
 
+// blind4DevBar: the fourth blind set's dev half after its family fixes
+// (78/80; the two Bedrock "You don't have access to the model" misses are
+// labelled model_not_found there, auth by RE-055: docs/classification.md
+// "Fourth blind set"). A development figure; its first run was 76/80.
+const blind4DevBar = 0.97
+
+// blind4TestBar: the fourth blind set's test half at its one measurement
+// (76/80, 95.0%), untuned — so a change that loses ground on it fails.
+// Tune on it only after a newer blind set has been measured.
+const blind4TestBar = 0.95
+
 // blind2Bar is heldout-blind2's bar: the figure reached after its family
 // fixes (102/102). That is a development figure — the set was seen; its
 // first run, the generalisation figure, was 82/102 (80.4%) — so the bar
 // only keeps a later change from losing ground on it.
 const blind2Bar = 1.00
 
-// blind3Bar is heldout-blind3's bar: its first-run figure, untuned (63/85),
-// so a change that loses ground on it fails. Tune on it only after a newer
-// blind set has been measured.
-const blind3Bar = 0.74
+// blind3Bar is heldout-blind3's bar: the figure reached after its family
+// fixes (84/85; HB3-039, a 413 tier cap with no requested count, is left:
+// docs/classification.md "Third blind-set families"). A development
+// figure — its first run, the generalisation figure, was 63/85 (74.1%) —
+// so the bar only keeps a later change from losing ground on it.
+const blind3Bar = 0.98

@@ -128,6 +128,13 @@ var messageRules = []messageRule{
 			return "", "", false
 		}
 		m, ok := billingMatch(t)
+		// fledger (issue 17 third blind set): OpenAI's "Rate limit reached
+		// for gpt-4o-mini … on requests per day … You can increase your rate
+		// limit by adding a payment method" names a rate limit; the payment
+		// method is an upsell, not the account's condition.
+		if ok && billingUpsell[m] && rateLimitNamed.in(&t.hits) && !billingCondition.in(&t.hits) {
+			return "", "", false
+		}
 		return ReasonBilling, m, ok
 	}},
 	{ruleMsgPeriodic, func(t *text, _ *msgCtx) (Reason, string, bool) {
@@ -240,6 +247,17 @@ var messageRules = []messageRule{
 	{ruleMsgType, nil}, // evaluated in messageVerdict: the field is a JSON path
 	{ruleMsgEmptyResponse, tableRule(emptyResponsePhrases, ReasonEmptyResponse)},
 	{ruleMsgLeadingStatus, nil}, // evaluated in messageVerdict: it applies the status rules
+	// fledger (issue 17 third blind set): the provider says when to come
+	// back — "No deployments available for selected model, Try again in 1
+	// seconds" (a LiteLLM router whose deployments all cool down), "Please
+	// try again in 7m12s" — and no rule above named the failure: waiting
+	// is what it asks for, a throttle. Last, so any named failure wins.
+	{ruleMsgRetryHint, func(t *text, _ *msgCtx) (Reason, string, bool) {
+		if _, ok := textRetryAfter(t); !ok {
+			return "", "", false
+		}
+		return ReasonRateLimit, "stated retry delay", true
+	}},
 }
 
 // messageVerdict runs the message rules over t, first match wins.
@@ -562,6 +580,14 @@ func billingMatch(t *text) (string, bool) {
 	return "", false
 }
 
+// billingUpsell: billing matches that name a way to pay, not a condition
+// of the account.
+var billingUpsell = map[string]bool{"payment method": true, "plans & billing": true}
+
+// rateLimitNamed: a message that calls itself a rate limit (not OpenAI's
+// "exceeded your current quota", which is its insufficient_quota).
+var rateLimitNamed = newTable("rate_limit_named", "rate limit reached", "rate limit exceeded", "increase your rate limit", "ratelimiterror")
+
 func isBilling(t *text) bool { _, ok := billingMatch(t); return ok }
 
 func isAuth(t *text) bool {
@@ -574,6 +600,9 @@ func isAuth(t *text) bool {
 
 func highConfidenceAuth(t *text) (string, bool) {
 	if m, ok := authPermanentPhrases.find(&t.hits); ok {
+		return m, true
+	}
+	if m, ok := authPermanentSeq.find(t); ok {
 		return m, true
 	}
 	return authPermanentRe.find(t)

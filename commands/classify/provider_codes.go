@@ -45,21 +45,22 @@ type codeRow struct {
 // Provider families with their own documentation rule ids. The rule's
 // source names the document.
 var (
-	ruleCodeDashScope = defRule("code.provider.dashscope", "DashScope / Alibaba Model Studio status codes: help.aliyun.com/zh/model-studio/error-code, help.aliyun.com/zh/dashscope/return-status-code-description")
-	ruleCodeZhipu     = defRule("code.provider.zhipu", "Zhipu BigModel / Z.ai business error codes: docs.bigmodel.cn/cn/api/api-code, docs.z.ai/api-reference/api-code")
-	ruleCodeMoonshot  = defRule("code.provider.moonshot", "Moonshot / Kimi API error types: platform.moonshot.ai docs, kimi.com/help/kimi-api/api-error-codes, kimi.com/code/docs error reference")
-	ruleCodeBedrock   = defRule("code.provider.bedrock", "Amazon Bedrock runtime exceptions: docs.aws.amazon.com/bedrock/latest/userguide/troubleshooting-api-error-codes.html")
-	ruleCodeAzure     = defRule("code.provider.azure", "Azure OpenAI error codes: learn.microsoft.com Azure OpenAI content filtering and REST error reference")
-	ruleCodeGemini    = defRule("code.provider.gemini", "Gemini API / Vertex AI backend error codes: ai.google.dev/gemini-api/docs/troubleshooting, google.rpc ErrorInfo reasons")
-	ruleCodeGroq      = defRule("code.provider.groq", "Groq API error codes: console.groq.com/docs/errors, console.groq.com/docs/flex-processing, console.groq.com/docs/deprecations")
-	ruleCodeTogether  = defRule("code.provider.together", "Together AI error codes: docs.together.ai/docs/error-codes")
-	ruleCodeCopilot   = defRule("code.provider.copilot", "GitHub Copilot API error bodies (api.githubcopilot.com): code model_not_supported")
-	ruleCodeMistral   = defRule("code.provider.mistral", "Mistral API error glossary: docs.mistral.ai/resources/error-glossary")
-	ruleCodeOpenAI    = defRule("code.provider.openai", "OpenAI API error codes: platform.openai.com/docs/guides/error-codes")
-	ruleCodeAnthropic = defRule("code.provider.anthropic", "Anthropic API errors: docs.claude.com/en/api/errors")
-	ruleCodeMiniMax   = defRule("code.provider.minimax", "MiniMax API error codes: platform.minimax.io/docs/api-reference/errorcode")
-	ruleCodeLlamaCpp  = defRule("code.provider.llamacpp", "llama.cpp server error types: ggml-org/llama.cpp server (exceed_context_size_error)")
-	ruleCodeGeneric   = defRule("code.generic", "provider documentation: generic invalid-request/internal classes; decides only when no message rule did (like an API type)")
+	ruleCodeDashScope  = defRule("code.provider.dashscope", "DashScope / Alibaba Model Studio status codes: help.aliyun.com/zh/model-studio/error-code, help.aliyun.com/zh/dashscope/return-status-code-description")
+	ruleCodeZhipu      = defRule("code.provider.zhipu", "Zhipu BigModel / Z.ai business error codes: docs.bigmodel.cn/cn/api/api-code, docs.z.ai/api-reference/api-code")
+	ruleCodeMoonshot   = defRule("code.provider.moonshot", "Moonshot / Kimi API error types: platform.moonshot.ai docs, kimi.com/help/kimi-api/api-error-codes, kimi.com/code/docs error reference")
+	ruleCodeBedrock    = defRule("code.provider.bedrock", "Amazon Bedrock runtime exceptions: docs.aws.amazon.com/bedrock/latest/userguide/troubleshooting-api-error-codes.html")
+	ruleCodeAzure      = defRule("code.provider.azure", "Azure OpenAI error codes: learn.microsoft.com Azure OpenAI content filtering and REST error reference")
+	ruleCodeGemini     = defRule("code.provider.gemini", "Gemini API / Vertex AI backend error codes: ai.google.dev/gemini-api/docs/troubleshooting, google.rpc ErrorInfo reasons")
+	ruleCodeGroq       = defRule("code.provider.groq", "Groq API error codes: console.groq.com/docs/errors, console.groq.com/docs/flex-processing, console.groq.com/docs/deprecations")
+	ruleCodeTogether   = defRule("code.provider.together", "Together AI error codes: docs.together.ai/docs/error-codes")
+	ruleCodeCopilot    = defRule("code.provider.copilot", "GitHub Copilot API error bodies (api.githubcopilot.com): code model_not_supported")
+	ruleCodeMistral    = defRule("code.provider.mistral", "Mistral API error glossary: docs.mistral.ai/resources/error-glossary")
+	ruleCodeOpenAI     = defRule("code.provider.openai", "OpenAI API error codes: platform.openai.com/docs/guides/error-codes")
+	ruleCodeAnthropic  = defRule("code.provider.anthropic", "Anthropic API errors: docs.claude.com/en/api/errors")
+	ruleCodeMiniMax    = defRule("code.provider.minimax", "MiniMax API error codes: platform.minimax.io/docs/api-reference/errorcode")
+	ruleCodeCloudflare = defRule("code.provider.cloudflare", "Cloudflare Workers AI error codes: developers.cloudflare.com/workers-ai/platform/errors")
+	ruleCodeLlamaCpp   = defRule("code.provider.llamacpp", "llama.cpp server error types: ggml-org/llama.cpp server (exceed_context_size_error)")
+	ruleCodeGeneric    = defRule("code.generic", "provider documentation: generic invalid-request/internal classes; decides only when no message rule did (like an API type)")
 )
 
 // codeTables maps each documentation rule to its rows.
@@ -248,6 +249,25 @@ var codeTables = []struct {
 		// 2013 invalid params.
 		{family: "minimax", codes: []string{"2013"}, reason: ReasonFormat, weak: true},
 	}},
+	{ruleCodeCloudflare, []codeRow{
+		// developers.cloudflare.com/workers-ai/platform/errors: the internal
+		// code leads the message ("AiError: 5007: No such model …",
+		// {"error":"3036: …"}). 5007 No such model, 3042 Invalid model ID.
+		{family: "cloudflare", codes: []string{"5007", "3042"}, reason: ReasonModelNotFound},
+		// 5018/3041 the account is not allowed to access this model, 5016
+		// the model's terms were not agreed to, 3023 account blocked.
+		{family: "cloudflare", codes: []string{"5018", "3041", "5016", "3023"}, reason: ReasonAuth},
+		// 3036 Account limited: the daily free allocation is used up (it
+		// reopens the next day); 3040 Out of capacity.
+		{family: "cloudflare", codes: []string{"3036"}, reason: ReasonRateLimit},
+		{family: "cloudflare", codes: []string{"3040"}, reason: ReasonOverloaded},
+		// 3006 Request is too large; 3007 Request timeout.
+		{family: "cloudflare", codes: []string{"3006"}, reason: ReasonContextOverflow},
+		{family: "cloudflare", codes: []string{"3007"}, reason: ReasonTimeout},
+		// 5004 Invalid data, 3003 Incomplete request, 5005 LoRa unsupported,
+		// 5019 Deprecated SDK version: the request, generic.
+		{family: "cloudflare", codes: []string{"5004", "3003", "5005", "5019"}, reason: ReasonFormat, weak: true},
+	}},
 	{ruleCodeLlamaCpp, []codeRow{
 		// server: type exceed_context_size_error "the request exceeds the
 		// available context size" (with n_prompt_tokens, n_ctx).
@@ -330,6 +350,7 @@ var providerFamilies = []struct {
 }{
 	{"zhipu", []string{"zhipu", "zai", "z.ai", "bigmodel", "chatglm", "glm"}, newTable("family_zhipu_hosts", "bigmodel.cn", "api.z.ai", "z.ai/api")},
 	{"minimax", []string{"minimax"}, newTable("family_minimax_hosts", "api.minimax", "minimaxi.com", "minimax.io")},
+	{"cloudflare", []string{"cloudflare", "workers ai", "workers-ai", "workersai", "workers_ai"}, newTable("family_cloudflare_hosts", "api.cloudflare.com", "gateway.ai.cloudflare.com", "@cf/", "aierror")},
 }
 
 // family returns the provider family id of the signal, "" when unknown.
@@ -443,6 +464,13 @@ func (s *signal) providerCodes() []codeHit {
 				}
 			}
 		}
+		// Cloudflare Workers AI leads its message with the code:
+		// "AiError: 5028: …", {"error":"5006: Error: …"}, "3036: …".
+		if fam == "cloudflare" {
+			if m := cloudflareTextCodeRe.FindStringSubmatch(t.lower); m != nil {
+				try(t.field, m[1])
+			}
+		}
 		if grpcStatusGate.in(&t.hits) {
 			if m := grpcStatusRe.FindStringSubmatch(t.lower); m != nil {
 				if name, ok := grpcCodeNames[m[1]]; ok {
@@ -485,6 +513,10 @@ var (
 	familyTextCodeGate = newTable("family_text_code_gate", "(1", "(2", "[1", "[2", "code", "错误码", "錯誤碼")
 	familyTextCodeRe   = regexp.MustCompile(`[(\[](\d{4})[)\]]|(?:\bcode|错误码|錯誤碼)\W{0,3}(\d{4})\b`)
 )
+
+// cloudflareTextCodeRe: a Workers AI internal code leading the message, an
+// AiError, or a JSON error string.
+var cloudflareTextCodeRe = regexp.MustCompile(`(?:^\W{0,3}|\baierror:\s*|"error"\s*:\s*")([35]\d{3}):\s`)
 
 // bracketCodeStands: a bracketed number [i, e) is a code of its own — it
 // opens the text ("[1301][…]"), ends it ("insufficient balance (1008)."),

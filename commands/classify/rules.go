@@ -82,6 +82,7 @@ var (
 	ruleMsgType              = defRule("msg28.json_type", "ref §2.2 rule 28")
 	ruleMsgEmptyResponse     = defRule("msg28a.empty_response", "fledger (RE-131); seed 000 (empty_response: no usable message)")
 	ruleMsgLeadingStatus     = defRule("msg29.leading_status", "ref §2.2 rule 29")
+	ruleMsgRetryHint         = defRule("msg29a.retry_hint", "fledger (issue 17 third blind set): a stated delay (\"try again in 7m12s\", \"retry after 20 seconds\") and nothing else classified: a throttle; seed 000 rate-limit bucket")
 )
 
 // Status rules (reference §2.3).

@@ -35,13 +35,13 @@ func TestRules_EveryIDIsDocumented(t *testing.T) {
 }
 
 // TestRules_MessageRulesInReferenceOrder: rule n of reference §2.2 is the
-// n-th message rule (16a and 28a are ours, after 16 and 28).
+// n-th message rule (16a, 28a and 29a are ours, after 16, 28 and 29).
 func TestRules_MessageRulesInReferenceOrder(t *testing.T) {
 	var got []string
 	for _, r := range messageRules {
 		got = append(got, strings.SplitN(r.info.id, ".", 2)[0])
 	}
-	want := "msg01 msg02 msg03 msg04 msg05 msg06 msg07 msg08 msg09 msg10 msg11 msg12 msg13 msg14 msg15 msg16 msg16a msg17 msg18 msg19 msg20 msg21 msg22 msg23 msg24 msg25 msg26 msg27 msg28 msg28a msg29"
+	want := "msg01 msg02 msg03 msg04 msg05 msg06 msg07 msg08 msg09 msg10 msg11 msg12 msg13 msg14 msg15 msg16 msg16a msg17 msg18 msg19 msg20 msg21 msg22 msg23 msg24 msg25 msg26 msg27 msg28 msg28a msg29 msg29a"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("order:\n%s\nwant\n%s", strings.Join(got, " "), want)
 	}

@@ -469,6 +469,12 @@ func (s *signal) statusVerdict(eff, pv, cv, dv verdict, fromProvider bool) (verd
 	} else if stField != "" && !v.kept {
 		v.field = stField
 	}
+	// A 401/403 kept a rate limit its text names (statusCtx.auth) that
+	// the signal's own code names too: the code is the better evidence.
+	if v.kept && (st == 401 || st == 403) && v.reason == ReasonRateLimit && cv.reason == v.reason {
+		cv.rule = ruleCodeBeatsStatus
+		return cv, true
+	}
 	if !v.kept {
 		// fledger: a provider's documented code beats the status's
 		// default (code.provider.*).

@@ -133,12 +133,23 @@ func (s *statusCtx) auth() (verdict, bool) {
 	if s.eff.reason == ReasonBilling {
 		return s.keep()
 	}
+	// fledger (issue 17 fourth blind set): a 401/403 whose body names a
+	// rate limit in words — Kimi's 403 permission_error "You've reached
+	// your concurrent request limit. Please wait for your ongoing requests
+	// to finish" — is the provider throttling, not refusing the key. A
+	// verdict that only echoes a status number does not count.
+	if s.eff.reason == ReasonRateLimit && !statusEcho(s.eff) {
+		return s.keep()
+	}
 	return s.def(ReasonAuth, ruleStatusAuth)
 }
 
-// gone: 410 is timeout unless the verdict is a session, billing or auth one.
+// gone: 410 is timeout unless the verdict is a session, billing or auth
+// one, or (fledger, issue 17 third blind set) a retired model: "The model
+// 'x' has reached its end of life … and is no longer available" is what
+// Gone means for a model.
 func (s *statusCtx) gone() (verdict, bool) {
-	if s.is(ReasonSessionExpired, ReasonBilling, ReasonAuthPermanent, ReasonAuth) {
+	if s.is(ReasonSessionExpired, ReasonBilling, ReasonAuthPermanent, ReasonAuth, ReasonModelNotFound) {
 		return s.keep()
 	}
 	return s.def(ReasonTimeout, ruleStatus410)
@@ -157,6 +168,13 @@ func (s *statusCtx) notFound() (verdict, bool) {
 // billing condition.
 func (s *statusCtx) serverSide() (verdict, bool) {
 	if s.is(ReasonOverloaded, ReasonServerError) || s.status >= 500 && s.is(ReasonFormat) {
+		return s.keep()
+	}
+	// fledger (issue 17 third blind set): a relay's 503 because no channel
+	// or deployment serves the model ("当前分组 svip 下对于模型 无可用渠道",
+	// "no available channel for model x") is the model's absence on this
+	// route, not a server fault; the provider's own words say more.
+	if s.status == 503 && s.is(ReasonModelNotFound) {
 		return s.keep()
 	}
 	// fledger (issue 17, "Billing under a 5xx"): the provider's own

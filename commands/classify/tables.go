@@ -80,7 +80,23 @@ var modelNotFoundSeq = []finder{
 // Bedrock "Invocation of model ID … with on-demand throughput isn't
 // supported" / "The provided model identifier is invalid".
 var modelGone = []finder{
-	newSeq("model_retired", 100, []string{"model"}, []string{"decommissioned", "no longer supported", "no longer available", "has been retired", "been shut down", "has been discontinued"}),
+	newSeq("model_retired", 100, []string{"model"}, []string{"decommissioned", "no longer supported", "no longer available", "has been retired", "been shut down", "has been discontinued",
+		"end of life", "end-of-life", "was retired", "is retired", "was removed", "has been removed", "was sunset", "has been sunset"}),
+	// fledger (issue 17 third blind set): a retirement named by date or by
+	// deprecation — Cloudflare "This model was deprecated on 2026-05-30.
+	// Please use an alternative model" — not a deprecation warning about
+	// a model that still answers ("… is deprecated and will be removed").
+	unlessIn{newSeq("model_was_deprecated", 40, []string{"model"}, []string{"was deprecated", "has been deprecated", "been deprecated on", "deprecated on"}), willBeRemoved},
+	// A model the provider does not serve: SambaNova "The requested model
+	// (X) is not available on SambaNova Cloud", "model X is not available
+	// on this server" — not a plan or tier that lacks it (billing), nor a
+	// model temporarily down (overloaded).
+	unlessIn{newSeq("model_not_served", 100, []string{"requested model", "the model", "this model", "model "},
+		[]string{"is not available on", "isn't available on", "is not available in this", "is not available via", "is not served", "is not hosted"}), modelAvailabilityOther},
+	// Replicate "The specified version does not exist (or perhaps you
+	// don't have permission to use it?)": a model version, not an API
+	// version.
+	unlessIn{newSeq("model_version_missing", 24, []string{"version"}, []string{"does not exist", "doesn't exist", "not found", "is invalid"}), apiVersionWords},
 	newSeq("model_not_exist", 40, []string{"model"}, []string{"not exist", "does not exist", "doesn't exist", "not exists"}),
 	newSeq("model_not_supported", 30, []string{"model"}, []string{"is not supported", "isn't supported", "is unsupported"}),
 	// OpenRouter: no provider serves the model under the key's routing or
@@ -123,6 +139,17 @@ var modelLoadFailed finder = newSeq("model_load_failed", 12, []string{"failed to
 
 var deploymentMissing finder = newShape("deployment_missing", []string{"deployment"}, 0, "",
 	72, `deployment\b(?:[^.\n]|\.\w){0,48}?\b(?:does not exist|doesn(?:'|’)t exist|not exist|not found|was not found|could not be found|cannot be found|is not found)\b`)
+
+// willBeRemoved: a deprecation notice for a model that still answers.
+var willBeRemoved = newTable("will_be_removed", "will be removed", "will be retired", "will be deprecated", "will stop", "scheduled for")
+
+// modelAvailabilityOther: "not available" that is a plan, tier, region or
+// passing state rather than a model the provider does not serve.
+var modelAvailabilityOther = newTable("model_availability_other", "your plan", "current plan", "your tier", "your subscription",
+	"free tier", "your region", "your country", "temporarily", "at the moment", "right now", "currently not available", "try again")
+
+// apiVersionWords: an API version (Azure api-version), a format problem.
+var apiVersionWords = newTable("api_version_words", "api version", "api-version", "api_version", "apiversion")
 
 var modelColon = newTable("model_colon", "model: ") // + "not found": Anthropic not_found_error "model: claude-…"
 var invalidModel = newTable("invalid_model", `invalid model\b`)
@@ -423,6 +450,11 @@ var billingMore = []finder{
 	newSeq("model_current_plan", 80, []string{"model"}, []string{"not available"}, []string{"current plan"}),
 	// fledger (RE-108): xAI "Your newly created team doesn't have any credits or licenses yet."
 	negativeRemaining,
+	// fledger (issue 17 third blind set): the account's credits used up —
+	// Hugging Face "You have exceeded your monthly included credits for
+	// Inference Providers", "You've used up your credits".
+	newSeq("credits_used_up", 40, []string{"exceeded your", "exhausted your", "used up your", "used all your", "used all of your", "run out of your", "depleted your"},
+		[]string{"credits", `credit`}),
 	newTable("no_credits", "doesn't have any credits", "does not have any credits", "don't have any credits", "do not have any credits",
 		"doesn't have enough credits", "does not have enough credits", "don't have enough credits", "do not have enough credits"),
 	billingLexicon,
@@ -443,6 +475,7 @@ var negativeRemaining = newShape("negative_remaining", []string{"剩余额度", 
 // RE2-072) are deliberately absent.
 var billingLexicon = newTable("billing_lexicon",
 	// balance
+	"positive balance", // Together "please make sure that you have a positive balance"
 	"insufficient funds", "insufficient_funds", "not enough balance", "balance is insufficient", "balance is not enough",
 	"balance not enough", "balance_not_enough", "insufficient_user_quota", // one-api/new-api gateways: user quota is prepaid balance
 	"balance has been exhausted", "balance exhausted", "balance is exhausted", "balance depleted", "zero balance", "negative balance",
@@ -599,7 +632,11 @@ var rateLexicon = newTable("rate_lexicon",
 	"調用頻率", "請求過於頻繁",
 	"レート制限", "リクエストが多すぎ", "요청이 너무 많", "속도 제한", "demasiadas solicitudes", "límite de velocidad",
 	"too many concurrent", "concurrency limit exceeded", "concurrent requests limit",
+	"concurrent request limit", "concurrent requests limit reached", "concurrency limit reached", // fledger (issue 17 fourth blind set): Kimi 403 "You've reached your concurrent request limit"
 	"slow down", // OpenAI slow_down "Please slow down"
+	// fledger (issue 17 third blind set): LiteLLM's router when every
+	// deployment of the model is cooling down after failures.
+	"no deployments available",
 	// fledger (issue 17 blind set): request-frequency words of the Chinese
 	// providers and gateways, as words rather than sentences: Baidu Qianfan
 	// "访问过于频繁，请稍候再试", "请求太频繁", "调用过快", "超过QPS限制".
@@ -738,7 +775,8 @@ var runtimeFailure = []finder{
 		"not enough vram", "内存不足", "显存不足", "顯存不足", "記憶體不足"),
 	newSeq("runtime_process_died", 24, []string{"runner process", "server process", "runner", "subprocess", "child process", "worker process", "engine process", "model process", "inference process"},
 		[]string{"has terminated", "terminated", "no longer running", "has exited", "exited unexpectedly", "crashed", "has died", "died", "was killed", "killed"}),
-	newTable("runtime_crash", "model has crashed", "model crashed", "enginedeaderror", "engine loop has died", "background loop has errored",
+	newTable("runtime_crash", "while running the model", "model runner has unexpectedly stopped", "model runner stopped",
+		"llama runner", "model has crashed", "model crashed", "enginedeaderror", "engine loop has died", "background loop has errored",
 		"engine core died", "enginecore encountered", "ggml_assert", "segmentation fault", "core dumped", "signal: killed", "signal: aborted",
 		"illegal instruction"),
 	// "(Exit code: 18446744072635810000)", "exit status 0xc0000409": a
@@ -792,28 +830,39 @@ var authPermanentPhrases = newTable("auth_permanent",
 	// like "key has been revoked": "OAuth token has been revoked", Gemini
 	// "Your API key was reported as leaked. Please use another API key."
 	"token has been revoked", "token was revoked", "token revoked", "reported as leaked",
+	// fledger (issue 17 third blind set): an account or product disabled
+	// for a terms violation — Gemini "Gemini has been disabled in this
+	// account for violation of Terms of Service" (see authPermanentSeq).
+	"disabled in this account", "account has been disabled", "account has been terminated", "account has been permanently",
 )
+
+// authPermanentSeq: disabled, banned or terminated for a violation of the
+// provider's terms: no retry or other key of the account will help.
+var authPermanentSeq = newSeq("disabled_for_violation", 60,
+	[]string{"disabled", "banned", "terminated", "deactivated", "suspended permanently", "permanently suspended"},
+	[]string{"violation of", "violating", "violated", "terms of service", "terms of use", "tos violation"})
 var authPermanentRe = newPattern("api_key_revoked",
 	`api[ _\-]?key[ _\-]?(?:has been |was |is )?(?:revoked|deactivated|deleted)`, "revoked", "deactivated", "deleted").and("api")
 
 // auth: credentials refused (ref §2.5 "auth").
 var authPhrases = newTable("auth",
-	"permission_error",                          // Anthropic type
-	"incorrect api key",                         // OpenAI
-	"invalid token",                             //
-	"authentication",                            // Anthropic authentication_error, "Authentication Fails"
-	"re-authenticate",                           //
-	"oauth token refresh failed",                //
-	"unauthorized",                              //
-	"forbidden",                                 //
-	"access denied",                             //
-	"insufficient permission",                   //
-	"missing scope:",                            //
-	"missing scopes:",                           //
-	"expired",                                   // OAuth "token has expired"
-	`\b401\b`,                                   //
-	`\b403\b`,                                   //
-	"no credentials found",                      //
+	"permission_error",                     // Anthropic type
+	"incorrect api key",                    // OpenAI
+	"invalid token",                        //
+	"authentication",                       // Anthropic authentication_error, "Authentication Fails"
+	"re-authenticate",                      //
+	"oauth token refresh failed",           //
+	"unauthorized",                         //
+	`\bforbidden`,                          // fledger (issue 17 third blind set): a word, not pydantic's "extra_forbidden" (a schema error)
+	"access denied",                        //
+	"insufficient permission",              //
+	"missing scope:",                       //
+	"missing scopes:",                      //
+	"expired",                              // OAuth "token has expired"
+	`\b401\b`,                              //
+	`\b403\b`,                              //
+	"no credentials found",                 //
+	"not authenticated", "unauthenticated", // fledger (issue 17 third blind set): DeepInfra "Not authenticated" under an invalid_request_error type
 	"no api key found",                          //
 	`"code":1113`,                               // Z.ai
 	"无权访问", "认证失败", "鉴权失败", "密钥无效", "apikey 无效", // CJK gateways
@@ -825,6 +874,9 @@ var authMore = []finder{
 		variants("api", "key", "invalid"), variants("api", "key", "is", "invalid"),
 		variants("api", "key", "not", "valid"), []string{"api key is not valid"},
 	)...),
+	// fledger (issue 17 fourth blind set): the same, wrapped across lines
+	// by a CLI ("Incorrect API\n    key provided").
+	newSeq("api_key_wrapped", 8, []string{"incorrect api", "invalid api"}, []string{"key"}),
 	newSeq("could_not_authenticate", 60, []string{"could not authenticate", "could not validate"}, []string{"api key", "credentials"}),
 	newSeq("failed_token", 60, []string{"failed to extract", "failed to parse", "failed to validate", "failed to decode"}, []string{"token"}),
 	newSeq("cjk_ak", 40, []string{"当前ak"}, []string{"违规请求", "禁止访问"}), // Baidu Qianfan
@@ -861,7 +913,13 @@ var authMore = []finder{
 	// have access to the model with the specified model ID", "Project not
 	// allowed to access this model").
 	newSeq("api_key_unset", 80, []string{"api_key", "api key", "apikey"}, []string{"must be set", "environment variable", "is not set", "was not set", "not configured"}),
-	newTable("caller_unknown", "unregistered callers", "has not been used in project", "permission denied", "permission_denied",
+	newTable("caller_unknown", "unregistered callers",
+		// fledger (issue 17 third blind set): model access the account has
+		// not been granted — Bedrock "You have not filled out the required
+		// use-case form for this model … before requesting access", "Model
+		// use case details have not been submitted for this account".
+		"use-case form", "use case form", "use case details have not been submitted", "before requesting access",
+		"request access to this model", "access to this model has not been granted", "access to model is not enabled", "has not been used in project", "permission denied", "permission_denied",
 		"does not have permission", "do not have permission", "don't have permission", "doesn't have permission", "not have permission to",
 		"lacks permission", "lack permission", "not allowed to access", "没有权限", "无访问权限", "权限不足"),
 	noAccess,
@@ -982,6 +1040,17 @@ var formatMore = []finder{
 	// same conversation fails the same way every time.
 	newTable("chat_template", "jinja template", "jinja exception", "jinja2.exceptions", "templateerror", "template error",
 		"error rendering prompt", "failed to render prompt", "apply chat template", "apply_chat_template", "chat template", "prompt template"),
+	// fledger (issue 17 third blind set): a request refused by the
+	// provider's schema validator — JSON Schema "required properties at '/'
+	// are 'contexts'", "is a required property", "Additional properties are
+	// not allowed"; pydantic "Extra inputs are not permitted"
+	// (extra_forbidden), "Field required" (missing): the same body fails
+	// the same way.
+	newTable("schema_validation", "required properties", "is a required property", "missing required property", "missing required properties",
+		"additional properties are not allowed", "additionalproperties", "extra inputs are not permitted", "extra_forbidden",
+		`"type":"missing"`, `"type": "missing"`, "field required", "missing required parameter", "missing required field",
+		"unrecognized request argument", "unknown parameter", "unrecognized parameter", "unsupported parameter", "is not a valid enum value",
+		"input should be a valid", "value is not a valid", "failed validation", "validation error for", "validation errors for"),
 	newSeq("tool_call_id_must", 80, []string{"tool call id was"}, []string{"must be"}),
 	newSeq("harness_provider", 120, []string{"agent harness"}, []string{"does not support"}, []string{"provider is not one of"}),
 }
@@ -1100,6 +1169,14 @@ var emptyResponsePhrases = newTable("empty_response",
 	// not provide any assistant messages", "Model returned no content".
 	"did not provide any assistant message", "no assistant message", "returned no content", "returned no output", "produced no output",
 	"empty completion",
+	// fledger (issue 17 third blind set): a stream or reply with nothing
+	// usable — Cline "The provider returned an empty or unparsable
+	// response", Gemini CLI "Model stream ended with an invalid chunk or
+	// missing finish reason", LangChain "No generations found in stream".
+	"empty or unparsable response", "empty or invalid response", "no generations found", "no generation chunks",
+	"stream ended with an invalid chunk", "missing finish reason", "without a finish reason", "no finish reason",
+	"model output is empty", "model returned an empty", "returned empty content", "response is empty", "empty reply",
+	"no candidates returned", "response contained no candidates", "no completion choices",
 )
 
 // tls: certificate verification failures, Node codes and Go/Python text
@@ -1158,17 +1235,19 @@ var refusalPhrases = newTable("refusal",
 // BlockedReason.PROHIBITED_CONTENT"), and "Response was blocked due to
 // SAFETY". BlockedReason.OTHER is not a refusal (RE-153: empty_response).
 // Vertex's SDK prints the FinishReason number: "Finish reason: 3" is
-// SAFETY (6 BLOCKLIST, 7 PROHIBITED_CONTENT, 8 SPII; 4 RECITATION is not a
-// refusal).
+// SAFETY (4 RECITATION, 6 BLOCKLIST, 7 PROHIBITED_CONTENT, 8 SPII).
+// RECITATION is the provider's filter blocking the output for this request
+// (fledger, issue 17 third blind set: "Candidate was blocked due to
+// RECITATION"), a final provider refusal like SAFETY.
 var refusalBlockRe = newPattern("refusal_block",
-	`(?:block[_ ]?reason|finish[_ ]?reason)\W{0,20}?(?:blockedreason\.|blockreason\.|finishreason\.)?`+geminiBlockAlt+`\b|\b(?:blockedreason|blockreason|finishreason)\.`+geminiBlockAlt+`\b|\bblocked (?:due to|because of|for)\W{0,3}`+geminiBlockAlt+`\b|\bfinish[_ ]?reason\W{1,3}[3678]\b`,
+	`(?:block[_ ]?reason|finish[_ ]?reason)\W{0,20}?(?:blockedreason\.|blockreason\.|finishreason\.)?`+geminiBlockAlt+`\b|\b(?:blockedreason|blockreason|finishreason)\.`+geminiBlockAlt+`\b|\bblocked (?:due to|because of|for)(?: reason)?\W{0,3}`+geminiBlockAlt+`\b|\bfinish[_ ]?reason\W{1,3}[34678]\b`,
 	"block_reason", "blockreason", "block reason", "blockedreason", "finish_reason", "finishreason", "finish reason", "blocked due to", "blocked because of", "blocked for").
-	and("safety", "prohibited_content", "blocklist", "spii", "reason: 3", "reason: 7", "reason: 8", "reason: 6", "reason:3", "reason=3")
+	and("safety", "prohibited_content", "blocklist", "spii", "recitation", "reason: 3", "reason: 4", "reason: 7", "reason: 8", "reason: 6", "reason:3", "reason=3")
 
 // geminiBlockAlt: the Gemini BlockedReason / FinishReason values that are a
 // safety block (ai.google.dev/api/generate-content: SAFETY, BLOCKLIST,
 // PROHIBITED_CONTENT, SPII, IMAGE_SAFETY, IMAGE_PROHIBITED_CONTENT).
-const geminiBlockAlt = `(?:safety|prohibited_content|blocklist|spii|image_safety|image_prohibited_content)`
+const geminiBlockAlt = `(?:safety|prohibited_content|blocklist|spii|image_safety|image_prohibited_content|recitation)`
 
 // refusalLexicon: how providers word a moderation block, as a family
 // (fledger, issue 17 blind set): an action of refusing (rejected, blocked,
@@ -1207,8 +1286,8 @@ var refusalLexicon = []finder{
 	// "Your input was flagged for harassment" (OpenRouter moderation, 403),
 	// "The response was filtered", "All images were filtered out": what was
 	// refused, then the act. A bare "was blocked" is not enough: Gemini's
-	// "Response was blocked due to OTHER / RECITATION" is no safety block
-	// (refusalBlockRe reads the SAFETY-class reasons).
+	// "Response was blocked due to OTHER" is no safety block
+	// (refusalBlockRe reads the SAFETY-class reasons and RECITATION).
 	newSeq("refused_subject", 14,
 		[]string{"input", "prompt", "content", "message", "output", "response", "image", "completion", "generation", "request", "conversation", "query"},
 		[]string{"was flagged", "were flagged", "has been flagged", "is flagged", "got flagged",
