@@ -196,6 +196,10 @@ type StartInput struct {
 	// Seed seeds every jitter draw of the turn; the caller draws it and it
 	// is recorded in TurnStarted.Seed.
 	Seed uint64
+	// Rules is the rule revision the turn is decided by, recorded in
+	// TurnStarted.Rules: the engine passes [CurrentRules], replay a stored
+	// TurnStarted's (0 = [RulesV1], every build before issue 22).
+	Rules Rules
 }
 
 // decider accumulates one decision: it emits events and folds them into its
@@ -213,6 +217,9 @@ type decider struct {
 func newDecider(st TurnState, env Env) (*decider, error) {
 	if env.Config == nil {
 		return nil, ErrNoConfig
+	}
+	if err := RulesOf(st.Rules).check(); err != nil {
+		return nil, err
 	}
 	return &decider{cfg: env.Config, env: env, World: NewWorld(st, env), out: make([]events.Payload, 0, 8)}, nil
 }
@@ -240,7 +247,8 @@ func StartTurn(sel Selection, env Env, in StartInput) (Decision, error) {
 	if len(sel.Chain) == 0 {
 		return Decision{}, ErrBadChain
 	}
-	d, err := newDecider(TurnState{}, env)
+	rules := RulesOf(int(in.Rules))
+	d, err := newDecider(TurnState{Rules: int(rules)}, env)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -253,7 +261,7 @@ func StartTurn(sel Selection, env Env, in StartInput) (Decision, error) {
 		SelectionSource: string(sel.Source), Strict: sel.Strict, Chain: append([]events.Candidate(nil), sel.Chain...),
 		ConfigHash: d.cfg.Hash, AttemptLimit: d.cfg.LoopLimit(len(d.cfg.ProviderProfiles(first.Provider))),
 		PinnedProfile: d.session.Pin, PinSource: string(d.session.PinSource), Seed: in.Seed,
-		StartedAt: env.Now, AutoOriginProbe: sel.AutoOriginProbe,
+		StartedAt: env.Now, AutoOriginProbe: sel.AutoOriginProbe, Rules: rules.recorded(),
 	})
 	return d.advance(0, KindFirst), nil
 }

@@ -1,0 +1,66 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Rules is the revision of the decision rules a turn is decided by,
+// recorded in TurnStarted.Rules. History is forever: replay --verify
+// re-decides every stored turn and compares payload by payload, so a rule
+// that changes a decision is a new revision, and a turn keeps the revision
+// it started with for every decision it takes, including what it reads of
+// other turns (probe slots, skip marks). docs/policy.md "Rule revisions"
+// lists what each revision changed.
+type Rules int
+
+// Rule revisions.
+const (
+	// RulesV1 is every build before issue 22 (TurnStarted without rules).
+	RulesV1 Rules = 1
+	// RulesV2 (issue 22): the primary's cooldown probe uses its provider's
+	// probe slot; the skip cache is keyed by the profile that failed;
+	// inline API keys are not probed during a disable window; a format
+	// error stops the turn (failover.formatAdvances: true advances); a
+	// final unclassified error stops like a final unknown one; exhaustion
+	// summaries keep each provider message on one line.
+	RulesV2 Rules = 2
+	// CurrentRules is the revision the engine starts new turns with.
+	CurrentRules = RulesV2
+)
+
+// ErrRulesTooNew is returned for a turn recorded with a rule revision
+// this build does not know (written by a newer build).
+var ErrRulesTooNew = errors.New("policy: rule revision newer than this build's")
+
+// RulesOf is the revision a recorded TurnStarted.Rules names: absent (0)
+// is [RulesV1].
+func RulesOf(recorded int) Rules {
+	if recorded < int(RulesV1) {
+		return RulesV1
+	}
+	return Rules(recorded)
+}
+
+// recorded is the TurnStarted.Rules value of r: 0 (absent) for RulesV1,
+// so a revision-1 turn is stored as every earlier build stored it.
+func (r Rules) recorded() int {
+	if r <= RulesV1 {
+		return 0
+	}
+	return int(r)
+}
+
+// check refuses a revision above [CurrentRules].
+func (r Rules) check() error {
+	if r > CurrentRules {
+		return fmt.Errorf("%w: revision %d, this build decides up to %d", ErrRulesTooNew, r, CurrentRules)
+	}
+	return nil
+}
+
+// rules is the revision of the turn being decided.
+func (d *decider) rules() Rules { return RulesOf(d.st.Rules) }
+
+// v2 reports whether the turn is decided by revision 2 or later.
+func (d *decider) v2() bool { return d.rules() >= RulesV2 }
