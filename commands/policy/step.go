@@ -415,8 +415,11 @@ func (d *decider) advance(i int, kind AttemptKind) Decision {
 		case reason == ReasonAuth || reason == ReasonAuthPermanent:
 			d.skip(i, reason, "skip", ProviderIssueSkipText(c.Provider, reason), soonest)
 		case primary && probe:
+			// Revision 2: the primary's probe uses its provider's probe
+			// slot, so a same-provider sibling is not probed again in
+			// this run (seed 000: one per provider per fallback run).
 			d.probeRecord(i, reason, false)
-			return d.call(i, order[0], KindProbe, false)
+			return d.call(i, order[0], KindProbe, d.v2())
 		case reason == ReasonBilling || primary || !transientProbe.has(reason) || allBlocked(states, c.Model, d.now()):
 			d.skip(i, reason, "suspend", CooldownSkipText(c.Provider), soonest)
 		case d.slotsUsed(c.Provider) < p.TransientProbesPerProvider:
