@@ -158,6 +158,7 @@ func snapshot(f *engine.Fold, agent string, ts events.TurnStarted, at time.Time)
 	now := events.Millis(at)
 	env := f.Env(cfg, ts.Session, now)
 	env.Profiles, env.ProbeAt, env.SkipMarks = clone(env.Profiles), clone(env.ProbeAt), clone(env.SkipMarks)
+	env.ProfileSkipMarks = clone(env.ProfileSkipMarks)
 	_, req, _, _ := selectionFor(cfg, env.Session, ts, f.LastAutoProbeAt(ts.Session), now)
 	return &turnCase{agent: agent, start: ts, req: req, env: env, started: at}
 }

@@ -64,3 +64,13 @@ func (d *decider) rules() Rules { return RulesOf(d.st.Rules) }
 
 // v2 reports whether the turn is decided by revision 2 or later.
 func (d *decider) v2() bool { return d.rules() >= RulesV2 }
+
+// skipMarks is the skip cache the turn's revision reads: revision 1 a
+// failure marked under every profile of its provider, revision 2 under
+// the profile that failed only.
+func (d *decider) skipMarks() map[string]SkipMark {
+	if d.v2() {
+		return d.env.ProfileSkipMarks
+	}
+	return d.env.SkipMarks
+}

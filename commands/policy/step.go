@@ -109,7 +109,9 @@ type SkipMark struct {
 }
 
 // SkipKey is the skip-cache key (session, provider, model, auth scope =
-// user-pinned profile or the first profile id) (reference §7 step 4).
+// user-pinned profile or the first profile id) (reference §7 step 4; seed
+// 000 "Auth failure skip cache": "The key includes the session, provider,
+// model, and selected automatic or explicit profile ID").
 func SkipKey(session, provider, model, profile string) string {
 	return session + "\x00" + provider + "\x00" + model + "\x00" + profile
 }
@@ -128,8 +130,14 @@ type Env struct {
 	ProbeAt map[string]int64
 	// SkipMarks holds auth skip-cache markers by [SkipKey], from
 	// AttemptFailed{auth|auth_permanent} of non-primary candidates of the
-	// session. Ignored while the skip cache is off.
+	// session, each written under every profile of the provider and none:
+	// what rule revision 1 reads. Ignored while the skip cache is off.
 	SkipMarks map[string]SkipMark
+	// ProfileSkipMarks holds the same markers under the profile that
+	// failed only ("" when the provider has no profiles): what revision 2
+	// reads, so switching profiles does not inherit another profile's
+	// marker (seed 000 "Auth failure skip cache").
+	ProfileSkipMarks map[string]SkipMark
 	// Session is the session's current state (pin, notice state, stored
 	// selection).
 	Session SessionState
@@ -387,7 +395,7 @@ func (d *decider) advance(i int, kind AttemptKind) Decision {
 			} else if len(order) > 0 {
 				scope = order[0]
 			}
-			if m, ok := d.env.SkipMarks[SkipKey(d.st.Session, c.Provider, c.Model, scope)]; ok && m.At > 0 && d.now()-m.At < ttl {
+			if m, ok := d.skipMarks()[SkipKey(d.st.Session, c.Provider, c.Model, scope)]; ok && m.At > 0 && d.now()-m.At < ttl {
 				d.skip(i, m.Reason, "skip", SkipCacheText(ModelRef{Provider: c.Provider, Model: c.Model}, m.Reason), 0)
 				continue
 			}
