@@ -74,3 +74,22 @@ func (d *decider) skipMarks() map[string]SkipMark {
 	}
 	return d.env.SkipMarks
 }
+
+// probeProfile is the profile a cooldown probe of a candidate with this
+// profile order uses: the first of the order. From revision 2 a
+// configured inline API key in an active disable window is passed over
+// (seed 000 "Billing disables": "Configured inline API keys cannot retry
+// during an active disable window … Stored auth profiles can also recover
+// through bounded primary-provider probes"); "" when no profile may be
+// probed.
+func (d *decider) probeProfile(order []string) string {
+	if !d.v2() {
+		return order[0]
+	}
+	for _, id := range order {
+		if p, ok := d.cfg.Profile(id); !ok || !p.InlineKey || d.state(p).DisabledUntil <= d.now() {
+			return id
+		}
+	}
+	return ""
+}

@@ -417,7 +417,8 @@ func (d *decider) advance(i int, kind AttemptKind) Decision {
 		// profile is blocked does not use the transient probe slot (seed
 		// 000: siblings are tried when the failure looks transient).
 		resetWindow := resetWindowActive(states, c.Model, d.now())
-		probe := primary && d.probeOpen(c.Provider) &&
+		with := d.probeProfile(order)
+		probe := primary && with != "" && d.probeOpen(c.Provider) &&
 			(len(d.st.Chain) == 1 || reason == ReasonRateLimit && !resetWindow || soonest == 0 || d.now() >= soonest-p.NearExpiryMarginMs)
 		switch {
 		case reason == ReasonAuth || reason == ReasonAuthPermanent:
@@ -427,12 +428,12 @@ func (d *decider) advance(i int, kind AttemptKind) Decision {
 			// slot, so a same-provider sibling is not probed again in
 			// this run (seed 000: one per provider per fallback run).
 			d.probeRecord(i, reason, false)
-			return d.call(i, order[0], KindProbe, d.v2())
-		case reason == ReasonBilling || primary || !transientProbe.has(reason) || allBlocked(states, c.Model, d.now()):
+			return d.call(i, with, KindProbe, d.v2())
+		case reason == ReasonBilling || primary || !transientProbe.has(reason) || allBlocked(states, c.Model, d.now()) || with == "":
 			d.skip(i, reason, "suspend", CooldownSkipText(c.Provider), soonest)
 		case d.slotsUsed(c.Provider) < p.TransientProbesPerProvider:
 			d.probeRecord(i, reason, true)
-			return d.call(i, order[0], KindProbe, true)
+			return d.call(i, with, KindProbe, true)
 		default:
 			d.skip(i, reason, "skip", ProbeUsedSkipText(c.Provider), soonest)
 		}
