@@ -93,3 +93,43 @@ func (d *decider) probeProfile(order []string) string {
 	}
 	return ""
 }
+
+// terminal reports whether a failover failure ends the turn, its error
+// surfaced as it is (TurnStopped, disposition failover, the reason): a
+// final unknown error (no next candidate) by every revision; from
+// revision 2 also a final unclassified error (seed 000 "Does not continue
+// on": "a final unknown error when there are no candidates left";
+// reference §7 step 7.7 throws the raw error), and a format error unless
+// failover.formatAdvances (seed 003: format and invalid-request errors
+// "are usually terminal" and do not advance; OpenClaw 2026.9.6 advances,
+// reference §12).
+func (d *decider) terminal(reason string, later bool) bool {
+	switch {
+	case reason == ReasonUnknown:
+		return !later
+	case !d.v2():
+		return false
+	case reason == ReasonUnclassified:
+		return !later
+	case reason == ReasonFormat:
+		return !d.cfg.FormatAdvances
+	}
+	return false
+}
+
+// surfaced is the provider error a terminal failure shows the user:
+// revision 1 its message preview; from revision 2 as an exhaustion
+// summary names it, the message preview, else the body preview, else the
+// reason in words, so an error that has only a body is not shown empty.
+func (d *decider) surfaced(out Outcome) string {
+	if !d.v2() {
+		return out.Error.MessagePreview
+	}
+	if out.Error.MessagePreview != "" {
+		return out.Error.MessagePreview
+	}
+	if out.Error.BodyPreview != "" {
+		return out.Error.BodyPreview
+	}
+	return humanReason(out.Reason)
+}

@@ -600,7 +600,9 @@ func validReason(r string) bool {
 //     and the next usable untried profile of the provider is tried
 //     (rotation; one for rate_limit and one for overloaded when a later
 //     candidate exists) → Next call; else the next candidate (skip/probe
-//     rules) → Next call; an unknown reason with no candidate left stops;
+//     rules) → Next call; an unknown reason with no candidate left stops
+//     (from rule revision 2 also an unclassified one, and a format error
+//     unless FormatAdvances: [decider.terminal]);
 //     past the last candidate, the whole-chain overload retry → Next wait,
 //     or exhaustion → Next exhausted.
 func OnOutcome(st TurnState, env Env, out Outcome) (Decision, error) {
@@ -672,8 +674,8 @@ func (d *decider) fail(out Outcome) Decision {
 			}
 		}
 	}
-	if out.Reason == ReasonUnknown && !later {
-		return d.stop(DispositionFailover, ReasonUnknown, out.Error.MessagePreview)
+	if d.terminal(out.Reason, later) {
+		return d.stop(DispositionFailover, out.Reason, d.surfaced(out))
 	}
 	r := d.record(DecisionCandidateFailed, i)
 	r.Reason, r.Status, r.Code = out.Reason, out.Status, out.Error.Code
