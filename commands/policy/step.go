@@ -548,6 +548,9 @@ func (d *decider) endOfPass() Decision {
 		reason = attempts[n-1].Reason
 	}
 	summary := ExhaustionSummary(attempts)
+	if d.v2() {
+		summary = OneLineExhaustionSummary(attempts)
+	}
 	d.emit(events.TurnExhausted{TurnID: st.TurnID, Summary: summary, Reason: reason, Attempts: attempts,
 		SoonestCooldownExpiry: soonest, DurationMs: d.now() - st.StartedAt})
 	next := Next{Kind: NextExhausted, Summary: summary, Attempts: attempts, SoonestCooldownExpiry: soonest}
