@@ -48,8 +48,11 @@ func (e *ExhaustedError) Error() string { return e.Summary }
 
 // StoppedError is returned by [Engine.RunTurn] when the turn stopped
 // without exhausting the chain: Disposition compaction (context overflow:
-// compact and retry), abort, refusal, coordination, or failover with
-// Reason unknown. errors.As-able.
+// compact and retry), abort, refusal, coordination, or failover: the
+// provider's error (Message) surfaced as it is, for Reason format (a
+// format error is terminal unless failover.formatAdvances) or unknown or
+// unclassified on the last candidate (rule revision 2; revision 1: unknown
+// only). errors.As-able.
 type StoppedError struct {
 	TurnID      string
 	Disposition string

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
 )
 
@@ -21,12 +22,14 @@ type options struct {
 	seeds    func(turnID string) uint64
 	retries  int
 	registry *events.Registry
+	// rules is the rule revision new turns start under (WithRules).
+	rules policy.Rules
 	// appendObserver: see WithAppendObserver (append_observer.go).
 	appendObserver func(time.Duration)
 }
 
 func defaultOptions() options {
-	return options{clock: RealClock{}, seeds: randomSeed, retries: DefaultConflictRetries}
+	return options{clock: RealClock{}, seeds: randomSeed, retries: DefaultConflictRetries, rules: policy.CurrentRules}
 }
 
 // WithClock sets the clock (default [RealClock]).
@@ -50,6 +53,21 @@ func WithSeeds(f func(turnID string) uint64) Option {
 			return fmt.Errorf("%w: nil seed source", ErrBadRequest)
 		}
 		o.seeds = f
+		return nil
+	}
+}
+
+// WithRules starts new turns under rule revision r instead of
+// [policy.CurrentRules] (recorded in TurnStarted.Rules; a turn keeps its
+// revision for all its decisions). For a rolling upgrade, where every
+// engine of an agent should start turns alike until all run the new
+// build, and for tests of history written by earlier builds.
+func WithRules(r policy.Rules) Option {
+	return func(o *options) error {
+		if r < policy.RulesV1 || r > policy.CurrentRules {
+			return fmt.Errorf("%w: rule revision %d (this build decides %d to %d)", ErrBadRequest, r, policy.RulesV1, policy.CurrentRules)
+		}
+		o.rules = r
 		return nil
 	}
 }

@@ -18,7 +18,10 @@ import (
 type sessionView struct {
 	state           policy.SessionState
 	lastAutoProbeAt int64
-	skipMarks       map[string]policy.SkipMark
+	// skipMarks and profileSkipMarks are policy.Env.SkipMarks (rule
+	// revision 1) and policy.Env.ProfileSkipMarks (revision 2).
+	skipMarks        map[string]policy.SkipMark
+	profileSkipMarks map[string]policy.SkipMark
 }
 
 // state is one engine's in-process view of its agent's events: every
@@ -225,16 +228,22 @@ func (s *state) FoldTurn(key string, p events.Payload) {
 	s.turns[key] = st
 }
 
-// markSkip records an auth skip-cache marker for the failed candidate under
-// every auth scope it may be looked up with (each configured profile of the
-// provider, and none): the decider keys the cache by the first profile of
-// the order at skip time, which an auth failure itself reorders.
+// markSkip records an auth skip-cache marker for the failed candidate in
+// the two forms the rule revisions read. Revision 1 reads it under every
+// auth scope it may be looked up with (each configured profile of the
+// provider, and none), so another profile inherited the failure; revision
+// 2 under the profile that failed only (seed 000: "Switching profiles does
+// not inherit another profile's failure marker"): the decider looks it up
+// under the user pin or the first profile of the order, which the auth
+// failure's cooldown moves behind the provider's other profiles.
 func (s *state) markSkip(session string, e events.AttemptFailed, ev *events.Event) {
 	v := s.session(session)
 	if v.skipMarks == nil {
 		v.skipMarks = map[string]policy.SkipMark{}
+		v.profileSkipMarks = map[string]policy.SkipMark{}
 	}
 	mark := policy.SkipMark{At: events.Millis(ev.At), Reason: e.Reason}
+	v.profileSkipMarks[policy.SkipKey(session, e.Provider, e.Model, e.ProfileID)] = mark
 	v.skipMarks[policy.SkipKey(session, e.Provider, e.Model, "")] = mark
 	if c := s.configs[s.current]; c != nil {
 		for _, p := range c.ProviderProfiles(e.Provider) {
@@ -294,7 +303,7 @@ func (s *state) waitApplied(ctx context.Context, seq uint64) error {
 func (s *state) env(cfg *policy.Config, session string, now int64) policy.Env {
 	env := policy.Env{Config: cfg, Profiles: s.profiles, StoredOrder: s.orders, ProbeAt: s.probeAt, Now: now}
 	if v := s.sessions[session]; v != nil {
-		env.Session, env.SkipMarks = v.state, v.skipMarks
+		env.Session, env.SkipMarks, env.ProfileSkipMarks = v.state, v.skipMarks, v.profileSkipMarks
 	}
 	return env
 }

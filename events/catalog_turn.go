@@ -65,6 +65,12 @@ type TurnStarted struct {
 	// AutoOriginProbe is true when a stored auto override's origin is being
 	// probed this turn (seed 000: every 5 minutes); Requested is the origin.
 	AutoOriginProbe bool `json:"auto_origin_probe,omitempty"`
+	// Rules is the revision of the decision rules the turn is decided by
+	// (v2; absent = 1, the rules of every build before issue 22): each of
+	// the turn's decisions, and what it reads of other turns (probe slots,
+	// skip marks), follows it, so a stored turn re-decides as it was
+	// decided (docs/policy.md "Rule revisions").
+	Rules int `json:"rules,omitempty"`
 }
 
 func (TurnStarted) EventType() string         { return "TurnStarted" }

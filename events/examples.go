@@ -53,7 +53,7 @@ func Examples() []Payload {
 				{Provider: "anthropic", Model: "claude-sonnet-4-5", RouteOrigin: "configured-fallback"},
 			},
 			ConfigHash:   "sha256:9f2c4b1e7a0d3c5b8e6f1a2d4c7b9e0f3a5c8d1b6e4f7a2c9d0b3e5f8a1c4d7b",
-			AttemptLimit: 40, PinnedProfile: "openai:user@example.com", PinSource: "auto", Seed: 1311768467294899695,
+			AttemptLimit: 40, PinnedProfile: "openai:user@example.com", PinSource: "auto", Seed: 1311768467294899695, Rules: 2,
 		},
 		AttemptStarted{TurnID: "turn-01JH8Z", Attempt: 1, CandidateIndex: 0, Provider: "openai", Model: "gpt-5",
 			ProfileID: "openai:user@example.com", Kind: "first", Round: 0},

@@ -22,6 +22,9 @@ var currentVersions = []struct {
 	{"ProfileFailureRecorded", 2, map[int]Upcaster{1: upOptionalFieldsAdded}},
 	// v2 adds kept_blocked_*. No v1 success kept a block.
 	{"ProfileSucceeded", 2, map[int]Upcaster{1: upOptionalFieldsAdded}},
+	// Issue 22, rule revisions: v2 adds the optional rules. A v1 turn was
+	// decided by revision 1, what an absent rules means.
+	{"TurnStarted", 2, map[int]Upcaster{1: upOptionalFieldsAdded}},
 }
 
 // upOptionalFieldsAdded is the upcaster of a version that only adds

@@ -19,9 +19,9 @@ func firstReleaseRegistry(t *testing.T) *events.Registry {
 	return r
 }
 
-// Events are forever: a v1 AttemptFailed, ProfileFailureRecorded and
-// ProfileSucceeded written by an earlier build read as v2 with the same
-// fields and no reset, block or long window.
+// Events are forever: a v1 AttemptFailed, ProfileFailureRecorded,
+// ProfileSucceeded and TurnStarted written by an earlier build read as v2
+// with the same fields and no reset, block, long window or rule revision.
 func TestVersions_V1PayloadsReadAsV2Unchanged(t *testing.T) {
 	old := []events.Payload{
 		events.AttemptFailed{TurnID: "t1", Attempt: 1, Provider: "openai", Model: "gpt-5", Reason: "rate_limit",
@@ -31,6 +31,10 @@ func TestVersions_V1PayloadsReadAsV2Unchanged(t *testing.T) {
 			CooldownReason: "rate_limit", CooldownModel: "gpt-5"},
 		events.ProfileSucceeded{ProfileID: "openai:a", Provider: "openai", Model: "gpt-5-mini", LastUsed: 5000,
 			KeptCooldownUntil: 31000, KeptCooldownReason: "rate_limit", KeptCooldownModel: "gpt-5", KeptErrorCount: 1},
+		// Issue 22: a v1 TurnStarted has no rules (revision 1).
+		events.TurnStarted{TurnID: "t1", Session: "s1", Chat: "direct", Requested: events.ModelRef{Provider: "openai", Model: "gpt-5"},
+			SelectionSource: "default", Chain: []events.Candidate{{Provider: "openai", Model: "gpt-5", RouteOrigin: "requested"}},
+			ConfigHash: "sha256:c", AttemptLimit: 32, Seed: 7, StartedAt: 1000},
 	}
 	var evs []events.Event
 	for _, p := range old {

@@ -252,7 +252,12 @@ func attemptWhy(e events.AttemptStarted) string {
 	case policy.KindFallback:
 		return fmt.Sprintf("the next candidate of the chain (position %d)", e.CandidateIndex+1)
 	case policy.KindProbe:
-		if e.ProbeSlot {
+		switch {
+		case e.ProbeSlot && e.CandidateIndex == 0:
+			// Rule revision 2: the primary's probe is its provider's one
+			// probe of the run.
+			return "a cooldown probe of the primary, using its provider's one probe of this run (no same-provider sibling is probed after it)"
+		case e.ProbeSlot:
 			return "a cooldown probe using the provider's transient probe slot"
 		}
 		return "a cooldown probe of the primary"

@@ -88,6 +88,9 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) bool {
 			x.End += ": " + oneLine(e.Message, 160)
 		}
 		st.Kind, st.Text = "end", x.End
+		if why := stopWhy(e); why != "" {
+			st.Details = append(st.Details, why)
+		}
 	case events.ConfigApplied, events.ProfileCleared, events.SessionModelSelected, events.SessionReset,
 		events.CompactionCompleted, events.AuthOrderSet:
 		// Not part of a turn's story: no words, no step.
@@ -256,4 +259,19 @@ func (x *Explanation) exhausted(st *Step, e events.TurnExhausted, at func(int64)
 	if e.SoonestCooldownExpiry > 0 {
 		st.Details = append(st.Details, "soonest cooldown expiry "+at(e.SoonestCooldownExpiry))
 	}
+}
+
+// stopWhy says why a failover-disposition stop ended the turn with the
+// provider's error instead of trying another candidate.
+func stopWhy(e events.TurnStopped) string {
+	if e.Disposition != policy.DispositionFailover {
+		return ""
+	}
+	switch e.Reason {
+	case policy.ReasonFormat:
+		return "a format (invalid-request) error is terminal: the same payload would fail the same way on any candidate, so the provider's error is shown as it is (seeds 000 and 003; failover.formatAdvances: true advances instead, as OpenClaw 2026.9.6 does)"
+	case policy.ReasonUnclassified, policy.ReasonUnknown:
+		return "an error no classifier recognised, on the last candidate: it is shown as it is, not as an exhaustion summary (seed 000: a final unknown error does not continue)"
+	}
+	return ""
 }

@@ -158,6 +158,7 @@ func snapshot(f *engine.Fold, agent string, ts events.TurnStarted, at time.Time)
 	now := events.Millis(at)
 	env := f.Env(cfg, ts.Session, now)
 	env.Profiles, env.ProbeAt, env.SkipMarks = clone(env.Profiles), clone(env.ProbeAt), clone(env.SkipMarks)
+	env.ProfileSkipMarks = clone(env.ProfileSkipMarks)
 	_, req, _, _ := selectionFor(cfg, env.Session, ts, f.LastAutoProbeAt(ts.Session), now)
 	return &turnCase{agent: agent, start: ts, req: req, env: env, started: at}
 }
@@ -216,7 +217,7 @@ func simulate(tc *turnCase, cfg *policy.Config) Path {
 	if err != nil {
 		return fail(err)
 	}
-	dec, err := policy.StartTurn(sel, env, policy.StartInput{TurnID: tc.start.TurnID, Session: tc.start.Session, Chat: tc.start.Chat, Seed: tc.start.Seed})
+	dec, err := policy.StartTurn(sel, env, policy.StartInput{TurnID: tc.start.TurnID, Session: tc.start.Session, Chat: tc.start.Chat, Seed: tc.start.Seed, Rules: policy.Rules(tc.start.Rules)})
 	if err != nil {
 		return fail(err)
 	}

@@ -43,3 +43,31 @@ func TestSchemas_V2AddsTheBlockFields(t *testing.T) {
 		t.Error("blocked_reason weekly accepted")
 	}
 }
+
+// Version 2 of TurnStarted (issue 22) adds only the optional rule
+// revision: a turn with rules validates against v2 and is refused by v1,
+// and a turn without it (revision 1, every earlier build) validates
+// against both.
+func TestSchemas_TurnStartedV2AddsTheRuleRevision(t *testing.T) {
+	v := schemas.NewValidator()
+	ts := events.TurnStarted{TurnID: "t", Session: "s", Chat: "direct", Requested: events.ModelRef{Provider: "openai", Model: "gpt-5"},
+		SelectionSource: "default", Chain: []events.Candidate{{Provider: "openai", Model: "gpt-5", RouteOrigin: "requested"}},
+		ConfigHash: "sha256:c", AttemptLimit: 32, Seed: 7, StartedAt: t0.UnixMilli()}
+	if cur, _ := events.NewCatalogRegistry().Version("TurnStarted"); cur != 2 {
+		t.Fatalf("TurnStarted is at version %d, want 2", cur)
+	}
+	old := encoded(t, ts)
+	for _, version := range []int{1, 2} {
+		if err := v.ValidatePayload("TurnStarted", version, old); err != nil {
+			t.Errorf("revision 1 turn, v%d: %v", version, err)
+		}
+	}
+	ts.Rules = 2
+	body := encoded(t, ts)
+	if err := v.ValidatePayload("TurnStarted", 2, body); err != nil {
+		t.Errorf("v2: %v", err)
+	}
+	if err := v.ValidatePayload("TurnStarted", 1, body); err == nil {
+		t.Error("v1 accepted rules")
+	}
+}

@@ -96,7 +96,10 @@ type Next struct {
 	Attempts              []events.ExhaustedAttempt `json:"attempts,omitempty"`
 	SoonestCooldownExpiry int64                     `json:"soonest_cooldown_expiry,omitempty"`
 	// stop: Disposition compaction | abort | refusal | coordination |
-	// failover (reason unknown), with the provider's redacted Message.
+	// failover, with the provider's redacted Message. A failover stop is
+	// the provider's error surfaced as it is: reason format (a format
+	// error is terminal unless failover.formatAdvances), or unknown or
+	// unclassified on the last candidate.
 	Disposition string `json:"disposition,omitempty"`
 	Reason      string `json:"reason,omitempty"`
 	Message     string `json:"message,omitempty"`

@@ -33,7 +33,10 @@ func (b *builder) bad(path, format string, a ...any) {
 // format is the canonical format the config follows: a config stored in
 // format 1 or 2 (before provider reset times, issue 17) decides as its
 // release did, so the keys format 3 added take the values that mean "off"
-// ([legacyParams]).
+// ([legacyParams]). Format 4's failover.formatAdvances needs no such
+// value: it is read only by turns of rule revision 2 on (revision 1, the
+// turns of every earlier build, always advanced), so a config stored in an
+// older format reads it as the default, false.
 func build(f *File, bounds bool, format int) (policy.Config, []Problem) {
 	b := &builder{bounds: bounds}
 	c := policy.DefaultConfig()
@@ -336,6 +339,7 @@ func (b *builder) failover(p *policy.Params, f *FailoverSection) {
 			b.bad(lp, "need 1 <= min (%d) <= max (%d)", p.LoopLimitMin, p.LoopLimitMax)
 		}
 	}
+	setBool(f.FormatAdvances, &p.FormatAdvances)
 }
 
 // ms sets *dst from v when present; min is 0 (non-negative) or 1 (positive).

@@ -22,6 +22,7 @@ import (
 //   - 3: adds auth.cooldowns.subscriptionBlockMaxMs (after
 //     neverCooldownProviders) and retry.provider.maxRetryDelayMs (after
 //     jitterMax).
+//   - 4: adds failover.formatAdvances (after loopLimit).
 func canonical(c policy.Config, format int) ([]byte, error) {
 	p := c.Params
 	f := File{
@@ -33,6 +34,9 @@ func canonical(c policy.Config, format int) ([]byte, error) {
 	if format >= 3 {
 		f.Auth.Cooldowns.SubscriptionBlockMaxMs = &p.SubscriptionBlockMaxMs
 		f.Retry.Provider.MaxRetryDelayMs = &p.MaxRetryDelayMs
+	}
+	if format >= 4 {
+		f.Failover.FormatAdvances = &p.FormatAdvances
 	}
 	if len(c.Profiles) > 0 {
 		f.Auth.Profiles = canonicalProfiles(c.Profiles)
@@ -99,9 +103,9 @@ func canonicalRetry(p *policy.Params) *ProviderRetry {
 	}
 }
 
-// canonicalFailover is the failover section with every key explicit (the
-// same in every format), each value pointing into p except the SDK wait,
-// which the file gives in seconds.
+// canonicalFailover is the failover section with every key of formats 1
+// to 3 explicit, each value pointing into p except the SDK wait, which the
+// file gives in seconds; canonical adds format 4's key.
 func canonicalFailover(p *policy.Params) *FailoverSection {
 	return &FailoverSection{
 		SkipTTLMs:                   &p.SkipCacheTTLMs,

@@ -100,7 +100,7 @@ func TestParse_OpenClawSwitches(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := l.Policy.Params
-	if p.RateLimitMode != "exponential" || !p.ResetOnExpiry || !p.ClearOtherModelCooldownOnSuccess || !p.AutoPinSurvivesCompaction || p.MaxRetries != 8 || p.ChainOverloadRounds != 0 {
+	if p.RateLimitMode != "exponential" || !p.ResetOnExpiry || !p.ClearOtherModelCooldownOnSuccess || !p.AutoPinSurvivesCompaction || p.MaxRetries != 8 || p.ChainOverloadRounds != 0 || !p.FormatAdvances {
 		t.Fatalf("switches not applied: %+v", p)
 	}
 }
@@ -196,11 +196,13 @@ func TestParse_Errors(t *testing.T) {
 		{"jitter past the limit", "retry: {provider: {jitterMax: 1e9}}",
 			[]string{"retry.provider.jitterMax: 1e+09 is more than the limit of 10"}},
 		{"older canonical format in a file", "canonicalVersion: 1",
-			[]string{"canonicalVersion: format 1 is read only from stored ConfigApplied events; a file is in format 3 (or leave the key out)"}},
+			[]string{"canonicalVersion: format 1 is read only from stored ConfigApplied events; a file is in format 4 (or leave the key out)"}},
 		{"format 2 in a file", "canonicalVersion: 2",
-			[]string{"canonicalVersion: format 2 is read only from stored ConfigApplied events; a file is in format 3 (or leave the key out)"}},
-		{"newer canonical format", "canonicalVersion: 4",
-			[]string{"canonicalVersion: 4 is newer than this build's canonical format 3; upgrade fledger"}},
+			[]string{"canonicalVersion: format 2 is read only from stored ConfigApplied events; a file is in format 4 (or leave the key out)"}},
+		{"format 3 in a file", "canonicalVersion: 3",
+			[]string{"canonicalVersion: format 3 is read only from stored ConfigApplied events; a file is in format 4 (or leave the key out)"}},
+		{"newer canonical format", "canonicalVersion: 5",
+			[]string{"canonicalVersion: 5 is newer than this build's canonical format 4; upgrade fledger"}},
 		{"key given twice (YAML)", "agents:\n  defaults:\n    model:\n      primary: openai/gpt-5\n      primary: anthropic/claude-opus-4-6\n",
 			[]string{"not valid YAML or JSON: yaml: unmarshal errors:\n  line 5: key \"primary\" already set in map"}},
 		{"key given twice (JSON)", `{"agents": {"defaults": {"model": {"primary": "openai/gpt-5", "primary": "x/y"}}}}`,

@@ -29,6 +29,7 @@
 //	failover:
 //	  skipTtlMs: 0
 //	  sdkRetryMaxWaitSeconds: 60
+//	  formatAdvances: false       # true = OpenClaw 2026.9.6 (a format error advances)
 //
 // docs/policy.md lists every key with its default and source; the JSON
 // Schema is schemas/config.v1.json.
@@ -153,6 +154,10 @@ type FailoverSection struct {
 	AutoOverrideProbeIntervalMs *int64              `json:"autoOverrideProbeIntervalMs,omitempty"`
 	ChainOverloadRetry          *ChainOverloadRetry `json:"chainOverloadRetry,omitempty"`
 	LoopLimit                   *LoopLimit          `json:"loopLimit,omitempty"`
+	// FormatAdvances: a format (invalid-request) error advances to the
+	// next candidate, as OpenClaw 2026.9.6 does; default false, the seeds'
+	// terminal format error (canonical format 4 on).
+	FormatAdvances *bool `json:"formatAdvances,omitempty"`
 }
 
 // ChainOverloadRetry is failover.chainOverloadRetry (seed 003).

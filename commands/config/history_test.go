@@ -13,8 +13,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Canonical configs of formats 2 and 3 (the current one), as the builds
-// that wrote them stored them in ConfigApplied, and their recorded hashes.
+// Canonical configs of formats 2, 3 and 4 (the current one), as the
+// builds that wrote them stored them in ConfigApplied, and their recorded
+// hashes.
 // If this test fails, a change altered a released format's rendering:
 // leave it alone and add a new format.
 const (
@@ -22,6 +23,8 @@ const (
 	hashV2      = "sha256:ffca387321323b9537a8a7c403429a4a251bd2cf74f361bc932aaaa2226c9693"
 	canonicalV3 = `{"canonicalVersion":3,"auth":{"profiles":{"openai:me@example.com":{"provider":"openai","type":"oauth","expires":1798761600000}},"cooldowns":{"ladderMs":[30000,60000,300000],"rateLimit":"ladder","rateLimitBaseMs":30000,"rateLimitMaxMs":86400000,"billingBackoffMs":600000,"billingMaxMs":86400000,"authPermanentBackoffMs":600000,"authPermanentMaxMs":3600000,"failureWindowMs":86400000,"resetOnExpiry":false,"inlineKeyBillingMs":600000,"clearOtherModelCooldownOnSuccess":false,"autoPinSurvivesCompaction":false,"rateLimitedProfileRotations":1,"overloadedProfileRotations":1,"neverCooldownProviders":["kilocode","openrouter"],"subscriptionBlockMaxMs":604800000}},"agents":{"defaults":{"model":{"primary":"openai/gpt-5","fallbacks":[]}},"entries":{"coder":{"model":"anthropic/claude-opus-4-6"}}},"retry":{"provider":{"maxRetries":3,"backoffBaseMs":1000,"backoffMaxMs":30000,"windowMs":90000,"rateLimitRetryCap":9,"jitterMin":0.5,"jitterMax":1.5,"maxRetryDelayMs":10000}},"failover":{"skipTtlMs":0,"sdkRetryMaxWaitSeconds":60,"probeThrottleMs":30000,"nearExpiryMarginMs":120000,"transientProbesPerProvider":1,"autoOverrideProbeIntervalMs":300000,"chainOverloadRetry":{"rounds":10,"baseMs":2500,"maxMs":30000,"noticeAfterMs":30000},"loopLimit":{"base":24,"perProfile":8,"min":32,"max":160}}}`
 	hashV3      = "sha256:0cc4943f6b146d7f35336f6892a861e30b1c060a541b493599860b0745c6b4a4"
+	canonicalV4 = `{"canonicalVersion":4,"auth":{"profiles":{"openai:me@example.com":{"provider":"openai","type":"oauth","expires":1798761600000}},"cooldowns":{"ladderMs":[30000,60000,300000],"rateLimit":"ladder","rateLimitBaseMs":30000,"rateLimitMaxMs":86400000,"billingBackoffMs":600000,"billingMaxMs":86400000,"authPermanentBackoffMs":600000,"authPermanentMaxMs":3600000,"failureWindowMs":86400000,"resetOnExpiry":false,"inlineKeyBillingMs":600000,"clearOtherModelCooldownOnSuccess":false,"autoPinSurvivesCompaction":false,"rateLimitedProfileRotations":1,"overloadedProfileRotations":1,"neverCooldownProviders":["kilocode","openrouter"],"subscriptionBlockMaxMs":604800000}},"agents":{"defaults":{"model":{"primary":"openai/gpt-5","fallbacks":[]}},"entries":{"coder":{"model":"anthropic/claude-opus-4-6"}}},"retry":{"provider":{"maxRetries":3,"backoffBaseMs":1000,"backoffMaxMs":30000,"windowMs":90000,"rateLimitRetryCap":9,"jitterMin":0.5,"jitterMax":1.5,"maxRetryDelayMs":10000}},"failover":{"skipTtlMs":0,"sdkRetryMaxWaitSeconds":60,"probeThrottleMs":30000,"nearExpiryMarginMs":120000,"transientProbesPerProvider":1,"autoOverrideProbeIntervalMs":300000,"chainOverloadRetry":{"rounds":10,"baseMs":2500,"maxMs":30000,"noticeAfterMs":30000},"loopLimit":{"base":24,"perProfile":8,"min":32,"max":160},"formatAdvances":false}}`
+	hashV4      = "sha256:ea1be52c401f4873cbd34de7b85c29cd5c753c986d1e79fed40c5882043ba5bc"
 )
 
 type storedConfig struct {
@@ -94,15 +97,33 @@ func TestCanonical_EveryFormatHashesToItsRecordedHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l3.Hash != hashV3 || l3.Format != config.CanonicalVersion || string(l3.Canonical) != canonicalV3 {
+	if l3.Hash != hashV3 || l3.Format != 3 || string(l3.Canonical) != canonicalV3 {
 		t.Fatalf("format 3: hash %s format %d, want %s format 3\n%s", l3.Hash, l3.Format, hashV3, l3.Canonical)
 	}
-	// The current canonical form read as a file (it carries its version).
-	if f, err := config.Parse([]byte(canonicalV3), "copy.json"); err != nil || f.Hash != hashV3 {
-		t.Fatalf("format 3 as a file: %v, hash %v", err, f)
+	// Format 3 predates failover.formatAdvances: read as the default,
+	// false (only turns of rule revision 2 read it).
+	if l3.Policy.FormatAdvances || l.Policy.FormatAdvances {
+		t.Fatal("formats 2 and 3 read formatAdvances as true")
 	}
-	if f, err := config.Parse([]byte(canonicalV2), "copy.json"); !config.IsInvalid(err) {
-		t.Fatalf("format 2 as a file: %v, %v; want refused", err, f)
+	l4, err := config.Parse([]byte(canonicalV4), "ConfigApplied "+hashV4, config.Stored())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l4.Hash != hashV4 || l4.Format != config.CanonicalVersion || string(l4.Canonical) != canonicalV4 {
+		t.Fatalf("format 4: hash %s format %d, want %s format 4\n%s", l4.Hash, l4.Format, hashV4, l4.Canonical)
+	}
+	// The current canonical form read as a file (it carries its version).
+	if f, err := config.Parse([]byte(canonicalV4), "copy.json"); err != nil || f.Hash != hashV4 {
+		t.Fatalf("format 4 as a file: %v, hash %v", err, f)
+	}
+	for _, old := range []string{canonicalV2, canonicalV3} {
+		if f, err := config.Parse([]byte(old), "copy.json"); !config.IsInvalid(err) {
+			t.Fatalf("an older format as a file: %v, %v; want refused", err, f)
+		}
+	}
+	// An unchanged format-3 config is the same config in format 4.
+	if !l4.SameAs(hashV3, []byte(canonicalV3)) {
+		t.Fatal("format 3 stored config is not the same as its format-4 rendering")
 	}
 	for _, c := range firstReleaseConfigs(t) {
 		if bytes.Contains(c.Config, []byte("canonicalVersion")) {
@@ -229,7 +250,7 @@ func TestCanonical_StoredConfigsAreNotHeldToFileStrictness(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "futureKey: unknown key") || !strings.Contains(err.Error(), "ladderMs[0]: 9223372036854775807 is longer than the limit") {
 		t.Fatalf("as a file: %v", err)
 	}
-	if _, err := config.Parse([]byte(`{"canonicalVersion": 4}`), "stored", config.Stored()); !config.IsInvalid(err) {
+	if _, err := config.Parse([]byte(`{"canonicalVersion": 5}`), "stored", config.Stored()); !config.IsInvalid(err) {
 		t.Fatalf("a format newer than this build parsed: %v", err)
 	}
 }

@@ -49,8 +49,10 @@ type Loaded struct {
 //
 // Format 3 adds auth.cooldowns.subscriptionBlockMaxMs and
 // retry.provider.maxRetryDelayMs (issue 17); a format-1 or -2 config
-// reads them as 0 (off), what it meant when it was stored.
-const CanonicalVersion = 3
+// reads them as 0 (off), what it meant when it was stored. Format 4 adds
+// failover.formatAdvances (issue 22); an older config reads it as false,
+// the default, which only turns of rule revision 2 read.
+const CanonicalVersion = 4
 
 // Bounds on what a config file may say (not enforced on stored configs).
 const (

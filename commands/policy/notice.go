@@ -66,8 +66,22 @@ func ReasonSummary(attempts []events.ExhaustedAttempt) string {
 }
 
 // ExhaustionSummary is `All models failed (N): p/m: err (reason) | …`
-// (reference §7 "Failure summary"); a missing reason reads unknown.
+// (reference §7 "Failure summary"); a missing reason reads unknown. Each
+// err is as recorded, line breaks included: the summary of rule revision
+// 1 ([OneLineExhaustionSummary] is revision 2's).
 func ExhaustionSummary(attempts []events.ExhaustedAttempt) string {
+	return exhaustionSummary(attempts, false)
+}
+
+// OneLineExhaustionSummary is [ExhaustionSummary] with each provider
+// message on one line: every run of line breaks (\r, \n) is one space
+// (rule revision 2), so the summary is one line whatever the providers
+// wrote.
+func OneLineExhaustionSummary(attempts []events.ExhaustedAttempt) string {
+	return exhaustionSummary(attempts, true)
+}
+
+func exhaustionSummary(attempts []events.ExhaustedAttempt, oneLine bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "All models failed (%d): ", len(attempts))
 	for i, a := range attempts {
@@ -78,7 +92,11 @@ func ExhaustionSummary(attempts []events.ExhaustedAttempt) string {
 		if r == "" {
 			r = ReasonUnknown
 		}
-		fmt.Fprintf(&b, "%s/%s: %s (%s)", a.Provider, a.Model, a.Error, r)
+		msg := a.Error
+		if oneLine {
+			msg = collapseLineBreaks(msg)
+		}
+		fmt.Fprintf(&b, "%s/%s: %s (%s)", a.Provider, a.Model, msg, r)
 	}
 	return b.String()
 }
@@ -111,3 +129,25 @@ func SkipCacheText(m ModelRef, reason string) string {
 // in group or channel conversations (state and events are still
 // recorded).
 func delivered(chat string) bool { return chat != "group" && chat != "channel" }
+
+// collapseLineBreaks replaces every run of \r and \n in s with one space.
+func collapseLineBreaks(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	brk := false
+	for _, r := range s {
+		if r == '\r' || r == '\n' {
+			if !brk {
+				b.WriteByte(' ')
+			}
+			brk = true
+			continue
+		}
+		brk = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}

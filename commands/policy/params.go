@@ -173,6 +173,14 @@ type Params struct {
 	// cap. Default 60000. POLICY. Key failover.sdkRetryMaxWaitSeconds (in
 	// seconds, default 60; OpenClaw: OPENCLAW_SDK_RETRY_MAX_WAIT_SECONDS).
 	SDKRetryAfterCapMs int64
+	// FormatAdvances: a format (invalid-request) error advances to the
+	// next candidate, as OpenClaw 2026.9.6 does (reference §12). Default
+	// false: the seeds call it terminal (seed 003 lists it among the
+	// errors that do not advance; seed 000 "OpenClaw surfaces them instead
+	// of rotating auth profiles"), so the turn stops with the provider's
+	// error. Read by turns of rule revision 2 on; revision 1 always
+	// advanced. Key failover.formatAdvances.
+	FormatAdvances bool
 
 	// LoopLimitBase, LoopLimitPerProfile, LoopLimitMin, LoopLimitMax define
 	// the inner run-loop limit min(max, max(min, base + perProfile ×

@@ -109,7 +109,9 @@ type SkipMark struct {
 }
 
 // SkipKey is the skip-cache key (session, provider, model, auth scope =
-// user-pinned profile or the first profile id) (reference §7 step 4).
+// user-pinned profile or the first profile id) (reference §7 step 4; seed
+// 000 "Auth failure skip cache": "The key includes the session, provider,
+// model, and selected automatic or explicit profile ID").
 func SkipKey(session, provider, model, profile string) string {
 	return session + "\x00" + provider + "\x00" + model + "\x00" + profile
 }
@@ -128,8 +130,14 @@ type Env struct {
 	ProbeAt map[string]int64
 	// SkipMarks holds auth skip-cache markers by [SkipKey], from
 	// AttemptFailed{auth|auth_permanent} of non-primary candidates of the
-	// session. Ignored while the skip cache is off.
+	// session, each written under every profile of the provider and none:
+	// what rule revision 1 reads. Ignored while the skip cache is off.
 	SkipMarks map[string]SkipMark
+	// ProfileSkipMarks holds the same markers under the profile that
+	// failed only ("" when the provider has no profiles): what revision 2
+	// reads, so switching profiles does not inherit another profile's
+	// marker (seed 000 "Auth failure skip cache").
+	ProfileSkipMarks map[string]SkipMark
 	// Session is the session's current state (pin, notice state, stored
 	// selection).
 	Session SessionState
@@ -196,6 +204,10 @@ type StartInput struct {
 	// Seed seeds every jitter draw of the turn; the caller draws it and it
 	// is recorded in TurnStarted.Seed.
 	Seed uint64
+	// Rules is the rule revision the turn is decided by, recorded in
+	// TurnStarted.Rules: the engine passes [CurrentRules], replay a stored
+	// TurnStarted's (0 = [RulesV1], every build before issue 22).
+	Rules Rules
 }
 
 // decider accumulates one decision: it emits events and folds them into its
@@ -213,6 +225,9 @@ type decider struct {
 func newDecider(st TurnState, env Env) (*decider, error) {
 	if env.Config == nil {
 		return nil, ErrNoConfig
+	}
+	if err := RulesOf(st.Rules).check(); err != nil {
+		return nil, err
 	}
 	return &decider{cfg: env.Config, env: env, World: NewWorld(st, env), out: make([]events.Payload, 0, 8)}, nil
 }
@@ -240,7 +255,8 @@ func StartTurn(sel Selection, env Env, in StartInput) (Decision, error) {
 	if len(sel.Chain) == 0 {
 		return Decision{}, ErrBadChain
 	}
-	d, err := newDecider(TurnState{}, env)
+	rules := RulesOf(int(in.Rules))
+	d, err := newDecider(TurnState{Rules: int(rules)}, env)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -253,7 +269,7 @@ func StartTurn(sel Selection, env Env, in StartInput) (Decision, error) {
 		SelectionSource: string(sel.Source), Strict: sel.Strict, Chain: append([]events.Candidate(nil), sel.Chain...),
 		ConfigHash: d.cfg.Hash, AttemptLimit: d.cfg.LoopLimit(len(d.cfg.ProviderProfiles(first.Provider))),
 		PinnedProfile: d.session.Pin, PinSource: string(d.session.PinSource), Seed: in.Seed,
-		StartedAt: env.Now, AutoOriginProbe: sel.AutoOriginProbe,
+		StartedAt: env.Now, AutoOriginProbe: sel.AutoOriginProbe, Rules: rules.recorded(),
 	})
 	return d.advance(0, KindFirst), nil
 }
@@ -379,7 +395,7 @@ func (d *decider) advance(i int, kind AttemptKind) Decision {
 			} else if len(order) > 0 {
 				scope = order[0]
 			}
-			if m, ok := d.env.SkipMarks[SkipKey(d.st.Session, c.Provider, c.Model, scope)]; ok && m.At > 0 && d.now()-m.At < ttl {
+			if m, ok := d.skipMarks()[SkipKey(d.st.Session, c.Provider, c.Model, scope)]; ok && m.At > 0 && d.now()-m.At < ttl {
 				d.skip(i, m.Reason, "skip", SkipCacheText(ModelRef{Provider: c.Provider, Model: c.Model}, m.Reason), 0)
 				continue
 			}
@@ -401,19 +417,23 @@ func (d *decider) advance(i int, kind AttemptKind) Decision {
 		// profile is blocked does not use the transient probe slot (seed
 		// 000: siblings are tried when the failure looks transient).
 		resetWindow := resetWindowActive(states, c.Model, d.now())
-		probe := primary && d.probeOpen(c.Provider) &&
+		with := d.probeProfile(order)
+		probe := primary && with != "" && d.probeOpen(c.Provider) &&
 			(len(d.st.Chain) == 1 || reason == ReasonRateLimit && !resetWindow || soonest == 0 || d.now() >= soonest-p.NearExpiryMarginMs)
 		switch {
 		case reason == ReasonAuth || reason == ReasonAuthPermanent:
 			d.skip(i, reason, "skip", ProviderIssueSkipText(c.Provider, reason), soonest)
 		case primary && probe:
+			// Revision 2: the primary's probe uses its provider's probe
+			// slot, so a same-provider sibling is not probed again in
+			// this run (seed 000: one per provider per fallback run).
 			d.probeRecord(i, reason, false)
-			return d.call(i, order[0], KindProbe, false)
-		case reason == ReasonBilling || primary || !transientProbe.has(reason) || allBlocked(states, c.Model, d.now()):
+			return d.call(i, with, KindProbe, d.v2())
+		case reason == ReasonBilling || primary || !transientProbe.has(reason) || allBlocked(states, c.Model, d.now()) || with == "":
 			d.skip(i, reason, "suspend", CooldownSkipText(c.Provider), soonest)
 		case d.slotsUsed(c.Provider) < p.TransientProbesPerProvider:
 			d.probeRecord(i, reason, true)
-			return d.call(i, order[0], KindProbe, true)
+			return d.call(i, with, KindProbe, true)
 		default:
 			d.skip(i, reason, "skip", ProbeUsedSkipText(c.Provider), soonest)
 		}
@@ -528,6 +548,9 @@ func (d *decider) endOfPass() Decision {
 		reason = attempts[n-1].Reason
 	}
 	summary := ExhaustionSummary(attempts)
+	if d.v2() {
+		summary = OneLineExhaustionSummary(attempts)
+	}
 	d.emit(events.TurnExhausted{TurnID: st.TurnID, Summary: summary, Reason: reason, Attempts: attempts,
 		SoonestCooldownExpiry: soonest, DurationMs: d.now() - st.StartedAt})
 	next := Next{Kind: NextExhausted, Summary: summary, Attempts: attempts, SoonestCooldownExpiry: soonest}
@@ -580,7 +603,9 @@ func validReason(r string) bool {
 //     and the next usable untried profile of the provider is tried
 //     (rotation; one for rate_limit and one for overloaded when a later
 //     candidate exists) → Next call; else the next candidate (skip/probe
-//     rules) → Next call; an unknown reason with no candidate left stops;
+//     rules) → Next call; an unknown reason with no candidate left stops
+//     (from rule revision 2 also an unclassified one, and a format error
+//     unless FormatAdvances: [decider.terminal]);
 //     past the last candidate, the whole-chain overload retry → Next wait,
 //     or exhaustion → Next exhausted.
 func OnOutcome(st TurnState, env Env, out Outcome) (Decision, error) {
@@ -652,8 +677,8 @@ func (d *decider) fail(out Outcome) Decision {
 			}
 		}
 	}
-	if out.Reason == ReasonUnknown && !later {
-		return d.stop(DispositionFailover, ReasonUnknown, out.Error.MessagePreview)
+	if d.terminal(out.Reason, later) {
+		return d.stop(DispositionFailover, out.Reason, d.surfaced(out))
 	}
 	r := d.record(DecisionCandidateFailed, i)
 	r.Reason, r.Status, r.Code = out.Reason, out.Status, out.Error.Code

@@ -63,6 +63,8 @@ type TurnState struct {
 	Seed            uint64
 	StartedAt       int64
 	AutoOriginProbe bool
+	// Rules is TurnStarted.Rules as recorded (0 = revision 1; [RulesOf]).
+	Rules int
 
 	// Phase is running | waiting | succeeded | exhausted | stopped.
 	Phase TurnPhase
@@ -194,7 +196,7 @@ func startTurn(ts events.TurnStarted) TurnState {
 		Chain:      append([]events.Candidate(nil), ts.Chain...),
 		ConfigHash: ts.ConfigHash, AttemptLimit: ts.AttemptLimit,
 		Pin: ts.PinnedProfile, PinSource: ts.PinSource, Seed: ts.Seed, StartedAt: ts.StartedAt,
-		AutoOriginProbe: ts.AutoOriginProbe, Phase: PhaseRunning, RoundOnlyOverload: true,
+		AutoOriginProbe: ts.AutoOriginProbe, Rules: ts.Rules, Phase: PhaseRunning, RoundOnlyOverload: true,
 	}
 }
 

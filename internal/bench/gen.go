@@ -189,7 +189,7 @@ func (g *generator) turn(session string) error {
 	if err != nil {
 		return err
 	}
-	dec, err := policy.StartTurn(sel, g.env(session), policy.StartInput{TurnID: id, Session: session, Chat: "direct", Seed: uint64(g.turnNo)})
+	dec, err := policy.StartTurn(sel, g.env(session), policy.StartInput{TurnID: id, Session: session, Chat: "direct", Seed: uint64(g.turnNo), Rules: policy.CurrentRules})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,135 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Rules is the revision of the decision rules a turn is decided by,
+// recorded in TurnStarted.Rules. History is forever: replay --verify
+// re-decides every stored turn and compares payload by payload, so a rule
+// that changes a decision is a new revision, and a turn keeps the revision
+// it started with for every decision it takes, including what it reads of
+// other turns (probe slots, skip marks). docs/policy.md "Rule revisions"
+// lists what each revision changed.
+type Rules int
+
+// Rule revisions.
+const (
+	// RulesV1 is every build before issue 22 (TurnStarted without rules).
+	RulesV1 Rules = 1
+	// RulesV2 (issue 22): the primary's cooldown probe uses its provider's
+	// probe slot; the skip cache is keyed by the profile that failed;
+	// inline API keys are not probed during a disable window; a format
+	// error stops the turn (failover.formatAdvances: true advances); a
+	// final unclassified error stops like a final unknown one; exhaustion
+	// summaries keep each provider message on one line.
+	RulesV2 Rules = 2
+	// CurrentRules is the revision the engine starts new turns with.
+	CurrentRules = RulesV2
+)
+
+// ErrRulesTooNew is returned for a turn recorded with a rule revision
+// this build does not know (written by a newer build).
+var ErrRulesTooNew = errors.New("policy: rule revision newer than this build's")
+
+// RulesOf is the revision a recorded TurnStarted.Rules names: absent (0)
+// is [RulesV1].
+func RulesOf(recorded int) Rules {
+	if recorded < int(RulesV1) {
+		return RulesV1
+	}
+	return Rules(recorded)
+}
+
+// recorded is the TurnStarted.Rules value of r: 0 (absent) for RulesV1,
+// so a revision-1 turn is stored as every earlier build stored it.
+func (r Rules) recorded() int {
+	if r <= RulesV1 {
+		return 0
+	}
+	return int(r)
+}
+
+// check refuses a revision above [CurrentRules].
+func (r Rules) check() error {
+	if r > CurrentRules {
+		return fmt.Errorf("%w: revision %d, this build decides up to %d", ErrRulesTooNew, r, CurrentRules)
+	}
+	return nil
+}
+
+// rules is the revision of the turn being decided.
+func (d *decider) rules() Rules { return RulesOf(d.st.Rules) }
+
+// v2 reports whether the turn is decided by revision 2 or later.
+func (d *decider) v2() bool { return d.rules() >= RulesV2 }
+
+// skipMarks is the skip cache the turn's revision reads: revision 1 a
+// failure marked under every profile of its provider, revision 2 under
+// the profile that failed only.
+func (d *decider) skipMarks() map[string]SkipMark {
+	if d.v2() {
+		return d.env.ProfileSkipMarks
+	}
+	return d.env.SkipMarks
+}
+
+// probeProfile is the profile a cooldown probe of a candidate with this
+// profile order uses: the first of the order. From revision 2 a
+// configured inline API key in an active disable window is passed over
+// (seed 000 "Billing disables": "Configured inline API keys cannot retry
+// during an active disable window … Stored auth profiles can also recover
+// through bounded primary-provider probes"); "" when no profile may be
+// probed.
+func (d *decider) probeProfile(order []string) string {
+	if !d.v2() {
+		return order[0]
+	}
+	for _, id := range order {
+		if p, ok := d.cfg.Profile(id); !ok || !p.InlineKey || d.state(p).DisabledUntil <= d.now() {
+			return id
+		}
+	}
+	return ""
+}
+
+// terminal reports whether a failover failure ends the turn, its error
+// surfaced as it is (TurnStopped, disposition failover, the reason): a
+// final unknown error (no next candidate) by every revision; from
+// revision 2 also a final unclassified error (seed 000 "Does not continue
+// on": "a final unknown error when there are no candidates left";
+// reference §7 step 7.7 throws the raw error), and a format error unless
+// failover.formatAdvances (seed 003: format and invalid-request errors
+// "are usually terminal" and do not advance; OpenClaw 2026.9.6 advances,
+// reference §12).
+func (d *decider) terminal(reason string, later bool) bool {
+	switch {
+	case reason == ReasonUnknown:
+		return !later
+	case !d.v2():
+		return false
+	case reason == ReasonUnclassified:
+		return !later
+	case reason == ReasonFormat:
+		return !d.cfg.FormatAdvances
+	}
+	return false
+}
+
+// surfaced is the provider error a terminal failure shows the user:
+// revision 1 its message preview; from revision 2 as an exhaustion
+// summary names it, the message preview, else the body preview, else the
+// reason in words, so an error that has only a body is not shown empty.
+func (d *decider) surfaced(out Outcome) string {
+	if !d.v2() {
+		return out.Error.MessagePreview
+	}
+	if out.Error.MessagePreview != "" {
+		return out.Error.MessagePreview
+	}
+	if out.Error.BodyPreview != "" {
+		return out.Error.BodyPreview
+	}
+	return humanReason(out.Reason)
+}
