@@ -21,6 +21,7 @@ func (rep *Report) turnReport(res *engine.TurnResult) *TurnReport {
 		tr.Lines = append(tr.Lines, Line{Offset: rep.offset(events.Millis(ev.At)), Kind: kind, Text: fmt.Sprintf(format, a...)})
 	}
 	for _, ev := range res.Events {
+		tr.types = append(tr.types, ev.Type)
 		switch e := ev.Data.(type) {
 		case events.TurnStarted:
 			tr.Session, tr.Chat, tr.Requested, tr.Source = e.Session, e.Chat, e.Requested.String(), e.SelectionSource

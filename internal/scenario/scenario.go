@@ -71,6 +71,11 @@ type Turn struct {
 	// stores nothing).
 	Model  string `json:"model,omitempty"`
 	Source string `json:"source,omitempty"`
+	// Fallbacks is a cron payload's payload.fallbacks (source cron only):
+	// the run's fallbacksOverride, the chain being Model then these, with
+	// no configured primary appended; an empty list is a strict cron run.
+	// nil (absent) = the configured fallbacks.
+	Fallbacks *[]string `json:"fallbacks,omitempty"`
 	// Responses answer the turn's attempts: each attempt takes the first
 	// unused response matching its candidate (and profile, when given).
 	Responses []Response `json:"responses,omitempty"`
@@ -80,10 +85,14 @@ type Turn struct {
 
 // Command is a session command: do is model (`/model p/m[@profile]`, with
 // source), model_default (`/model default`), pin (profile, source auto or
-// user), new (`/new`), reset (`/reset`), compaction (a completed
-// compaction) or auth_order (`models auth order set --provider <provider>
-// <profiles…>`: the agent's stored auth-profile order; no session; an
-// empty profiles list clears it).
+// user), new (`/new`), reset (`/reset`), sessions_reset (the gateway's
+// sessions.reset), compaction (a completed compaction) or auth_order
+// (`models auth order set --provider <provider> <profiles…>`: the agent's
+// stored auth-profile order; no session; an empty profiles list clears
+// it). Three steps act on the gateway instead of a session: use (seed a
+// profile's lastUsed with a one-call warm-up turn, see seed.go),
+// remove_profile (a config change without that profile) and restart (a new
+// engine on the same ledger).
 type Command struct {
 	Do      string `json:"do"`
 	Session string `json:"session,omitempty"`
@@ -94,7 +103,18 @@ type Command struct {
 	// Provider and Profiles are the stored order of do: auth_order.
 	Provider string   `json:"provider,omitempty"`
 	Profiles []string `json:"profiles,omitempty"`
+
+	// turnID is the warm-up turn of do: use; config the config in force
+	// after do: remove_profile (both set by Parse).
+	turnID string
+	config *config.Loaded
 }
+
+// TurnID is the id of a use step's warm-up turn ("t<step number>").
+func (c *Command) TurnID() string { return c.turnID }
+
+// Config is the config a remove_profile step leaves in force.
+func (c *Command) Config() *config.Loaded { return c.config }
 
 // Response is one scripted provider answer.
 type Response struct {
@@ -115,6 +135,12 @@ type Response struct {
 	LatencyMs int64 `json:"latency_ms,omitempty"`
 	// Repeat answers that many attempts (default 1).
 	Repeat int `json:"repeat,omitempty"`
+	// OutputStarted / ToolStarted (errors only): assistant output or a tool
+	// call had started before the error, as a gateway reports them
+	// (engine.ReplayUnsafeError): the attempt is never retried, and the
+	// whole-chain overload retry is off for the rest of the turn.
+	OutputStarted bool `json:"output_started,omitempty"`
+	ToolStarted   bool `json:"tool_started,omitempty"`
 }
 
 // Problem is one thing wrong with a scenario file, at a path such as
@@ -191,7 +217,7 @@ func Parse(data []byte, source string) (*Scenario, error) {
 	if err := strict(js, &top); err != nil {
 		return nil, bad("", "%v", err)
 	}
-	v := &validator{}
+	v := &validator{source: source}
 	sc := &Scenario{Name: top.Name, Description: top.Description, Config: top.Config, Source: source}
 	if top.Name == "" {
 		v.add("name", "is required")
@@ -211,7 +237,7 @@ func Parse(data []byte, source string) (*Scenario, error) {
 			v.add("config", err.Error())
 		}
 	} else {
-		sc.Loaded = l
+		sc.Loaded, v.cfg, v.loaded = l, top.Config, l
 	}
 	if len(top.Default) > 0 && string(top.Default) != "null" {
 		sc.Default = v.response("default", top.Default, true)
@@ -223,14 +249,22 @@ func Parse(data []byte, source string) (*Scenario, error) {
 	for i, raw := range top.Script {
 		path := fmt.Sprintf("script[%d]", i)
 		st := v.step(path, raw)
-		if st.Turn != nil {
+		id, idPath := "", path+".turn.id"
+		switch {
+		case st.Turn != nil:
 			if st.Turn.ID == "" {
 				st.Turn.ID = fmt.Sprintf("t%d", i+1)
 			}
-			if ids[st.Turn.ID] {
-				v.add(path+".turn.id", fmt.Sprintf("duplicate turn id %q", st.Turn.ID))
+			id = st.Turn.ID
+		case st.Command != nil && st.Command.Do == "use":
+			st.Command.turnID = fmt.Sprintf("t%d", i+1)
+			id, idPath = st.Command.turnID, path+".command"
+		}
+		if id != "" {
+			if ids[id] {
+				v.add(idPath, fmt.Sprintf("duplicate turn id %q", id))
 			}
-			ids[st.Turn.ID] = true
+			ids[id] = true
 		}
 		sc.Script = append(sc.Script, st)
 	}

@@ -6,11 +6,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fledger/fledger/commands/config"
+	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 )
 
-type validator struct{ problems []Problem }
+// validator collects a scenario file's problems. It follows the config in
+// force through the script (cfg, the config file as JSON, and loaded,
+// nil when the config is invalid): a remove_profile step changes it for
+// the steps after it.
+type validator struct {
+	problems []Problem
+	source   string
+	cfg      json.RawMessage
+	loaded   *config.Loaded
+}
 
 func (v *validator) add(path, msg string) {
 	v.problems = append(v.problems, Problem{Path: path, Msg: msg})
@@ -56,9 +67,7 @@ func (v *validator) turn(path string, t *Turn, raw json.RawMessage) {
 		v.add(path+".chat", fmt.Sprintf("%q is not direct|group|channel", t.Chat))
 	}
 	if t.Model != "" {
-		if _, _, ok := splitModel(t.Model); !ok {
-			v.add(path+".model", fmt.Sprintf("%q is not provider/model", t.Model))
-		}
+		v.model(path+".model", t.Model)
 	}
 	switch t.Source {
 	case "", "user", "default", "auto", "legacy", "cron":
@@ -68,6 +77,7 @@ func (v *validator) turn(path string, t *Turn, raw json.RawMessage) {
 	if t.Source != "" && t.Model == "" {
 		v.add(path+".source", "needs a model")
 	}
+	v.fallbacks(path+".fallbacks", t)
 	// Re-decode responses one by one for precise paths.
 	var rr struct {
 		Turn struct {
@@ -87,6 +97,27 @@ func (v *validator) turn(path string, t *Turn, raw json.RawMessage) {
 			v.add(path+".expect.outcome", fmt.Sprintf("%q is not succeeded|exhausted|stopped|unfinished", e.Outcome))
 		}
 		v.profiles(path+".expect.profiles", e.Profiles)
+	}
+}
+
+// fallbacks checks a turn's payload.fallbacks: a cron payload's, each
+// provider/model.
+func (v *validator) fallbacks(path string, t *Turn) {
+	if t.Fallbacks == nil {
+		return
+	}
+	if t.Model == "" || policy.SelectionSource(t.Source) != policy.SourceCron {
+		v.add(path, "is a cron payload's payload.fallbacks: it needs a model with source: cron")
+	}
+	for i, f := range *t.Fallbacks {
+		v.model(fmt.Sprintf("%s[%d]", path, i), f)
+	}
+}
+
+// model adds a problem at path when s is not "provider/model".
+func (v *validator) model(path, s string) {
+	if _, _, ok := splitModel(s); !ok {
+		v.add(path, fmt.Sprintf("%q is not provider/model", s))
 	}
 }
 
@@ -110,45 +141,10 @@ func (v *validator) response(path string, raw json.RawMessage, isDefault bool) *
 	if r.Repeat < 0 {
 		v.add(path+".repeat", "must be ≥ 1")
 	}
+	if r.OK && (r.OutputStarted || r.ToolStarted) {
+		v.add(path, "output_started and tool_started describe an error: an answer has neither")
+	}
 	return &r
-}
-
-func (v *validator) command(path string, c *Command) {
-	if c.Do == "auth_order" {
-		if c.Provider == "" {
-			v.add(path+".provider", "is required")
-		}
-		v.key(path+".provider", events.AggOrder, c.Provider)
-		for i, p := range c.Profiles {
-			v.key(fmt.Sprintf("%s.profiles[%d]", path, i), events.AggProfile, p)
-		}
-		return
-	}
-	if c.Session == "" {
-		v.add(path+".session", "is required")
-	}
-	v.key(path+".session", events.AggSession, c.Session)
-	switch c.Do {
-	case "model":
-		if _, p, err := engine.ParseModelSelection(c.Model); err != nil {
-			v.add(path+".model", fmt.Sprintf("%q is not provider/model[@profile]", c.Model))
-		} else if p != "" {
-			if err := engine.ValidateKey(events.AggProfile, p); err != nil {
-				v.add(path+".model", "profile "+err.Error())
-			}
-		}
-	case "pin":
-		if c.Profile == "" {
-			v.add(path+".profile", "is required")
-		}
-		v.key(path+".profile", events.AggProfile, c.Profile)
-		if c.Source != "" && c.Source != "auto" && c.Source != "user" {
-			v.add(path+".source", fmt.Sprintf("%q is not auto|user", c.Source))
-		}
-	case "model_default", "new", "reset", "compaction":
-	default:
-		v.add(path+".do", fmt.Sprintf("%q is not model|model_default|pin|new|reset|compaction|auth_order", c.Do))
-	}
 }
 
 func (v *validator) profiles(path string, m map[string]ProfileExpect) {
@@ -197,6 +193,12 @@ func parseExpectTime(s string, start time.Time) (int64, bool) {
 func splitModel(s string) (string, string, bool) {
 	ref, err := engine.ParseModelRef(s)
 	return ref.Provider, ref.Model, err == nil
+}
+
+// modelRef is "provider/model" as a ModelRef (zero when it is not one).
+func modelRef(s string) events.ModelRef {
+	p, m, _ := splitModel(s)
+	return events.ModelRef{Provider: p, Model: m}
 }
 
 // splitProfile splits `/model`'s "provider/model[@profile]" into the
