@@ -38,6 +38,8 @@ type Report struct {
 	ConfigHash  string          `json:"config_hash"`
 	Steps       []StepReport    `json:"steps"`
 	Profiles    []ProfileReport `json:"profiles"`
+	// Sessions are the end-of-run states of the sessions the script names.
+	Sessions []SessionReport `json:"sessions"`
 	// Mismatches are the failed expectations (filled by Check).
 	Mismatches []Mismatch `json:"mismatches,omitempty"`
 	Checked    bool       `json:"checked"`
@@ -89,12 +91,31 @@ type TurnReport struct {
 	Disposition     string     `json:"disposition,omitempty"`
 	Reason          string     `json:"reason,omitempty"`
 	Message         string     `json:"message,omitempty"`
+	// Tried lists every attempt in order; Skips every skipped candidate
+	// ("provider/model: <text>"); AnsweredAt is when the answer arrived.
+	Tried      []AttemptReport `json:"tried"`
+	Skips      []string        `json:"skips,omitempty"`
+	AnsweredAt *time.Time      `json:"answered_at,omitempty"`
+	// SessionState is the turn's session right after the turn.
+	SessionState *SessionReport `json:"session_state,omitempty"`
 	// Unused lists scripted responses no attempt used.
 	Unused []string `json:"unused_responses,omitempty"`
 	// types are the types of the events the turn appended, in order.
 	types []string
 	// Profiles are the usageStats right after the turn.
 	Profiles map[string]ProfileReport `json:"-"`
+}
+
+// AttemptReport is one provider call of a turn: its number, candidate
+// ("provider/model"), auth profile ("" = the provider's default
+// credentials), kind (first | retry | rotation | fallback | probe |
+// chain_retry) and start offset.
+type AttemptReport struct {
+	Attempt   int    `json:"attempt"`
+	Candidate string `json:"candidate"`
+	Profile   string `json:"profile,omitempty"`
+	Kind      string `json:"kind"`
+	Offset    string `json:"offset"`
 }
 
 // Line is one step of a turn in words.
@@ -237,9 +258,10 @@ func start(ctx context.Context, st events.Store, sc *Scenario, opt Options) (*ru
 func ConfigSource(sc *Scenario) string { return "scenario:" + sc.Name }
 
 // finish records the end-of-run state: every configured profile's
-// usageStats.
+// usageStats and the state of every session the script names.
 func (r *runner) finish() {
 	r.rep.Profiles = r.rep.profiles(r.eng, r.sc)
+	r.rep.Sessions = sessionReports(r.eng, r.sc)
 }
 
 // turn runs a scripted turn through engine.RunTurn, answered by its
@@ -278,6 +300,8 @@ func (r *runner) turn(ctx context.Context, t *Turn, def *Response) (*TurnReport,
 	for _, p := range sc.Loaded.Policy.Profiles {
 		tr.Profiles[p.ID] = rep.profile(p.ID, eng.Profile(p.ID))
 	}
+	sr := sessionReport(t.Session, eng.Session(t.Session))
+	tr.SessionState = &sr
 	if ex != nil || stop != nil {
 		err = nil
 	}

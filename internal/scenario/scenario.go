@@ -274,6 +274,7 @@ func Parse(data []byte, source string) (*Scenario, error) {
 			v.add("expect", err.Error())
 		} else {
 			v.profiles("expect.profiles", ex.Profiles)
+			v.sessions("expect.sessions", ex.Sessions)
 			sc.Expect = &ex
 		}
 	}

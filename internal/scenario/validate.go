@@ -90,13 +90,8 @@ func (v *validator) turn(path string, t *Turn, raw json.RawMessage) {
 			t.Responses[i] = *resp
 		}
 	}
-	if e := t.Expect; e != nil {
-		switch e.Outcome {
-		case "", "succeeded", "exhausted", "stopped", "unfinished":
-		default:
-			v.add(path+".expect.outcome", fmt.Sprintf("%q is not succeeded|exhausted|stopped|unfinished", e.Outcome))
-		}
-		v.profiles(path+".expect.profiles", e.Profiles)
+	if t.Expect != nil {
+		v.turnExpect(path+".expect", t.Expect)
 	}
 }
 
@@ -145,19 +140,6 @@ func (v *validator) response(path string, raw json.RawMessage, isDefault bool) *
 		v.add(path, "output_started and tool_started describe an error: an answer has neither")
 	}
 	return &r
-}
-
-func (v *validator) profiles(path string, m map[string]ProfileExpect) {
-	for id, p := range m {
-		for name, tv := range map[string]*string{"cooldownUntil": p.CooldownUntil, "disabledUntil": p.DisabledUntil, "lastUsed": p.LastUsed} {
-			if tv == nil {
-				continue
-			}
-			if _, ok := parseExpectTime(*tv, time.Time{}); !ok {
-				v.add(path+"."+id+"."+name, fmt.Sprintf("%q is not +<duration>, RFC 3339 or none", *tv))
-			}
-		}
-	}
 }
 
 // ParseOffset parses "+45s", "+2m30s", "+0s" (a Go duration after "+").
