@@ -27,10 +27,13 @@ func (v *validator) command(path string, c *Command) {
 	case "use":
 		v.use(path, c)
 		return
-	case "remove_profile":
-		v.removeProfile(path, c)
-		return
-	case "restart":
+	case "remove_profile", "restart":
+		if c.Session != "" {
+			v.add(path+".session", "is not taken: a "+c.Do+" step acts on the gateway, not on a session")
+		}
+		if c.Do == "remove_profile" {
+			v.removeProfile(path, c)
+		}
 		return
 	}
 	if c.Session == "" {
