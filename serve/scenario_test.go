@@ -23,7 +23,8 @@ import (
 
 // Every fixture scenario driven through the HTTP API (the gateway makes
 // the scripted calls, sleeps each wait on the scenario's virtual clock and
-// resumes) records the same events — type, agent, key, correlation, time,
+// resumes; a restart or a config change starts `fledger serve` again on
+// the same store) records the same events — type, agent, key, correlation, time,
 // commit sequence and payload; only event ids and causation ids, random
 // UUIDv7s, differ — and the same projection dump as `fledger run` of the
 // scenario into another store.
