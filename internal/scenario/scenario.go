@@ -245,29 +245,7 @@ func Parse(data []byte, source string) (*Scenario, error) {
 	if len(top.Script) == 0 {
 		v.add("script", "needs at least one step")
 	}
-	ids := map[string]bool{}
-	for i, raw := range top.Script {
-		path := fmt.Sprintf("script[%d]", i)
-		st := v.step(path, raw)
-		id, idPath := "", path+".turn.id"
-		switch {
-		case st.Turn != nil:
-			if st.Turn.ID == "" {
-				st.Turn.ID = fmt.Sprintf("t%d", i+1)
-			}
-			id = st.Turn.ID
-		case st.Command != nil && st.Command.Do == "use":
-			st.Command.turnID = fmt.Sprintf("t%d", i+1)
-			id, idPath = st.Command.turnID, path+".command"
-		}
-		if id != "" {
-			if ids[id] {
-				v.add(idPath, fmt.Sprintf("duplicate turn id %q", id))
-			}
-			ids[id] = true
-		}
-		sc.Script = append(sc.Script, st)
-	}
+	sc.Script = v.script(top.Script)
 	if len(top.Expect) > 0 && string(top.Expect) != "null" {
 		var ex Expect
 		if err := strict(top.Expect, &ex); err != nil {

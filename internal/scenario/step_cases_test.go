@@ -2,10 +2,11 @@ package scenario
 
 import "testing"
 
-// Each new step and turn or response field does what the format says, as
-// the expectations after it show; a wrong expectation names the turn, the
-// field, want and got.
-func TestCheck_NewStepsAndFields(t *testing.T) {
+// A cron turn's fallbacks and a response's output_started / tool_started
+// do what the format says, as the expectations after them show; a wrong
+// expectation (or the flag taken away) names the turn, the field, want
+// and got.
+func TestCheck_CronFallbacksAndReplayUnsafeResponses(t *testing.T) {
 	runCheckCases(t, []checkCase{
 		{name: "cron payload fallbacks, and [] strict", config: openaiFirst, body: `script:
   - at: "+0s"
@@ -72,6 +73,14 @@ script:
 			// Replay-safe, every candidate only overloaded: the whole chain is retried and Claude answers.
 			{`tool_started: true, `, ``, []string{"turn tool", "outcome", `want "exhausted"`, `got  "succeeded"`}},
 		}},
+	})
+}
+
+// The gateway steps (use, remove_profile, restart, sessions_reset) do what
+// the format says, as the expectations after them show; a wrong
+// expectation names the step, the field, want and got.
+func TestCheck_GatewaySteps(t *testing.T) {
+	runCheckCases(t, []checkCase{
 		{name: "use seeds lastUsed", config: openaiFirst, body: `script:
   - at: "+0s"
     command: {do: use, profile: "openai:a"}

@@ -27,6 +27,38 @@ func (v *validator) add(path, msg string) {
 	v.problems = append(v.problems, Problem{Path: path, Msg: msg})
 }
 
+// script checks every step in order (a remove_profile step changes the
+// config the steps after it are checked against) and gives each step that
+// runs a turn its id: a turn's own or "t<step number>", as a use step's
+// warm-up turn has; a duplicate is a problem.
+func (v *validator) script(raws []json.RawMessage) []Step {
+	var out []Step
+	ids := map[string]bool{}
+	for i, raw := range raws {
+		path := fmt.Sprintf("script[%d]", i)
+		st := v.step(path, raw)
+		id, idPath := "", path+".turn.id"
+		switch {
+		case st.Turn != nil:
+			if st.Turn.ID == "" {
+				st.Turn.ID = fmt.Sprintf("t%d", i+1)
+			}
+			id = st.Turn.ID
+		case st.Command != nil && st.Command.Do == "use":
+			st.Command.turnID = fmt.Sprintf("t%d", i+1)
+			id, idPath = st.Command.turnID, path+".command"
+		}
+		if id != "" {
+			if ids[id] {
+				v.add(idPath, fmt.Sprintf("duplicate turn id %q", id))
+			}
+			ids[id] = true
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
 func (v *validator) step(path string, raw json.RawMessage) Step {
 	var st Step
 	if err := strict(raw, &st); err != nil {
