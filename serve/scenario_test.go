@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fledger/fledger/commands/classify"
+	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/scenario"
@@ -22,7 +23,8 @@ import (
 
 // Every fixture scenario driven through the HTTP API (the gateway makes
 // the scripted calls, sleeps each wait on the scenario's virtual clock and
-// resumes) records the same events — type, agent, key, correlation, time,
+// resumes; a restart or a config change starts `fledger serve` again on
+// the same store) records the same events — type, agent, key, correlation, time,
 // commit sequence and payload; only event ids and causation ids, random
 // UUIDv7s, differ — and the same projection dump as `fledger run` of the
 // scenario into another store.
@@ -38,14 +40,8 @@ func TestScenarios_HTTPEqualsRun(t *testing.T) {
 
 		httpStore := testutil.Store(t)
 		clock := scenario.NewClock(sc.Start, false)
-		seeds := func(turnID string) uint64 {
-			h := fnv.New64a()
-			h.Write([]byte(sc.Name + "\x00" + turnID))
-			return h.Sum64()
-		}
-		srv := startServer(t, httpStore, serve.Config{Config: sc.Loaded, ConfigSource: "scenario:" + sc.Name,
-			EngineOptions: []engine.Option{engine.WithClock(clock), engine.WithSeeds(seeds)}})
-		driveScenario(t, ctx, srv.cl, sc, clock)
+		srv := startGateway(t, httpStore, sc, clock)
+		driveScenario(t, ctx, sc, srv)
 
 		want, got := eventLines(t, runStore), eventLines(t, httpStore)
 		if strings.Join(want, "\n") != strings.Join(got, "\n") {
@@ -57,66 +53,128 @@ func TestScenarios_HTTPEqualsRun(t *testing.T) {
 	})
 }
 
-func driveScenario(t *testing.T, ctx context.Context, cl *client.Client, sc *scenario.Scenario, clock *scenario.Clock) {
+func driveScenario(t *testing.T, ctx context.Context, sc *scenario.Scenario, srv *gateway) {
 	t.Helper()
 	for i := range sc.Script {
 		s := &sc.Script[i]
-		clock.AdvanceTo(sc.Start.Add(s.Offset))
+		srv.clock.AdvanceTo(sc.Start.Add(s.Offset))
 		if c := s.Command; c != nil {
-			var err error
-			switch c.Do {
-			case "model":
-				m, prof, _ := strings.Cut(c.Model, "@")
-				err = cl.SelectModel(ctx, "main", c.Session, m, c.Source, prof, nil)
-			case "model_default":
-				err = cl.SelectModel(ctx, "main", c.Session, "default", "", "", nil)
-			case "pin":
-				err = cl.Pin(ctx, "main", c.Session, c.Profile, c.Source, nil)
-			case "new", "reset":
-				err = cl.Reset(ctx, "main", c.Session, c.Do, nil)
-			case "compaction":
-				err = cl.Do(ctx, "POST", "/v1/sessions/main/"+c.Session+"/compaction", nil, nil)
-			case "auth_order":
-				err = cl.Do(ctx, "POST", "/v1/agents/main/auth/order/"+c.Provider, map[string]any{"profiles": c.Profiles, "by": "scenario"}, nil)
-			default:
-				t.Fatalf("script[%d]: command %q", i, c.Do)
-			}
-			testutil.NoError(t, err)
+			driveCommand(t, ctx, srv, sc, c)
 			continue
 		}
 		tr := s.Turn
-		step, err := cl.Begin(ctx, client.BeginRequest{Agent: "main", Session: tr.Session, Chat: tr.Chat, Model: tr.Model, Source: tr.Source, TurnID: tr.ID})
-		testutil.NoError(t, err)
-		used := make([]int, len(tr.Responses))
-		for n := 0; ; n++ {
-			if n > 500 {
-				t.Fatalf("turn %s does not end", tr.ID)
-			}
-			next := step.Next
-			switch next.Action {
-			case "call":
-				resp := pick(tr, sc.Default, used, next)
-				if resp == nil {
-					t.Fatalf("turn %s attempt %d: no scripted response", tr.ID, next.Attempt)
-				}
-				_ = clock.Sleep(ctx, time.Duration(resp.LatencyMs)*time.Millisecond)
-				out := client.Outcome{Attempt: next.Attempt, LatencyMs: resp.LatencyMs, OK: resp.OK}
-				if !resp.OK {
-					out.Error = wireError(t, resp.Error)
-				}
-				step, err = cl.Report(ctx, step.TurnID, out)
-			case "wait":
-				_ = clock.Sleep(ctx, time.Duration(next.Ms)*time.Millisecond)
-				step, err = cl.Resume(ctx, step.TurnID)
-			default:
-				n = -1
-			}
-			testutil.NoError(t, err)
-			if n < 0 {
-				break
-			}
-		}
+		begin := client.BeginRequest{Agent: "main", Session: tr.Session, Chat: tr.Chat, Model: tr.Model, Source: tr.Source, Fallbacks: tr.Fallbacks, TurnID: tr.ID}
+		driveTurn(t, ctx, srv.cl, begin, tr, sc.Default, srv.clock)
 	}
+}
+
+// driveCommand sends a command step as a gateway would: a session
+// command, a use step's warm-up turn (`/model p/m@profile` with the
+// begin), or a restart of `fledger serve` (with the config a
+// remove_profile step leaves in force).
+func driveCommand(t *testing.T, ctx context.Context, srv *gateway, sc *scenario.Scenario, c *scenario.Command) {
+	t.Helper()
+	cl := srv.cl
+	var err error
+	switch c.Do {
+	case "model":
+		m, prof, _ := strings.Cut(c.Model, "@")
+		err = cl.SelectModel(ctx, "main", c.Session, m, c.Source, prof, nil)
+	case "model_default":
+		err = cl.SelectModel(ctx, "main", c.Session, "default", "", "", nil)
+	case "pin":
+		err = cl.Pin(ctx, "main", c.Session, c.Profile, c.Source, nil)
+	case "new", "reset":
+		err = cl.Reset(ctx, "main", c.Session, c.Do, nil)
+	case "sessions_reset":
+		err = cl.Reset(ctx, "main", c.Session, "", nil)
+	case "compaction":
+		err = cl.Do(ctx, "POST", "/v1/sessions/main/"+c.Session+"/compaction", nil, nil)
+	case "auth_order":
+		err = cl.Do(ctx, "POST", "/v1/agents/main/auth/order/"+c.Provider, map[string]any{"profiles": c.Profiles, "by": "scenario"}, nil)
+	case "use":
+		tr := &scenario.Turn{ID: c.TurnID(), Session: c.Session, Responses: []scenario.Response{{Candidate: c.Model, Profile: c.Profile, OK: true}}}
+		begin := client.BeginRequest{Agent: "main", Session: c.Session, Model: c.Model + "@" + c.Profile, TurnID: c.TurnID()}
+		driveTurn(t, ctx, cl, begin, tr, nil, srv.clock)
+	case "remove_profile":
+		srv.restart(t, c.Config())
+	case "restart":
+		srv.restart(t, nil)
+	default:
+		t.Fatalf("command %q", c.Do)
+	}
+	testutil.NoError(t, err)
+}
+
+// driveTurn begins a turn and answers its calls from tr's responses (then
+// def), sleeping each latency and wait on the clock, until it ends.
+func driveTurn(t *testing.T, ctx context.Context, cl *client.Client, begin client.BeginRequest, tr *scenario.Turn, def *scenario.Response, clock *scenario.Clock) {
+	t.Helper()
+	step, err := cl.Begin(ctx, begin)
+	testutil.NoError(t, err)
+	used := make([]int, len(tr.Responses))
+	for n := 0; ; n++ {
+		if n > 500 {
+			t.Fatalf("turn %s does not end", tr.ID)
+		}
+		next := step.Next
+		switch next.Action {
+		case "call":
+			resp := pick(tr, def, used, next)
+			if resp == nil {
+				t.Fatalf("turn %s attempt %d: no scripted response", tr.ID, next.Attempt)
+			}
+			_ = clock.Sleep(ctx, time.Duration(resp.LatencyMs)*time.Millisecond)
+			out := client.Outcome{Attempt: next.Attempt, LatencyMs: resp.LatencyMs, OK: resp.OK,
+				OutputStarted: resp.OutputStarted, ToolStarted: resp.ToolStarted}
+			if !resp.OK {
+				out.Error = wireError(t, resp.Error)
+			}
+			step, err = cl.Report(ctx, step.TurnID, out)
+		case "wait":
+			_ = clock.Sleep(ctx, time.Duration(next.Ms)*time.Millisecond)
+			step, err = cl.Resume(ctx, step.TurnID)
+		default:
+			return
+		}
+		testutil.NoError(t, err)
+	}
+}
+
+// gateway is `fledger serve` for a scenario: the server, and how to start
+// it again on the same store (a restart, or a config change).
+type gateway struct {
+	*server
+	st    events.Store
+	sc    *scenario.Scenario
+	cfg   *config.Loaded
+	clock *scenario.Clock
+}
+
+func startGateway(t *testing.T, st events.Store, sc *scenario.Scenario, clock *scenario.Clock) *gateway {
+	g := &gateway{st: st, sc: sc, cfg: sc.Loaded, clock: clock}
+	g.restart(t, nil)
+	return g
+}
+
+// restart stops the server, if one runs, and starts a new one on the same
+// store with cfg (nil = the config in force), as an operator restarting
+// `fledger serve` does; it applies the config when it changed.
+func (g *gateway) restart(t *testing.T, cfg *config.Loaded) {
+	t.Helper()
+	if g.server != nil {
+		g.svc.Close(context.Background())
+	}
+	if cfg != nil {
+		g.cfg = cfg
+	}
+	seeds := func(turnID string) uint64 {
+		h := fnv.New64a()
+		h.Write([]byte(g.sc.Name + "\x00" + turnID))
+		return h.Sum64()
+	}
+	g.server = startServer(t, g.st, serve.Config{Config: g.cfg, ConfigSource: scenario.ConfigSource(g.sc),
+		EngineOptions: []engine.Option{engine.WithClock(g.clock), engine.WithSeeds(seeds)}})
 }
 
 // pick answers a call the way `fledger run` does: the first unused

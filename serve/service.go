@@ -292,6 +292,9 @@ func (s *Service) Begin(ctx context.Context, r *BeginRequest) (*TurnStep, error)
 	if r.Source != "" && r.Model == "" {
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "source is given without a model")
 	}
+	if r.Fallbacks != nil && policy.SelectionSource(r.Source) != policy.SourceCron {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "fallbacks are a cron payload's: they need a model with source cron")
+	}
 	e, agent, err := s.engine(r.Agent)
 	if err != nil {
 		return nil, err
@@ -311,7 +314,9 @@ func (s *Service) Begin(ctx context.Context, r *BeginRequest) (*TurnStep, error)
 			if profile != "" {
 				return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "a cron model (source cron) takes no @profile")
 			}
-			req.Cron = &policy.CronPayload{Model: ref}
+			if req.Cron, err = cronPayload(ref, r.Fallbacks); err != nil {
+				return nil, err
+			}
 		} else {
 			src := r.Source
 			if src == "" {

@@ -1,8 +1,10 @@
 package serve
 
 import (
+	"fmt"
 	"net/http"
 
+	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 )
@@ -19,6 +21,28 @@ func modelSelection(s, field string) (events.ModelRef, string, error) {
 		return ref, "", apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is not provider/model[@profile]", field, s)
 	}
 	return ref, prof, nil
+}
+
+// cronPayload is the cron payload of a begin with source cron: model, and
+// payload.fallbacks when given (each provider/model, no @profile; [] =
+// strict).
+func cronPayload(model events.ModelRef, fallbacks *[]string) (*policy.CronPayload, error) {
+	p := &policy.CronPayload{Model: model}
+	if fallbacks == nil {
+		return p, nil
+	}
+	p.HasFallbacks = true
+	for i, f := range *fallbacks {
+		ref, prof, err := modelSelection(f, fmt.Sprintf("fallbacks[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		if prof != "" {
+			return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "fallbacks[%d] %q: a cron fallback takes no @profile", i, f)
+		}
+		p.Fallbacks = append(p.Fallbacks, ref)
+	}
+	return p, nil
 }
 
 // checkKey refuses an id that could never be stored as an aggregate key

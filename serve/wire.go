@@ -26,6 +26,11 @@ type BeginRequest struct {
 	Model string `json:"model,omitempty"`
 	// Source of Model: user (default) | default | auto | legacy | cron.
 	Source string `json:"source,omitempty"`
+	// Fallbacks is the cron payload's payload.fallbacks ("provider/model"
+	// each; source cron only): the chain is Model then these, with no
+	// configured primary appended, and [] is a strict cron run. Absent =
+	// the configured fallbacks.
+	Fallbacks *[]string `json:"fallbacks,omitempty"`
 	// TurnID, when set, names the turn (default: a fresh UUIDv7). A begin
 	// re-sent with the same id and session returns the turn's current step.
 	TurnID string `json:"turn_id,omitempty"`

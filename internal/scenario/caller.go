@@ -70,6 +70,10 @@ func (s *scriptCaller) Call(ctx context.Context, r engine.CallRequest) (engine.A
 		pe.Model = r.Model
 	}
 	pe.ReceivedAt = s.clock.Now()
+	if resp.OutputStarted || resp.ToolStarted {
+		// As `fledger serve` reports output_started / tool_started.
+		return engine.Answer{}, &engine.ReplayUnsafeError{Err: &pe, OutputStarted: resp.OutputStarted, ToolStarted: resp.ToolStarted}
+	}
 	return engine.Answer{}, &pe
 }
 

@@ -41,36 +41,7 @@ func Check(sc *Scenario, rep *Report) []Mismatch {
 			miss(where, "turn", "run", "not reached")
 			continue
 		}
-		ex, tr := st.Turn.Expect, rep.Steps[i].Turn
-		str := func(field, want, got string) {
-			if want != "" && want != got {
-				miss(where, field, quote(want), quote(got))
-			}
-		}
-		str("outcome", ex.Outcome, tr.Outcome)
-		str("answered_by", ex.AnsweredBy, tr.AnsweredBy)
-		str("profile", ex.Profile, tr.Profile)
-		str("summary", ex.Summary, tr.Summary)
-		str("disposition", ex.Disposition, tr.Disposition)
-		str("reason", ex.Reason, tr.Reason)
-		if ex.Attempts != nil && *ex.Attempts != tr.Attempts {
-			miss(where, "attempts", strconv.Itoa(*ex.Attempts), strconv.Itoa(tr.Attempts))
-		}
-		var shown, hidden []string
-		for _, n := range tr.Notices {
-			if n.Delivered {
-				shown = append(shown, n.Text)
-			} else {
-				hidden = append(hidden, n.Text)
-			}
-		}
-		if ex.Notices != nil && !equal(*ex.Notices, shown) {
-			miss(where, "notices", list(*ex.Notices), list(shown))
-		}
-		if ex.Suppressed != nil && !equal(*ex.Suppressed, hidden) {
-			miss(where, "suppressed notices", list(*ex.Suppressed), list(hidden))
-		}
-		checkProfiles(sc, where+" after the turn", ex.Profiles, tr.Profiles, miss)
+		checkTurn(sc, where, st.Turn.Expect, rep.Steps[i].Turn, miss)
 	}
 	if sc.Expect != nil {
 		got := map[string]ProfileReport{}
@@ -78,13 +49,20 @@ func Check(sc *Scenario, rep *Report) []Mismatch {
 			got[p.ID] = p
 		}
 		checkProfiles(sc, "end of run", sc.Expect.Profiles, got, miss)
+		sessions := map[string]SessionReport{}
+		for _, s := range rep.Sessions {
+			sessions[s.Session] = s
+		}
+		for _, k := range sortedKeys(sc.Expect.Sessions) {
+			checkSession("end of run", "session "+k, sc.Expect.Sessions[k], sessions[k], miss)
+		}
 	}
 	rep.Mismatches, rep.Checked = out, true
 	return out
 }
 
 func checkProfiles(sc *Scenario, where string, want map[string]ProfileExpect, got map[string]ProfileReport,
-	miss func(where, field, want, got string)) {
+	miss missFunc) {
 	ids := make([]string, 0, len(want))
 	for id := range want {
 		ids = append(ids, id)
@@ -127,8 +105,8 @@ func checkProfiles(sc *Scenario, where string, want map[string]ProfileExpect, go
 			{"blockedReason", w.BlockedReason, g.state.BlockedReason}, {"blockedSource", w.BlockedSource, g.state.BlockedSource},
 			{"blockedModel", w.BlockedModel, g.state.BlockedModel}}
 		for _, s := range strs {
-			if s.want != nil && *s.want != s.got {
-				miss(where, f(s.name), quote(*s.want), quote(s.got))
+			if s.want != nil && absent(*s.want) != s.got {
+				miss(where, f(s.name), quote(absent(*s.want)), quote(s.got))
 			}
 		}
 	}

@@ -13,7 +13,7 @@ import (
 // result, retries, cooldowns and disables, skips, fallback steps, pins and
 // notices, and the end.
 func (rep *Report) turnReport(res *engine.TurnResult) *TurnReport {
-	tr := &TurnReport{ID: res.TurnID, Outcome: res.Outcome, Attempts: res.Attempts, Notices: []NoticeReport{}}
+	tr := &TurnReport{ID: res.TurnID, Outcome: res.Outcome, Attempts: res.Attempts, Notices: []NoticeReport{}, Tried: []AttemptReport{}}
 	if res.Outcome == engine.OutcomeSucceeded {
 		tr.AnsweredBy, tr.Profile = res.AnsweredBy.String(), res.ProfileID
 	}
@@ -21,6 +21,7 @@ func (rep *Report) turnReport(res *engine.TurnResult) *TurnReport {
 		tr.Lines = append(tr.Lines, Line{Offset: rep.offset(events.Millis(ev.At)), Kind: kind, Text: fmt.Sprintf(format, a...)})
 	}
 	for _, ev := range res.Events {
+		tr.types = append(tr.types, ev.Type)
 		switch e := ev.Data.(type) {
 		case events.TurnStarted:
 			tr.Session, tr.Chat, tr.Requested, tr.Source = e.Session, e.Chat, e.Requested.String(), e.SelectionSource
@@ -33,8 +34,12 @@ func (rep *Report) turnReport(res *engine.TurnResult) *TurnReport {
 			}
 			add(ev, "start", "chain %s (source %s%s)", strings.Join(tr.Chain, " → "), e.SelectionSource, strict)
 		case events.AttemptStarted:
+			tr.Tried = append(tr.Tried, AttemptReport{Attempt: e.Attempt, Candidate: e.Provider + "/" + e.Model, Profile: e.ProfileID,
+				Kind: e.Kind, Offset: rep.offset(events.Millis(ev.At))})
 			add(ev, "attempt", "#%d %-10s %s/%s%s", e.Attempt, e.Kind, e.Provider, e.Model, at(e.ProfileID))
 		case events.AttemptSucceeded:
+			at := ev.At.UTC()
+			tr.AnsweredAt = &at
 			add(ev, "ok", "   ✓ answered (%d ms)", e.LatencyMs)
 		case events.AttemptFailed:
 			detail := e.Error.MessagePreview
@@ -51,6 +56,7 @@ func (rep *Report) turnReport(res *engine.TurnResult) *TurnReport {
 		case events.ProfileFailureRecorded:
 			add(ev, "profile", "   profile %s: %s failure #%d, %s", e.ProfileID, e.Reason, e.ErrorCount, rep.failureEffects(e))
 		case events.CandidateSkipped:
+			tr.Skips = append(tr.Skips, e.Provider+"/"+e.Model+": "+e.Message)
 			add(ev, "skip", "skip %s/%s: %s", e.Provider, e.Model, redact.String(e.Message))
 		case events.FallbackStepped:
 			switch e.Decision {

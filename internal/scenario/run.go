@@ -38,6 +38,8 @@ type Report struct {
 	ConfigHash  string          `json:"config_hash"`
 	Steps       []StepReport    `json:"steps"`
 	Profiles    []ProfileReport `json:"profiles"`
+	// Sessions are the end-of-run states of the sessions the script names.
+	Sessions []SessionReport `json:"sessions"`
 	// Mismatches are the failed expectations (filled by Check).
 	Mismatches []Mismatch `json:"mismatches,omitempty"`
 	Checked    bool       `json:"checked"`
@@ -89,10 +91,31 @@ type TurnReport struct {
 	Disposition     string     `json:"disposition,omitempty"`
 	Reason          string     `json:"reason,omitempty"`
 	Message         string     `json:"message,omitempty"`
+	// Tried lists every attempt in order; Skips every skipped candidate
+	// ("provider/model: <text>"); AnsweredAt is when the answer arrived.
+	Tried      []AttemptReport `json:"tried"`
+	Skips      []string        `json:"skips,omitempty"`
+	AnsweredAt *time.Time      `json:"answered_at,omitempty"`
+	// SessionState is the turn's session right after the turn.
+	SessionState *SessionReport `json:"session_state,omitempty"`
 	// Unused lists scripted responses no attempt used.
 	Unused []string `json:"unused_responses,omitempty"`
+	// types are the types of the events the turn appended, in order.
+	types []string
 	// Profiles are the usageStats right after the turn.
 	Profiles map[string]ProfileReport `json:"-"`
+}
+
+// AttemptReport is one provider call of a turn: its number, candidate
+// ("provider/model"), auth profile ("" = the provider's default
+// credentials), kind (first | retry | rotation | fallback | probe |
+// chain_retry) and start offset.
+type AttemptReport struct {
+	Attempt   int    `json:"attempt"`
+	Candidate string `json:"candidate"`
+	Profile   string `json:"profile,omitempty"`
+	Kind      string `json:"kind"`
+	Offset    string `json:"offset"`
 }
 
 // Line is one step of a turn in words.
@@ -160,6 +183,50 @@ func Namespace(name string) string {
 // every step run; a *ScriptError (also with the partial report) when the
 // script cannot go on.
 func Run(ctx context.Context, st events.Store, sc *Scenario, opt Options) (*Report, error) {
+	r, err := start(ctx, st, sc, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { r.eng.Close() }()
+	rep := r.rep
+	for i := range sc.Script {
+		step := &sc.Script[i]
+		r.clock.AdvanceTo(sc.Start.Add(step.Offset))
+		sr := StepReport{Index: i, At: r.clock.Now(), Offset: rep.offset(events.Millis(r.clock.Now()))}
+		var err error
+		if step.Command != nil {
+			sr.Kind = "command"
+			sr.Command, err = r.command(ctx, step.Command)
+		} else {
+			sr.Kind = "turn"
+			sr.Turn, err = r.turn(ctx, step.Turn, sc.Default)
+		}
+		rep.Steps = append(rep.Steps, sr)
+		if err != nil {
+			r.finish()
+			return rep, &ScriptError{Step: i, Err: err}
+		}
+	}
+	r.finish()
+	return rep, nil
+}
+
+// runner plays one scenario: the engine it drives, which a restart step
+// replaces by a new one on the same store and namespace (with the same
+// options), the clock and the report.
+type runner struct {
+	st    events.Store
+	sc    *Scenario
+	agent string
+	opts  []engine.Option
+	clock *Clock
+	eng   *engine.Engine
+	rep   *Report
+}
+
+// start opens the engine on a (fresh) namespace and applies the
+// scenario's config.
+func start(ctx context.Context, st events.Store, sc *Scenario, opt Options) (*runner, error) {
 	agent := opt.Agent
 	if agent == "" {
 		agent = Namespace(sc.Name)
@@ -170,106 +237,44 @@ func Run(ctx context.Context, st events.Store, sc *Scenario, opt Options) (*Repo
 		h.Write([]byte(sc.Name + "\x00" + turnID))
 		return h.Sum64()
 	}
-	eng, err := engine.New(ctx, st, agent, engine.WithClock(clock), engine.WithSeeds(seeds))
+	r := &runner{st: st, sc: sc, agent: agent, clock: clock,
+		opts: []engine.Option{engine.WithClock(clock), engine.WithSeeds(seeds)}}
+	eng, err := engine.New(ctx, st, agent, r.opts...)
 	if err != nil {
 		return nil, err
 	}
-	defer eng.Close()
-	if _, _, err := eng.ApplyConfig(ctx, "scenario:"+sc.Name, sc.Loaded); err != nil {
+	if _, _, err := eng.ApplyConfig(ctx, ConfigSource(sc), sc.Loaded); err != nil {
+		eng.Close()
 		return nil, err
 	}
-	rep := &Report{Scenario: sc.Name, Description: sc.Description, Source: sc.Source, Agent: agent,
+	r.eng = eng
+	r.rep = &Report{Scenario: sc.Name, Description: sc.Description, Source: sc.Source, Agent: agent,
 		Start: sc.Start.UTC(), ConfigHash: sc.Loaded.Hash, start: sc.Start.UTC()}
-	for i := range sc.Script {
-		step := &sc.Script[i]
-		clock.AdvanceTo(sc.Start.Add(step.Offset))
-		sr := StepReport{Index: i, At: clock.Now(), Offset: rep.offset(events.Millis(clock.Now()))}
-		var err error
-		if step.Command != nil {
-			sr.Kind = "command"
-			sr.Command, err = runCommand(ctx, eng, step.Command)
-		} else {
-			sr.Kind = "turn"
-			sr.Turn, err = rep.runTurn(ctx, eng, sc, step.Turn, clock)
-		}
-		rep.Steps = append(rep.Steps, sr)
-		if err != nil {
-			rep.Profiles = rep.profiles(eng, sc)
-			return rep, &ScriptError{Step: i, Err: err}
-		}
-	}
-	rep.Profiles = rep.profiles(eng, sc)
-	return rep, nil
+	return r, nil
 }
 
-func runCommand(ctx context.Context, eng *engine.Engine, c *Command) (*CommandReport, error) {
-	cr := &CommandReport{Session: c.Session}
-	var (
-		evs []events.Event
-		err error
-	)
-	switch c.Do {
-	case "model":
-		m, prof := splitProfile(c.Model)
-		p, mod, _ := splitModel(m)
-		src := c.Source
-		if src == "" {
-			src = string(policy.SourceUser)
-		}
-		cr.Text = "/model " + c.Model + " (source " + src + ")"
-		evs, err = eng.SelectModel(ctx, c.Session, events.ModelRef{Provider: p, Model: mod}, src, nil, prof)
-	case "model_default":
-		cr.Text = "/model default"
-		evs, err = eng.ClearModel(ctx, c.Session, c.Agent)
-	case "pin":
-		src := c.Source
-		if src == "" {
-			src = string(policy.PinUser)
-		}
-		cr.Text = "pin " + c.Profile + " (" + src + ")"
-		evs, err = eng.PinProfile(ctx, c.Session, c.Profile, src)
-	case "new", "reset":
-		cr.Text = "/" + c.Do
-		evs, err = eng.Reset(ctx, c.Session, c.Do)
-	case "compaction":
-		cr.Text = "compaction completed"
-		evs, err = eng.CompleteCompaction(ctx, c.Session)
-	case "auth_order":
-		cr.Text = "auth order set --provider " + c.Provider + " " + strings.Join(c.Profiles, " ")
-		if len(c.Profiles) == 0 {
-			cr.Text = "auth order clear --provider " + c.Provider
-		}
-		evs, err = eng.SetAuthOrder(ctx, c.Provider, c.Profiles, "scenario")
-	}
-	for _, ev := range evs {
-		cr.Events = append(cr.Events, ev.Type)
-	}
+// ConfigSource is the ConfigApplied source of every config a run of sc
+// applies ("scenario:<name>").
+func ConfigSource(sc *Scenario) string { return "scenario:" + sc.Name }
+
+// finish records the end-of-run state: every configured profile's
+// usageStats and the state of every session the script names.
+func (r *runner) finish() {
+	r.rep.Profiles = r.rep.profiles(r.eng, r.sc)
+	r.rep.Sessions = sessionReports(r.eng, r.sc)
+}
+
+// turn runs a scripted turn through engine.RunTurn, answered by its
+// responses (then def), and reports it with the state it left.
+func (r *runner) turn(ctx context.Context, t *Turn, def *Response) (*TurnReport, error) {
+	eng, sc, rep := r.eng, r.sc, r.rep
+	req, err := r.request(ctx, t)
 	if err != nil {
-		cr.Error = err.Error()
-	}
-	return cr, err
-}
-
-func (rep *Report) runTurn(ctx context.Context, eng *engine.Engine, sc *Scenario, t *Turn, clock *Clock) (*TurnReport, error) {
-	req := engine.TurnRequest{TurnID: t.ID, Session: t.Session, Agent: t.Agent, Chat: t.Chat}
-	if t.Model != "" {
-		p, m, _ := splitModel(t.Model)
-		ref := events.ModelRef{Provider: p, Model: m}
-		if policy.SelectionSource(t.Source) == policy.SourceCron {
-			req.Cron = &policy.CronPayload{Model: ref}
-		} else {
-			src := t.Source
-			if src == "" {
-				src = string(policy.SourceUser)
-			}
-			if _, err := eng.SelectModel(ctx, t.Session, ref, src, nil, ""); err != nil {
-				return nil, fmt.Errorf("turn %s: select %s: %w", t.ID, t.Model, err)
-			}
-		}
+		return nil, err
 	}
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	caller := newScriptCaller(t, sc.Default, clock, cancel)
+	caller := newScriptCaller(t, def, r.clock, cancel)
 	res, err := eng.RunTurn(tctx, req, caller)
 	if caller.missing != nil {
 		err = caller.missing
@@ -295,10 +300,42 @@ func (rep *Report) runTurn(ctx context.Context, eng *engine.Engine, sc *Scenario
 	for _, p := range sc.Loaded.Policy.Profiles {
 		tr.Profiles[p.ID] = rep.profile(p.ID, eng.Profile(p.ID))
 	}
+	sr := sessionReport(t.Session, eng.Session(t.Session))
+	tr.SessionState = &sr
 	if ex != nil || stop != nil {
 		err = nil
 	}
 	return tr, err
+}
+
+// request builds the turn's engine.TurnRequest as `fledger serve` does
+// for POST /v1/turns: a model with source cron is this turn's cron payload
+// (with payload.fallbacks when the turn has them) and stores nothing; any
+// other source is selected on the session first.
+func (r *runner) request(ctx context.Context, t *Turn) (engine.TurnRequest, error) {
+	req := engine.TurnRequest{TurnID: t.ID, Session: t.Session, Agent: t.Agent, Chat: t.Chat}
+	if t.Model == "" {
+		return req, nil
+	}
+	ref := modelRef(t.Model)
+	if policy.SelectionSource(t.Source) == policy.SourceCron {
+		req.Cron = &policy.CronPayload{Model: ref}
+		if t.Fallbacks != nil {
+			req.Cron.HasFallbacks = true
+			for _, f := range *t.Fallbacks {
+				req.Cron.Fallbacks = append(req.Cron.Fallbacks, modelRef(f))
+			}
+		}
+		return req, nil
+	}
+	src := t.Source
+	if src == "" {
+		src = string(policy.SourceUser)
+	}
+	if _, err := r.eng.SelectModel(ctx, t.Session, ref, src, nil, ""); err != nil {
+		return req, fmt.Errorf("turn %s: select %s: %w", t.ID, t.Model, err)
+	}
+	return req, nil
 }
 
 func (rep *Report) profiles(eng *engine.Engine, sc *Scenario) []ProfileReport {

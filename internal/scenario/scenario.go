@@ -20,8 +20,6 @@ import (
 
 	"github.com/fledger/fledger/commands/classify"
 	"github.com/fledger/fledger/commands/config"
-	"github.com/fledger/fledger/engine"
-	"github.com/fledger/fledger/events"
 )
 
 // MaxFileBytes bounds a scenario file (4 MiB).
@@ -73,6 +71,11 @@ type Turn struct {
 	// stores nothing).
 	Model  string `json:"model,omitempty"`
 	Source string `json:"source,omitempty"`
+	// Fallbacks is a cron payload's payload.fallbacks (source cron only):
+	// the run's fallbacksOverride, the chain being Model then these, with
+	// no configured primary appended; an empty list is a strict cron run.
+	// nil (absent) = the configured fallbacks.
+	Fallbacks *[]string `json:"fallbacks,omitempty"`
 	// Responses answer the turn's attempts: each attempt takes the first
 	// unused response matching its candidate (and profile, when given).
 	Responses []Response `json:"responses,omitempty"`
@@ -82,10 +85,14 @@ type Turn struct {
 
 // Command is a session command: do is model (`/model p/m[@profile]`, with
 // source), model_default (`/model default`), pin (profile, source auto or
-// user), new (`/new`), reset (`/reset`), compaction (a completed
-// compaction) or auth_order (`models auth order set --provider <provider>
-// <profiles…>`: the agent's stored auth-profile order; no session; an
-// empty profiles list clears it).
+// user), new (`/new`), reset (`/reset`), sessions_reset (the gateway's
+// sessions.reset), compaction (a completed compaction) or auth_order
+// (`models auth order set --provider <provider> <profiles…>`: the agent's
+// stored auth-profile order; no session; an empty profiles list clears
+// it). Three steps act on the gateway instead of a session: use (seed a
+// profile's lastUsed with a one-call warm-up turn, see seed.go),
+// remove_profile (a config change without that profile) and restart (a new
+// engine on the same ledger).
 type Command struct {
 	Do      string `json:"do"`
 	Session string `json:"session,omitempty"`
@@ -96,7 +103,18 @@ type Command struct {
 	// Provider and Profiles are the stored order of do: auth_order.
 	Provider string   `json:"provider,omitempty"`
 	Profiles []string `json:"profiles,omitempty"`
+
+	// turnID is the warm-up turn of do: use; config the config in force
+	// after do: remove_profile (both set by Parse).
+	turnID string
+	config *config.Loaded
 }
+
+// TurnID is the id of a use step's warm-up turn ("t<step number>").
+func (c *Command) TurnID() string { return c.turnID }
+
+// Config is the config a remove_profile step leaves in force.
+func (c *Command) Config() *config.Loaded { return c.config }
 
 // Response is one scripted provider answer.
 type Response struct {
@@ -117,52 +135,12 @@ type Response struct {
 	LatencyMs int64 `json:"latency_ms,omitempty"`
 	// Repeat answers that many attempts (default 1).
 	Repeat int `json:"repeat,omitempty"`
-}
-
-// TurnExpect is what a turn must do. Unset fields are not checked.
-type TurnExpect struct {
-	// Outcome: succeeded | exhausted | stopped | unfinished.
-	Outcome string `json:"outcome,omitempty"`
-	// AnsweredBy is "provider/model"; Profile the answering profile.
-	AnsweredBy string `json:"answered_by,omitempty"`
-	Profile    string `json:"profile,omitempty"`
-	// Attempts is the number of provider calls.
-	Attempts *int `json:"attempts,omitempty"`
-	// Notices are the notices shown to the user, exactly, in order;
-	// Suppressed those recorded but not shown (group and channel chats).
-	Notices    *[]string `json:"notices,omitempty"`
-	Suppressed *[]string `json:"suppressed,omitempty"`
-	// Summary is the exhaustion summary as the user sees it; Disposition
-	// and Reason describe a stop.
-	Summary     string `json:"summary,omitempty"`
-	Disposition string `json:"disposition,omitempty"`
-	Reason      string `json:"reason,omitempty"`
-	// Profiles are usageStats right after the turn.
-	Profiles map[string]ProfileExpect `json:"profiles,omitempty"`
-}
-
-// Expect holds end-of-run expectations.
-type Expect struct {
-	// Profiles are usageStats at the end of the run.
-	Profiles map[string]ProfileExpect `json:"profiles,omitempty"`
-}
-
-// ProfileExpect is expected usageStats (OpenClaw field names). Times are
-// "+<duration>" from Start, RFC 3339, or "none". Unset fields are not
-// checked.
-type ProfileExpect struct {
-	ErrorCount     *int           `json:"errorCount,omitempty"`
-	FailureCounts  map[string]int `json:"failureCounts,omitempty"`
-	CooldownUntil  *string        `json:"cooldownUntil,omitempty"`
-	CooldownReason *string        `json:"cooldownReason,omitempty"`
-	CooldownModel  *string        `json:"cooldownModel,omitempty"`
-	DisabledUntil  *string        `json:"disabledUntil,omitempty"`
-	DisabledReason *string        `json:"disabledReason,omitempty"`
-	BlockedUntil   *string        `json:"blockedUntil,omitempty"`
-	BlockedReason  *string        `json:"blockedReason,omitempty"`
-	BlockedSource  *string        `json:"blockedSource,omitempty"`
-	BlockedModel   *string        `json:"blockedModel,omitempty"`
-	LastUsed       *string        `json:"lastUsed,omitempty"`
+	// OutputStarted / ToolStarted (errors only): assistant output or a tool
+	// call had started before the error, as a gateway reports them
+	// (engine.ReplayUnsafeError): the attempt is never retried, and the
+	// whole-chain overload retry is off for the rest of the turn.
+	OutputStarted bool `json:"output_started,omitempty"`
+	ToolStarted   bool `json:"tool_started,omitempty"`
 }
 
 // Problem is one thing wrong with a scenario file, at a path such as
@@ -239,7 +217,7 @@ func Parse(data []byte, source string) (*Scenario, error) {
 	if err := strict(js, &top); err != nil {
 		return nil, bad("", "%v", err)
 	}
-	v := &validator{}
+	v := &validator{source: source}
 	sc := &Scenario{Name: top.Name, Description: top.Description, Config: top.Config, Source: source}
 	if top.Name == "" {
 		v.add("name", "is required")
@@ -259,7 +237,7 @@ func Parse(data []byte, source string) (*Scenario, error) {
 			v.add("config", err.Error())
 		}
 	} else {
-		sc.Loaded = l
+		sc.Loaded, v.cfg, v.loaded = l, top.Config, l
 	}
 	if len(top.Default) > 0 && string(top.Default) != "null" {
 		sc.Default = v.response("default", top.Default, true)
@@ -267,27 +245,14 @@ func Parse(data []byte, source string) (*Scenario, error) {
 	if len(top.Script) == 0 {
 		v.add("script", "needs at least one step")
 	}
-	ids := map[string]bool{}
-	for i, raw := range top.Script {
-		path := fmt.Sprintf("script[%d]", i)
-		st := v.step(path, raw)
-		if st.Turn != nil {
-			if st.Turn.ID == "" {
-				st.Turn.ID = fmt.Sprintf("t%d", i+1)
-			}
-			if ids[st.Turn.ID] {
-				v.add(path+".turn.id", fmt.Sprintf("duplicate turn id %q", st.Turn.ID))
-			}
-			ids[st.Turn.ID] = true
-		}
-		sc.Script = append(sc.Script, st)
-	}
+	sc.Script = v.script(top.Script)
 	if len(top.Expect) > 0 && string(top.Expect) != "null" {
 		var ex Expect
 		if err := strict(top.Expect, &ex); err != nil {
 			v.add("expect", err.Error())
 		} else {
 			v.profiles("expect.profiles", ex.Profiles)
+			v.sessions("expect.sessions", ex.Sessions)
 			sc.Expect = &ex
 		}
 	}
@@ -305,216 +270,4 @@ func strict(js []byte, v any) error {
 		return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil
-}
-
-type validator struct{ problems []Problem }
-
-func (v *validator) add(path, msg string) {
-	v.problems = append(v.problems, Problem{Path: path, Msg: msg})
-}
-
-func (v *validator) step(path string, raw json.RawMessage) Step {
-	var st Step
-	if err := strict(raw, &st); err != nil {
-		// Decode again leniently to report the fields one by one.
-		v.add(path, err.Error())
-		return st
-	}
-	off, ok := ParseOffset(st.At)
-	if !ok {
-		v.add(path+".at", fmt.Sprintf("%q is not an offset like +45s or +2m30s", st.At))
-	}
-	st.Offset = off
-	switch {
-	case st.Turn != nil && st.Command != nil:
-		v.add(path, "has both turn and command; a step is one of them")
-	case st.Turn != nil:
-		v.turn(path+".turn", st.Turn, raw)
-	case st.Command != nil:
-		v.command(path+".command", st.Command)
-	default:
-		v.add(path, "needs a turn or a command")
-	}
-	return st
-}
-
-func (v *validator) turn(path string, t *Turn, raw json.RawMessage) {
-	if t.Session == "" {
-		v.add(path+".session", "is required")
-	}
-	v.key(path+".session", events.AggSession, t.Session)
-	v.key(path+".id", events.AggTurn, t.ID)
-	if len(t.Agent) > events.MaxAgentLen {
-		v.add(path+".agent", fmt.Sprintf("is %d bytes; the limit is %d", len(t.Agent), events.MaxAgentLen))
-	}
-	switch t.Chat {
-	case "", "direct", "group", "channel":
-	default:
-		v.add(path+".chat", fmt.Sprintf("%q is not direct|group|channel", t.Chat))
-	}
-	if t.Model != "" {
-		if _, _, ok := splitModel(t.Model); !ok {
-			v.add(path+".model", fmt.Sprintf("%q is not provider/model", t.Model))
-		}
-	}
-	switch t.Source {
-	case "", "user", "default", "auto", "legacy", "cron":
-	default:
-		v.add(path+".source", fmt.Sprintf("%q is not user|default|auto|legacy|cron", t.Source))
-	}
-	if t.Source != "" && t.Model == "" {
-		v.add(path+".source", "needs a model")
-	}
-	// Re-decode responses one by one for precise paths.
-	var rr struct {
-		Turn struct {
-			Responses []json.RawMessage `json:"responses"`
-		} `json:"turn"`
-	}
-	_ = json.Unmarshal(raw, &rr)
-	for i, r := range rr.Turn.Responses {
-		if resp := v.response(fmt.Sprintf("%s.responses[%d]", path, i), r, false); resp != nil && i < len(t.Responses) {
-			t.Responses[i] = *resp
-		}
-	}
-	if e := t.Expect; e != nil {
-		switch e.Outcome {
-		case "", "succeeded", "exhausted", "stopped", "unfinished":
-		default:
-			v.add(path+".expect.outcome", fmt.Sprintf("%q is not succeeded|exhausted|stopped|unfinished", e.Outcome))
-		}
-		v.profiles(path+".expect.profiles", e.Profiles)
-	}
-}
-
-func (v *validator) response(path string, raw json.RawMessage, isDefault bool) *Response {
-	var r Response
-	if err := strict(raw, &r); err != nil {
-		v.add(path, err.Error())
-		return nil
-	}
-	if !isDefault || r.Candidate != "" {
-		if _, _, ok := splitModel(r.Candidate); !ok {
-			v.add(path+".candidate", fmt.Sprintf("%q is not provider/model", r.Candidate))
-		}
-	}
-	if r.OK == (r.Error != nil) {
-		v.add(path, `needs exactly one of "ok: true" and "error"`)
-	}
-	if r.LatencyMs < 0 {
-		v.add(path+".latency_ms", "must be ≥ 0")
-	}
-	if r.Repeat < 0 {
-		v.add(path+".repeat", "must be ≥ 1")
-	}
-	return &r
-}
-
-func (v *validator) command(path string, c *Command) {
-	if c.Do == "auth_order" {
-		if c.Provider == "" {
-			v.add(path+".provider", "is required")
-		}
-		v.key(path+".provider", events.AggOrder, c.Provider)
-		for i, p := range c.Profiles {
-			v.key(fmt.Sprintf("%s.profiles[%d]", path, i), events.AggProfile, p)
-		}
-		return
-	}
-	if c.Session == "" {
-		v.add(path+".session", "is required")
-	}
-	v.key(path+".session", events.AggSession, c.Session)
-	switch c.Do {
-	case "model":
-		if _, p, err := engine.ParseModelSelection(c.Model); err != nil {
-			v.add(path+".model", fmt.Sprintf("%q is not provider/model[@profile]", c.Model))
-		} else if p != "" {
-			if err := engine.ValidateKey(events.AggProfile, p); err != nil {
-				v.add(path+".model", "profile "+err.Error())
-			}
-		}
-	case "pin":
-		if c.Profile == "" {
-			v.add(path+".profile", "is required")
-		}
-		v.key(path+".profile", events.AggProfile, c.Profile)
-		if c.Source != "" && c.Source != "auto" && c.Source != "user" {
-			v.add(path+".source", fmt.Sprintf("%q is not auto|user", c.Source))
-		}
-	case "model_default", "new", "reset", "compaction":
-	default:
-		v.add(path+".do", fmt.Sprintf("%q is not model|model_default|pin|new|reset|compaction|auth_order", c.Do))
-	}
-}
-
-func (v *validator) profiles(path string, m map[string]ProfileExpect) {
-	for id, p := range m {
-		for name, tv := range map[string]*string{"cooldownUntil": p.CooldownUntil, "disabledUntil": p.DisabledUntil, "lastUsed": p.LastUsed} {
-			if tv == nil {
-				continue
-			}
-			if _, ok := parseExpectTime(*tv, time.Time{}); !ok {
-				v.add(path+"."+id+"."+name, fmt.Sprintf("%q is not +<duration>, RFC 3339 or none", *tv))
-			}
-		}
-	}
-}
-
-// ParseOffset parses "+45s", "+2m30s", "+0s" (a Go duration after "+").
-func ParseOffset(s string) (time.Duration, bool) {
-	if !strings.HasPrefix(s, "+") {
-		return 0, false
-	}
-	d, err := time.ParseDuration(s[1:])
-	if err != nil || d < 0 {
-		return 0, false
-	}
-	return d, true
-}
-
-// parseExpectTime reads an expected time: "+<duration>" from start, RFC
-// 3339, or "none"/"" (unset). It returns Unix ms (0 = unset).
-func parseExpectTime(s string, start time.Time) (int64, bool) {
-	switch s {
-	case "", "none":
-		return 0, true
-	}
-	if d, ok := ParseOffset(s); ok {
-		return events.Millis(start.Add(d)), true
-	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return 0, false
-	}
-	return events.Millis(t), true
-}
-
-// splitModel splits "provider/model" (engine.ParseModelRef).
-func splitModel(s string) (string, string, bool) {
-	ref, err := engine.ParseModelRef(s)
-	return ref.Provider, ref.Model, err == nil
-}
-
-// splitProfile splits `/model`'s "provider/model[@profile]" into the
-// model and the profile with the engine's parser
-// (engine.ParseModelSelection), the one `fledger serve` uses too.
-func splitProfile(s string) (string, string) {
-	ref, p, err := engine.ParseModelSelection(s)
-	if err != nil {
-		return s, ""
-	}
-	return ref.String(), p
-}
-
-// key adds a problem at path when id could not be stored as an aggregate
-// key (too long for events.MaxKeyLen, not UTF-8); "" is checked by the
-// caller ("is required").
-func (v *validator) key(path string, agg events.Aggregate, id string) {
-	if id == "" {
-		return
-	}
-	if err := engine.ValidateKey(agg, id); err != nil {
-		v.add(path, err.Error())
-	}
 }

@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"sigs.k8s.io/yaml"
-
 	"github.com/fledger/fledger/internal/testutil"
 )
 
@@ -171,40 +168,13 @@ script:
 
 // schemas/scenario.v1.json accepts every fixture and rejects bad shapes.
 func TestSchema_AcceptsFixtures(t *testing.T) {
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	cfgRaw, err := os.ReadFile(filepath.Join("..", "..", "schemas", "config.v1.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfgDoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(cfgRaw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.AddResource("https://fledger.dev/schemas/config.v1.json", cfgDoc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(filepath.Join("..", "..", "schemas", "scenario.v1.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := func(text []byte) any {
-		js, err := yaml.YAMLToJSON(text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(js))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	s := scenarioSchema(t)
 	for _, f := range fixtures(t) {
 		raw, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Validate(doc(raw)); err != nil {
+		if err := s.Validate(schemaDoc(t, string(raw))); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}

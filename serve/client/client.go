@@ -117,7 +117,10 @@ type BeginRequest struct {
 	Chat    string `json:"chat,omitempty"`
 	Model   string `json:"model,omitempty"`
 	Source  string `json:"source,omitempty"`
-	TurnID  string `json:"turn_id,omitempty"`
+	// Fallbacks is a cron payload's payload.fallbacks (source cron only;
+	// an empty list is a strict run, nil the configured fallbacks).
+	Fallbacks *[]string `json:"fallbacks,omitempty"`
+	TurnID    string    `json:"turn_id,omitempty"`
 }
 
 // ProviderError is a provider call's error as the gateway saw it.

@@ -1,0 +1,151 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fledger/fledger/commands/config"
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/engine"
+	"github.com/fledger/fledger/events"
+)
+
+// commandDos are the command steps, as problems name them.
+const commandDos = "model|model_default|pin|new|reset|sessions_reset|compaction|auth_order|use|remove_profile|restart"
+
+func (v *validator) command(path string, c *Command) {
+	switch c.Do {
+	case "auth_order":
+		if c.Provider == "" {
+			v.add(path+".provider", "is required")
+		}
+		v.key(path+".provider", events.AggOrder, c.Provider)
+		for i, p := range c.Profiles {
+			v.key(fmt.Sprintf("%s.profiles[%d]", path, i), events.AggProfile, p)
+		}
+		return
+	case "use":
+		v.use(path, c)
+		return
+	case "remove_profile", "restart":
+		if c.Session != "" {
+			v.add(path+".session", "is not taken: a "+c.Do+" step acts on the gateway, not on a session")
+		}
+		if c.Do == "remove_profile" {
+			v.removeProfile(path, c)
+		}
+		return
+	}
+	if c.Session == "" {
+		v.add(path+".session", "is required")
+	}
+	v.key(path+".session", events.AggSession, c.Session)
+	switch c.Do {
+	case "model":
+		if _, p, err := engine.ParseModelSelection(c.Model); err != nil {
+			v.add(path+".model", fmt.Sprintf("%q is not provider/model[@profile]", c.Model))
+		} else if p != "" {
+			if err := engine.ValidateKey(events.AggProfile, p); err != nil {
+				v.add(path+".model", "profile "+err.Error())
+			}
+		}
+	case "pin":
+		if c.Profile == "" {
+			v.add(path+".profile", "is required")
+		}
+		v.key(path+".profile", events.AggProfile, c.Profile)
+		if c.Source != "" && c.Source != "auto" && c.Source != "user" {
+			v.add(path+".source", fmt.Sprintf("%q is not auto|user", c.Source))
+		}
+	case "model_default", "new", "reset", "sessions_reset", "compaction":
+	default:
+		v.add(path+".do", fmt.Sprintf("%q is not %s", c.Do, commandDos))
+	}
+}
+
+// profile returns the profile id of the config in force at this step and
+// whether it is configured there; with no valid config it reports true
+// (the config's own problems are reported instead).
+func (v *validator) profile(id string) (policy.Profile, bool) {
+	if v.loaded == nil {
+		return policy.Profile{}, true
+	}
+	return v.loaded.Policy.Profile(id)
+}
+
+// use checks a use step (profile, a configured one; model, its provider's,
+// by default the first model of the configured defaults' chain of that
+// provider) and sets its session (SeedSession).
+func (v *validator) use(path string, c *Command) {
+	if c.Session != "" {
+		v.add(path+".session", "is not taken: a use step's warm-up turn runs on session "+SeedSession("<profile>"))
+	}
+	if c.Profile == "" {
+		v.add(path+".profile", "is required")
+		return
+	}
+	v.key(path+".profile", events.AggProfile, c.Profile)
+	c.Session = SeedSession(c.Profile)
+	v.key(path+".profile", events.AggSession, c.Session)
+	p, ok := v.profile(c.Profile)
+	if !ok {
+		v.add(path+".profile", fmt.Sprintf("%q is not a profile of the config in force", c.Profile))
+		return
+	}
+	if c.Model == "" && v.loaded != nil {
+		c.Model = defaultModel(v.loaded.Policy, p.Provider)
+		if c.Model == "" {
+			v.add(path+".model", fmt.Sprintf("is required: no configured default model is of provider %s", p.Provider))
+		}
+		return
+	}
+	v.model(path+".model", c.Model)
+	if ref := modelRef(c.Model); v.loaded != nil && ref.Provider != "" && ref.Provider != p.Provider {
+		v.add(path+".model", fmt.Sprintf("%q is not of the profile's provider %s", c.Model, p.Provider))
+	}
+}
+
+// defaultModel is the first model of agents.defaults (primary, then
+// fallbacks) of provider ("" = none).
+func defaultModel(c policy.Config, provider string) string {
+	for _, m := range append([]policy.ModelRef{c.Defaults.Primary}, c.Defaults.Fallbacks...) {
+		if m.Provider == provider {
+			return m.String()
+		}
+	}
+	return ""
+}
+
+// removeProfile checks a remove_profile step and builds the config it
+// leaves in force, which is then the config of the steps after it.
+func (v *validator) removeProfile(path string, c *Command) {
+	if c.Profile == "" {
+		v.add(path+".profile", "is required")
+		return
+	}
+	if v.loaded == nil {
+		return
+	}
+	if _, ok := v.profile(c.Profile); !ok {
+		v.add(path+".profile", fmt.Sprintf("%q is not a profile of the config in force", c.Profile))
+		return
+	}
+	raw, err := withoutProfile(v.cfg, c.Profile)
+	if err != nil {
+		v.add(path, err.Error())
+		return
+	}
+	l, err := config.Parse(raw, v.source+" "+path)
+	if err != nil {
+		var ve *config.ValidationError
+		if !errors.As(err, &ve) {
+			v.add(path, err.Error())
+			return
+		}
+		for _, p := range ve.Problems {
+			v.add(path, "the config without "+c.Profile+": "+p.String())
+		}
+		return
+	}
+	c.config, v.cfg, v.loaded = l, raw, l
+}
