@@ -141,10 +141,39 @@ func TestClassify_Blind3Families(t *testing.T) {
 			&ProviderError{Status: 403, Message: "Error 403 (upstream said 429)"},
 			want{ReasonAuth, 403, DispositionFailover, 0, "status.401_403"}},
 	}
+	// The issue 17 fresh-user pass.
+	fresh := []tc{
+		{"a count over a per-minute rate limit is a rate limit, not an overflow (LiteLLM 500 around Anthropic)",
+			&ProviderError{Status: 500, Message: `litellm.RateLimitError: AnthropicException - {"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`},
+			want{ReasonRateLimit, 500, DispositionFailover, 0, "msg13.rate_limit"}},
+		{"a count over a daily rate limit, no status",
+			&ProviderError{Message: "Number of request tokens has exceeded your daily rate limit"},
+			want{ReasonRateLimit, 429, DispositionFailover, 0, "msg13.rate_limit"}},
+		{"the provider's rate_limit_error type beats a wrapper's 500",
+			&ProviderError{Provider: "anthropic", Status: 500, Body: `{"type":"error","error":{"type":"rate_limit_error","message":"rate limited"}}`},
+			want{ReasonRateLimit, 500, DispositionFailover, 0, "msg13.rate_limit"}},
+		{"rate words alone under a 500 stay server_error (OpenClaw's 5xx rule)",
+			&ProviderError{Status: 500, Message: "upstream rate limiter crashed"},
+			want{ReasonServerError, 500, DispositionFailover, 0, "status.5xx"}},
+		{"a Chinese token count over the model's maximum is an overflow",
+			&ProviderError{Status: 400, Message: "请求的token数超过了模型的最大限制"},
+			want{ReasonContextOverflow, 400, DispositionCompaction, 0, "msg08.context_overflow"}},
+		{"a Chinese token count over a per-minute quota is not",
+			&ProviderError{Status: 429, Message: "token数超过每分钟限制"},
+			want{ReasonRateLimit, 429, DispositionFailover, 0, "status.429"}},
+		{"an epoch X-RateLimit-Reset is a time, not a delay of 56 years",
+			&ProviderError{Status: 429, Message: "Too Many Requests", Headers: map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1767333840"},
+				ReceivedAt: resetNow},
+			want{ReasonRateLimit, 429, DispositionFailover, 3 * 3600 * 1000, "status.429"}},
+		{"an epoch in milliseconds too",
+			&ProviderError{Status: 429, Message: "Too Many Requests", Headers: map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1767330000000"},
+				ReceivedAt: resetNow},
+			want{ReasonRateLimit, 429, DispositionFailover, 116 * 60 * 1000, "status.429"}},
+	}
 	for _, fam := range []struct {
 		name  string
 		cases []tc
-	}{{"format", format}, {"auth", auth}, {"billing", billing}, {"model", model}, {"cloudflare", cloudflare}, {"rate", rate}, {"empty", empty}, {"refusal", refusal}, {"runtime", runtime}, {"dev4", dev4}} {
+	}{{"format", format}, {"auth", auth}, {"billing", billing}, {"model", model}, {"cloudflare", cloudflare}, {"rate", rate}, {"empty", empty}, {"refusal", refusal}, {"runtime", runtime}, {"dev4", dev4}, {"fresh", fresh}} {
 		for _, c := range fam.cases {
 			t.Run(fam.name+"/"+c.name, func(t *testing.T) { checkExact(t, c.in, c.w) })
 		}

@@ -56,6 +56,9 @@ type msgCtx struct {
 	// billingCondition: the signal's message or body states a billing
 	// condition (billingCondition), for status.5xx.
 	billingCondition bool
+	// typedRateLimit: the provider's own type or code, or an SDK's
+	// RateLimitError, names a rate limit (typedRateLimit), for status.5xx.
+	typedRateLimit bool
 }
 
 // messageRules is reference §2.2, in order. fledger additions are marked in
@@ -242,6 +245,9 @@ var messageRules = []messageRule{
 			return "", "", false
 		}
 		m, ok := firstOf(t, assistantOverflow...)
+		if ok && rateBound(m) {
+			return "", "", false // "token limit (500,000 per day) exceeded": a quota window
+		}
 		return ReasonContextOverflow, m, ok
 	}},
 	{ruleMsgType, nil}, // evaluated in messageVerdict: the field is a JSON path
@@ -347,12 +353,24 @@ func overflowShape(t *text) (string, bool) {
 		if !ok {
 			continue
 		}
-		if outputOnly(m) {
+		if outputOnly(m) || rateBound(m) {
 			continue
 		}
 		return m, true
 	}
 	return "", false
+}
+
+// rateBound: the limit a count exceeds is a rate, not a window —
+// Anthropic "Number of request tokens has exceeded your per-minute rate
+// limit", "… your daily rate limit" (fledger, issue 17 fresh-user pass).
+func rateBound(m string) bool {
+	for _, w := range []string{"rate limit", "rate-limit", "ratelimit", "per-minute", "per minute", "per-day", "per day", "per hour", "daily", "hourly"} {
+		if strings.Contains(m, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func outputOnly(m string) bool {

@@ -77,7 +77,10 @@ func resetOf(sigs []*signal, now time.Time, retryAfterMs int64, retryField strin
 			}
 		}
 	}
-	if w != nil && retryAfterMs > 0 && !now.IsZero() {
+	// A retry-after at its one-year cap was clamped from something longer
+	// (a 10-year resets_in_seconds): no reset to state, like any other
+	// source beyond maxResetAhead.
+	if w != nil && retryAfterMs > 0 && retryAfterMs < maxRetryAfterMs && !now.IsZero() {
 		r := &Reset{At: millis(now.Add(time.Duration(retryAfterMs) * time.Millisecond)), Source: ResetRetryAfter,
 			Field: retryField, Match: strconv.FormatInt(retryAfterMs, 10) + " ms"}
 		if ok(r) {

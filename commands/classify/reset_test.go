@@ -97,6 +97,28 @@ func TestReset_SourcesGiveExactMoments(t *testing.T) {
 		{"billing carries no reset",
 			&ProviderError{Status: 402, Message: `Insufficient credits {"resets_in_seconds": 60}`},
 			"", "", "", "", ""},
+		// The fresh-user pass (issue 17).
+		{"a 10-year resets_in_seconds is not a reset, not even through the capped retry-after",
+			&ProviderError{Status: 429, Body: `{"error":{"type":"usage_limit_reached","resets_in_seconds":315360000}}`},
+			"", "", "", "", WindowSubscription},
+		{"Claude's usage limit with its reset as Unix seconds after a bar",
+			&ProviderError{Status: 429, Message: "Claude AI usage limit reached|1767330000"},
+			"2026-01-02T05:00:00Z", ResetText, "message", "limit reached|1767330000", WindowUsageLimit},
+		{"Chinese reset with no zone: China Standard Time",
+			&ProviderError{Status: 429, Message: "本月额度已用完，将于2026-02-01重置"},
+			"2026-01-31T16:00:00Z", ResetText, "message", "将于2026-02-01重置", WindowMonthly},
+		{"Chinese reset with a time and (UTC+8)",
+			&ProviderError{Status: 429, Message: "您的限额将在 2026-01-02 13:00:00 (UTC+8) 重置"},
+			"2026-01-02T05:00:00Z", ResetText, "message", "将在 2026-01-02 13:00:00 (utc+8) 重置", ""},
+		{"Zhipu's 5-hour cap in Chinese is a long window",
+			&ProviderError{Status: 429, Message: "已达到5小时的使用上限。您的限额将在 2026-01-02 18:00:00 重置。"},
+			"2026-01-02T10:00:00Z", ResetText, "message", "将在 2026-01-02 18:00:00 重置", WindowSubscription},
+		{"OpenRouter's limit then its period: free-models-per-day",
+			&ProviderError{Status: 429, Message: "Rate limit exceeded: free-models-per-day. Add 10 credits to unlock 1000 free model requests per day"},
+			"", "", "", "", WindowDaily},
+		{"a per-minute limit then its period is no long window",
+			&ProviderError{Status: 429, Message: "Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 30000, Requested 100."},
+			"", "", "", "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -59,9 +59,57 @@ var zoneOffsets = map[string]int{
 	"bst": 3600, "aest": 10 * 3600, "aedt": 11 * 3600,
 }
 
+// Two more written forms (fledger, issue 17 fresh-user pass):
+//
+//   - Claude's subscription limit with its reset as Unix seconds after a
+//     bar: "Claude AI usage limit reached|1773190800";
+//   - the Chinese providers' "将于/将在 <ISO date [time]> 重置" ("您的限额将在
+//     2026-03-10 13:00:00 重置", "额度将于 2026-03-11 00:00:00 (UTC+8) 重置").
+//     With no zone written it is read as China Standard Time (UTC+8, no
+//     daylight saving): the providers that word their resets so — Zhipu,
+//     Moonshot, DashScope — answer on Beijing time.
+var (
+	barEpochReset = regexp.MustCompile(`limit reached\s*\|\s*(\d{10})\b`)
+	cjkReset      = regexp.MustCompile(`(?:将于|将在|于|在)\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[ t]?(\d{1,2}):(\d{2})(?::(\d{2}))?)?\s*(\(utc\+8\)|（utc\+8）|\(北京时间\)|北京时间)?\s*(?:后)?(?:重置|恢复|刷新)`)
+)
+
+// chinaStandardTime is UTC+8.
+var chinaStandardTime = time.FixedZone("UTC+8", 8*3600)
+
+// writtenReset reads the two forms above.
+func writtenReset(t *text) *Reset {
+	if m := barEpochReset.FindStringSubmatch(t.lower); m != nil {
+		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+			return &Reset{At: millis(time.Unix(sec, 0)), Source: ResetText, Field: t.field, Match: preview(m[0])}
+		}
+	}
+	if !strings.Contains(t.lower, "重置") && !strings.Contains(t.lower, "恢复") && !strings.Contains(t.lower, "刷新") {
+		return nil
+	}
+	m := cjkReset.FindStringSubmatch(t.lower)
+	if m == nil {
+		return nil
+	}
+	n := make([]int, 7)
+	for i := 1; i <= 6; i++ {
+		n[i], _ = strconv.Atoi(m[i])
+	}
+	if n[2] < 1 || n[2] > 12 || n[3] < 1 || n[3] > 31 || n[4] > 23 || n[5] > 59 || n[6] > 59 {
+		return nil
+	}
+	at := time.Date(n[1], time.Month(n[2]), n[3], n[4], n[5], n[6], 0, chinaStandardTime)
+	return &Reset{At: millis(at), Source: ResetText, Field: t.field, Match: preview(m[0])}
+}
+
 // textReset finds the first reset time written in t (see above).
 func textReset(t *text, now time.Time) *Reset {
-	if t == nil || !resetTriggers.in(&t.hits) {
+	if t == nil {
+		return nil
+	}
+	if r := writtenReset(t); r != nil {
+		return r
+	}
+	if !resetTriggers.in(&t.hits) {
 		return nil
 	}
 	s := t.lower

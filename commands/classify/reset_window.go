@@ -35,9 +35,14 @@ var (
 	windowSubscription = newPattern("window_subscription",
 		`\bsubscription[^.\n]{0,30}?(limit|quota|usage)|(limit|quota|usage)[^.\n]{0,20}?\bsubscription\b`,
 		"subscription")
+	// The limit then its period: OpenRouter "Rate limit exceeded:
+	// free-models-per-day", "quota exceeded for requests per day".
+	windowPeriodicAfter = newPattern("window_periodic_after",
+		`\b(?:limit|quota)\b[^.\n]{0,40}?\b(daily|weekly|monthly|per[ -]day|per[ -]week|per[ -]month)\b`,
+		"daily", "weekly", "monthly", "per day", "per-day", "per week", "per-week", "per month", "per-month")
 	windowCJK = newPattern("window_cjk",
-		`(每日|每天|今日|当日|每周|本周|每月|本月)[^。]{0,12}?(额度|限额|上限|用量|次数)`,
-		"每日", "每天", "今日", "当日", "每周", "本周", "每月", "本月")
+		`(每日|每天|今日|当日|每周|本周|每月|本月|\d+\s*小时)[^。]{0,12}?(额度|限额|上限|用量|次数)`,
+		"每日", "每天", "今日", "当日", "每周", "本周", "每月", "本月", "小时")
 	// Codex's code written into a text (a proxy that quotes the body as an
 	// escaped JSON string).
 	windowCodeText = newTable("window_code_text", "usage_limit_reached", "usage_limit_exceeded")
@@ -87,6 +92,9 @@ func textWindow(t *text) *Window {
 	if g := submatch(windowPeriodic, t); g != nil {
 		return &Window{Kind: periodKind(g[1]), Field: t.field, Match: preview(g[0])}
 	}
+	if g := submatch(windowPeriodicAfter, t); g != nil {
+		return &Window{Kind: periodKind(g[1]), Field: t.field, Match: preview(g[0])}
+	}
 	if g := submatch(windowCJK, t); g != nil {
 		return &Window{Kind: periodKind(g[1]), Field: t.field, Match: preview(g[0])}
 	}
@@ -111,7 +119,7 @@ func periodKind(w string) string {
 		return WindowWeekly
 	case strings.Contains(w, "month"), w == "每月", w == "本月":
 		return WindowMonthly
-	case strings.Contains(w, "hour"):
+	case strings.Contains(w, "hour"), strings.Contains(w, "小时"):
 		return WindowSubscription
 	}
 	return WindowDaily

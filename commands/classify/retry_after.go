@@ -92,6 +92,13 @@ func headerRetryAfter(e *ProviderError, now time.Time) (int64, string, bool) {
 	return 0, "", false
 }
 
+// epochSecondsFloor and epochMillisFloor: a reset header value from here
+// on is a Unix time in seconds (2001-09-09 on) or in milliseconds.
+const (
+	epochSecondsFloor = 1e9
+	epochMillisFloor  = 1e12
+)
+
 // resetValue reads a reset header: a Go-style duration ("6m0s", "7.66s",
 // "20ms"), plain seconds, or an RFC 3339 time (needs now).
 func resetValue(v string, now time.Time) (int64, bool) {
@@ -99,6 +106,19 @@ func resetValue(v string, now time.Time) (int64, bool) {
 		return clampMs(float64(d) / float64(time.Millisecond)), true
 	}
 	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+		// A count this large is a Unix time, not a delay (OpenRouter's,
+		// GitHub's X-RateLimit-Reset: epoch seconds, or milliseconds from
+		// 1e12 on); relative to now, or unknown without one.
+		if f >= epochSecondsFloor {
+			if now.IsZero() {
+				return 0, false
+			}
+			at := f * 1000
+			if f >= epochMillisFloor {
+				at = f
+			}
+			return clampMs(at - float64(now.UnixMilli())), true
+		}
 		return clampMs(f * 1000), true
 	}
 	if at, err := time.Parse(time.RFC3339, v); err == nil && !now.IsZero() {

@@ -59,6 +59,8 @@ func newSignal(e *ProviderError, prefix string) *signal {
 	if s.ctx.errType == "" && looksLikeType(e.Code) {
 		s.ctx.errType, s.ctx.errTypeField = e.Code, prefix+"code"
 	}
+	s.ctx.typedRateLimit = typeReason(e.Type) == ReasonRateLimit || typeReason(e.Code) == ReasonRateLimit ||
+		typedRateLimit(s.msg) || s.body != nil && typedRateLimit(s.body)
 	for _, v := range []string{e.Code, e.Type} {
 		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "server_error", "upstream_error":
@@ -67,6 +69,24 @@ func newSignal(e *ProviderError, prefix string) *signal {
 	}
 	return s
 }
+
+// typedRateLimit: the provider's own error type or code inside the text
+// names a rate limit ({"error":{"type":"rate_limit_error"}}), or an SDK's
+// RateLimitError class wraps it — the provider said 429 whatever the
+// wrapper's status.
+func typedRateLimit(t *text) bool {
+	if sdkRateLimit.in(&t.hits) {
+		return true
+	}
+	for _, f := range t.embedded() {
+		if k := keyKind(f.key); (k == keyType || k == keyCode) && typeReason(f.val) == ReasonRateLimit {
+			return true
+		}
+	}
+	return false
+}
+
+var sdkRateLimit = newTable("sdk_rate_limit", "ratelimiterror")
 
 // statesBillingCondition: the text states the account's billing condition
 // (billingCondition, or a negative remaining balance).

@@ -177,6 +177,13 @@ func (s *statusCtx) serverSide() (verdict, bool) {
 	if s.status == 503 && s.is(ReasonModelNotFound) {
 		return s.keep()
 	}
+	// fledger (issue 17 fresh-user pass; POLICY: provider-specific codes
+	// and types beat the outer status): a wrapper's 5xx around the
+	// provider's own rate_limit_error type or an SDK's RateLimitError is
+	// the provider's 429.
+	if s.is(ReasonRateLimit) && s.c != nil && s.c.typedRateLimit {
+		return s.keep()
+	}
 	// fledger (issue 17, "Billing under a 5xx"): the provider's own
 	// billing answer inside a 5xx — a body that states the account's
 	// condition (insufficient balance, arrears, overdue) — is billing.

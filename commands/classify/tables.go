@@ -196,10 +196,18 @@ var contextOverflowSeq = []finder{
 	newSeq("max_tokens_exceed_context", 80, []string{"max_tokens"}, []string{"exceed"}, []string{"context"}),
 	newSeq("input_length_exceed_context", 80, []string{"input length"}, []string{"exceed"}, []string{"context"}),
 	newSeq("413_too_large", 80, []string{`\b413\b`}, []string{"too large"}), // Groq, proxies
+	// fledger (issue 17 fresh-user pass): a token count over the model's
+	// limit in Chinese — "请求的token数超过了模型的最大限制", "输入token数超出
+	// 模型最大长度" — but not a per-minute or per-day quota (频率, 每分钟 …).
+	unlessIn{newSeq("cjk_token_count_exceeds", 24, []string{"token数", "token 数", "tokens数", "token数量", "令牌数", "字符数", "文本长度", "提示词长度"},
+		[]string{"超过", "超出", "大于", "超限"}), cjkRateWords},
 	// fledger (RE-054): Bedrock InvokeModel body over 25 MB: "Value at 'body'
 	// failed to satisfy constraint: Member must have length less than or equal to 25000000".
 	newSeq("bedrock_body_length", 8, []string{"value at 'body' failed to satisfy constraint"}, []string{"member must have length less than or equal to"}),
 }
+
+// cjkRateWords: a Chinese count that is a rate or a quota window.
+var cjkRateWords = newTable("cjk_rate_words", "每分钟", "每秒", "每天", "每日", "每小时", "频率", "速率", "并发", "tpm", "rpm", "额度")
 
 // contextOverflowShapes: the structures providers build overflow errors
 // from (fledger, issue 17 family 1), instead of one phrase per provider:
@@ -454,7 +462,7 @@ var billingMore = []finder{
 	// Hugging Face "You have exceeded your monthly included credits for
 	// Inference Providers", "You've used up your credits".
 	newSeq("credits_used_up", 40, []string{"exceeded your", "exhausted your", "used up your", "used all your", "used all of your", "run out of your", "depleted your"},
-		[]string{"credits", `credit`}),
+		[]string{"credits", `\bcredit\b`}),
 	newTable("no_credits", "doesn't have any credits", "does not have any credits", "don't have any credits", "do not have any credits",
 		"doesn't have enough credits", "does not have enough credits", "don't have enough credits", "do not have enough credits"),
 	billingLexicon,
