@@ -350,9 +350,11 @@ func raceTurn(ctx context.Context, clock *raceClock, own, other *engine.Engine, 
 		}
 		att := step.Next.Call.Attempt
 		mine := engine.AttemptReport{Attempt: att, OK: true}
-		// 20% of first calls fail; a retry or rotation fails half the
-		// time, so same-profile retries run out and failures are counted.
-		if rng.IntN(5) == 0 || att > 1 && rng.IntN(2) == 0 {
+		// 20% of first calls fail; a retry or rotation fails three times
+		// in four, so same-profile retries run out and failures are
+		// counted (at one in two, about five failures were recorded per
+		// run, and the guard below failed now and then under load).
+		if rng.IntN(5) == 0 || att > 1 && rng.IntN(4) != 0 {
 			mine = engine.AttemptReport{Attempt: att, Err: limited()}
 		}
 		theirs := mine
@@ -438,6 +440,7 @@ func checkLedger(t *testing.T, st events.Store) {
 			t.Fatalf("turn %s attempt %d has %d outcomes", k.turn, k.attempt, n)
 		}
 	}
+	t.Logf("%d failures recorded", failures)
 	if failures < 5 {
 		t.Fatalf("%d failures recorded: the test exercised too little", failures)
 	}
