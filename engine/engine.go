@@ -37,6 +37,9 @@ type Engine struct {
 	plocks profileLocks
 
 	commits, conflicts atomic.Uint64
+	// skipSince is when this engine's auth skip cache began (Unix ms; 0 =
+	// it started on an empty stream): TurnStarted.SkipCacheSince.
+	skipSince int64
 	// beforeAppend, when set (tests only), runs between a decision and its
 	// append.
 	beforeAppend func(subject string)
@@ -77,6 +80,14 @@ func New(ctx context.Context, store events.Store, agent string, opts ...Option) 
 	if err := e.Sync(ctx); err != nil {
 		e.Close()
 		return nil, err
+	}
+	// The auth skip cache is process-local (seed 000: it "clears on
+	// Gateway restart"): an engine started on a stream that already held
+	// commits reads no mark set before now, and records when its cache
+	// began in every turn it starts (TurnStarted.SkipCacheSince), so
+	// replay decides those turns the same.
+	if e.Position() > 0 {
+		e.skipSince = events.Millis(e.opt.clock.Now())
 	}
 	return e, nil
 }

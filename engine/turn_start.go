@@ -59,6 +59,7 @@ func (e *Engine) decideStart(req TurnRequest, now time.Time) func() (policy.Deci
 		if err != nil {
 			return policy.Decision{}, err
 		}
-		return policy.StartTurn(sel, env, policy.StartInput{TurnID: req.TurnID, Session: req.Session, Chat: req.Chat, Seed: req.Seed, Rules: e.opt.rules})
+		return policy.StartTurn(sel, env, policy.StartInput{TurnID: req.TurnID, Session: req.Session, Chat: req.Chat, Seed: req.Seed, Rules: e.opt.rules,
+			SkipCacheSince: e.skipSince})
 	}
 }

@@ -71,6 +71,13 @@ type TurnStarted struct {
 	// skip marks), follows it, so a stored turn re-decides as it was
 	// decided (docs/policy.md "Rule revisions").
 	Rules int `json:"rules,omitempty"`
+	// SkipCacheSince is when the auth skip cache of the engine that
+	// started the turn began, Unix ms (v2; absent = 0): the cache is
+	// process-local (seed 000: "The cache is process-local and clears on
+	// Gateway restart"), so from rule revision 2 the turn reads no skip
+	// mark set before it. Recorded when the engine started on a stream
+	// that already held commits (a gateway restart).
+	SkipCacheSince int64 `json:"skip_cache_since,omitempty"`
 }
 
 func (TurnStarted) EventType() string         { return "TurnStarted" }

@@ -389,7 +389,8 @@ func (v *verifier) start(f *engine.Fold, c *commit, ts events.TurnStarted, now i
 	if how != "" {
 		v.note("seq %d turn %s: %s", c.Seq, ts.TurnID, how)
 	}
-	return policy.StartTurn(sel, env, policy.StartInput{TurnID: ts.TurnID, Session: ts.Session, Chat: ts.Chat, Seed: ts.Seed, Rules: policy.Rules(ts.Rules)})
+	return policy.StartTurn(sel, env, policy.StartInput{TurnID: ts.TurnID, Session: ts.Session, Chat: ts.Chat, Seed: ts.Seed, Rules: policy.Rules(ts.Rules),
+		SkipCacheSince: ts.SkipCacheSince})
 }
 
 // selectionFor finds the selection request that reproduces the recorded

@@ -217,7 +217,8 @@ func simulate(tc *turnCase, cfg *policy.Config) Path {
 	if err != nil {
 		return fail(err)
 	}
-	dec, err := policy.StartTurn(sel, env, policy.StartInput{TurnID: tc.start.TurnID, Session: tc.start.Session, Chat: tc.start.Chat, Seed: tc.start.Seed, Rules: policy.Rules(tc.start.Rules)})
+	dec, err := policy.StartTurn(sel, env, policy.StartInput{TurnID: tc.start.TurnID, Session: tc.start.Session, Chat: tc.start.Chat, Seed: tc.start.Seed, Rules: policy.Rules(tc.start.Rules),
+		SkipCacheSince: tc.start.SkipCacheSince})
 	if err != nil {
 		return fail(err)
 	}

@@ -75,6 +75,15 @@ func (d *decider) skipMarks() map[string]SkipMark {
 	return d.env.SkipMarks
 }
 
+// inSkipCache reports whether mark is in the deciding engine's skip
+// cache: from revision 2 the cache is process-local (seed 000: "The cache
+// is process-local and clears on Gateway restart"), so a mark set before
+// the engine that started the turn began is not (TurnStarted.
+// SkipCacheSince); revision 1 read every mark on the ledger.
+func (d *decider) inSkipCache(m SkipMark) bool {
+	return !d.v2() || m.At >= d.st.SkipCacheSince
+}
+
 // probeProfile is the profile a cooldown probe of a candidate with this
 // profile order uses: the first of the order. From revision 2 a
 // configured inline API key in an active disable window is passed over

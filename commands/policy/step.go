@@ -208,6 +208,11 @@ type StartInput struct {
 	// TurnStarted.Rules: the engine passes [CurrentRules], replay a stored
 	// TurnStarted's (0 = [RulesV1], every build before issue 22).
 	Rules Rules
+	// SkipCacheSince is when the deciding engine's skip cache began (its
+	// start on a stream that held commits), recorded in
+	// TurnStarted.SkipCacheSince; replay passes the stored one. From
+	// revision 2 no skip mark set before it is read.
+	SkipCacheSince int64
 }
 
 // decider accumulates one decision: it emits events and folds them into its
@@ -256,7 +261,7 @@ func StartTurn(sel Selection, env Env, in StartInput) (Decision, error) {
 		return Decision{}, ErrBadChain
 	}
 	rules := RulesOf(int(in.Rules))
-	d, err := newDecider(TurnState{Rules: int(rules)}, env)
+	d, err := newDecider(TurnState{Rules: int(rules), SkipCacheSince: in.SkipCacheSince}, env)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -269,7 +274,7 @@ func StartTurn(sel Selection, env Env, in StartInput) (Decision, error) {
 		SelectionSource: string(sel.Source), Strict: sel.Strict, Chain: append([]events.Candidate(nil), sel.Chain...),
 		ConfigHash: d.cfg.Hash, AttemptLimit: d.cfg.LoopLimit(len(d.cfg.ProviderProfiles(first.Provider))),
 		PinnedProfile: d.session.Pin, PinSource: string(d.session.PinSource), Seed: in.Seed,
-		StartedAt: env.Now, AutoOriginProbe: sel.AutoOriginProbe, Rules: rules.recorded(),
+		StartedAt: env.Now, AutoOriginProbe: sel.AutoOriginProbe, Rules: rules.recorded(), SkipCacheSince: in.SkipCacheSince,
 	})
 	return d.advance(0, KindFirst), nil
 }
@@ -395,7 +400,7 @@ func (d *decider) advance(i int, kind AttemptKind) Decision {
 			} else if len(order) > 0 {
 				scope = order[0]
 			}
-			if m, ok := d.skipMarks()[SkipKey(d.st.Session, c.Provider, c.Model, scope)]; ok && m.At > 0 && d.now()-m.At < ttl {
+			if m, ok := d.skipMarks()[SkipKey(d.st.Session, c.Provider, c.Model, scope)]; ok && m.At > 0 && d.now()-m.At < ttl && d.inSkipCache(m) {
 				d.skip(i, m.Reason, "skip", SkipCacheText(ModelRef{Provider: c.Provider, Model: c.Model}, m.Reason), 0)
 				continue
 			}

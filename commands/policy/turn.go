@@ -65,6 +65,8 @@ type TurnState struct {
 	AutoOriginProbe bool
 	// Rules is TurnStarted.Rules as recorded (0 = revision 1; [RulesOf]).
 	Rules int
+	// SkipCacheSince is TurnStarted.SkipCacheSince as recorded.
+	SkipCacheSince int64
 
 	// Phase is running | waiting | succeeded | exhausted | stopped.
 	Phase TurnPhase
@@ -196,7 +198,7 @@ func startTurn(ts events.TurnStarted) TurnState {
 		Chain:      append([]events.Candidate(nil), ts.Chain...),
 		ConfigHash: ts.ConfigHash, AttemptLimit: ts.AttemptLimit,
 		Pin: ts.PinnedProfile, PinSource: ts.PinSource, Seed: ts.Seed, StartedAt: ts.StartedAt,
-		AutoOriginProbe: ts.AutoOriginProbe, Rules: ts.Rules, Phase: PhaseRunning, RoundOnlyOverload: true,
+		AutoOriginProbe: ts.AutoOriginProbe, Rules: ts.Rules, SkipCacheSince: ts.SkipCacheSince, Phase: PhaseRunning, RoundOnlyOverload: true,
 	}
 }
 

@@ -78,7 +78,7 @@ func commandText(c *Command) string {
 	case "use":
 		return fmt.Sprintf("use %s on %s (warm-up turn %s)", c.Profile, c.Model, c.turnID)
 	case "remove_profile":
-		return "config change: profile " + c.Profile + " removed (config " + short(c.config.Hash) + ")"
+		return "config change: profile " + c.Profile + " removed (config " + short(c.config.Hash) + "), gateway restarted"
 	case "restart":
 		return "gateway restart: a new engine on the same ledger"
 	}
@@ -86,11 +86,15 @@ func commandText(c *Command) string {
 }
 
 // applyConfig applies the config a remove_profile step leaves in force, as
-// `fledger serve` does when it starts with a changed config
-// (engine.ApplyConfig).
+// `fledger serve` does when it is started again with a changed config
+// (engine.ApplyConfig, then a new engine: what the engine keeps only in
+// its process, the auth skip cache, is gone as after a restart).
 func (r *runner) applyConfig(ctx context.Context, c *Command) ([]string, error) {
 	_, applied, err := r.eng.ApplyConfig(ctx, ConfigSource(r.sc), c.config)
 	if err != nil {
+		return nil, fmt.Errorf("%s: %w", commandText(c), err)
+	}
+	if err := r.restart(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", commandText(c), err)
 	}
 	if !applied {
