@@ -31,7 +31,7 @@ func Classify(e *ProviderError) Result { return ClassifyAt(e, time.Time{}) }
 // into [Result.Reset]. A zero now falls back to e.ReceivedAt, then the
 // Date header.
 func ClassifyAt(e *ProviderError, now time.Time) Result {
-	chain := causeChain(e)
+	chain, walkCut := causeChain(e)
 	sigs := make([]*signal, len(chain))
 	for i, c := range chain {
 		prefix := ""
@@ -44,7 +44,7 @@ func ClassifyAt(e *ProviderError, now time.Time) Result {
 	v, disp := decide(sigs)
 	res := Result{Reason: v.reason, Disposition: disp}
 	res.Evidence = Evidence{Rule: v.rule.id, Source: v.rule.source, Field: v.field, Match: preview(v.match)}
-	res.Evidence.CauseTruncated = e != nil && e.CauseTruncated
+	res.Evidence.CauseTruncated = e != nil && e.CauseTruncated || walkCut
 	if v.reason == ReasonContextOverflow && v.ceiling != nil {
 		c := *v.ceiling
 		res.RequestSizeCeiling = &c
@@ -91,21 +91,23 @@ func preview(m string) string {
 }
 
 // causeChain flattens e and its causes, outermost first, stopping at depth
-// maxCauseDepth or at a pointer already seen (cycle-safe).
-func causeChain(e *ProviderError) []*ProviderError {
+// maxCauseDepth or at a pointer already seen (cycle-safe). cut reports
+// causes left unwalked below the depth limit (Evidence.CauseTruncated).
+func causeChain(e *ProviderError) (chain []*ProviderError, cut bool) {
 	if e == nil {
-		return []*ProviderError{{}}
+		return []*ProviderError{{}}, false
 	}
-	chain := make([]*ProviderError, 0, 2)
-	for c := e; c != nil && len(chain) <= maxCauseDepth; c = c.Cause {
+	chain = make([]*ProviderError, 0, 2)
+	c := e
+	for ; c != nil && len(chain) <= maxCauseDepth; c = c.Cause {
 		for _, seen := range chain {
 			if seen == c {
-				return chain
+				return chain, false
 			}
 		}
 		chain = append(chain, c)
 	}
-	return chain
+	return chain, c != nil
 }
 
 // decide walks the chain (reference §2.7) and returns the reason verdict and
