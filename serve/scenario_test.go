@@ -79,6 +79,13 @@ func driveCommand(t *testing.T, ctx context.Context, srv *gateway, sc *scenario.
 	switch c.Do {
 	case "model":
 		m, prof, _ := strings.Cut(c.Model, "@")
+		if c.Origin != "" {
+			// A stored auto override with its origin (imported state):
+			// the request's origin field, which SelectModel does not take.
+			err = cl.Do(ctx, "POST", "/v1/sessions/main/"+c.Session+"/model",
+				map[string]string{"model": m, "source": c.Source, "origin": c.Origin}, nil)
+			break
+		}
 		err = cl.SelectModel(ctx, "main", c.Session, m, c.Source, prof, nil)
 	case "model_default":
 		err = cl.SelectModel(ctx, "main", c.Session, "default", "", "", nil)

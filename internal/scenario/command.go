@@ -23,7 +23,12 @@ func (r *runner) command(ctx context.Context, c *Command) (*CommandReport, error
 	switch c.Do {
 	case "model":
 		m, prof := splitProfile(c.Model)
-		evs, err = eng.SelectModel(ctx, c.Session, modelRef(m), orDefault(c.Source, string(policy.SourceUser)), nil, prof)
+		var origin *events.ModelRef
+		if c.Origin != "" {
+			o := modelRef(c.Origin)
+			origin = &o
+		}
+		evs, err = eng.SelectModel(ctx, c.Session, modelRef(m), orDefault(c.Source, string(policy.SourceUser)), origin, prof)
 	case "model_default":
 		evs, err = eng.ClearModel(ctx, c.Session, c.Agent)
 	case "pin":
@@ -59,6 +64,9 @@ func (r *runner) command(ctx context.Context, c *Command) (*CommandReport, error
 func commandText(c *Command) string {
 	switch c.Do {
 	case "model":
+		if c.Origin != "" {
+			return "/model " + c.Model + " (source " + orDefault(c.Source, string(policy.SourceUser)) + ", origin " + c.Origin + ")"
+		}
 		return "/model " + c.Model + " (source " + orDefault(c.Source, string(policy.SourceUser)) + ")"
 	case "model_default":
 		return "/model default"

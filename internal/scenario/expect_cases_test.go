@@ -85,6 +85,44 @@ func TestCheck_NewExpectations(t *testing.T) {
 			{`skips: ["openai/gpt-5: Provider openai is in cooldown"]`, `skips: []`,
 				[]string{"script[1] turn skipped (+1m)", "skips", "want []", `got  ["openai/gpt-5: Provider openai is in cooldown"]`}},
 		}},
+		{name: "auto override with origin: the origin is tried first", config: openaiFirst, body: `script:
+  - at: "+0s"
+    command: {do: model, session: s, model: anthropic/claude-sonnet-4-5, source: auto, origin: openai/gpt-5}
+  - at: "+1s"
+    turn:
+      id: origin-probe
+      session: s
+      responses: [{candidate: openai/gpt-5, ok: true}]
+      expect:
+        chain: [openai/gpt-5, anthropic/claude-sonnet-4-5]
+        tried_candidates: [openai/gpt-5]
+        session: {model: none, source: none, origin: none}
+expect:
+  sessions:
+    s: {model: none}
+`, wrong: []wrongExpect{
+			{`chain: [openai/gpt-5, anthropic/claude-sonnet-4-5]`, `chain: [anthropic/claude-sonnet-4-5, openai/gpt-5]`,
+				[]string{"turn origin-probe", "chain", `want ["anthropic/claude-sonnet-4-5", "openai/gpt-5"]`, `got  ["openai/gpt-5", "anthropic/claude-sonnet-4-5"]`}},
+		}},
+		{name: "stopped: the provider's message, no summary", config: anthropicFirst, body: `script:
+  - at: "+0s"
+    turn:
+      id: unrecognised
+      session: s
+      responses:
+        - {candidate: anthropic/claude-sonnet-4-5, vector: RE-003, error: ` + overloadErr + `, repeat: 4}
+        - {candidate: openai/gpt-5, vector: RE-156, error: {message: 'Local model is unavailable.'}}
+      expect:
+        outcome: stopped
+        reason: unclassified
+        message: "Local model is unavailable."
+        summary: none
+`, wrong: []wrongExpect{
+			{`message: "Local model is unavailable."`, `message: "Local model is down."`,
+				[]string{"turn unrecognised", "message", `want "Local model is down."`, `got  "Local model is unavailable."`}},
+			{`message: "Local model is unavailable."`, `message: none`,
+				[]string{"turn unrecognised", "message", "want (none)", `got  "Local model is unavailable."`}},
+		}},
 		{name: "end of run: sessions", config: openaiFirst, body: `script:
   - at: "+0s"
     turn: {id: t, session: s, responses: [{candidate: openai/gpt-5, ok: true}]}

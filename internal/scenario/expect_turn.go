@@ -23,6 +23,7 @@ func checkTurn(sc *Scenario, where string, ex *TurnExpect, tr *TurnReport, miss 
 	str("summary", ex.Summary, tr.Summary)
 	str("disposition", ex.Disposition, tr.Disposition)
 	str("reason", ex.Reason, tr.Reason)
+	str("message", ex.Message, tr.Message)
 	if ex.Attempts != nil && *ex.Attempts != tr.Attempts {
 		miss(where, "attempts", strconv.Itoa(*ex.Attempts), strconv.Itoa(tr.Attempts))
 	}

@@ -30,10 +30,12 @@ type TurnExpect struct {
 	Notices    *[]string `json:"notices,omitempty"`
 	Suppressed *[]string `json:"suppressed,omitempty"`
 	// Summary is the exhaustion summary as the user sees it; Disposition
-	// and Reason describe a stop.
+	// and Reason describe a stop, Message is the stop's message (the
+	// provider's error as it is surfaced, TurnStopped.message).
 	Summary     string `json:"summary,omitempty"`
 	Disposition string `json:"disposition,omitempty"`
 	Reason      string `json:"reason,omitempty"`
+	Message     string `json:"message,omitempty"`
 	// Profiles are usageStats right after the turn.
 	Profiles map[string]ProfileExpect `json:"profiles,omitempty"`
 

@@ -52,6 +52,11 @@ func TestParse_NewFieldsRefusedWithPaths(t *testing.T) {
 			`script[1].command.profile: "openai:b" is not a profile of the config in force`, false},
 		{"remove_profile without profile", cmd(`{do: remove_profile}`), "script[0].command.profile: is required", true},
 		{"sessions_reset without session", cmd(`{do: sessions_reset}`), "script[0].command.session: is required", true},
+		{"origin without source auto", cmd(`{do: model, session: s, model: openai/gpt-5, origin: anthropic/claude-sonnet-4-5}`),
+			"script[0].command.origin: is only taken with source auto", true},
+		{"origin on another step", cmd(`{do: new, session: s, origin: anthropic/claude-sonnet-4-5}`), "script[0].command.origin: is only taken by do: model", true},
+		{"origin not provider/model", cmd(`{do: model, session: s, model: openai/gpt-5, source: auto, origin: claude}`),
+			`script[0].command.origin: "claude" is not provider/model`, true},
 		{"restart with a session", cmd(`{do: restart, session: s}`), "script[0].command.session: is not taken: a restart step acts on the gateway", true},
 		{"remove_profile with a session", cmd(`{do: remove_profile, profile: "openai:a", session: s}`), "script[0].command.session: is not taken", true},
 		{"use with no model of the provider", strings.Replace(openaiFirst, `"openai:b": {provider: openai`, `"google-gemini:x": {provider: google-gemini`, 1) +

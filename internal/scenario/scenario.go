@@ -100,6 +100,11 @@ type Command struct {
 	Source  string `json:"source,omitempty"`
 	Profile string `json:"profile,omitempty"`
 	Agent   string `json:"agent,omitempty"`
+	// Origin is the configured model a stored auto override fell back
+	// from (do: model with source auto, as imported session state holds
+	// it): every failover.autoOverrideProbeIntervalMs the origin is tried
+	// first, and its success clears the override.
+	Origin string `json:"origin,omitempty"`
 	// Provider and Profiles are the stored order of do: auth_order.
 	Provider string   `json:"provider,omitempty"`
 	Profiles []string `json:"profiles,omitempty"`

@@ -14,6 +14,9 @@ import (
 const commandDos = "model|model_default|pin|new|reset|sessions_reset|compaction|auth_order|use|remove_profile|restart"
 
 func (v *validator) command(path string, c *Command) {
+	if c.Origin != "" && c.Do != "model" {
+		v.add(path+".origin", "is only taken by do: model")
+	}
 	switch c.Do {
 	case "auth_order":
 		if c.Provider == "" {
@@ -47,6 +50,12 @@ func (v *validator) command(path string, c *Command) {
 		} else if p != "" {
 			if err := engine.ValidateKey(events.AggProfile, p); err != nil {
 				v.add(path+".model", "profile "+err.Error())
+			}
+		}
+		if c.Origin != "" {
+			v.model(path+".origin", c.Origin)
+			if c.Source != string(policy.SourceAuto) {
+				v.add(path+".origin", "is only taken with source auto (a stored auto override's origin)")
 			}
 		}
 	case "pin":
