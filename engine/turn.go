@@ -39,6 +39,10 @@ type TurnRequest struct {
 	Chat string
 	// Cron is the cron payload when the turn is a cron run.
 	Cron *policy.CronPayload
+	// FallbacksOverride, when not nil, is the caller's fallbacksOverride:
+	// the chain is the selected model then exactly these ([] = strict),
+	// no configured primary appended (seed 000 "Candidate chain rules").
+	FallbacksOverride *[]policy.ModelRef
 	// Seed seeds the turn's jitter draws when HasSeed; otherwise the
 	// engine's seed source draws one ([WithSeeds]). Recorded in
 	// TurnStarted.Seed.

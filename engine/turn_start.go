@@ -48,7 +48,8 @@ func (e *Engine) decideStart(req TurnRequest, now time.Time) func() (policy.Deci
 		if v := e.st.sessions[req.Session]; v != nil {
 			lastProbe = v.lastAutoProbeAt
 		}
-		sel, err := cfg.Select(env.Session, policy.SelectRequest{Agent: req.Agent, Cron: req.Cron, Now: ms, LastAutoProbeAt: lastProbe})
+		sel, err := cfg.Select(env.Session, policy.SelectRequest{Agent: req.Agent, Cron: req.Cron, Now: ms, LastAutoProbeAt: lastProbe,
+			FallbacksOverride: req.FallbacksOverride})
 		if errors.Is(err, policy.ErrNoModel) {
 			agent := req.Agent
 			if agent == "" {

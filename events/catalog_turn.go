@@ -78,6 +78,11 @@ type TurnStarted struct {
 	// mark set before it. Recorded when the engine started on a stream
 	// that already held commits (a gateway restart).
 	SkipCacheSince int64 `json:"skip_cache_since,omitempty"`
+	// FallbacksOverride is true when the caller supplied the turn's
+	// fallbacks (fallbacksOverride, v2; seed 000 "Candidate chain rules"):
+	// Chain is then Requested and that list, no configured primary
+	// appended, and an empty list made the turn strict.
+	FallbacksOverride bool `json:"fallbacks_override,omitempty"`
 }
 
 func (TurnStarted) EventType() string         { return "TurnStarted" }

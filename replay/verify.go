@@ -416,9 +416,19 @@ func selectionFor(cfg *policy.Config, sess policy.SessionState, ts events.TurnSt
 		crons = append(crons, &policy.CronPayload{Model: ts.Requested},
 			&policy.CronPayload{Model: ts.Requested, Fallbacks: fb, HasFallbacks: true})
 	}
+	// A caller's fallbacksOverride is not recorded either, only that there
+	// was one: it is the recorded chain after the requested model.
+	var override *[]policy.ModelRef
+	if ts.FallbacksOverride {
+		fb := []policy.ModelRef{}
+		for _, c := range ts.Chain[min(1, len(ts.Chain)):] {
+			fb = append(fb, policy.ModelRef{Provider: c.Provider, Model: c.Model})
+		}
+		override = &fb
+	}
 	for ci, cron := range crons {
 		for _, a := range agents {
-			req := policy.SelectRequest{Agent: a, Cron: cron, Now: now, LastAutoProbeAt: lastProbe}
+			req := policy.SelectRequest{Agent: a, Cron: cron, Now: now, LastAutoProbeAt: lastProbe, FallbacksOverride: override}
 			sel, err := cfg.Select(sess, req)
 			if err == nil && sameSelection(sel, ts) {
 				how := ""
@@ -432,7 +442,7 @@ func selectionFor(cfg *policy.Config, sess policy.SessionState, ts events.TurnSt
 			}
 		}
 	}
-	req := policy.SelectRequest{Now: now, LastAutoProbeAt: lastProbe}
+	req := policy.SelectRequest{Now: now, LastAutoProbeAt: lastProbe, FallbacksOverride: override}
 	sel, err := cfg.Select(sess, req)
 	if err != nil {
 		return sel, req, "", fmt.Errorf("selection: %w", err)
@@ -442,7 +452,7 @@ func selectionFor(cfg *policy.Config, sess policy.SessionState, ts events.TurnSt
 
 func sameSelection(sel policy.Selection, ts events.TurnStarted) bool {
 	if sel.Requested != ts.Requested || sel.Source != policy.SelectionSource(ts.SelectionSource) || sel.Strict != ts.Strict ||
-		sel.AutoOriginProbe != ts.AutoOriginProbe || len(sel.Chain) != len(ts.Chain) {
+		sel.AutoOriginProbe != ts.AutoOriginProbe || sel.FallbacksOverride != ts.FallbacksOverride || len(sel.Chain) != len(ts.Chain) {
 		return false
 	}
 	for i := range sel.Chain {

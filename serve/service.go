@@ -295,11 +295,18 @@ func (s *Service) Begin(ctx context.Context, r *BeginRequest) (*TurnStep, error)
 	if r.Fallbacks != nil && policy.SelectionSource(r.Source) != policy.SourceCron {
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "fallbacks are a cron payload's: they need a model with source cron")
 	}
+	if r.Fallbacks != nil && r.FallbacksOverride != nil {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "fallbacks and fallbacks_override both given: a cron payload's fallbacks are its override; send one")
+	}
+	override, err := modelList("fallbacks_override", r.FallbacksOverride)
+	if err != nil {
+		return nil, err
+	}
 	e, agent, err := s.engine(r.Agent)
 	if err != nil {
 		return nil, err
 	}
-	req := engine.TurnRequest{TurnID: r.TurnID, Session: r.Session, Agent: agent, Chat: r.Chat}
+	req := engine.TurnRequest{TurnID: r.TurnID, Session: r.Session, Agent: agent, Chat: r.Chat, FallbacksOverride: override}
 	// Nothing is recorded (not even the model selection) for a turn that
 	// cannot start.
 	if err := engine.ValidateTurnRequest(req); err != nil {

@@ -45,6 +45,26 @@ func cronPayload(model events.ModelRef, fallbacks *[]string) (*policy.CronPayloa
 	return p, nil
 }
 
+// modelList parses a list of provider/model (no @profile) named field; nil
+// stays nil (absent), an empty list is kept empty.
+func modelList(field string, list *[]string) (*[]policy.ModelRef, error) {
+	if list == nil {
+		return nil, nil
+	}
+	out := []policy.ModelRef{}
+	for i, f := range *list {
+		ref, prof, err := modelSelection(f, fmt.Sprintf("%s[%d]", field, i))
+		if err != nil {
+			return nil, err
+		}
+		if prof != "" {
+			return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s[%d] %q takes no @profile", field, i, f)
+		}
+		out = append(out, ref)
+	}
+	return &out, nil
+}
+
 // checkKey refuses an id that could never be stored as an aggregate key
 // (400 naming the field and the limit) before anything is recorded.
 func checkKey(field string, agg events.Aggregate, key string) error {

@@ -31,6 +31,12 @@ type BeginRequest struct {
 	// configured primary appended, and [] is a strict cron run. Absent =
 	// the configured fallbacks.
 	Fallbacks *[]string `json:"fallbacks,omitempty"`
+	// FallbacksOverride is the caller's fallbacksOverride for this turn
+	// ("provider/model" each, any source): the chain is the selected model
+	// then exactly these, no configured primary appended; [] makes the
+	// turn strict (seed 000 "Candidate chain rules"). Absent = the
+	// selection source's own fallbacks. Not with fallbacks.
+	FallbacksOverride *[]string `json:"fallbacks_override,omitempty"`
 	// TurnID, when set, names the turn (default: a fresh UUIDv7). A begin
 	// re-sent with the same id and session returns the turn's current step.
 	TurnID string `json:"turn_id,omitempty"`

@@ -71,6 +71,13 @@ type SelectRequest struct {
 	// probed its origin (Unix ms; 0 = never): the engine reads it from the
 	// last TurnStarted with AutoOriginProbe of the session.
 	LastAutoProbeAt int64
+	// FallbacksOverride, when not nil, is the caller's fallbacksOverride
+	// for this turn (seed 000 "Candidate chain rules": "When a caller
+	// supplies fallbacksOverride, the runner uses exactly the requested
+	// model plus that override list. An empty list disables model
+	// fallback and prevents the configured primary from being appended"):
+	// it replaces whatever fallbacks the selection source would use.
+	FallbacksOverride *[]ModelRef
 }
 
 // Selection is the model a turn starts from, why, and its chain.
@@ -85,6 +92,9 @@ type Selection struct {
 	// AutoOriginProbe is true when a stored auto override's origin is
 	// tried first this turn (every AutoOverrideProbeIntervalMs).
 	AutoOriginProbe bool
+	// FallbacksOverride is true when the caller supplied the fallbacks
+	// (SelectRequest.FallbacksOverride): TurnStarted records it.
+	FallbacksOverride bool
 }
 
 // ErrNoModel is returned when no model is selected and none is configured.
@@ -160,6 +170,9 @@ func (c Config) Select(s SessionState, req SelectRequest) (Selection, error) {
 		}
 	default:
 		sel.Source, requested = SourceDefault, c.Defaults.Primary
+	}
+	if req.FallbacksOverride != nil {
+		override, overrideList, sel.FallbacksOverride = true, *req.FallbacksOverride, true
 	}
 	if override {
 		fallbacks = overrideList

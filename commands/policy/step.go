@@ -275,6 +275,7 @@ func StartTurn(sel Selection, env Env, in StartInput) (Decision, error) {
 		ConfigHash: d.cfg.Hash, AttemptLimit: d.cfg.LoopLimit(len(d.cfg.ProviderProfiles(first.Provider))),
 		PinnedProfile: d.session.Pin, PinSource: string(d.session.PinSource), Seed: in.Seed,
 		StartedAt: env.Now, AutoOriginProbe: sel.AutoOriginProbe, Rules: rules.recorded(), SkipCacheSince: in.SkipCacheSince,
+		FallbacksOverride: sel.FallbacksOverride,
 	})
 	return d.advance(0, KindFirst), nil
 }

@@ -120,7 +120,10 @@ type BeginRequest struct {
 	// Fallbacks is a cron payload's payload.fallbacks (source cron only;
 	// an empty list is a strict run, nil the configured fallbacks).
 	Fallbacks *[]string `json:"fallbacks,omitempty"`
-	TurnID    string    `json:"turn_id,omitempty"`
+	// FallbacksOverride is the caller's fallbacksOverride (any source;
+	// the chain is the selected model then exactly these, [] = strict).
+	FallbacksOverride *[]string `json:"fallbacks_override,omitempty"`
+	TurnID            string    `json:"turn_id,omitempty"`
 }
 
 // ProviderError is a provider call's error as the gateway saw it.
