@@ -219,10 +219,10 @@ func Parse(data []byte, source string) (*Scenario, error) {
 		Script      []json.RawMessage `json:"script"`
 		Expect      json.RawMessage   `json:"expect"`
 	}
-	if err := strict(js, &top); err != nil {
-		return nil, bad("", "%v", err)
-	}
 	v := &validator{source: source}
+	if !v.decode("", js, &top) {
+		return nil, &ValidationError{Source: source, Problems: v.problems}
+	}
 	sc := &Scenario{Name: top.Name, Description: top.Description, Config: top.Config, Source: source}
 	if top.Name == "" {
 		v.add("name", "is required")
@@ -253,9 +253,7 @@ func Parse(data []byte, source string) (*Scenario, error) {
 	sc.Script = v.script(top.Script)
 	if len(top.Expect) > 0 && string(top.Expect) != "null" {
 		var ex Expect
-		if err := strict(top.Expect, &ex); err != nil {
-			v.add("expect", err.Error())
-		} else {
+		if v.decode("expect", top.Expect, &ex) {
 			v.profiles("expect.profiles", ex.Profiles)
 			v.sessions("expect.sessions", ex.Sessions)
 			sc.Expect = &ex

@@ -61,9 +61,7 @@ func (v *validator) script(raws []json.RawMessage) []Step {
 
 func (v *validator) step(path string, raw json.RawMessage) Step {
 	var st Step
-	if err := strict(raw, &st); err != nil {
-		// Decode again leniently to report the fields one by one.
-		v.add(path, err.Error())
+	if !v.decode(path, raw, &st) {
 		return st
 	}
 	off, ok := ParseOffset(st.At)
@@ -150,8 +148,7 @@ func (v *validator) model(path, s string) {
 
 func (v *validator) response(path string, raw json.RawMessage, isDefault bool) *Response {
 	var r Response
-	if err := strict(raw, &r); err != nil {
-		v.add(path, err.Error())
+	if !v.decode(path, raw, &r) {
 		return nil
 	}
 	if !isDefault || r.Candidate != "" {
