@@ -242,7 +242,7 @@ func Parse(data []byte, source string) (*Scenario, error) {
 			v.add("config", err.Error())
 		}
 	} else {
-		sc.Loaded, v.cfg, v.loaded = l, top.Config, l
+		sc.Loaded, v.cfg, v.loaded, v.initial = l, top.Config, l, l
 	}
 	if len(top.Default) > 0 && string(top.Default) != "null" {
 		sc.Default = v.response("default", top.Default, true)

@@ -15,12 +15,15 @@ import (
 // validator collects a scenario file's problems. It follows the config in
 // force through the script (cfg, the config file as JSON, and loaded,
 // nil when the config is invalid): a remove_profile step changes it for
-// the steps after it.
+// the steps after it (removed: the step that removed a profile, by id).
+// initial is the scenario's own config, whose profiles the run reports.
 type validator struct {
 	problems []Problem
 	source   string
 	cfg      json.RawMessage
 	loaded   *config.Loaded
+	initial  *config.Loaded
+	removed  map[string]string
 }
 
 func (v *validator) add(path, msg string) {
@@ -155,6 +158,9 @@ func (v *validator) response(path string, raw json.RawMessage, isDefault bool) *
 		if _, _, ok := splitModel(r.Candidate); !ok {
 			v.add(path+".candidate", fmt.Sprintf("%q is not provider/model", r.Candidate))
 		}
+	}
+	if r.Profile != "" {
+		v.profileOf(path+".profile", r.Profile, modelRef(r.Candidate).Provider)
 	}
 	if r.OK == (r.Error != nil) {
 		v.add(path, `needs exactly one of "ok: true" and "error"`)
