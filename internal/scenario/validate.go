@@ -31,15 +31,24 @@ func (v *validator) add(path, msg string) {
 }
 
 // script checks every step in order (a remove_profile step changes the
-// config the steps after it are checked against) and gives each step that
-// runs a turn its id: a turn's own or "t<step number>", as a use step's
-// warm-up turn has; a duplicate is a problem.
+// config the steps after it are checked against; at never goes back) and
+// gives each step that runs a turn its id: a turn's own or "t<step
+// number>", as a use step's warm-up turn has; a duplicate is a problem.
 func (v *validator) script(raws []json.RawMessage) []Step {
 	var out []Step
 	ids := map[string]bool{}
+	last := -1 // the latest step so far (with a valid at)
 	for i, raw := range raws {
 		path := fmt.Sprintf("script[%d]", i)
 		st := v.step(path, raw)
+		if _, ok := ParseOffset(st.At); ok {
+			if last >= 0 && st.Offset < out[last].Offset {
+				v.add(path+".at", fmt.Sprintf("%q is before script[%d]'s %q: steps are in time order (equal times run in script order)",
+					st.At, last, out[last].At))
+			} else {
+				last = i
+			}
+		}
 		id, idPath := "", path+".turn.id"
 		switch {
 		case st.Turn != nil:
