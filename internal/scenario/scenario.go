@@ -81,6 +81,10 @@ type Turn struct {
 	Responses []Response `json:"responses,omitempty"`
 	// Expect is what the turn must do (checked with --check).
 	Expect *TurnExpect `json:"expect,omitempty"`
+
+	// warmUp is the profile a use step's warm-up turn seeds ("" for a
+	// scripted turn): its one response answers that profile only.
+	warmUp string
 }
 
 // Command is a session command: do is model (`/model p/m[@profile]`, with

@@ -26,7 +26,7 @@ func (r *runner) use(ctx context.Context, c *Command) ([]string, error) {
 	for _, ev := range evs {
 		types = append(types, ev.Type)
 	}
-	t := &Turn{ID: c.turnID, Session: c.Session, Responses: []Response{{Candidate: c.Model, Profile: c.Profile, OK: true}}}
+	t := &Turn{ID: c.turnID, Session: c.Session, Responses: []Response{{Candidate: c.Model, Profile: c.Profile, OK: true}}, warmUp: c.Profile}
 	tr, err := r.turn(ctx, t, nil)
 	if tr != nil {
 		types = append(types, tr.types...)
