@@ -63,16 +63,21 @@ type Explanation struct {
 	AnsweredBy string `json:"answered_by,omitempty"`
 	Profile    string `json:"profile,omitempty"`
 
-	failures int                            // AttemptFailed events seen
-	before   map[string]policy.ProfileState // profile state before a profile event, by event id
+	failures int              // AttemptFailed events seen
+	ctx      turnContext      // what the stream says before the turn
+	cfg      *policy.Config   // the config the turn ran under (nil: not known)
+	probes   map[string]int64 // the turn's own primary probes: provider → StartedAt
 }
 
 // ChainEntry is one candidate of the chain with its route origin
-// (requested | configured-fallback | configured-primary).
+// (requested | configured-fallback | configured-primary) as recorded;
+// Label, when set, says it better ([LabelCronFallback]: a cron payload's
+// own fallback, recorded as configured-fallback).
 type ChainEntry struct {
 	Position    int    `json:"position"`
 	Model       string `json:"model"`
 	RouteOrigin string `json:"route_origin"`
+	Label       string `json:"label,omitempty"`
 }
 
 // Step is one event of the turn in words. Details are further lines
@@ -102,6 +107,7 @@ type NoticeRecord struct {
 func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanation, error) {
 	byAgent := map[string][]events.Event{}
 	f := &explainFold{configs: map[string]json.RawMessage{}, profiles: map[string]policy.ProfileState{}, before: map[string]policy.ProfileState{}}
+	probes := newProbeFold()
 	err := walk(ctx, src, 1, 0, func(c *commit) error {
 		for _, ev := range c.Events {
 			if agent != "" && ev.Agent != agent {
@@ -109,6 +115,7 @@ func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanatio
 			}
 			mine := (ev.Aggregate == events.AggTurn && ev.Key == turnID) || ev.CorrelationID == turnID
 			f.fold(&ev, mine)
+			probes.fold(&ev, mine)
 			if mine {
 				byAgent[ev.Agent] = append(byAgent[ev.Agent], ev)
 			}
@@ -132,7 +139,8 @@ func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanatio
 	case 0:
 		return nil, fmt.Errorf("%w: %q", ErrTurnNotFound, turnID)
 	case 1:
-		x := explainWith(agents[0], turnID, byAgent[agents[0]], f.before)
+		tc := turnContext{before: f.before, probeAt: probes.snaps[agents[0]+"\x00"+turnID], configs: f.configs}
+		x := explainWith(agents[0], turnID, byAgent[agents[0]], tc)
 		x.strictAgentWhy(f.configs[agents[0]+"\x00"+x.ConfigHash])
 		return x, nil
 	}
@@ -177,17 +185,13 @@ func (f *explainFold) FoldProfile(key string, p events.Payload) {
 	f.profiles[k] = policy.EvolveProfile(f.profiles[k], p)
 }
 
-// explain builds the explanation from the turn's events (those of its
-// aggregate and those correlated with it), in stream order.
-func explain(agent, turnID string, evs []events.Event) *Explanation {
-	return explainWith(agent, turnID, evs, nil)
-}
-
-// explainWith is explain with the state of each profile just before each
-// of the turn's profile events (by event id; nil when not known), so a
-// success says what it kept.
-func explainWith(agent, turnID string, evs []events.Event, before map[string]policy.ProfileState) *Explanation {
-	x := &Explanation{Agent: agent, TurnID: turnID, Outcome: "unfinished", Notices: []NoticeRecord{}, before: before}
+// explainWith builds the explanation from the turn's events (those of its
+// aggregate and those correlated with it), in stream order, with what the
+// stream says before the turn (tc): so a success says what it kept, a
+// skipped primary why it was not probed, a cron chain whose fallbacks are
+// the payload's.
+func explainWith(agent, turnID string, evs []events.Event, tc turnContext) *Explanation {
+	x := &Explanation{Agent: agent, TurnID: turnID, Outcome: "unfinished", Notices: []NoticeRecord{}, ctx: tc, probes: map[string]int64{}}
 	var start int64
 	for _, ev := range evs {
 		if ts, ok := ev.Data.(events.TurnStarted); ok {
@@ -210,8 +214,9 @@ func explainWith(agent, turnID string, evs []events.Event, before map[string]pol
 }
 
 // why says why the chain looked as it did (seed 000 "Selection source
-// policy", "Candidate chain rules").
-func why(e events.TurnStarted) string {
+// policy", "Candidate chain rules"); payload says a cron chain was built
+// from the payload's own fallbacks.
+func why(e events.TurnStarted, payload bool) string {
 	var s string
 	switch e.SelectionSource {
 	case string(policy.SourceDefault):
@@ -229,6 +234,12 @@ func why(e events.TurnStarted) string {
 		}
 	case string(policy.SourceCron):
 		s = "a cron job's payload model is a job primary, not a user override: it keeps the configured fallbacks unless the payload lists its own"
+		switch {
+		case payload && e.Strict:
+			s += "; this payload's fallbacks are empty (payload.fallbacks: []): a strict cron run"
+		case payload:
+			s += "; this payload lists its own (payload.fallbacks): the chain is the cron model then those, with no configured primary appended"
+		}
 	default:
 		s = "selection source " + e.SelectionSource
 	}

@@ -97,13 +97,15 @@ func successText(e events.ProfileSucceeded, at func(int64) string) (string, []st
 // singleAttemptEnd is the end of an exhaustion with one attempt:
 // OpenClaw rethrows the last error as is (reference §7 "Failure
 // summary"), so the user sees that error, not the stored summary.
+// With no call at all (the only candidate was skipped) the user sees the
+// skip's reason, and the turn ended without any attempt.
 func singleAttemptEnd(e events.TurnExhausted, failed bool) string {
 	a := e.Attempts[0]
-	what := "the provider's own error"
+	what := "after a single attempt: the user sees the provider's own error"
 	if !failed {
-		what = "the reason the only candidate was skipped"
+		what = "without any attempt (the only candidate was skipped): the user sees the reason it was skipped"
 	}
-	return fmt.Sprintf("exhausted (%s) after a single attempt: the user sees %s as it is, %q (%s, %s/%s)",
+	return fmt.Sprintf("exhausted (%s) %s as it is, %q (%s, %s/%s)",
 		msDur(e.DurationMs), what, oneLine(firstNonEmpty(a.Error, humanWords(a.Reason)), 200),
 		firstNonEmpty(a.Reason, policy.ReasonUnknown), a.Provider, a.Model)
 }

@@ -29,6 +29,9 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) bool {
 		st.Kind = "attempt"
 		st.Text = fmt.Sprintf("attempt #%d %s: %s/%s%s", e.Attempt, e.Kind, e.Provider, e.Model, atProfile(e.ProfileID))
 		st.Details = append(st.Details, attemptWhy(e))
+		if policy.AttemptKind(e.Kind) == policy.KindProbe && e.CandidateIndex == 0 {
+			x.probes[e.Provider] = e.StartedAt
+		}
 	case events.AttemptSucceeded:
 		st.Kind, st.Text = "ok", fmt.Sprintf("✓ %s/%s%s answered (%d ms)", e.Provider, e.Model, atProfile(e.ProfileID), e.LatencyMs)
 	case events.AttemptFailed:
@@ -46,13 +49,9 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) bool {
 		st.Text, st.Details = successText(e, at)
 	case events.ProfileUsed:
 		st.Kind = "profile"
-		st.Text, st.Details = usedText(e, x.before[ev.ID], e.LastUsed, at)
+		st.Text, st.Details = usedText(e, x.ctx.before[ev.ID], e.LastUsed, at)
 	case events.CandidateSkipped:
-		st.Kind = "skip"
-		st.Text = fmt.Sprintf("skip %s/%s: %s (%s, %s)", e.Provider, e.Model, oneLine(e.Message, 200), e.Reason, e.Decision)
-		if e.SoonestExpiry > 0 {
-			st.Details = append(st.Details, "soonest profile expiry "+at(e.SoonestExpiry))
-		}
+		x.skipped(st, e, events.Millis(ev.At), at)
 	case events.FallbackStepped:
 		fallbackStep(st, e)
 	case events.ChainRetryScheduled:
@@ -80,7 +79,7 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) bool {
 		x.End = fmt.Sprintf("succeeded: answered by %s%s after %d %s (%s)", e.AnsweredBy, atProfile(e.ProfileID), e.Attempts, plural(e.Attempts, "attempt"), msDur(e.DurationMs))
 		st.Kind, st.Text = "end", x.End
 	case events.TurnExhausted:
-		x.exhausted(st, e, at)
+		x.exhausted(st, e, events.Millis(ev.At), at)
 	case events.TurnStopped:
 		x.Outcome, x.Attempts, x.DurationMs = "stopped", e.Attempts, e.DurationMs
 		x.End = fmt.Sprintf("stopped after %d %s (%s): disposition %s, reason %s", e.Attempts, plural(e.Attempts, "attempt"), msDur(e.DurationMs), e.Disposition, e.Reason)
@@ -106,13 +105,19 @@ func (x *Explanation) started(st *Step, e events.TurnStarted) {
 	x.Session, x.Chat, x.ConfigHash = e.Session, e.Chat, e.ConfigHash
 	x.Requested, x.SelectionSource, x.Strict, x.AutoOriginProbe = e.Requested.String(), e.SelectionSource, e.Strict, e.AutoOriginProbe
 	x.AttemptLimit, x.PinnedProfile, x.PinSource, x.Seed = e.AttemptLimit, e.PinnedProfile, e.PinSource, e.Seed
+	x.cfg = x.policyConfig(e.ConfigHash)
+	payload := cronPayloadChain(e, x.cfg)
 	var names []string
 	for i, c := range e.Chain {
 		m := c.Provider + "/" + c.Model
-		x.Chain = append(x.Chain, ChainEntry{Position: i + 1, Model: m, RouteOrigin: c.RouteOrigin})
+		ce := ChainEntry{Position: i + 1, Model: m, RouteOrigin: c.RouteOrigin}
+		if payload && c.RouteOrigin == policy.OriginConfiguredFallback {
+			ce.Label = LabelCronFallback
+		}
+		x.Chain = append(x.Chain, ce)
 		names = append(names, m)
 	}
-	x.Why = why(e)
+	x.Why = why(e, payload)
 	strict := ""
 	if e.Strict {
 		strict = ", strict"
@@ -216,6 +221,20 @@ func failureText(e events.ProfileFailureRecorded, at func(int64) string) (string
 	return text, append(details, blockDetails(e, at)...)
 }
 
+// skipped words a skipped candidate (at now): its text, how far its
+// soonest profile expiry is, and, for a primary, when the probe throttle
+// is why it was not probed.
+func (x *Explanation) skipped(st *Step, e events.CandidateSkipped, now int64, at func(int64) string) {
+	st.Kind = "skip"
+	st.Text = fmt.Sprintf("skip %s/%s: %s (%s, %s)", e.Provider, e.Model, oneLine(e.Message, 200), e.Reason, e.Decision)
+	if e.SoonestExpiry > 0 {
+		st.Details = append(st.Details, fmt.Sprintf("soonest profile expiry %s, %s after this skip", at(e.SoonestExpiry), msDur(e.SoonestExpiry-now)))
+	}
+	if d := x.throttleDetail(e, now, at); d != "" {
+		st.Details = append(st.Details, d)
+	}
+}
+
 // fallbackStep words a model_fallback_decision record: a fallback, a
 // probe, or the record of a success.
 func fallbackStep(st *Step, e events.FallbackStepped) {
@@ -247,17 +266,22 @@ func (x *Explanation) notice(st *Step, e events.NoticeSent) {
 	}
 }
 
-// exhausted records a turn that ran out of candidates.
-func (x *Explanation) exhausted(st *Step, e events.TurnExhausted, at func(int64) string) {
+// exhausted records a turn that ran out of candidates (at now).
+func (x *Explanation) exhausted(st *Step, e events.TurnExhausted, now int64, at func(int64) string) {
 	x.Outcome, x.Attempts, x.DurationMs = "exhausted", len(e.Attempts), e.DurationMs
 	x.End = fmt.Sprintf("exhausted (%s): %s", msDur(e.DurationMs), redact.String(e.Summary))
 	if len(e.Attempts) == 1 {
 		x.End = singleAttemptEnd(e, x.failures > 0)
-		st.Details = append(st.Details, "recorded summary (not shown with a single attempt): "+oneLine(e.Summary, 200))
+		shown := "not shown with a single attempt"
+		if x.failures == 0 {
+			shown = "not shown when the only candidate was skipped"
+		}
+		st.Details = append(st.Details, "recorded summary ("+shown+"): "+oneLine(e.Summary, 200))
 	}
 	st.Kind, st.Text = "end", x.End
 	if e.SoonestCooldownExpiry > 0 {
-		st.Details = append(st.Details, "soonest cooldown expiry "+at(e.SoonestCooldownExpiry))
+		st.Details = append(st.Details, fmt.Sprintf("soonest cooldown expiry %s, %s after the turn ended",
+			at(e.SoonestCooldownExpiry), msDur(e.SoonestCooldownExpiry-now)))
 	}
 }
 

@@ -32,7 +32,7 @@ func writeExplanation(b *strings.Builder, x *Explanation, in string) {
 		if i > 0 {
 			label = ""
 		}
-		fmt.Fprintf(b, "%s  %-10s %d. %s (%s)\n", in, label, c.Position, c.Model, c.RouteOrigin)
+		fmt.Fprintf(b, "%s  %-10s %d. %s (%s)\n", in, label, c.Position, c.Model, firstNonEmpty(c.Label, c.RouteOrigin))
 	}
 	pin := "none"
 	if x.PinnedProfile != "" {
@@ -103,13 +103,21 @@ func ExplainTimeline(ctx context.Context, src Source, agent, session string, fro
 	type tkey struct{ agent, id string }
 	turns := map[tkey]int{} // entry index
 	turnEvs := map[tkey][]events.Event{}
+	configs := map[string]json.RawMessage{}
+	probes := newProbeFold()
 	err := walk(ctx, src, 1, 0, func(c *commit) error {
 		var cmd []string
 		for _, ev := range c.Events {
 			if agent != "" && ev.Agent != agent {
 				continue
 			}
-			if ts, ok := ev.Data.(events.TurnStarted); ok && ts.Session == session && in(ev.At) {
+			if ca, ok := ev.Data.(events.ConfigApplied); ok {
+				configs[ev.Agent+"\x00"+ca.Hash] = ca.Config
+			}
+			ts, started := ev.Data.(events.TurnStarted)
+			explained := started && ts.Session == session && in(ev.At)
+			probes.fold(&ev, explained)
+			if explained {
 				k := tkey{ev.Agent, ts.TurnID}
 				turns[k] = len(tl.Entries)
 				tl.Entries = append(tl.Entries, TimelineEntry{Seq: c.Seq, At: ev.At, Agent: ev.Agent, Kind: "turn"})
@@ -140,7 +148,8 @@ func ExplainTimeline(ctx context.Context, src Source, agent, session string, fro
 		return nil, err
 	}
 	for k, i := range turns {
-		tl.Entries[i].Turn = explain(k.agent, k.id, turnEvs[k])
+		tc := turnContext{probeAt: probes.snaps[k.agent+"\x00"+k.id], configs: configs}
+		tl.Entries[i].Turn = explainWith(k.agent, k.id, turnEvs[k], tc)
 	}
 	return tl, nil
 }

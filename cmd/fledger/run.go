@@ -53,7 +53,9 @@ script steps are always skipped.`,
 			if rep == nil {
 				return runErr
 			}
-			if check {
+			var se *scenario.ScriptError
+			stopped := errors.As(runErr, &se)
+			if check && !stopped {
 				scenario.Check(sc, rep)
 			}
 			out := newTermWriter(cmd.OutOrStdout())
@@ -65,9 +67,8 @@ script steps are always skipped.`,
 			if err != nil {
 				return err
 			}
-			var se *scenario.ScriptError
-			if errors.As(runErr, &se) {
-				return &exitError{code: 1, msg: runErr.Error()}
+			if stopped {
+				return &exitError{code: 1, msg: fmt.Sprintf("%s: %v", args[0], runErr)}
 			}
 			if runErr != nil {
 				return runErr

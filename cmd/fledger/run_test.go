@@ -92,3 +92,50 @@ func TestOptions_OutOfRangeRefused(t *testing.T) {
 		}
 	}
 }
+
+// A run that stops at a step it cannot run prints no check line — the
+// check line comes last, and only for a run that finished — and exits 1
+// with the file, the step and the error; a finished run ends with the
+// check line.
+func TestRunCmd_StoppedRunIsNotChecked(t *testing.T) {
+	const head = `name: stop
+start: "2026-03-02T09:00:00Z"
+config: {agents: {defaults: {model: {primary: openai/gpt-5}}}}
+script:
+  - at: "+0s"
+    turn: {id: a, session: s, responses: [{candidate: openai/gpt-5, ok: true}], expect: {outcome: succeeded}}
+`
+	for _, c := range []struct {
+		name, body, lastLine, err string
+	}{
+		{"stopped", head + "  - at: \"+1s\"\n    turn: {id: b, session: s, expect: {outcome: succeeded}}\n",
+			"run stopped at script[1] (+1s): the steps after it did not run, and nothing was checked",
+			"stop.yaml: script[1]: turn b attempt 1 (openai/gpt-5, no profile, first): no scripted response matches and the scenario has no default"},
+		{"finished", head, "check: every expectation met", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := filepath.Join(t.TempDir(), "stop.yaml")
+			if err := os.WriteFile(f, []byte(c.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := runFledger(t, "--data", t.TempDir(), "run", f, "--check")
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			if last := lines[len(lines)-1]; last != c.lastLine {
+				t.Errorf("last line %q, want %q\n%s", last, c.lastLine, out)
+			}
+			if c.err == "" {
+				if err != nil {
+					t.Errorf("err %v", err)
+				}
+				return
+			}
+			var ee *exitError
+			if !errors.As(err, &ee) || ee.code != 1 || !strings.HasSuffix(ee.msg, c.err) {
+				t.Errorf("err %v, want exit 1 with %q", err, c.err)
+			}
+			if strings.Contains(out, "check: every expectation met") {
+				t.Errorf("a stopped run says every expectation was met:\n%s", out)
+			}
+		})
+	}
+}

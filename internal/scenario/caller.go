@@ -47,8 +47,7 @@ func (s *scriptCaller) Call(ctx context.Context, r engine.CallRequest) (engine.A
 		if prof == "" {
 			prof = "no profile"
 		}
-		s.missing = fmt.Errorf("turn %s attempt %d (%s, %s, %s): no scripted response matches and the scenario has no default",
-			r.TurnID, r.Attempt, cand, prof, r.Kind)
+		s.missing = fmt.Errorf("turn %s attempt %d (%s, %s, %s): %s", r.TurnID, r.Attempt, cand, prof, r.Kind, s.missingText(cand, prof))
 		s.cancel()
 		return engine.Answer{}, s.missing
 	}
@@ -75,6 +74,20 @@ func (s *scriptCaller) Call(ctx context.Context, r engine.CallRequest) (engine.A
 		return engine.Answer{}, &engine.ReplayUnsafeError{Err: &pe, OutputStarted: resp.OutputStarted, ToolStarted: resp.ToolStarted}
 	}
 	return engine.Answer{}, &pe
+}
+
+// missingText says what an attempt nothing answers lacks: a use step's
+// warm-up turn answers its profile only (the default does not apply), a
+// scripted turn has no matching response and no default at all, or none
+// for this candidate.
+func (s *scriptCaller) missingText(cand, prof string) string {
+	switch {
+	case s.turn.warmUp != "":
+		return fmt.Sprintf("the engine called %s, but a use step's warm-up turn answers %s only (the scenario's default does not answer it)", prof, s.turn.warmUp)
+	case s.def == nil:
+		return "no scripted response matches and the scenario has no default"
+	}
+	return fmt.Sprintf("no scripted response matches and no default for candidate %s (the default answers %s only)", cand, s.def.Candidate)
 }
 
 // unused lists responses never used, as "candidate [profile]".

@@ -1,8 +1,8 @@
 package scenario
 
 // None is the value an expectation gives a field to say "absent": nobody
-// answered (answered_by, answered_at), no profile, no summary, no pin, no
-// cooldown model, no time. It differs from leaving the key out (or
+// answered (answered_by, answered_at), no profile, no summary or message,
+// no pin, no cooldown model, no time. It differs from leaving the key out (or
 // writing null, or ""), which leaves the field unchecked. In lists of
 // attempts (tried_profiles) it stands for an attempt with no auth profile.
 const None = "none"

@@ -14,7 +14,7 @@ import (
 // many attempts, each attempt, retry, cooldown, skip and fallback step with
 // its reason, each notice exactly as the user sees it, the exhaustion
 // summary; then the profiles' usageStats and, when checked, the
-// expectation diff.
+// expectation diff — or, when the run stopped at a step, that it did.
 func WriteText(w io.Writer, rep *Report) error {
 	var b strings.Builder
 	writeHeader(&b, rep)
@@ -29,7 +29,12 @@ func WriteText(w io.Writer, rep *Report) error {
 		}
 	}
 	writeProfiles(&b, rep.Profiles)
-	if rep.Checked {
+	switch {
+	case rep.Stopped != nil:
+		// The check line is for a run that finished: it comes last.
+		fmt.Fprintf(&b, "\nrun stopped at script[%d] (%s): the steps after it did not run, and nothing was checked\n",
+			rep.Stopped.Step, rep.Stopped.Offset)
+	case rep.Checked:
 		writeCheck(&b, rep.Mismatches)
 	}
 	_, err := io.WriteString(w, b.String())

@@ -40,11 +40,22 @@ type Report struct {
 	Profiles    []ProfileReport `json:"profiles"`
 	// Sessions are the end-of-run states of the sessions the script names.
 	Sessions []SessionReport `json:"sessions"`
+	// Stopped is the step the run could not run, when it stopped there
+	// (the steps after it did not run).
+	Stopped *StopReport `json:"stopped,omitempty"`
 	// Mismatches are the failed expectations (filled by Check).
 	Mismatches []Mismatch `json:"mismatches,omitempty"`
 	Checked    bool       `json:"checked"`
 
 	start time.Time
+}
+
+// StopReport is where and why a run stopped: the step (script[Step]),
+// its offset and the error.
+type StopReport struct {
+	Step   int    `json:"step"`
+	Offset string `json:"offset"`
+	Error  string `json:"error"`
 }
 
 // StepReport is one script step's result.
@@ -204,7 +215,9 @@ func Run(ctx context.Context, st events.Store, sc *Scenario, opt Options) (*Repo
 		rep.Steps = append(rep.Steps, sr)
 		if err != nil {
 			r.finish()
-			return rep, &ScriptError{Step: i, Err: err}
+			se := &ScriptError{Step: i, Err: err}
+			rep.Stopped = &StopReport{Step: i, Offset: sr.Offset, Error: se.Error()}
+			return rep, se
 		}
 	}
 	r.finish()

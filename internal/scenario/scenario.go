@@ -81,6 +81,10 @@ type Turn struct {
 	Responses []Response `json:"responses,omitempty"`
 	// Expect is what the turn must do (checked with --check).
 	Expect *TurnExpect `json:"expect,omitempty"`
+
+	// warmUp is the profile a use step's warm-up turn seeds ("" for a
+	// scripted turn): its one response answers that profile only.
+	warmUp string
 }
 
 // Command is a session command: do is model (`/model p/m[@profile]`, with
@@ -219,10 +223,10 @@ func Parse(data []byte, source string) (*Scenario, error) {
 		Script      []json.RawMessage `json:"script"`
 		Expect      json.RawMessage   `json:"expect"`
 	}
-	if err := strict(js, &top); err != nil {
-		return nil, bad("", "%v", err)
-	}
 	v := &validator{source: source}
+	if !v.decode("", js, &top) {
+		return nil, &ValidationError{Source: source, Problems: v.problems}
+	}
 	sc := &Scenario{Name: top.Name, Description: top.Description, Config: top.Config, Source: source}
 	if top.Name == "" {
 		v.add("name", "is required")
@@ -242,7 +246,7 @@ func Parse(data []byte, source string) (*Scenario, error) {
 			v.add("config", err.Error())
 		}
 	} else {
-		sc.Loaded, v.cfg, v.loaded = l, top.Config, l
+		sc.Loaded, v.cfg, v.loaded, v.initial = l, top.Config, l, l
 	}
 	if len(top.Default) > 0 && string(top.Default) != "null" {
 		sc.Default = v.response("default", top.Default, true)
@@ -253,9 +257,7 @@ func Parse(data []byte, source string) (*Scenario, error) {
 	sc.Script = v.script(top.Script)
 	if len(top.Expect) > 0 && string(top.Expect) != "null" {
 		var ex Expect
-		if err := strict(top.Expect, &ex); err != nil {
-			v.add("expect", err.Error())
-		} else {
+		if v.decode("expect", top.Expect, &ex) {
 			v.profiles("expect.profiles", ex.Profiles)
 			v.sessions("expect.sessions", ex.Sessions)
 			sc.Expect = &ex

@@ -159,7 +159,7 @@ script:
 	msg := err.Error()
 	for _, want := range []string{"start:", "config.agents.defaults.model.primary", "script[0].at", "script[0].turn.chat",
 		"script[0].turn.responses[0].candidate", `script[0].turn.responses[1]: needs exactly one of "ok: true" and "error"`,
-		"script[1].command.do", `script[2]: unknown field "colour"`} {
+		"script[1].command.do", `script[2].turn.colour: unknown field "colour"`} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error lacks %q:\n%s", want, msg)
 		}

@@ -15,12 +15,15 @@ import (
 // validator collects a scenario file's problems. It follows the config in
 // force through the script (cfg, the config file as JSON, and loaded,
 // nil when the config is invalid): a remove_profile step changes it for
-// the steps after it.
+// the steps after it (removed: the step that removed a profile, by id).
+// initial is the scenario's own config, whose profiles the run reports.
 type validator struct {
 	problems []Problem
 	source   string
 	cfg      json.RawMessage
 	loaded   *config.Loaded
+	initial  *config.Loaded
+	removed  map[string]string
 }
 
 func (v *validator) add(path, msg string) {
@@ -28,15 +31,24 @@ func (v *validator) add(path, msg string) {
 }
 
 // script checks every step in order (a remove_profile step changes the
-// config the steps after it are checked against) and gives each step that
-// runs a turn its id: a turn's own or "t<step number>", as a use step's
-// warm-up turn has; a duplicate is a problem.
+// config the steps after it are checked against; at never goes back) and
+// gives each step that runs a turn its id: a turn's own or "t<step
+// number>", as a use step's warm-up turn has; a duplicate is a problem.
 func (v *validator) script(raws []json.RawMessage) []Step {
 	var out []Step
 	ids := map[string]bool{}
+	last := -1 // the latest step so far (with a valid at)
 	for i, raw := range raws {
 		path := fmt.Sprintf("script[%d]", i)
 		st := v.step(path, raw)
+		if _, ok := ParseOffset(st.At); ok {
+			if last >= 0 && st.Offset < out[last].Offset {
+				v.add(path+".at", fmt.Sprintf("%q is before script[%d]'s %q: steps are in time order (equal times run in script order)",
+					st.At, last, out[last].At))
+			} else {
+				last = i
+			}
+		}
 		id, idPath := "", path+".turn.id"
 		switch {
 		case st.Turn != nil:
@@ -61,9 +73,7 @@ func (v *validator) script(raws []json.RawMessage) []Step {
 
 func (v *validator) step(path string, raw json.RawMessage) Step {
 	var st Step
-	if err := strict(raw, &st); err != nil {
-		// Decode again leniently to report the fields one by one.
-		v.add(path, err.Error())
+	if !v.decode(path, raw, &st) {
 		return st
 	}
 	off, ok := ParseOffset(st.At)
@@ -150,14 +160,16 @@ func (v *validator) model(path, s string) {
 
 func (v *validator) response(path string, raw json.RawMessage, isDefault bool) *Response {
 	var r Response
-	if err := strict(raw, &r); err != nil {
-		v.add(path, err.Error())
+	if !v.decode(path, raw, &r) {
 		return nil
 	}
 	if !isDefault || r.Candidate != "" {
 		if _, _, ok := splitModel(r.Candidate); !ok {
 			v.add(path+".candidate", fmt.Sprintf("%q is not provider/model", r.Candidate))
 		}
+	}
+	if r.Profile != "" {
+		v.profileOf(path+".profile", r.Profile, modelRef(r.Candidate).Provider)
 	}
 	if r.OK == (r.Error != nil) {
 		v.add(path, `needs exactly one of "ok: true" and "error"`)

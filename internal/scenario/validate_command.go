@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
@@ -23,9 +24,7 @@ func (v *validator) command(path string, c *Command) {
 			v.add(path+".provider", "is required")
 		}
 		v.key(path+".provider", events.AggOrder, c.Provider)
-		for i, p := range c.Profiles {
-			v.key(fmt.Sprintf("%s.profiles[%d]", path, i), events.AggProfile, p)
-		}
+		v.authOrder(path, c)
 		return
 	case "use":
 		v.use(path, c)
@@ -50,6 +49,8 @@ func (v *validator) command(path string, c *Command) {
 		} else if p != "" {
 			if err := engine.ValidateKey(events.AggProfile, p); err != nil {
 				v.add(path+".model", "profile "+err.Error())
+			} else {
+				v.profileOf(path+".model", p, modelRef(c.Model).Provider)
 			}
 		}
 		if c.Origin != "" {
@@ -63,6 +64,9 @@ func (v *validator) command(path string, c *Command) {
 			v.add(path+".profile", "is required")
 		}
 		v.key(path+".profile", events.AggProfile, c.Profile)
+		if c.Profile != "" {
+			v.known(path+".profile", c.Profile)
+		}
 		if c.Source != "" && c.Source != "auto" && c.Source != "user" {
 			v.add(path+".source", fmt.Sprintf("%q is not auto|user", c.Source))
 		}
@@ -70,16 +74,6 @@ func (v *validator) command(path string, c *Command) {
 	default:
 		v.add(path+".do", fmt.Sprintf("%q is not %s", c.Do, commandDos))
 	}
-}
-
-// profile returns the profile id of the config in force at this step and
-// whether it is configured there; with no valid config it reports true
-// (the config's own problems are reported instead).
-func (v *validator) profile(id string) (policy.Profile, bool) {
-	if v.loaded == nil {
-		return policy.Profile{}, true
-	}
-	return v.loaded.Policy.Profile(id)
 }
 
 // use checks a use step (profile, a configured one; model, its provider's,
@@ -96,12 +90,14 @@ func (v *validator) use(path string, c *Command) {
 	v.key(path+".profile", events.AggProfile, c.Profile)
 	c.Session = SeedSession(c.Profile)
 	v.key(path+".profile", events.AggSession, c.Session)
-	p, ok := v.profile(c.Profile)
+	p, ok := v.known(path+".profile", c.Profile)
 	if !ok {
-		v.add(path+".profile", fmt.Sprintf("%q is not a profile of the config in force", c.Profile))
 		return
 	}
-	if c.Model == "" && v.loaded != nil {
+	if c.Model == "" && v.loaded == nil {
+		return
+	}
+	if c.Model == "" {
 		c.Model = defaultModel(v.loaded.Policy, p.Provider)
 		if c.Model == "" {
 			v.add(path+".model", fmt.Sprintf("is required: no configured default model is of provider %s", p.Provider))
@@ -135,8 +131,7 @@ func (v *validator) removeProfile(path string, c *Command) {
 	if v.loaded == nil {
 		return
 	}
-	if _, ok := v.profile(c.Profile); !ok {
-		v.add(path+".profile", fmt.Sprintf("%q is not a profile of the config in force", c.Profile))
+	if _, ok := v.known(path+".profile", c.Profile); !ok {
 		return
 	}
 	raw, err := withoutProfile(v.cfg, c.Profile)
@@ -157,4 +152,8 @@ func (v *validator) removeProfile(path string, c *Command) {
 		return
 	}
 	c.config, v.cfg, v.loaded = l, raw, l
+	if v.removed == nil {
+		v.removed = map[string]string{}
+	}
+	v.removed[c.Profile] = strings.TrimSuffix(path, ".command")
 }

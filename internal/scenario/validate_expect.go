@@ -81,6 +81,7 @@ func (v *validator) time(path string, tv *string) {
 func (v *validator) profiles(path string, m map[string]ProfileExpect) {
 	for _, id := range sortedKeys(m) {
 		p := m[id]
+		v.expectedProfile(path+"."+id, id)
 		v.time(path+"."+id+".cooldownUntil", p.CooldownUntil)
 		v.time(path+"."+id+".disabledUntil", p.DisabledUntil)
 		v.time(path+"."+id+".blockedUntil", p.BlockedUntil)
