@@ -137,6 +137,13 @@ func fetch(t testing.TB, c events.Cursor, n int, seqs ...uint64) []events.Delive
 	}
 	ds, err := c.Fetch(testutil.Context(t), n, wait)
 	testutil.NoError(t, err)
+	wantSeqs(t, ds, seqs)
+	return ds
+}
+
+// wantSeqs fails unless ds are the deliveries of seqs, in order.
+func wantSeqs(t testing.TB, ds []events.Delivery, seqs []uint64) {
+	t.Helper()
 	got := make([]uint64, len(ds))
 	for i, d := range ds {
 		got[i] = d.Seq
@@ -144,7 +151,6 @@ func fetch(t testing.TB, c events.Cursor, n int, seqs ...uint64) []events.Delive
 	if fmt.Sprint(got) != fmt.Sprint(seqs) {
 		t.Fatalf("fetched sequences %v, want %v", got, seqs)
 	}
-	return ds
 }
 
 // ack acknowledges every delivery.
@@ -209,13 +215,7 @@ func fetchInOrder(t testing.TB, c events.Cursor, seqs ...uint64) []events.Delive
 		testutil.NoError(t, err)
 		out = append(out, ds...)
 	}
-	got := make([]uint64, len(out))
-	for i, d := range out {
-		got[i] = d.Seq
-	}
-	if fmt.Sprint(got) != fmt.Sprint(seqs) {
-		t.Fatalf("fetched sequences %v, want %v", got, seqs)
-	}
+	wantSeqs(t, out, seqs)
 	return out
 }
 

@@ -63,7 +63,7 @@ func driveScenario(t *testing.T, ctx context.Context, sc *scenario.Scenario, srv
 			continue
 		}
 		tr := s.Turn
-		begin := client.BeginRequest{Agent: "main", Session: tr.Session, Chat: tr.Chat, Model: tr.Model, Source: tr.Source, Fallbacks: tr.Fallbacks, TurnID: tr.ID}
+		begin := client.BeginRequest{Agent: "main", Session: tr.Session, Chat: tr.Chat, Model: tr.Model, Source: tr.Source, Fallbacks: tr.Fallbacks, FallbacksOverride: tr.FallbacksOverride, TurnID: tr.ID}
 		driveTurn(t, ctx, srv.cl, begin, tr, sc.Default, srv.clock)
 	}
 }

@@ -40,12 +40,7 @@ func TestSkipCache_KeyedByTheProfileThatFailed(t *testing.T) {
 			}
 			mark := SkipMark{At: t0 - 10000, Reason: ReasonAuth}
 			e := h.env()
-			// As the engine folds the failure (engine/state.go markSkip).
-			e.SkipMarks = map[string]SkipMark{}
-			for _, id := range []string{"", "openai:key", "openai:user"} {
-				e.SkipMarks[SkipKey("s1", "openai", "gpt-5", id)] = mark
-			}
-			e.ProfileSkipMarks = map[string]SkipMark{SkipKey("s1", "openai", "gpt-5", "openai:user"): mark}
+			markAuthFailure(&e, mark)
 			n := h.apply(StartTurn(h.selectDefault(), e, StartInput{TurnID: "t", Session: "s1", Chat: "direct", Rules: tc.rules}))
 			if !tc.skipped {
 				wantCall(t, n, "openai", "gpt-5", tc.wantProfile, KindFallback)
@@ -58,4 +53,15 @@ func TestSkipCache_KeyedByTheProfileThatFailed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// markAuthFailure puts mark in e as the engine folds an auth failure of
+// openai:user on openai/gpt-5 in session s1 (engine/state.go markSkip):
+// revision 1's every-profile form and revision 2's profile form.
+func markAuthFailure(e *Env, mark SkipMark) {
+	e.SkipMarks = map[string]SkipMark{}
+	for _, id := range []string{"", "openai:key", "openai:user"} {
+		e.SkipMarks[SkipKey("s1", "openai", "gpt-5", id)] = mark
+	}
+	e.ProfileSkipMarks = map[string]SkipMark{SkipKey("s1", "openai", "gpt-5", "openai:user"): mark}
 }

@@ -32,11 +32,7 @@ func TestSkipCache_ClearsOnRestart(t *testing.T) {
 			h.profiles["anthropic:a"], h.profiles["anthropic:b"] = far, far
 			mark := SkipMark{At: t0 - 10000, Reason: ReasonAuth}
 			e := h.env()
-			e.SkipMarks = map[string]SkipMark{}
-			for _, id := range []string{"", "openai:key", "openai:user"} {
-				e.SkipMarks[SkipKey("s1", "openai", "gpt-5", id)] = mark
-			}
-			e.ProfileSkipMarks = map[string]SkipMark{SkipKey("s1", "openai", "gpt-5", "openai:user"): mark}
+			markAuthFailure(&e, mark)
 			n := h.apply(StartTurn(h.selectDefault(), e, StartInput{TurnID: "t", Session: "s1", Chat: "direct", Rules: tc.rules, SkipCacheSince: tc.since}))
 			if ts := h.payloads("TurnStarted")[0].(events.TurnStarted); ts.SkipCacheSince != tc.since {
 				t.Fatalf("TurnStarted.skip_cache_since %d, want %d", ts.SkipCacheSince, tc.since)

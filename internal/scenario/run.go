@@ -327,6 +327,13 @@ func (r *runner) turn(ctx context.Context, t *Turn, def *Response) (*TurnReport,
 // other source is selected on the session first.
 func (r *runner) request(ctx context.Context, t *Turn) (engine.TurnRequest, error) {
 	req := engine.TurnRequest{TurnID: t.ID, Session: t.Session, Agent: t.Agent, Chat: t.Chat}
+	if t.FallbacksOverride != nil {
+		list := []policy.ModelRef{}
+		for _, f := range *t.FallbacksOverride {
+			list = append(list, modelRef(f))
+		}
+		req.FallbacksOverride = &list
+	}
 	if t.Model == "" {
 		return req, nil
 	}

@@ -76,6 +76,12 @@ type Turn struct {
 	// no configured primary appended; an empty list is a strict cron run.
 	// nil (absent) = the configured fallbacks.
 	Fallbacks *[]string `json:"fallbacks,omitempty"`
+	// FallbacksOverride is the caller's fallbacksOverride for the turn,
+	// any source (seed 000 "Candidate chain rules": the chain is exactly
+	// the selected model then these, no configured primary appended; []
+	// is strict), as POST /v1/turns fallbacks_override. Not together with
+	// Fallbacks.
+	FallbacksOverride *[]string `json:"fallbacks_override,omitempty"`
 	// Responses answer the turn's attempts: each attempt takes the first
 	// unused response matching its candidate (and profile, when given).
 	Responses []Response `json:"responses,omitempty"`

@@ -120,6 +120,7 @@ func (v *validator) turn(path string, t *Turn, raw json.RawMessage) {
 		v.add(path+".source", "needs a model")
 	}
 	v.fallbacks(path+".fallbacks", t)
+	v.fallbacksOverride(path+".fallbacks_override", t)
 	// Re-decode responses one by one for precise paths.
 	var rr struct {
 		Turn struct {
@@ -147,6 +148,20 @@ func (v *validator) fallbacks(path string, t *Turn) {
 		v.add(path, "is a cron payload's payload.fallbacks: it needs a model with source: cron")
 	}
 	for i, f := range *t.Fallbacks {
+		v.model(fmt.Sprintf("%s[%d]", path, i), f)
+	}
+}
+
+// fallbacksOverride checks a turn's fallbacks_override: each
+// provider/model, and not beside a cron payload's fallbacks.
+func (v *validator) fallbacksOverride(path string, t *Turn) {
+	if t.FallbacksOverride == nil {
+		return
+	}
+	if t.Fallbacks != nil {
+		v.add(path, "and fallbacks both given: a cron payload's fallbacks are its override; write one")
+	}
+	for i, f := range *t.FallbacksOverride {
 		v.model(fmt.Sprintf("%s[%d]", path, i), f)
 	}
 }
