@@ -45,6 +45,7 @@ const (
 	keyMessage
 	keyType
 	keyCode
+	keyHeader
 	keyFinish
 	// keyStatus: an HTTP status or a provider's numeric status code under
 	// its own key ("statusCode", "http_status", MiniMax base_resp
@@ -66,6 +67,13 @@ func keyKind(k string) int {
 	case "statuscode", "status_code", "http_status", "httpstatus", "http_status_code", "raw_status_code",
 		"upstreamstatus", "upstream_status", "statuscodevalue":
 		return keyStatus
+	case "retry-after", "retry-after-ms":
+		return keyHeader
+	}
+	// Rate-limit headers a body carries as JSON (OpenRouter's
+	// error.metadata.headers): see embeddedHeaders.
+	if strings.Contains(k, "ratelimit") {
+		return keyHeader
 	}
 	return keyOther
 }

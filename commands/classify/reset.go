@@ -223,8 +223,8 @@ func headerReset(s *signal, now time.Time) *Reset {
 }
 
 // resetHeaderValue reads a reset header: a Go duration ("6m0s", "1.5s",
-// "20ms") or plain seconds after now; a number above 10^9 is Unix seconds;
-// RFC 3339 is absolute.
+// "20ms") or plain seconds after now; a number from 10^9 is Unix seconds,
+// from 10^12 Unix milliseconds; RFC 3339 is absolute.
 func resetHeaderValue(v string, now time.Time) (time.Time, bool) {
 	if d, err := time.ParseDuration(v); err == nil && d > 0 {
 		if now.IsZero() {
@@ -233,7 +233,10 @@ func resetHeaderValue(v string, now time.Time) (time.Time, bool) {
 		return millis(now.Add(d)), true
 	}
 	if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 {
-		if f > 1e9 {
+		if f >= epochMillisFloor { // OpenRouter's X-RateLimit-Reset: Unix milliseconds
+			return millis(time.UnixMilli(int64(f))), true
+		}
+		if f >= epochSecondsFloor {
 			return millis(time.UnixMilli(int64(f * 1000))), true
 		}
 		if now.IsZero() || f > maxResetAhead.Seconds() {

@@ -44,9 +44,8 @@ var months = map[string]time.Month{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may"
 // zoneOffsets are the zones a reset text may name that have one fixed
 // offset all year (seconds east of UTC): names without daylight saving
 // time, and abbreviations that state which half of the year they mean.
-// Zones with daylight saving time by name (America/Los_Angeles) are not
-// here: without a zone database their offset on the reset's date is not
-// known.
+// Zones with daylight saving time by name (America/Los_Angeles) are in
+// dstZones (reset_zones.go), by their region's rule.
 var zoneOffsets = map[string]int{
 	"utc": 0, "gmt": 0, "z": 0, "etc/utc": 0, "etc/gmt": 0,
 	"asia/seoul": 9 * 3600, "asia/tokyo": 9 * 3600, "asia/shanghai": 8 * 3600, "asia/hong_kong": 8 * 3600,
@@ -182,6 +181,10 @@ func parseResetTime(s string, now time.Time) (time.Time, int, bool, bool) {
 		return time.Time{}, 0, false, false
 	}
 	off, zn, known := zoneAt(s[n:])
+	dz, dst := dstZoneAt(s[n:])
+	if dst {
+		off, known = dz.std, true
+	}
 	n += zn
 	loc := time.FixedZone("", off)
 	switch {
@@ -199,13 +202,30 @@ func parseResetTime(s string, now time.Time) (time.Time, int, bool, bool) {
 		if !at.After(now) {
 			at = at.AddDate(0, 0, 1)
 		}
+		if dst {
+			at = time.Date(at.Year(), at.Month(), at.Day(), h, mi, 0, 0, time.FixedZone("", dz.offsetAt(at.Year(), at.Month(), at.Day(), h, mi)))
+		}
 		return at, n, !known, true
+	}
+	if dst {
+		loc = time.FixedZone("", dz.offsetAt(y, mo, d, h, mi))
 	}
 	at := time.Date(y, mo, d, h, mi, sec, 0, loc)
 	if at.Day() != d { // Feb 30
 		return time.Time{}, 0, false, false
 	}
 	return at, n, !known, true
+}
+
+// dstZoneAt is the zone named in parentheses at the start of s when it is
+// one of dstZones.
+func dstZoneAt(s string) (dstZone, bool) {
+	g := zoneTail.FindStringSubmatch(s)
+	if g == nil || g[1] == "" {
+		return dstZone{}, false
+	}
+	z, ok := dstZones[g[1]]
+	return z, ok
 }
 
 // meridiem turns a 12-hour clock hour into 0–23 ("12am" is 0, "12pm" 12);

@@ -54,6 +54,13 @@ func newSignal(e *ProviderError, prefix string) *signal {
 		s.status = leadingStatus(s.msg.lower)
 	}
 	s.ctx.status = s.status
+	if len(e.Headers) == 0 {
+		if h := embeddedHeaders(s.msg, s.body); len(h) > 0 {
+			c := *e
+			c.Headers = h
+			s.e = &c
+		}
+	}
 	s.ctx.billingCondition = statesBillingCondition(s.msg) || s.body != nil && statesBillingCondition(s.body)
 	s.ctx.errType, s.ctx.errTypeField = e.Type, prefix+"type"
 	if s.ctx.errType == "" && looksLikeType(e.Code) {
@@ -68,6 +75,37 @@ func newSignal(e *ProviderError, prefix string) *signal {
 		}
 	}
 	return s
+}
+
+// embeddedHeaders reads rate-limit headers a body carries as JSON —
+// OpenRouter's error.metadata.headers {"X-RateLimit-Remaining": "0",
+// "X-RateLimit-Reset": "1741305600000"} — for an error that came without
+// headers of its own (fledger, issue 17 fresh-user pass): the reset and
+// retry-after readers then see them as headers.
+func embeddedHeaders(ts ...*text) map[string]string {
+	var h map[string]string
+	for _, t := range ts {
+		if t == nil || !strings.Contains(t.lower, "headers") || !strings.Contains(t.lower, "ratelimit") && !strings.Contains(t.lower, "retry-after") {
+			continue
+		}
+		for _, f := range t.embedded() {
+			i := strings.LastIndex(f.path, "headers.")
+			if i < 0 {
+				continue
+			}
+			name := strings.ToLower(f.path[i+len("headers."):])
+			if strings.Contains(name, ".") || !strings.Contains(name, "ratelimit") && !strings.Contains(name, "retry-after") {
+				continue
+			}
+			if h == nil {
+				h = map[string]string{}
+			}
+			if _, dup := h[name]; !dup && len(h) < 16 {
+				h[name] = f.val
+			}
+		}
+	}
+	return h
 }
 
 // typedRateLimit: the provider's own error type or code inside the text
