@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/fledger/fledger/events"
 )
@@ -19,7 +20,23 @@ func ParseModelRef(s string) (events.ModelRef, error) {
 	if !ok || p == "" || m == "" {
 		return events.ModelRef{}, fmt.Errorf("%w: model %q is not provider/model", ErrBadRequest, s)
 	}
+	if err := checkRefText("model", s); err != nil {
+		return events.ModelRef{}, err
+	}
 	return events.ModelRef{Provider: p, Model: m}, nil
+}
+
+// checkRefText refuses a provider/model with white space or control
+// characters in it (" openai/gpt-5" would be a provider " openai" that no
+// auth profile belongs to: a call with default credentials, past every
+// profile's cooldown).
+func checkRefText(field, s string) error {
+	for i, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return fmt.Errorf("%w: %s %q has white space or a control character at byte %d", ErrBadRequest, field, s, i)
+		}
+	}
+	return nil
 }
 
 // ParseModelSelection parses the argument of `/model provider/model[@profile]`:

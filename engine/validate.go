@@ -76,7 +76,7 @@ func CheckModelRef(field string, m events.ModelRef) error {
 	if n := len(m.Provider) + 1 + len(m.Model); n > MaxModelRefLen {
 		return fmt.Errorf("%w: %s is %d bytes, longer than the %d bytes a provider/model may have", ErrBadRequest, field, n, MaxModelRefLen)
 	}
-	return nil
+	return checkRefText(field, m.String())
 }
 
 // ValidateTurnRequest checks the ids of req that become aggregate keys

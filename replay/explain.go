@@ -243,6 +243,14 @@ func why(e events.TurnStarted, payload bool) string {
 	default:
 		s = "selection source " + e.SelectionSource
 	}
+	if e.FallbacksOverride {
+		// Seed 000 "Candidate chain rules": the caller's list replaces what
+		// the selection source would have used.
+		s = "the requested model is " + e.Requested.String() + " (source " + e.SelectionSource + "), and the caller supplied the turn's fallbacks (fallbacks_override): the chain is that model then exactly those, with no configured primary appended"
+		if e.Strict {
+			s += "; the list is empty, so the turn is strict"
+		}
+	}
 	if e.Strict {
 		s += ". The chain is this model alone"
 	}

@@ -15,6 +15,11 @@ import (
 // route origin configured-fallback.
 const LabelCronFallback = "cron payload fallback"
 
+// LabelOverrideFallback is a chain entry's label when the caller supplied
+// the turn's fallbacks (TurnStarted.fallbacks_override): OpenClaw records
+// those as route origin configured-fallback too.
+const LabelOverrideFallback = "caller's fallbacks override"
+
 // turnContext is what an explanation knows of the stream before its turn:
 // the state of each profile just before each of the turn's profile events
 // (by event id), each provider's last primary cooldown probe before the

@@ -39,6 +39,8 @@ script:
     command: {do: model, session: u, model: openai/gpt-5}
   - at: "+29s"
     turn: {id: no-call, session: u}
+  - at: "+30s"
+    turn: {id: user-override, session: v, model: openai/gpt-5, fallbacks_override: [anthropic/claude-sonnet-4-5], responses: [{candidate: openai/gpt-5, error: {status: 429, message: "429 Rate limit reached for requests"}}, {candidate: anthropic/claude-sonnet-4-5, ok: true}]}
 `
 
 // The explain wording of the fresh-user pass (issue 22): a cron payload's
@@ -77,6 +79,9 @@ func TestExplain_WordingOfTheFreshUserPass(t *testing.T) {
 				"and openai's last was at 2026-04-02T09:00:10.000Z, 15s before this skip, so it was still closed; " +
 				"it opens at 2026-04-02T09:00:40.000Z (+15s), 15s after this skip"}, nil},
 		{"probed", []string{"attempt #1 probe: openai/gpt-5 @openai:a"}, []string{"not probed"}},
+		{"user-override", []string{"2. anthropic/claude-sonnet-4-5 (caller's fallbacks override)",
+			"the caller supplied the turn's fallbacks (fallbacks_override): the chain is that model then exactly those, with no configured primary appended"},
+			[]string{"a user's choice is strict", "(configured-fallback)"}},
 		{"no-call", []string{"outcome    exhausted (0s) without any attempt (the only candidate was skipped): the user sees the reason it was skipped as it is",
 			"recorded summary (not shown when the only candidate was skipped)"}, []string{"single attempt"}},
 	} {

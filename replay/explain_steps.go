@@ -111,7 +111,11 @@ func (x *Explanation) started(st *Step, e events.TurnStarted) {
 	for i, c := range e.Chain {
 		m := c.Provider + "/" + c.Model
 		ce := ChainEntry{Position: i + 1, Model: m, RouteOrigin: c.RouteOrigin}
-		if payload && c.RouteOrigin == policy.OriginConfiguredFallback {
+		switch {
+		case c.RouteOrigin != policy.OriginConfiguredFallback:
+		case e.FallbacksOverride:
+			ce.Label = LabelOverrideFallback
+		case payload:
 			ce.Label = LabelCronFallback
 		}
 		x.Chain = append(x.Chain, ce)

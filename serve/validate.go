@@ -3,6 +3,8 @@ package serve
 import (
 	"fmt"
 	"net/http"
+	"strings"
+	"unicode"
 
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/engine"
@@ -15,13 +17,29 @@ import (
 func modelSelection(s, field string) (events.ModelRef, string, error) {
 	ref, prof, err := engine.ParseModelSelection(s)
 	if err != nil {
-		if len(s) > engine.MaxModelRefLen {
-			return ref, "", apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s is %d bytes, longer than the %d bytes a provider/model may have", field, len(s), engine.MaxModelRefLen)
-		}
-		return ref, "", apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is not provider/model[@profile]", field, s)
+		return ref, "", badModel(s, field, "provider/model[@profile]")
 	}
 	return ref, prof, nil
 }
+
+// badModel is the 400 for a model s named field that did not parse as
+// shape ("provider/model" or "provider/model[@profile]").
+func badModel(s, field, shape string) error {
+	switch {
+	case len(s) > engine.MaxModelRefLen:
+		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s is %d bytes, longer than the %d bytes a provider/model may have", field, len(s), engine.MaxModelRefLen)
+	case strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q has white space or a control character in it", field, s)
+	case s == "":
+		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s is empty (or null): want %s", field, shape)
+	}
+	return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is not %s", field, s, shape)
+}
+
+// maxFallbacks bounds a begin's fallbacks or fallbacks_override list: a
+// chain is a handful of models, and the turn's TurnStarted must fit a
+// commit.
+const maxFallbacks = 64
 
 // cronPayload is the cron payload of a begin with source cron: model, and
 // payload.fallbacks when given (each provider/model, no @profile; [] =
@@ -32,10 +50,13 @@ func cronPayload(model events.ModelRef, fallbacks *[]string) (*policy.CronPayloa
 		return p, nil
 	}
 	p.HasFallbacks = true
+	if n := len(*fallbacks); n > maxFallbacks {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "fallbacks has %d entries; at most %d", n, maxFallbacks)
+	}
 	for i, f := range *fallbacks {
-		ref, prof, err := modelSelection(f, fmt.Sprintf("fallbacks[%d]", i))
+		ref, prof, err := engine.ParseModelSelection(f)
 		if err != nil {
-			return nil, err
+			return nil, badModel(f, fmt.Sprintf("fallbacks[%d]", i), "provider/model")
 		}
 		if prof != "" {
 			return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "fallbacks[%d] %q: a cron fallback takes no @profile", i, f)
@@ -51,11 +72,14 @@ func modelList(field string, list *[]string) (*[]policy.ModelRef, error) {
 	if list == nil {
 		return nil, nil
 	}
+	if n := len(*list); n > maxFallbacks {
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s has %d entries; at most %d", field, n, maxFallbacks)
+	}
 	out := []policy.ModelRef{}
 	for i, f := range *list {
-		ref, prof, err := modelSelection(f, fmt.Sprintf("%s[%d]", field, i))
+		ref, prof, err := engine.ParseModelSelection(f)
 		if err != nil {
-			return nil, err
+			return nil, badModel(f, fmt.Sprintf("%s[%d]", field, i), "provider/model")
 		}
 		if prof != "" {
 			return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s[%d] %q takes no @profile", field, i, f)

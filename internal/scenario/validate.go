@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
@@ -147,9 +148,7 @@ func (v *validator) fallbacks(path string, t *Turn) {
 	if t.Model == "" || policy.SelectionSource(t.Source) != policy.SourceCron {
 		v.add(path, "is a cron payload's payload.fallbacks: it needs a model with source: cron")
 	}
-	for i, f := range *t.Fallbacks {
-		v.model(fmt.Sprintf("%s[%d]", path, i), f)
-	}
+	v.modelList(path, *t.Fallbacks)
 }
 
 // fallbacksOverride checks a turn's fallbacks_override: each
@@ -161,14 +160,37 @@ func (v *validator) fallbacksOverride(path string, t *Turn) {
 	if t.Fallbacks != nil {
 		v.add(path, "and fallbacks both given: a cron payload's fallbacks are its override; write one")
 	}
-	for i, f := range *t.FallbacksOverride {
-		v.model(fmt.Sprintf("%s[%d]", path, i), f)
+	v.modelList(path, *t.FallbacksOverride)
+}
+
+// maxFallbacks bounds a fallbacks or fallbacks_override list, as POST
+// /v1/turns does.
+const maxFallbacks = 64
+
+// modelList checks a list of provider/model entries that take no @profile.
+func (v *validator) modelList(path string, list []string) {
+	if len(list) > maxFallbacks {
+		v.add(path, fmt.Sprintf("has %d entries; at most %d", len(list), maxFallbacks))
+		return
+	}
+	for i, f := range list {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if _, prof, err := engine.ParseModelSelection(f); err == nil && prof != "" {
+			v.add(p, fmt.Sprintf("%q: a fallback takes no @profile", f))
+			continue
+		}
+		v.model(p, f)
 	}
 }
 
 // model adds a problem at path when s is not "provider/model".
 func (v *validator) model(path, s string) {
-	if _, _, ok := splitModel(s); !ok {
+	_, err := engine.ParseModelRef(s)
+	switch {
+	case err == nil:
+	case len(s) > engine.MaxModelRefLen || strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+		v.add(path, strings.TrimPrefix(err.Error(), engine.ErrBadRequest.Error()+": "))
+	default:
 		v.add(path, fmt.Sprintf("%q is not provider/model", s))
 	}
 }
