@@ -30,6 +30,8 @@ type receiver struct {
 	refused  int
 	records  []*logspb.LogRecord
 	service  string
+	resource map[string]string // last accepted request's string resource attributes
+	header   http.Header       // last request's headers
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -46,13 +48,24 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	rc.requests++
+	rc.header = r.Header.Clone()
 	if rc.refused < rc.fail {
 		rc.refused++
 		http.Error(w, "collector busy", http.StatusServiceUnavailable)
 		return
 	}
+	rc.accept(&req)
+	out, _ := proto.Marshal(&collogspb.ExportLogsServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(out)
+}
+
+// accept keeps req's records and resource; rc.mu is held.
+func (rc *receiver) accept(req *collogspb.ExportLogsServiceRequest) {
 	for _, rl := range req.GetResourceLogs() {
+		rc.resource = map[string]string{}
 		for _, a := range rl.GetResource().GetAttributes() {
+			rc.resource[a.GetKey()] = a.GetValue().GetStringValue()
 			if a.GetKey() == "service.name" {
 				rc.service = a.GetValue().GetStringValue()
 			}
@@ -61,9 +74,12 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rc.records = append(rc.records, sl.GetLogRecords()...)
 		}
 	}
-	out, _ := proto.Marshal(&collogspb.ExportLogsServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(out)
+}
+
+func (rc *receiver) res() map[string]string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.resource
 }
 
 func (rc *receiver) got() []*logspb.LogRecord {
