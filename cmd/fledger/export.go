@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/fledger/fledger/events"
@@ -30,7 +33,16 @@ type exportFlags struct {
 	since                                        uint64
 	follow                                       bool
 	batch                                        int
+
+	otlpProtocol, otlpCompression, otlpServiceName string
+	otlpTimeout                                    time.Duration
+	otlpAttempts                                   int
+	otlpSuccessInfo                                bool
 }
+
+// otlpFlags are the flags only --format otlp takes.
+var otlpFlags = []string{"endpoint", "header", "otlp-protocol", "otlp-compression", "otlp-timeout",
+	"otlp-service-name", "otlp-attempts", "otlp-success-info"}
 
 func newExportCmd(g *globals) *cobra.Command {
 	var f exportFlags
@@ -42,8 +54,12 @@ stream order, with OpenClaw's field names plus seq, time (RFC 3339 UTC, ms)
 and agent; previews are redacted. See docs/exporters.md.
 
 --format jsonl writes one record per line to stdout, or appended to --out
-FILE. --format otlp sends OpenTelemetry log records over OTLP/HTTP to
---endpoint, retrying with back-off while the collector refuses them.
+FILE. --format otlp sends OpenTelemetry log records over OTLP/HTTP or
+OTLP/gRPC, configured by the OpenTelemetry SDK environment variables
+(OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_ENDPOINT,
+…_HEADERS, …_PROTOCOL, …_COMPRESSION, …_TIMEOUT and their _LOGS_ forms)
+unless the --endpoint, --header and --otlp-* flags override them; it
+retries with jittered back-off while the collector is down or refuses.
 
 Without --follow the export reads from --since SEQ (inclusive; default the
 beginning) to the stream's current end and exits. With --follow it tails
@@ -61,6 +77,8 @@ address only on purpose: the metrics name profiles and models).`,
 		Example: `  fledger export --format jsonl
   fledger export --format jsonl --follow --out decisions.jsonl
   fledger export --format otlp --endpoint http://127.0.0.1:4318 --follow --metrics 127.0.0.1:9464
+  OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 OTEL_SERVICE_NAME=fledger-eu fledger export --format otlp
+  fledger export --format otlp --otlp-protocol grpc --endpoint http://127.0.0.1:4317 --follow
   fledger export --since 120`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runExport(cmd, g, &f) },
@@ -71,8 +89,14 @@ address only on purpose: the metrics name profiles and models).`,
 	fl.BoolVar(&f.follow, "follow", false, "keep exporting new records through a durable consumer until interrupted")
 	fl.StringVar(&f.consumer, "consumer", "", "durable consumer name for --follow (default fledger-export-<format>)")
 	fl.StringVar(&f.out, "out", "", "jsonl: append to FILE (exactly-once across restarts) instead of stdout")
-	fl.StringVar(&f.endpoint, "endpoint", "", "otlp: collector OTLP/HTTP URL, e.g. http://127.0.0.1:4318 (/v1/logs is added when no path is given)")
-	fl.StringArrayVar(&f.headers, "header", nil, "otlp: extra request header KEY=VALUE (repeatable)")
+	fl.StringVar(&f.endpoint, "endpoint", "", "otlp: collector URL, e.g. http://127.0.0.1:4318 (HTTP; /v1/logs is added when no path is given) or http://127.0.0.1:4317 (gRPC) (default $OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, $OTEL_EXPORTER_OTLP_ENDPOINT, else localhost:4318 / :4317)")
+	fl.StringArrayVar(&f.headers, "header", nil, "otlp: request header KEY=VALUE (repeatable; replaces $OTEL_EXPORTER_OTLP_HEADERS)")
+	fl.StringVar(&f.otlpProtocol, "otlp-protocol", "", "otlp: http/protobuf | grpc (default $OTEL_EXPORTER_OTLP_LOGS_PROTOCOL, $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
+	fl.StringVar(&f.otlpCompression, "otlp-compression", "", "otlp: gzip | none (default $OTEL_EXPORTER_OTLP_COMPRESSION, else none)")
+	fl.DurationVar(&f.otlpTimeout, "otlp-timeout", 0, "otlp: timeout of one request (default $OTEL_EXPORTER_OTLP_TIMEOUT in ms, else 10s)")
+	fl.StringVar(&f.otlpServiceName, "otlp-service-name", "", "otlp: resource service.name (default $OTEL_SERVICE_NAME, service.name in $OTEL_RESOURCE_ATTRIBUTES, else fledger)")
+	fl.IntVar(&f.otlpAttempts, "otlp-attempts", defaultOTLPAttempts, "otlp: tries per batch, with jittered back-off, before the export fails (default 1 with --follow, which retries without end)")
+	fl.BoolVar(&f.otlpSuccessInfo, "otlp-success-info", false, "otlp: log candidate_succeeded records at INFO (9) instead of WARN (13)")
 	fl.IntVar(&f.batch, "batch", export.DefaultBatch, "most commits per batch handed to the sink (and records per OTLP request)")
 	fl.StringVar(&f.metricsAddr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics, e.g. "+defaultMetricsAddr+" (use a loopback address unless you mean to expose them); \"\" = off")
 	return cmd
@@ -85,12 +109,17 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 	}
 	switch f.format {
 	case "jsonl":
-		if f.endpoint != "" || len(f.headers) > 0 {
-			return fmt.Errorf("export: --endpoint and --header are for --format otlp")
+		for _, n := range otlpFlags {
+			if cmd.Flags().Changed(n) {
+				return fmt.Errorf("export: --%s is for --format otlp", n)
+			}
 		}
 	case "otlp":
-		if f.endpoint == "" {
-			return fmt.Errorf("export: --format otlp needs --endpoint URL")
+		if f.otlpAttempts <= 0 {
+			return fmt.Errorf("export: --otlp-attempts must be positive")
+		}
+		if f.follow && !cmd.Flags().Changed("otlp-attempts") {
+			f.otlpAttempts = 1 // Follow retries the batch itself, without end
 		}
 		if f.out != "" {
 			return fmt.Errorf("export: --out is for --format jsonl")
@@ -104,7 +133,7 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 	}
 	defer st.Close()
 
-	sink, closeSink, err := exportSink(ctx, cmd, f)
+	sink, closeSink, err := exportSink(ctx, cmd, g, f)
 	if err != nil {
 		return err
 	}
@@ -146,17 +175,26 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 }
 
 // exportSink builds the sink --format names and its closer.
-func exportSink(ctx context.Context, cmd *cobra.Command, f *exportFlags) (export.Sink, func(), error) {
+func exportSink(ctx context.Context, cmd *cobra.Command, g *globals, f *exportFlags) (export.Sink, func(), error) {
 	if f.format == "otlp" {
-		hdr := map[string]string{}
+		var hdr map[string]string // nil: $OTEL_EXPORTER_OTLP_HEADERS
 		for _, h := range f.headers {
 			k, v, ok := strings.Cut(h, "=")
 			if !ok || k == "" {
 				return nil, nil, fmt.Errorf("export: --header %q: want KEY=VALUE", h)
 			}
+			if hdr == nil {
+				hdr = map[string]string{}
+			}
 			hdr[k] = v
 		}
-		o, err := export.NewOTLP(ctx, export.OTLPConfig{Endpoint: f.endpoint, Headers: hdr, Batch: f.batch})
+		v, _ := buildVersion()
+		o, err := export.NewOTLP(ctx, export.OTLPConfig{
+			Endpoint: f.endpoint, Protocol: f.otlpProtocol, Headers: hdr, Compression: f.otlpCompression,
+			Timeout: f.otlpTimeout, Batch: f.batch, Attempts: f.otlpAttempts,
+			ServiceName: f.otlpServiceName, ServiceVersion: v, ServiceInstanceID: serviceInstanceID(g),
+			SuccessInfo: f.otlpSuccessInfo,
+		})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -175,6 +213,41 @@ func exportSink(ctx context.Context, cmd *cobra.Command, f *exportFlags) (export
 	}
 	j := export.NewJSONL(cmd.OutOrStdout())
 	return j, func() { _ = j.Close() }, nil
+}
+
+// defaultOTLPAttempts is --otlp-attempts' default for a one-shot export.
+const defaultOTLPAttempts = 5
+
+// instanceIDFile, in the embedded server's data directory, holds the
+// OTLP resource's service.instance.id.
+const instanceIDFile = "service-instance-id"
+
+// serviceInstanceID is the OTLP resource's service.instance.id, stable
+// per ledger host: on the embedded server, a random UUID created once and
+// kept in <data>/service-instance-id; with --nats (or when that file
+// cannot be written), a UUID derived from the host name (and --data when
+// given), so the same host reports the same id on every run.
+func serviceInstanceID(g *globals) string {
+	if g.NATSURL == "" {
+		p := filepath.Join(g.DataDir, instanceIDFile)
+		if b, err := os.ReadFile(p); err == nil {
+			if id, err := uuid.Parse(strings.TrimSpace(string(b))); err == nil {
+				return id.String()
+			}
+		}
+		id := uuid.New().String()
+		if err := os.WriteFile(p, []byte(id+"\n"), 0o644); err == nil {
+			return id
+		}
+	}
+	host, _ := os.Hostname()
+	name := "fledger:" + host
+	if g.DataSet {
+		if abs, err := filepath.Abs(g.DataDir); err == nil {
+			name += ":" + abs
+		}
+	}
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(name)).String()
 }
 
 // serveMetrics folds the stream into Prometheus metrics in the background
