@@ -4,8 +4,8 @@
 // sequence, the decision time and the agent.
 //
 // A [Sink] receives records in batches: [JSONL] writes JSON Lines to a
-// writer or a file, [OTLP] sends OpenTelemetry log records over OTLP/HTTP
-// with the official Go SDK. [Range] exports a stream range once;
+// writer or a file, [OTLP] sends OpenTelemetry log records over OTLP/HTTP or
+// OTLP/gRPC with the official Go SDK. [Range] exports a stream range once;
 // [Follow] tails the stream through a durable JetStream pull consumer and
 // acknowledges each message only after the sink delivered its records, so
 // a restarted exporter resumes where the last one stopped.
