@@ -235,9 +235,20 @@ func serviceInstanceID(g *globals) string {
 				return id.String()
 			}
 		}
+		// Created exclusively: of two exports starting on a new data
+		// directory at once, one writes the id and the other reads it.
 		id := uuid.New().String()
-		if err := os.WriteFile(p, []byte(id+"\n"), 0o644); err == nil {
-			return id
+		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+			_, werr := f.WriteString(id + "\n")
+			if cerr := f.Close(); werr == nil && cerr == nil {
+				return id
+			}
+		} else if os.IsExist(err) {
+			if b, err := os.ReadFile(p); err == nil {
+				if id, err := uuid.Parse(strings.TrimSpace(string(b))); err == nil {
+					return id.String()
+				}
+			}
 		}
 	}
 	host, _ := os.Hostname()
