@@ -114,7 +114,7 @@ func TestMetrics_CountsAfterIncidentDay(t *testing.T) {
 	})
 	expectSeries(t, got, "fledger_fallback_decisions_total", map[string]float64{
 		"fledger_fallback_decisions_total{agent=main,decision=candidate_failed,provider=anthropic,reason=rate_limit}": 1,
-		"fledger_fallback_decisions_total{agent=main,decision=candidate_succeeded,provider=openai,reason=}":          1,
+		"fledger_fallback_decisions_total{agent=main,decision=candidate_succeeded,provider=openai,reason=}":           1,
 	})
 	expectSeries(t, got, "fledger_fallback_steps_total", map[string]float64{
 		"fledger_fallback_steps_total{agent=main,outcome=next_fallback}": 1,
