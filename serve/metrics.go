@@ -3,56 +3,75 @@ package serve
 import (
 	"context"
 	"net/http"
+	"sort"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	pmetrics "github.com/fledger/fledger/projections/metrics"
 )
 
-// metrics is the service's own Prometheus registry: requests by route
-// and status, their latency, the engines' commits and conflicts, and the
-// projection lag (the serve_ lag gauge is named fledger_serve_projection_lag
-// so it never collides with the exporters' lag metrics). [Config.Metrics]
-// is gathered with it.
+// RequestBuckets are the upper bounds, seconds, of the HTTP and micro
+// request duration histograms.
+var RequestBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1, 5}
+
+// metrics is the service's own Prometheus registry: HTTP and NATS micro
+// requests by route / endpoint and status, their durations, and the
+// engines' commits and conflicts by agent. [Config.Metrics] (the
+// projections/metrics fold in `fledger serve`, which also exports the
+// projections' lag and fledger_build_info) is gathered with it. Labels
+// are bounded: route patterns, micro endpoint names, status codes and the
+// served agents.
 type metrics struct {
-	reg      *prometheus.Registry
-	requests *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-	handler  http.Handler
+	reg        *prometheus.Registry
+	requests   *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	micro      *prometheus.CounterVec
+	microTime  *prometheus.HistogramVec
+	collectors []prometheus.Collector
+	handler    http.Handler
+}
+
+// engineCollector exports the engines' counters by agent.
+type engineCollector struct{ s *Service }
+
+var (
+	descCommits = prometheus.NewDesc("fledger_engine_commits_total",
+		"Decisions appended by this server's engines, by agent.", []string{"agent"}, nil)
+	descConflicts = prometheus.NewDesc("fledger_engine_conflicts_total",
+		"Appends refused because another writer appended to the guarded subject first (each re-decided), by agent.", []string{"agent"}, nil)
+)
+
+func (c engineCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descCommits; ch <- descConflicts }
+
+func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
+	agents := make([]string, 0, len(c.s.engines))
+	for a := range c.s.engines {
+		agents = append(agents, a)
+	}
+	sort.Strings(agents)
+	for _, a := range agents {
+		st := c.s.engines[a].Stats()
+		ch <- prometheus.MustNewConstMetric(descCommits, prometheus.CounterValue, float64(st.Commits), a)
+		ch <- prometheus.MustNewConstMetric(descConflicts, prometheus.CounterValue, float64(st.Conflicts), a)
+	}
 }
 
 func newMetrics(s *Service) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fledger_serve_requests_total",
-		Help: "Requests answered, by route pattern and HTTP status."}, []string{"route", "code"})
-	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "fledger_serve_request_seconds",
-		Help: "Request latency by route pattern.", Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1, 5}},
+		Help: "HTTP requests answered, by route pattern (\"unmatched\" for none) and HTTP status code."}, []string{"route", "code"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "fledger_serve_request_duration_seconds",
+		Help: "HTTP request duration by route pattern, seconds.", Buckets: RequestBuckets},
 		[]string{"route"})
-	commits := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fledger_engine_commits_total",
-		Help: "Decisions appended by this server's engines."}, func() float64 {
-		var n uint64
-		for _, e := range s.engines {
-			n += e.Stats().Commits
-		}
-		return float64(n)
-	})
-	conflicts := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fledger_engine_conflicts_total",
-		Help: "Appends refused because another writer appended to the guarded subject first (each re-decided)."}, func() float64 {
-		var n uint64
-		for _, e := range s.engines {
-			n += e.Stats().Conflicts
-		}
-		return float64(n)
-	})
-	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fledger_serve_projection_lag",
-		Help: "Stream messages not yet folded into the projections."}, func() float64 {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		h, _ := s.Health(ctx)
-		return float64(h.Lag)
-	})
+	m.micro = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fledger_serve_micro_requests_total",
+		Help: "NATS micro requests answered, by endpoint (e.g. turns.begin) and code (the HTTP status an error carries in Nats-Service-Error-Code; 200 for an answer)."}, []string{"endpoint", "code"})
+	m.microTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "fledger_serve_micro_request_duration_seconds",
+		Help: "NATS micro request duration by endpoint, seconds.", Buckets: RequestBuckets},
+		[]string{"endpoint"})
 	quarantined := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fledger_serve_quarantined_messages_total",
 		Help: "Stored messages the projections quarantined because they are not fledger commits, plus runs of sequences missing from the stream (GET /healthz names them)."}, func() float64 {
 		if s.proj == nil {
@@ -63,18 +82,29 @@ func newMetrics(s *Service) *metrics {
 		q, _ := s.proj.db.Quarantined(ctx)
 		return float64(len(q))
 	})
-	m.reg.MustRegister(m.requests, m.latency, commits, conflicts, lag, quarantined)
+	m.collectors = []prometheus.Collector{m.requests, m.latency, m.micro, m.microTime, engineCollector{s}, quarantined}
+	m.reg.MustRegister(m.collectors...)
 	var g prometheus.Gatherer = m.reg
 	if s.cfg.Metrics != nil {
 		g = prometheus.Gatherers{s.cfg.Metrics, m.reg}
 	} else {
-		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.reg.MustRegister(pmetrics.NewBuildInfoCollector(), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	m.handler = promhttp.HandlerFor(g, promhttp.HandlerOpts{})
+	m.handler = promhttp.HandlerFor(g, promhttp.HandlerOpts{EnableOpenMetrics: true})
 	return m
 }
+
+// MetricNames returns the names of the metric families the service itself
+// exports (not those of [Config.Metrics]), whether or not a series has
+// been seen yet.
+func (s *Service) MetricNames() []string { return pmetrics.FamilyNames(s.metrics.collectors...) }
 
 func (m *metrics) observe(route string, code int, d time.Duration) {
 	m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
 	m.latency.WithLabelValues(route).Observe(d.Seconds())
+}
+
+func (m *metrics) observeMicro(endpoint, code string, d time.Duration) {
+	m.micro.WithLabelValues(endpoint, code).Inc()
+	m.microTime.WithLabelValues(endpoint).Observe(d.Seconds())
 }

@@ -81,12 +81,35 @@ func (s *Service) StartMicro(st events.Store) (micro.Service, error) {
 		}),
 	}
 	for name, h := range handlers {
+		h = s.counted(name, h)
 		if err := g.AddEndpoint(strings.ReplaceAll(name, ".", "_"), h, micro.WithEndpointSubject(name), micro.WithEndpointMetadata(map[string]string{"http": MicroEndpoints[name].Method + " " + MicroEndpoints[name].Path})); err != nil {
 			_ = svc.Stop()
 			return nil, err
 		}
 	}
 	return svc, nil
+}
+
+// counted wraps a micro handler with fledger_serve_micro_requests_total
+// and fledger_serve_micro_request_duration_seconds for endpoint.
+func (s *Service) counted(endpoint string, h micro.Handler) micro.Handler {
+	return micro.HandlerFunc(func(r micro.Request) {
+		start := time.Now()
+		cr := &codeRequest{Request: r, code: "200"}
+		defer func() { s.metrics.observeMicro(endpoint, cr.code, time.Since(start)) }()
+		h.Handle(cr)
+	})
+}
+
+// codeRequest remembers the error code a handler answered with.
+type codeRequest struct {
+	micro.Request
+	code string
+}
+
+func (r *codeRequest) Error(code, description string, data []byte, opts ...micro.RespondOpt) error {
+	r.code = code
+	return r.Request.Error(code, description, data, opts...)
 }
 
 // MicroReadSubjects are the subjects of the read-only endpoints (turns.get,

@@ -5,12 +5,17 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fledger/fledger/projections/metrics"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
 var version = "dev"
 
-func init() { register(newVersionCmd) }
+func init() {
+	register(newVersionCmd)
+	metrics.Version = version // fledger_build_info{version}
+}
 
 func newVersionCmd(_ *globals) *cobra.Command {
 	return &cobra.Command{

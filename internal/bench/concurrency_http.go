@@ -152,7 +152,8 @@ func (s *httpServer) engineCounters(ctx context.Context) (commits, conflicts uin
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		name, val, ok := strings.Cut(sc.Text(), " ")
+		series, val, ok := strings.Cut(sc.Text(), " ")
+		name, _, _ := strings.Cut(series, "{") // one series per served agent
 		if !ok || (name != "fledger_engine_commits_total" && name != "fledger_engine_conflicts_total") {
 			continue
 		}
@@ -160,17 +161,18 @@ func (s *httpServer) engineCounters(ctx context.Context) (commits, conflicts uin
 		if err != nil {
 			return 0, 0, fmt.Errorf("GET /metrics: %s: %w", name, err)
 		}
-		found++
 		if name == "fledger_engine_commits_total" {
-			commits = uint64(v)
+			found |= 1
+			commits += uint64(v)
 		} else {
-			conflicts = uint64(v)
+			found |= 2
+			conflicts += uint64(v)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return 0, 0, err
 	}
-	if found != 2 {
+	if found != 3 {
 		return 0, 0, errors.New("GET /metrics: fledger_engine_commits_total or fledger_engine_conflicts_total missing")
 	}
 	return commits, conflicts, nil

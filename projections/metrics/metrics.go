@@ -5,9 +5,11 @@
 // use), the fold's own lag behind the stream, and the append latency of
 // whoever appends (a histogram fed through [Metrics.ObserveAppend]).
 //
-// Labels are bounded by the config (provider, model, profile, failover
-// reason, decision, outcome); no turn or session id is ever a label. Metric
-// names, labels and units are listed in docs/exporters.md.
+// Labels are bounded by the config (agent, provider, model, auth profile,
+// failover reason, decision, outcome): profiles are few, and no turn or
+// session id is ever a label. Metric names, labels and units are listed in
+// docs/exporters.md; [Names] lists them for tests of dashboards and alert
+// rules.
 package metrics
 
 import (
@@ -39,6 +41,15 @@ const MetricsProjection = "metrics"
 // 50 µs to 1 s, dense around the design's 1 ms p99 budget.
 var AppendBuckets = []float64{0.00005, 0.0001, 0.00025, 0.0005, 0.00075, 0.001, 0.0015, 0.0025, 0.005, 0.01, 0.025, 0.1, 1}
 
+// ProviderCallBuckets are the provider-call latency histogram's upper
+// bounds, seconds: 50 ms to 10 min (model calls stream for minutes).
+var ProviderCallBuckets = []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600}
+
+// Version is the fledger_build_info version label; the CLI sets it from
+// its -ldflags version. Empty means the module version of the build (or
+// "dev").
+var Version = ""
+
 // Metrics folds events into a Prometheus registry. Build it with [New];
 // feed it with [Metrics.Apply] (or [Metrics.CatchUp] / [Metrics.Follow]
 // on a store) and serve [Metrics.Handler]. Safe for concurrent use: one
@@ -54,17 +65,29 @@ type Metrics struct {
 	turns         *prometheus.CounterVec
 	decodeErrors  prometheus.Counter
 	appendLatency prometheus.Histogram
+	callLatency   *prometheus.HistogramVec
+	collectors    []prometheus.Collector // the fold's own (not process) collectors
 
 	mu          sync.Mutex
 	profiles    map[profileKey]policy.ProfileState
 	applied     uint64    // stream sequence of the last event folded
 	appliedAt   time.Time // its decision time
 	projections map[string]func(context.Context) (uint64, error)
+	// stalls tracks, per projection, the checkpoint seen at the last
+	// scrape and when it last moved (for fledger_projection_stalled_seconds).
+	stalls map[string]stall
 	// profileFold folds the profile events into profiles.
 	profileFold profileFold
 }
 
 type profileKey struct{ agent, id string }
+
+// stall is a projection's checkpoint at the last scrape and the time it
+// was first seen at that value.
+type stall struct {
+	seq   uint64
+	since time.Time
+}
 
 // profileFold folds the profile events of every agent into the metrics'
 // profile states through the policy's one dispatch (policy.FoldEvent);
@@ -117,24 +140,25 @@ func New(opts ...Option) *Metrics {
 		now:         time.Now,
 		profiles:    map[profileKey]policy.ProfileState{},
 		projections: map[string]func(context.Context) (uint64, error){},
+		stalls:      map[string]stall{},
 	}
 	m.profileFold.states = m.profiles
 	m.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "attempts_total",
-		Help: "Provider calls by provider, model and outcome (succeeded | failed); reason is the failover reason of a failed call, empty for a success.",
-	}, []string{"provider", "model", "outcome", "reason"})
+		Help: "Provider calls by agent, provider, model, auth profile (empty when the caller named none) and outcome (succeeded | failed); reason is the failover reason of a failed call, empty for a success.",
+	}, []string{"agent", "provider", "model", "profile", "outcome", "reason"})
 	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "fallback_decisions_total",
-		Help: "model_fallback_decision records by decision (candidate_failed | skip_candidate | probe_cooldown_candidate | candidate_succeeded).",
-	}, []string{"decision"})
+		Help: "model_fallback_decision records by agent, decision (candidate_failed | skip_candidate | probe_cooldown_candidate | candidate_succeeded), candidate provider and failover reason (empty when none).",
+	}, []string{"agent", "decision", "provider", "reason"})
 	m.steps = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "fallback_steps_total",
-		Help: "Fallback steps (decisions with fallbackStep* fields) by fallbackStepFinalOutcome (succeeded | next_fallback | chain_exhausted).",
-	}, []string{"outcome"})
+		Help: "Fallback steps (decisions with fallbackStep* fields) by agent and fallbackStepFinalOutcome (succeeded | next_fallback | chain_exhausted).",
+	}, []string{"agent", "outcome"})
 	m.turns = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "turns_total",
-		Help: "Closed turns by outcome (succeeded | exhausted | stopped); reason is the failover reason of an exhausted or stopped turn, empty for a success.",
-	}, []string{"outcome", "reason"})
+		Help: "Closed turns by agent and outcome (succeeded | exhausted | stopped); reason is the failover reason of an exhausted or stopped turn, empty for a success.",
+	}, []string{"agent", "outcome", "reason"})
 	m.decodeErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "decode_errors_total",
 		Help: "Stored messages the metrics fold could not decode (skipped by the fold, never by exporters).",
@@ -144,12 +168,24 @@ func New(opts ...Option) *Metrics {
 		Help:    "Time to decide and durably append one commit, seconds (fed by the process that appends; empty in `fledger export`).",
 		Buckets: AppendBuckets,
 	})
+	m.callLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "provider_call_duration_seconds",
+		Help:    "Provider-call latency reported with each outcome (latency_ms of AttemptSucceeded and AttemptFailed; calls reported without one are not observed), seconds, by agent, provider, model and outcome (succeeded | failed).",
+		Buckets: ProviderCallBuckets,
+	}, []string{"agent", "provider", "model", "outcome"})
 	for _, o := range opts {
 		o(m)
 	}
-	m.reg.MustRegister(m.attempts, m.decisions, m.steps, m.turns, m.decodeErrors, m.appendLatency, stateCollector{m})
+	m.collectors = append(m.collectors, m.attempts, m.decisions, m.steps, m.turns, m.decodeErrors, m.appendLatency, m.callLatency, NewBuildInfoCollector(), stateCollector{m})
+	m.reg.MustRegister(m.collectors...)
 	return m
 }
+
+// Names returns the names of the metric families the fold exports
+// (sorted; a histogram by its family name, without _bucket/_sum/_count),
+// whether or not a series has been seen yet: what a dashboard or an alert
+// rule may name.
+func (m *Metrics) Names() []string { return FamilyNames(m.collectors...) }
 
 // Registry returns the registry holding every metric, for a server that
 // serves it alongside others.
@@ -182,26 +218,35 @@ func (m *Metrics) Apply(ev events.Event) {
 	}
 	switch d := ev.Data.(type) {
 	case events.AttemptFailed:
-		m.attempts.WithLabelValues(d.Provider, d.Model, "failed", d.Reason).Inc()
+		m.attempts.WithLabelValues(ev.Agent, d.Provider, d.Model, d.ProfileID, "failed", d.Reason).Inc()
+		m.observeCall(ev.Agent, d.Provider, d.Model, "failed", d.LatencyMs)
 	case events.AttemptSucceeded:
-		m.attempts.WithLabelValues(d.Provider, d.Model, "succeeded", "").Inc()
+		m.attempts.WithLabelValues(ev.Agent, d.Provider, d.Model, d.ProfileID, "succeeded", "").Inc()
+		m.observeCall(ev.Agent, d.Provider, d.Model, "succeeded", d.LatencyMs)
 	case events.FallbackStepped:
-		m.decisions.WithLabelValues(d.Decision).Inc()
+		m.decisions.WithLabelValues(ev.Agent, d.Decision, d.CandidateProvider, d.Reason).Inc()
 		if d.FallbackStepFinalOutcome != "" {
-			m.steps.WithLabelValues(d.FallbackStepFinalOutcome).Inc()
+			m.steps.WithLabelValues(ev.Agent, d.FallbackStepFinalOutcome).Inc()
 		}
 	case events.TurnSucceeded:
-		m.turns.WithLabelValues("succeeded", "").Inc()
+		m.turns.WithLabelValues(ev.Agent, "succeeded", "").Inc()
 	case events.TurnExhausted:
-		m.turns.WithLabelValues("exhausted", d.Reason).Inc()
+		m.turns.WithLabelValues(ev.Agent, "exhausted", d.Reason).Inc()
 	case events.TurnStopped:
-		m.turns.WithLabelValues("stopped", d.Reason).Inc()
+		m.turns.WithLabelValues(ev.Agent, "stopped", d.Reason).Inc()
 	}
 	m.profileFold.agent = ev.Agent
 	policy.FoldEvent(&m.profileFold, &ev)
 	if ev.Seq > m.applied {
 		m.applied = ev.Seq
 		m.appliedAt = ev.At
+	}
+}
+
+// observeCall records a reported provider-call latency (0 = not reported).
+func (m *Metrics) observeCall(agent, provider, model, outcome string, ms int64) {
+	if ms > 0 {
+		m.callLatency.WithLabelValues(agent, provider, model, outcome).Observe(float64(ms) / 1000)
 	}
 }
 
@@ -237,6 +282,20 @@ func (m *Metrics) fold(seq iter.Seq2[events.Event, error]) error {
 	return nil
 }
 
+// stalled returns how long the projection name has been behind without
+// advancing, as seen by the scrapes: the clock restarts whenever a scrape
+// finds it caught up or at a new checkpoint.
+func (m *Metrics) stalled(name string, applied uint64, behind bool, now time.Time) float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, ok := m.stalls[name]
+	if !ok || !behind || st.seq != applied {
+		m.stalls[name] = stall{seq: applied, since: now}
+		return 0
+	}
+	return max(now.Sub(st.since).Seconds(), 0)
+}
+
 // stateCollector exports the gauges computed at scrape time: profile
 // health at m.now() and the lag behind the stream.
 type stateCollector struct{ m *Metrics }
@@ -266,11 +325,17 @@ var (
 	descApplied = prometheus.NewDesc(Namespace+"_projection_applied_sequence",
 		"Stream sequence of the last message the projection folded.",
 		[]string{"projection"}, nil)
+	descStalled = prometheus.NewDesc(Namespace+"_projection_stalled_seconds",
+		"Seconds the projection has been behind the stream without advancing (its checkpoint unchanged since a scrape at which it was caught up or had just moved); 0 when caught up or advancing. Needs no traffic: one unfolded commit is enough.",
+		[]string{"projection"}, nil)
+	descStreamLast = prometheus.NewDesc(Namespace+"_stream_last_sequence",
+		"Last sequence of the event stream (what the projections' applied sequence is compared with).",
+		nil, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descCooldown, descDisabled, descCooldownLeft, descDisabledLeft, descProfiles, descLagEvents, descLagSeconds, descApplied} {
+	for _, d := range []*prometheus.Desc{descCooldown, descDisabled, descCooldownLeft, descDisabledLeft, descProfiles, descLagEvents, descLagSeconds, descApplied, descStalled, descStreamLast} {
 		ch <- d
 	}
 }
@@ -331,6 +396,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(descLagEvents, err)
 		return
 	}
+	ch <- prometheus.MustNewConstMetric(descStreamLast, prometheus.GaugeValue, float64(last))
 	lag := func(name string, applied uint64) {
 		ch <- prometheus.MustNewConstMetric(descApplied, prometheus.GaugeValue, float64(applied), name)
 		behind := uint64(0)
@@ -338,6 +404,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 			behind = last - applied
 		}
 		ch <- prometheus.MustNewConstMetric(descLagEvents, prometheus.GaugeValue, float64(behind), name)
+		ch <- prometheus.MustNewConstMetric(descStalled, prometheus.GaugeValue, m.stalled(name, applied, behind > 0, now), name)
 	}
 	lag(MetricsProjection, applied)
 	secs := 0.0

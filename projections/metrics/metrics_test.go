@@ -105,21 +105,23 @@ func TestMetrics_CountsAfterIncidentDay(t *testing.T) {
 	got := scrape(t, m)
 
 	expectSeries(t, got, "fledger_attempts_total", map[string]float64{
-		"fledger_attempts_total{model=claude-opus-4-6,outcome=failed,provider=anthropic,reason=rate_limit}": 5,
-		"fledger_attempts_total{model=claude-opus-4-6,outcome=failed,provider=anthropic,reason=billing}":    1,
-		"fledger_attempts_total{model=claude-opus-4-6,outcome=succeeded,provider=anthropic,reason=}":        4,
-		"fledger_attempts_total{model=gpt-5,outcome=succeeded,provider=openai,reason=}":                     1,
+		"fledger_attempts_total{agent=main,model=claude-opus-4-6,outcome=failed,profile=anthropic:personal,provider=anthropic,reason=rate_limit}": 1,
+		"fledger_attempts_total{agent=main,model=claude-opus-4-6,outcome=failed,profile=anthropic:work,provider=anthropic,reason=billing}":        1,
+		"fledger_attempts_total{agent=main,model=claude-opus-4-6,outcome=failed,profile=anthropic:work,provider=anthropic,reason=rate_limit}":     4,
+		"fledger_attempts_total{agent=main,model=claude-opus-4-6,outcome=succeeded,profile=anthropic:personal,provider=anthropic,reason=}":        2,
+		"fledger_attempts_total{agent=main,model=claude-opus-4-6,outcome=succeeded,profile=anthropic:work,provider=anthropic,reason=}":            2,
+		"fledger_attempts_total{agent=main,model=gpt-5,outcome=succeeded,profile=openai:user@example.com,provider=openai,reason=}":                1,
 	})
 	expectSeries(t, got, "fledger_fallback_decisions_total", map[string]float64{
-		"fledger_fallback_decisions_total{decision=candidate_failed}":    1,
-		"fledger_fallback_decisions_total{decision=candidate_succeeded}": 1,
+		"fledger_fallback_decisions_total{agent=main,decision=candidate_failed,provider=anthropic,reason=rate_limit}": 1,
+		"fledger_fallback_decisions_total{agent=main,decision=candidate_succeeded,provider=openai,reason=}":           1,
 	})
 	expectSeries(t, got, "fledger_fallback_steps_total", map[string]float64{
-		"fledger_fallback_steps_total{outcome=next_fallback}": 1,
-		"fledger_fallback_steps_total{outcome=succeeded}":     1,
+		"fledger_fallback_steps_total{agent=main,outcome=next_fallback}": 1,
+		"fledger_fallback_steps_total{agent=main,outcome=succeeded}":     1,
 	})
 	expectSeries(t, got, "fledger_turns_total", map[string]float64{
-		"fledger_turns_total{outcome=succeeded,reason=}": 5,
+		"fledger_turns_total{agent=main,outcome=succeeded,reason=}": 5,
 	})
 	// At the end every window is over: the storm's cooldowns and the
 	// billing disable were cleared by later successes.
@@ -136,7 +138,9 @@ func TestMetrics_CountsAfterIncidentDay(t *testing.T) {
 		"fledger_projection_applied_sequence{projection=metrics}": float64(last),
 		"fledger_projection_lag_events{projection=metrics}":       0,
 		"fledger_projection_lag_seconds{projection=metrics}":      0,
+		"fledger_projection_stalled_seconds{projection=metrics}":  0,
 	})
+	expectSeries(t, got, "fledger_stream_last_sequence", map[string]float64{"fledger_stream_last_sequence{}": float64(last)})
 	expectSeries(t, got, "fledger_append_duration_seconds_count", map[string]float64{
 		"fledger_append_duration_seconds_count{}": 0,
 	})
@@ -199,7 +203,7 @@ func TestMetrics_CooldownAndDisabledGaugesMidStream(t *testing.T) {
 	testutil.NoError(t, m.CatchUp(ctx, st))
 	testutil.NoError(t, m.CatchUp(ctx, st))
 	got = scrape(t, m)
-	if v := got["fledger_turns_total{outcome=succeeded,reason=}"]; v != 5 {
+	if v := got["fledger_turns_total{agent=main,outcome=succeeded,reason=}"]; v != 5 {
 		t.Errorf("turns after catch-up %v, want 5", v)
 	}
 	if v := got["fledger_projection_lag_events{projection=metrics}"]; v != 0 {
@@ -245,7 +249,8 @@ func TestMetrics_FollowSeesNewCommits(t *testing.T) {
 	})
 	stop()
 	testutil.NoError(t, <-done)
-	if v := scrape(t, m)["fledger_turns_total{outcome=succeeded,reason=}"]; v != 10 {
+	got := scrape(t, m)
+	if v := got["fledger_turns_total{agent=main,outcome=succeeded,reason=}"] + got["fledger_turns_total{agent=second,outcome=succeeded,reason=}"]; v != 10 {
 		t.Fatalf("turns %v, want 10 (two runs of incident-day)", v)
 	}
 }
