@@ -71,7 +71,7 @@ func TurnsOf(evs []Event) []string {
 
 // SessionsOf returns the sessions evs name, in order of first mention,
 // without repeats: a session event's key and the session of a
-// TurnStarted or NoticeSent payload. A turn's later commits do not name
+// TurnStarted, NoticeSent or FallbackStepped payload. A turn's later commits do not name
 // its session; a session's turns are those whose TurnStarted names it.
 func SessionsOf(evs []Event) []string {
 	var out []string
@@ -96,6 +96,10 @@ func sessionOfPayload(p Payload) string {
 		return d.Session
 	case *NoticeSent:
 		return d.Session
+	case FallbackStepped:
+		return d.SessionID
+	case *FallbackStepped:
+		return d.SessionID
 	}
 	return ""
 }

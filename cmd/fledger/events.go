@@ -39,12 +39,14 @@ stderr and the command still exits 0.
 whose events has the turn as its correlation id or is a turn event keyed
 by it — on the turn's subject and on its profiles' (an attempt's outcome
 is stored under its profile). --session KEY lists the commits whose
-events name the session (its own events, the TurnStarted and notices of
-its turns) and every commit of a turn it started that the listing read
-(from --from on). Both decide by the decoded events, never by message
-headers, so a ledger written before fledger wrote headers lists the same;
-given both, a commit must match both. Undecodable messages and missing
-sequences cannot be matched: they are only summed up on stderr.`,
+events name the session (its own events; the TurnStarted, notices and
+fallback steps of its turns) and every commit of a turn it started that
+the listing read (from --from on). Both decide by the decoded events,
+never by message headers, so a ledger written before fledger wrote
+headers lists the same; given both, a commit must match both.
+Undecodable messages and missing sequences cannot be matched: they are
+only summed up on stderr. With the nats CLI, each message's Fledger-Turn
+header finds them too (docs/events.md, "The stream with the nats CLI").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return fl.run(cmd, g)
