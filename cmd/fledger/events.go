@@ -43,7 +43,9 @@ events name the session (its own events; the TurnStarted, notices and
 fallback steps of its turns) and every commit of a turn it started that
 the listing read (from --from on). Both decide by the decoded events,
 never by message headers, so a ledger written before fledger wrote
-headers lists the same; given both, a commit must match both.
+headers lists the same; given both, a commit must match both. Turn ids
+and session keys are an agent's own: when several agents have commits
+of the id, a note on stderr names them (--agent picks one).
 Undecodable messages and missing sequences cannot be matched: they are
 only summed up on stderr. With the nats CLI, each message's Fledger-Turn
 header finds them too (docs/events.md, "The stream with the nats CLI").`,
@@ -74,6 +76,8 @@ type eventsFlags struct {
 	turn    string
 	session string
 	maxCols int
+	// agents are the agents of the commits --turn or --session matched.
+	agents []string
 }
 
 // run prints the events the flags ask for: it checks --type, reads (or
@@ -127,6 +131,11 @@ func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 		name = "events --turn/--session" // not shown in place: they match neither
 	}
 	warnQuarantined(cmd.ErrOrStderr(), name, bad)
+	if len(fl.agents) > 1 {
+		// Turn ids and session keys are an agent's own: another agent's
+		// turn of the same id is another turn.
+		fmt.Fprintf(cmd.ErrOrStderr(), "fledger events: note: agents %s each have commits of this turn or session id; --agent picks one\n", strings.Join(fl.agents, ", "))
+	}
 	return nil
 }
 
@@ -155,6 +164,13 @@ func readCommits(seq iter.Seq2[events.Event, error]) iter.Seq2[[]events.Event, e
 			yield(cur, nil)
 		}
 	}
+}
+
+func appendNewAgent(list []string, a string) []string {
+	if slices.Contains(list, a) {
+		return list
+	}
+	return append(list, a)
 }
 
 // followCommits is [events.Store].Follow from from as readCommits' commits:
@@ -200,17 +216,22 @@ func (fl *eventsFlags) matching(commits iter.Seq2[[]events.Event, error]) iter.S
 			}
 			if fl.session != "" {
 				ok := slices.Contains(events.SessionsOf(c), fl.session)
+				// A turn id is its agent's own.
+				agent := c[0].Agent + "\x00"
 				if ok {
 					for _, t := range turns {
-						sessionTurns[t] = true
+						sessionTurns[agent+t] = true
 					}
 				}
 				for _, t := range turns {
-					ok = ok || sessionTurns[t]
+					ok = ok || sessionTurns[agent+t]
 				}
 				if !ok {
 					continue
 				}
+			}
+			if fl.agent == "" || c[0].Agent == fl.agent {
+				fl.agents = appendNewAgent(fl.agents, c[0].Agent)
 			}
 			for _, ev := range c {
 				if !yield(ev, nil) {

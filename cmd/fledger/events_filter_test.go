@@ -21,6 +21,7 @@ import (
 // filterLine is what the filter tests read of an `events --json` line.
 type filterLine struct {
 	Seq           uint64          `json:"seq"`
+	Agent         string          `json:"agent"`
 	Type          string          `json:"type"`
 	Aggregate     string          `json:"aggregate"`
 	Key           string          `json:"key"`
@@ -41,12 +42,13 @@ func parseLines(t *testing.T, out string) []filterLine {
 	return ls
 }
 
-// ofTurn is the oracle: the lines of the commits (by seq) one of whose
-// events has the turn as its correlation id or is the turn's own event.
-func ofTurn(all []filterLine, turn string) []filterLine {
+// ofTurn is the oracle: the lines of the commits (by seq) of agent one of
+// whose events has the turn as its correlation id or is the turn's own
+// event.
+func ofTurn(all []filterLine, agent, turn string) []filterLine {
 	seqs := map[uint64]bool{}
 	for _, l := range all {
-		if l.CorrelationID == turn || l.Aggregate == "turn" && l.Key == turn {
+		if l.Agent == agent && (l.CorrelationID == turn || l.Aggregate == "turn" && l.Key == turn) {
 			seqs[l.Seq] = true
 		}
 	}
@@ -77,7 +79,8 @@ func TestEventsCmd_TurnAndSessionFilters(t *testing.T) {
 				t.Fatal(err)
 			}
 			all := parseLines(t, out)
-			turns, sessions := map[string]bool{}, map[string]string{} // session of each turn
+			type agentTurn struct{ agent, turn string }
+			sessions := map[agentTurn]string{} // session of each turn
 			for _, l := range all {
 				if l.Type == "TurnStarted" {
 					var p struct {
@@ -85,65 +88,58 @@ func TestEventsCmd_TurnAndSessionFilters(t *testing.T) {
 						Session string `json:"session"`
 					}
 					_ = json.Unmarshal(l.Payload, &p)
-					turns[p.TurnID], sessions[p.TurnID] = true, p.Session
+					sessions[agentTurn{l.Agent, p.TurnID}] = p.Session
 				}
 			}
-			if len(turns) < 2 {
-				t.Fatalf("%d turns", len(turns))
+			if len(sessions) < 2 {
+				t.Fatalf("%d turns", len(sessions))
 			}
 			withProfile := 0
-			for turn := range turns {
-				out, errOut, err := runFledger2(t, "--data", data, "events", "--json", "--turn", turn)
+			for at, sess := range sessions {
+				out, errOut, err := runFledger2(t, "--data", data, "events", "--json", "--agent", at.agent, "--turn", at.turn)
 				if err != nil {
-					t.Fatalf("--turn %s: %v\n%s", turn, err, errOut)
+					t.Fatalf("--turn %s: %v\n%s", at.turn, err, errOut)
 				}
-				got, want := parseLines(t, out), ofTurn(all, turn)
+				got, want := parseLines(t, out), ofTurn(all, at.agent, at.turn)
 				if len(want) == 0 || !slices.EqualFunc(got, want, func(a, b filterLine) bool { return a.Seq == b.Seq && a.Type == b.Type && a.Key == b.Key }) {
-					t.Fatalf("--turn %s listed %d events, want %d:\n%s", turn, len(got), len(want), out)
+					t.Fatalf("--turn %s listed %d events, want %d:\n%s", at.turn, len(got), len(want), out)
 				}
 				if slices.ContainsFunc(got, func(l filterLine) bool { return l.Aggregate == "profile" }) {
 					withProfile++
 				}
-			}
-			if withProfile == 0 {
-				t.Fatal("no turn listed a commit stored under a profile")
-			}
-			// A session: its own commits and every commit of its turns.
-			var sess string
-			for _, s := range sessions {
-				sess = s
-				break
-			}
-			out, _, err = runFledger2(t, "--data", data, "events", "--json", "--session", sess)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := parseLines(t, out)
-			seqs := map[uint64]bool{}
-			for turn, s := range sessions {
-				if s == sess {
-					for _, l := range ofTurn(all, turn) {
+				// A session: its own commits and every commit of its turns.
+				out, _, err = runFledger2(t, "--data", data, "events", "--json", "--agent", at.agent, "--session", sess)
+				if err != nil {
+					t.Fatal(err)
+				}
+				seqs := map[uint64]bool{}
+				for at2, s := range sessions {
+					if s == sess && at2.agent == at.agent {
+						for _, l := range ofTurn(all, at.agent, at2.turn) {
+							seqs[l.Seq] = true
+						}
+					}
+				}
+				for _, l := range all {
+					if l.Agent == at.agent && l.Aggregate == "session" && l.Key == sess {
 						seqs[l.Seq] = true
 					}
 				}
-			}
-			for _, l := range all {
-				if l.Aggregate == "session" && l.Key == sess {
-					seqs[l.Seq] = true
+				var wantSeqs, gotSeqs []uint64
+				for _, l := range all {
+					if seqs[l.Seq] {
+						wantSeqs = append(wantSeqs, l.Seq)
+					}
+				}
+				for _, l := range parseLines(t, out) {
+					gotSeqs = append(gotSeqs, l.Seq)
+				}
+				if !slices.Equal(gotSeqs, wantSeqs) {
+					t.Fatalf("--session %s listed seqs %v, want %v", sess, gotSeqs, wantSeqs)
 				}
 			}
-			var want []uint64
-			for _, l := range all {
-				if seqs[l.Seq] {
-					want = append(want, l.Seq)
-				}
-			}
-			var gotSeqs []uint64
-			for _, l := range got {
-				gotSeqs = append(gotSeqs, l.Seq)
-			}
-			if !slices.Equal(gotSeqs, want) {
-				t.Fatalf("--session %s listed seqs %v, want %v", sess, gotSeqs, want)
+			if withProfile == 0 {
+				t.Fatal("no turn listed a commit stored under a profile")
 			}
 			// An unknown turn lists nothing; the table says so.
 			tab, errOut, err := runFledger2(t, "--data", data, "events", "--turn", "no-such-turn")
@@ -171,7 +167,7 @@ func TestEventsCmd_TurnFollow(t *testing.T) {
 	if turn == "" {
 		t.Skip("the last commit names no turn")
 	}
-	want := ofTurn(all, turn)
+	want := ofTurn(all, last.Agent, turn)
 	root := newRootCmd()
 	pr, pw, _ := os.Pipe()
 	defer pr.Close()
@@ -231,5 +227,27 @@ func loadLedgerInto(t *testing.T, data, name string) {
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A turn id two agents both have (two scenarios on one stream) lists
+// both agents' turns, with a note naming them; --agent picks one.
+func TestEventsCmd_TurnOfSeveralAgentsIsNoted(t *testing.T) {
+	data := t.TempDir()
+	loadLedgerInto(t, data, "first-release")
+	out, errOut, err := runFledger2(t, "--data", data, "events", "--json", "--turn", "storm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := map[string]bool{}
+	for _, l := range parseLines(t, out) {
+		agents[l.Agent] = true
+	}
+	if len(agents) != 2 || !strings.Contains(errOut, "note: agents scn-incident-day-edce8949, scn-rate-limit-storm-201d66d2 each have commits") {
+		t.Fatalf("agents %v, stderr %q", agents, errOut)
+	}
+	_, errOut, err = runFledger2(t, "--data", data, "events", "--agent", "scn-incident-day-edce8949", "--turn", "storm")
+	if err != nil || strings.Contains(errOut, "note:") {
+		t.Fatalf("--agent: %v %q", err, errOut)
 	}
 }
