@@ -506,7 +506,8 @@ func (s *store) conflictError(ctx context.Context, subject, guard string, expect
 
 // commitMsg checks req and builds its message: the commit body (its
 // envelopes checked, validated and encoded) with the message id, stream
-// and expectation headers. req.Guard must be set.
+// and expectation headers, and the metadata headers naming what it holds
+// (headers.go; no reader depends on them). req.Guard must be set.
 func (s *store) commitMsg(req AppendRequest) (*nats.Msg, []Envelope, error) {
 	body, envs, err := commitBody(&s.cfg, s.reg, req)
 	if err != nil {
@@ -525,6 +526,7 @@ func (s *store) commitMsg(req AppendRequest) (*nats.Msg, []Envelope, error) {
 			msg.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, req.Guard)
 		}
 	}
+	setMetaHeaders(msg.Header, envs, req.Events)
 	return msg, envs, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/fledger/fledger/events"
@@ -32,7 +33,22 @@ quarantined: printed in its place as QUARANTINED with its subject, size
 and why (with --json an object {"seq", "subject", "size", "quarantined":
 true, "reason"}), and a run of sequences missing inside the stream as
 MISSING ({"seq", "last_seq", "missing": true}); both are summed up on
-stderr and the command still exits 0.`,
+stderr and the command still exits 0.
+
+--turn ID lists exactly that turn's commits, whole: every commit one of
+whose events has the turn as its correlation id or is a turn event keyed
+by it — on the turn's subject and on its profiles' (an attempt's outcome
+is stored under its profile). --session KEY lists the commits whose
+events name the session (its own events; the TurnStarted, notices and
+fallback steps of its turns) and every commit of a turn it started that
+the listing read (from --from on). Both decide by the decoded events,
+never by message headers, so a ledger written before fledger wrote
+headers lists the same; given both, a commit must match both. Turn ids
+and session keys are an agent's own: when several agents have commits
+of the id, a note on stderr names them (--agent picks one).
+Undecodable messages and missing sequences cannot be matched: they are
+only summed up on stderr. With the nats CLI, each message's Fledger-Turn
+header finds them too (docs/events.md, "The stream with the nats CLI").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return fl.run(cmd, g)
@@ -44,6 +60,8 @@ stderr and the command still exits 0.`,
 	f.BoolVarP(&fl.follow, "follow", "f", false, "keep printing new events")
 	f.StringVar(&fl.agent, "agent", "", "only this agent's events")
 	f.StringVar(&fl.typ, "type", "", "only events of this type (e.g. AttemptFailed)")
+	f.StringVar(&fl.turn, "turn", "", "only the commits of this turn (its id)")
+	f.StringVar(&fl.session, "session", "", "only the commits of this session (its key) and of its turns")
 	f.IntVar(&fl.maxCols, "width", 100, "truncate the payload column to this many characters (0 = no limit)")
 	return cmd
 }
@@ -55,7 +73,11 @@ type eventsFlags struct {
 	follow  bool
 	agent   string
 	typ     string
+	turn    string
+	session string
 	maxCols int
+	// agents are the agents of the commits --turn or --session matched.
+	agents []string
 }
 
 // run prints the events the flags ask for: it checks --type, reads (or
@@ -74,9 +96,19 @@ func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 		return err
 	}
 	defer st.Close()
-	seq := st.Read(ctx, fl.from)
-	if fl.follow {
+	var seq iter.Seq2[events.Event, error]
+	switch {
+	case fl.turn != "" || fl.session != "":
+		// Whole commits, to decide which are the turn's or session's.
+		commits := readCommits(st.Read(ctx, fl.from))
+		if fl.follow {
+			commits = followCommits(ctx, st, fl.from)
+		}
+		seq = fl.matching(commits)
+	case fl.follow:
 		seq = st.Watch(ctx, fl.from)
+	default:
+		seq = st.Read(ctx, fl.from)
 	}
 	out := cmd.OutOrStdout()
 	var tw *table
@@ -94,8 +126,120 @@ func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 			fmt.Fprintln(cmd.ErrOrStderr(), "no events")
 		}
 	}
-	warnQuarantined(cmd.ErrOrStderr(), "events", bad)
+	name := "events"
+	if fl.turn != "" || fl.session != "" {
+		name = "events --turn/--session" // not shown in place: they match neither
+	}
+	warnQuarantined(cmd.ErrOrStderr(), name, bad)
+	if len(fl.agents) > 1 {
+		// Turn ids and session keys are an agent's own: another agent's
+		// turn of the same id is another turn.
+		fmt.Fprintf(cmd.ErrOrStderr(), "fledger events: note: agents %s each have commits of this turn or session id; --agent picks one\n", strings.Join(fl.agents, ", "))
+	}
 	return nil
+}
+
+// readCommits groups seq's events into their commits (the events of one
+// stored message, which share a Seq and come in a row); an error is
+// passed on alone, after the commit before it.
+func readCommits(seq iter.Seq2[events.Event, error]) iter.Seq2[[]events.Event, error] {
+	return func(yield func([]events.Event, error) bool) {
+		var cur []events.Event
+		for ev, err := range seq {
+			if len(cur) > 0 && (err != nil || ev.Seq != cur[0].Seq) {
+				if !yield(cur, nil) {
+					return
+				}
+				cur = nil
+			}
+			if err != nil {
+				if !yield(nil, err) {
+					return
+				}
+				continue
+			}
+			cur = append(cur, ev)
+		}
+		if len(cur) > 0 {
+			yield(cur, nil)
+		}
+	}
+}
+
+func appendNewAgent(list []string, a string) []string {
+	if slices.Contains(list, a) {
+		return list
+	}
+	return append(list, a)
+}
+
+// followCommits is [events.Store].Follow from from as readCommits' commits:
+// an undecodable message or a gap as its *events.DecodeError.
+func followCommits(ctx context.Context, st events.Store, from uint64) iter.Seq2[[]events.Event, error] {
+	return func(yield func([]events.Event, error) bool) {
+		for c, err := range st.Follow(ctx, events.FollowOptions{From: from}) {
+			switch {
+			case err != nil:
+				yield(nil, err)
+				return
+			case c.Err != nil:
+				if !yield(nil, c.Err) {
+					return
+				}
+			case len(c.Events) > 0:
+				if !yield(c.Events, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// matching yields the events of the commits of --turn and --session, in
+// order, and every error (print sums up undecodable messages). A commit
+// is the turn's when [events.TurnsOf] names it; the session's when
+// [events.SessionsOf] names it or it is a commit of one of the session's
+// turns (those of the commits naming the session, read before).
+func (fl *eventsFlags) matching(commits iter.Seq2[[]events.Event, error]) iter.Seq2[events.Event, error] {
+	sessionTurns := map[string]bool{}
+	return func(yield func(events.Event, error) bool) {
+		for c, err := range commits {
+			if err != nil {
+				if !yield(events.Event{}, err) {
+					return
+				}
+				continue
+			}
+			turns := events.TurnsOf(c)
+			if fl.turn != "" && !slices.Contains(turns, fl.turn) {
+				continue
+			}
+			if fl.session != "" {
+				ok := slices.Contains(events.SessionsOf(c), fl.session)
+				// A turn id is its agent's own.
+				agent := c[0].Agent + "\x00"
+				if ok {
+					for _, t := range turns {
+						sessionTurns[agent+t] = true
+					}
+				}
+				for _, t := range turns {
+					ok = ok || sessionTurns[agent+t]
+				}
+				if !ok {
+					continue
+				}
+			}
+			if fl.agent == "" || c[0].Agent == fl.agent {
+				fl.agents = appendNewAgent(fl.agents, c[0].Agent)
+			}
+			for _, ev := range c {
+				if !yield(ev, nil) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // checkEventType refuses a --type that is not a catalog event type,
@@ -132,6 +276,9 @@ func (fl *eventsFlags) print(ctx context.Context, seq iter.Seq2[events.Event, er
 			var de *events.DecodeError
 			if errors.As(err, &de) && de.Seq != 0 {
 				bad = append(bad, projections.QuarantinedOf(de))
+				if fl.turn != "" || fl.session != "" {
+					continue // it matches no turn or session
+				}
 				if err := writeQuarantined(out, tw, de, fl.asJSON); err != nil {
 					return n, bad, err
 				}
