@@ -82,10 +82,19 @@ func TestFollow_StalledConsumerIsRecreated(t *testing.T) {
 	waitSeq(t, seqs, appendTurn(t, s, "t-1"), 10*time.Second)
 	f := <-started
 
-	// The consumer goes silent.
+	// The consumer goes silent. Stop is asynchronous: wait until the
+	// consume context is closed, or a pull still open could deliver the
+	// next commit and no stall would happen (seen once under a loaded
+	// full run).
 	f.mu.Lock()
-	f.cc.Stop()
+	cc := f.cc
+	cc.Stop()
 	f.mu.Unlock()
+	select {
+	case <-cc.Closed():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the consume context did not close")
+	}
 
 	begin := time.Now()
 	waitSeq(t, seqs, appendTurn(t, s, "t-2"), 15*time.Second)
