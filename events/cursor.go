@@ -35,7 +35,11 @@ func (s *store) Cursor(ctx context.Context, opts CursorOptions) (Cursor, error) 
 	if opts.AckWait == 0 {
 		opts.AckWait = defaultCursorAckWait
 	}
-	cons, err := s.stream.Consumer(ctx, opts.Name)
+	var cons jetstream.Consumer
+	err := cursorAttempts(ctx, func(actx context.Context) (err error) {
+		cons, err = s.stream.Consumer(actx, opts.Name)
+		return err
+	})
 	if err == nil {
 		ci := cons.CachedInfo().Config
 		if ci.MaxAckPending != opts.Batch || ci.AckWait != opts.AckWait {
@@ -61,10 +65,43 @@ func (s *store) Cursor(ctx context.Context, opts CursorOptions) (Cursor, error) 
 	if opts.Since > 1 {
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, opts.Since
 	}
-	if cons, err = s.stream.CreateConsumer(ctx, cc); err != nil {
+	err = cursorAttempts(ctx, func(actx context.Context) (err error) {
+		cons, err = s.stream.CreateConsumer(actx, cc)
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("events: cursor: create consumer %s: %w", opts.Name, err)
 	}
 	return &cursor{s: s, name: opts.Name, cons: cons}, nil
+}
+
+// cursorAttempt bounds one consumer lookup or creation: on a cluster just
+// formed, or during an election, a request can go unanswered, and one
+// request waiting out the caller's whole deadline (a minute) would be the
+// only one sent.
+const cursorAttempt = 5 * time.Second
+
+// cursorAttempts runs op with a deadline of cursorAttempt, again after
+// cursorRetry while the attempt timed out or met a transient failure
+// (fetchTransient) and ctx allows. Other errors, ErrConsumerNotFound
+// included, come back at once.
+func cursorAttempts(ctx context.Context, op func(context.Context) error) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, cursorAttempt)
+		err := op(actx)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrTimeout) && !fetchTransient(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(cursorRetry):
+		}
+	}
 }
 
 // cursor is a [Cursor] on a durable pull consumer.
