@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +22,8 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // ScopeName is the instrumentation scope of the exported log records.
@@ -253,6 +256,20 @@ func parseEndpoint(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// checkEnvEndpoints refuses an OTEL_EXPORTER_OTLP_(LOGS_)ENDPOINT that is
+// not an http(s) URL, as --endpoint is refused: the SDK would log it and
+// send to its default port instead (127.0.0.1:4317 for "127.0.0.1:14317").
+func checkEnvEndpoints() error {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
+		if v := firstEnv(k); v != "" {
+			if _, err := parseEndpoint(v); err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+		}
+	}
+	return nil
+}
+
 // envEndpoint names the endpoint the SDK takes from the environment, for
 // messages: the signal-specific variable as is, the generic one with
 // path appended (HTTP), else def.
@@ -276,6 +293,11 @@ func httpExporter(ctx context.Context, cfg *OTLPConfig) (sdklog.Exporter, string
 		}),
 	}
 	endpoint := envEndpoint("/v1/logs", "http://localhost:4318/v1/logs")
+	if cfg.Endpoint == "" {
+		if err := checkEnvEndpoints(); err != nil {
+			return nil, "", err
+		}
+	}
 	if cfg.Endpoint != "" {
 		u, err := parseEndpoint(cfg.Endpoint)
 		if err != nil {
@@ -319,6 +341,11 @@ func grpcExporter(ctx context.Context, cfg *OTLPConfig) (sdklog.Exporter, string
 		}),
 	}
 	endpoint := envEndpoint("", "https://localhost:4317")
+	if cfg.Endpoint == "" {
+		if err := checkEnvEndpoints(); err != nil {
+			return nil, "", err
+		}
+	}
 	if cfg.Endpoint != "" {
 		u, err := parseEndpoint(cfg.Endpoint)
 		if err != nil {
@@ -364,7 +391,7 @@ func (o *OTLP) Export(ctx context.Context, recs []Record) error {
 		if err == nil {
 			return nil
 		}
-		if try >= o.cfg.Attempts || ctx.Err() != nil {
+		if try >= o.cfg.Attempts || ctx.Err() != nil || permanentOTLP(err) {
 			if o.cfg.Attempts > 1 {
 				return fmt.Errorf("export: otlp %s: gave up after %d attempts: %w", o.endpoint, try, err)
 			}
@@ -382,6 +409,23 @@ func (o *OTLP) Export(ctx context.Context, recs []Record) error {
 		delay = min(2*delay, o.cfg.AttemptMax)
 	}
 }
+
+// permanentOTLP reports an answer the OTLP specification says not to
+// retry: an HTTP 4xx other than 429 (the exporter's error text carries the
+// status), or a gRPC InvalidArgument, Unauthenticated, PermissionDenied,
+// Unimplemented or NotFound.
+func permanentOTLP(err error) bool {
+	switch status.Code(err) {
+	case codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.Unimplemented, codes.NotFound:
+		return true
+	}
+	m := httpStatusInText.FindStringSubmatch(err.Error())
+	return m != nil && m[1] != "429"
+}
+
+// httpStatusInText finds an HTTP 4xx status as the exporters write it
+// ("… 400 Bad Request", "status 401").
+var httpStatusInText = regexp.MustCompile(`\b(4\d\d) [A-Z][a-z]`)
 
 func (o *OTLP) export(ctx context.Context, recs []Record) error {
 	var pending []*Record
@@ -520,11 +564,24 @@ func Attributes(r *Record) ([]attribute.KeyValue, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	v, err := jsonValue(dec)
-	if err != nil {
+	// The record's own fields in its JSON order (a map value would sort
+	// them); nested objects are map values.
+	if _, err := dec.Token(); err != nil { // '{'
 		return nil, fmt.Errorf("export: record seq %d: %w", r.Seq, err)
 	}
-	return v.AsMap(), nil
+	var kvs []attribute.KeyValue
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("export: record seq %d: %w", r.Seq, err)
+		}
+		v, err := jsonValue(dec)
+		if err != nil {
+			return nil, fmt.Errorf("export: record seq %d: %w", r.Seq, err)
+		}
+		kvs = append(kvs, attribute.KeyValue{Key: attribute.Key(kt.(string)), Value: v})
+	}
+	return kvs, nil
 }
 
 // jsonValue reads one JSON value from dec as an attribute value, keeping
