@@ -53,7 +53,7 @@ func (z dstZone) offsetAt(y int, mo time.Month, d, h, mi int) int {
 		end := time.Date(y, time.October, lastSunday(y, time.October), 1, 0, 0, 0, time.UTC)
 		summer = !at.Before(start) && at.Before(end)
 	case dstAU:
-		end := time.Date(y, time.April, nthSunday(y, time.April, 1), 2, 0, 0, 0, std)     // 03:00 daylight
+		end := time.Date(y, time.April, nthSunday(y, time.April, 1), 2, 0, 0, 0, std)       // 03:00 daylight
 		start := time.Date(y, time.October, nthSunday(y, time.October, 1), 2, 0, 0, 0, std) // 02:00 standard
 		summer = at.Before(end) || !at.Before(start)
 	}
