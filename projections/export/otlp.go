@@ -283,6 +283,26 @@ func envEndpoint(path, def string) string {
 	return def
 }
 
+// resolveEndpoint is the endpoint an exporter sends to: --endpoint when
+// given (explicit; path, when set, filling an empty path), else the one
+// the SDK takes from the environment (checked like --endpoint), else def.
+func resolveEndpoint(cfg *OTLPConfig, path, def string) (endpoint string, explicit bool, err error) {
+	if cfg.Endpoint == "" {
+		if err := checkEnvEndpoints(); err != nil {
+			return "", false, err
+		}
+		return envEndpoint(path, def), false, nil
+	}
+	u, err := parseEndpoint(cfg.Endpoint)
+	if err != nil {
+		return "", false, err
+	}
+	if path != "" && (u.Path == "" || u.Path == "/") {
+		u.Path = path
+	}
+	return u.String(), true, nil
+}
+
 func httpExporter(ctx context.Context, cfg *OTLPConfig) (sdklog.Exporter, string, error) {
 	opts := []otlploghttp.Option{
 		otlploghttp.WithRetry(otlploghttp.RetryConfig{
@@ -292,21 +312,11 @@ func httpExporter(ctx context.Context, cfg *OTLPConfig) (sdklog.Exporter, string
 			MaxElapsedTime:  cfg.RetryElapsed,
 		}),
 	}
-	endpoint := envEndpoint("/v1/logs", "http://localhost:4318/v1/logs")
-	if cfg.Endpoint == "" {
-		if err := checkEnvEndpoints(); err != nil {
-			return nil, "", err
-		}
+	endpoint, explicit, err := resolveEndpoint(cfg, "/v1/logs", "http://localhost:4318/v1/logs")
+	if err != nil {
+		return nil, "", err
 	}
-	if cfg.Endpoint != "" {
-		u, err := parseEndpoint(cfg.Endpoint)
-		if err != nil {
-			return nil, "", err
-		}
-		if u.Path == "" || u.Path == "/" {
-			u.Path = "/v1/logs"
-		}
-		endpoint = u.String()
+	if explicit {
 		opts = append(opts, otlploghttp.WithEndpointURL(endpoint))
 	}
 	if cfg.Timeout > 0 {
@@ -340,18 +350,11 @@ func grpcExporter(ctx context.Context, cfg *OTLPConfig) (sdklog.Exporter, string
 			MaxElapsedTime:  cfg.RetryElapsed,
 		}),
 	}
-	endpoint := envEndpoint("", "https://localhost:4317")
-	if cfg.Endpoint == "" {
-		if err := checkEnvEndpoints(); err != nil {
-			return nil, "", err
-		}
+	endpoint, explicit, err := resolveEndpoint(cfg, "", "https://localhost:4317")
+	if err != nil {
+		return nil, "", err
 	}
-	if cfg.Endpoint != "" {
-		u, err := parseEndpoint(cfg.Endpoint)
-		if err != nil {
-			return nil, "", err
-		}
-		endpoint = u.String()
+	if explicit {
 		opts = append(opts, otlploggrpc.WithEndpointURL(endpoint))
 	}
 	if cfg.Timeout > 0 {
