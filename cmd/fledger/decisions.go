@@ -63,13 +63,13 @@ up to the stream's last sequence (--no-catch-up to skip).`,
 				return projJSONLines(cmd.OutOrStdout(), rows)
 			}
 			tw := newTable(cmd.OutOrStdout())
-			fmt.Fprintln(tw, "SEQ\tAT\tTURN\tSESSION\tDECISION\tCANDIDATE\tATTEMPT\tREASON\tSTATUS\tNEXT\tSTEP OUTCOME")
+			fmt.Fprintln(tw, "SEQ\tAT\tAGENT\tTURN\tSESSION\tDECISION\tCANDIDATE\tATTEMPT\tREASON\tSTATUS\tNEXT\tSTEP OUTCOME")
 			for _, d := range rows {
 				status := "-"
 				if d.Status != 0 {
 					status = fmt.Sprint(d.Status)
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", d.Seq, projTime(d.At), cellText(d.TurnID),
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", d.Seq, projTime(d.At), cellText(d.Agent), cellText(d.TurnID),
 					projDash(d.SessionID), cellText(d.Decision), projRef(d.CandidateProvider, d.CandidateModel), d.Attempt, d.Total,
 					projDash(d.Reason), status, projDash(projRef(d.NextCandidateProvider, d.NextCandidateModel)),
 					projDash(d.FallbackStepFinalOutcome))

@@ -55,7 +55,7 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
 				return projJSONLines(cmd.OutOrStdout(), rows)
 			}
 			tw := newTable(cmd.OutOrStdout())
-			fmt.Fprintln(tw, "STARTED\tTURN\tSESSION\tREQUESTED\tANSWERED BY\tATTEMPTS\tOUTCOME\tREASON\tDURATION")
+			fmt.Fprintln(tw, "STARTED\tAGENT\tTURN\tSESSION\tREQUESTED\tANSWERED BY\tATTEMPTS\tOUTCOME\tREASON\tDURATION")
 			for _, r := range rows {
 				dur := "-"
 				if r.Outcome != projections.OutcomeUnfinished {
@@ -65,7 +65,7 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
 				if answered != "" && r.AnsweredProfileID != "" {
 					answered += " @" + r.AnsweredProfileID
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", projTime(r.StartedAt), cellText(r.TurnID), projDash(r.SessionID),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", projTime(r.StartedAt), cellText(r.Agent), cellText(r.TurnID), projDash(r.SessionID),
 					projDash(r.RequestedModel), projDash(answered), r.Attempts, r.Outcome, projDash(r.Reason), dur)
 			}
 			return tw.Flush()
