@@ -37,7 +37,7 @@ up to the stream's last sequence (--no-catch-up to skip).`,
   fledger decisions --reason rate_limit --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := projSince(since, time.Now())
+			t, err := sinceMoment.parse(since, time.Now())
 			if err != nil {
 				return err
 			}
@@ -85,5 +85,5 @@ up to the stream's last sequence (--no-catch-up to skip).`,
 	f.StringVar(&reason, "reason", "", "only decisions with this failure reason (e.g. rate_limit)")
 	f.StringVar(&since, "since", "", "only decisions at or after this RFC 3339 time, or this long ago (e.g. 30m)")
 	f.IntVar(&limit, "limit", 0, "only the last N decisions (0 = all)")
-	return cmd
+	return withMomentRule(cmd)
 }

@@ -22,8 +22,8 @@ func newEventsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "events",
 		Short: "Print the ledger's events in stream order",
-		Long: `Print every event on the stream, in order, from --from (a stream
-sequence, default 1). A table for people, or --json for JSON Lines: one
+		Long: `Print every event on the stream, in order, from --from-seq N (a
+stream sequence, inclusive; default 1). A table for people, or --json for JSON Lines: one
 envelope per line with its stream sequence ("seq") and position in its
 commit ("index"). --follow keeps printing new events as they are appended
 (Ctrl-C to stop).
@@ -41,7 +41,7 @@ by it — on the turn's subject and on its profiles' (an attempt's outcome
 is stored under its profile). --session KEY lists the commits whose
 events name the session (its own events; the TurnStarted, notices and
 fallback steps of its turns) and every commit of a turn it started that
-the listing read (from --from on). Both decide by the decoded events,
+the listing read (from --from-seq on). Both decide by the decoded events,
 never by message headers, so a ledger written before fledger wrote
 headers lists the same; given both, a commit must match both. Turn ids
 and session keys are an agent's own: when several agents have commits
@@ -55,7 +55,7 @@ header finds them too (docs/events.md, "The stream with the nats CLI").`,
 		},
 	}
 	f := cmd.Flags()
-	f.Uint64Var(&fl.from, "from", 1, "first stream sequence to print")
+	f.Uint64Var(&fl.from, "from-seq", 1, "first stream sequence to print (inclusive)")
 	f.BoolVar(&fl.asJSON, "json", false, "JSON Lines output")
 	f.BoolVarP(&fl.follow, "follow", "f", false, "keep printing new events")
 	f.StringVar(&fl.agent, "agent", "", "only this agent's events")
@@ -63,7 +63,8 @@ header finds them too (docs/events.md, "The stream with the nats CLI").`,
 	f.StringVar(&fl.turn, "turn", "", "only the commits of this turn (its id)")
 	f.StringVar(&fl.session, "session", "", "only the commits of this session (its key) and of its turns")
 	f.IntVar(&fl.maxCols, "width", 100, "truncate the payload column to this many characters (0 = no limit)")
-	return cmd
+	deprecatedAlias(cmd, "from", "from-seq")
+	return withMomentRule(cmd)
 }
 
 // eventsFlags are fledger events' flags.
@@ -81,7 +82,7 @@ type eventsFlags struct {
 }
 
 // run prints the events the flags ask for: it checks --type, reads (or
-// with --follow watches) the stream from --from, prints each event that
+// with --follow watches) the stream from --from-seq, prints each event that
 // passes the filters (print), and sums up on stderr what it read past.
 func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 	if fl.from == 0 {

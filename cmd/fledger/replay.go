@@ -64,7 +64,7 @@ recording has no outcome for is shown as unknown, never invented.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runReplay(cmd, g, &o) },
 	}
 	f := cmd.Flags()
-	f.Uint64Var(&o.toSeq, "to-seq", 0, "stop after this stream sequence (default: the stream's end)")
+	f.Uint64Var(&o.toSeq, "to-seq", 0, "stop after this stream sequence (inclusive; default: the stream's end)")
 	f.StringVar(&o.until, "until", "", "stop before the first commit stamped after this RFC 3339 time")
 	f.StringVar(&o.out, "out", "", "database file to write (replaced if it exists; default: a new temporary file)")
 	f.BoolVar(&o.verify, "verify", false, "re-run the deciders over every recorded decision and compare; exit 1 on a divergence")
@@ -74,7 +74,7 @@ recording has no outcome for is shown as unknown, never invented.`,
 	f.BoolVar(&o.strict, "strict", false, "--verify: also exit 1 when a stored message is quarantined (not a fledger commit)")
 	f.IntVar(&o.batch, "batch", projections.DefaultBatchEvents, "events per rebuild transaction")
 	f.BoolVar(&o.skipUnknown, "skip-unknown", false, "skip events of unknown types instead of failing the rebuild")
-	return cmd
+	return withMomentRule(cmd)
 }
 
 // runReplay checks the flags, opens the ledger, resolves --until to a
@@ -88,9 +88,12 @@ func runReplay(cmd *cobra.Command, g *globals, o *replayFlags) error {
 	if o.toSeq > 0 && o.until != "" {
 		return fmt.Errorf("--to-seq and --until both set a stopping point; pick one")
 	}
+	until, err := moment{flag: "--until", seq: "--to-seq"}.parse(o.until, time.Time{})
+	if err != nil {
+		return err
+	}
 	var cfg *config.Loaded
 	if o.whatIf != "" {
-		var err error
 		if cfg, err = config.LoadFile(o.whatIf); err != nil {
 			return err
 		}
@@ -100,12 +103,8 @@ func runReplay(cmd *cobra.Command, g *globals, o *replayFlags) error {
 		return err
 	}
 	defer st.Close()
-	if o.until != "" {
-		t, err := time.Parse(time.RFC3339Nano, o.until)
-		if err != nil {
-			return fmt.Errorf("--until %q: want an RFC 3339 time, e.g. 2026-03-02T09:05:00Z", o.until)
-		}
-		if o.toSeq, err = replay.SeqAt(ctx, st, t); err != nil {
+	if !until.IsZero() {
+		if o.toSeq, err = replay.SeqAt(ctx, st, until); err != nil {
 			return err
 		}
 		if o.toSeq == 0 {

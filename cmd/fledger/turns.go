@@ -38,7 +38,7 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
 			default:
 				return fmt.Errorf("--outcome %q: want succeeded, exhausted, stopped or unfinished", outcome)
 			}
-			t, err := projSince(since, time.Now())
+			t, err := sinceMoment.parse(since, time.Now())
 			if err != nil {
 				return err
 			}
@@ -78,5 +78,5 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
 	f.StringVar(&outcome, "outcome", "", "only turns with this outcome: succeeded | exhausted | stopped | unfinished")
 	f.StringVar(&since, "since", "", "only turns started at or after this RFC 3339 time, or this long ago (e.g. 2h)")
 	f.IntVar(&limit, "limit", 0, "only the N most recent turns (0 = all)")
-	return cmd
+	return withMomentRule(cmd)
 }
