@@ -14,7 +14,7 @@ func init() { register(newExplainCmd) }
 func newExplainCmd(g *globals) *cobra.Command {
 	var (
 		agent, session, since, until string
-		jsonOut                  bool
+		jsonOut                      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "explain TURN_ID | --session S [--since T1] [--until T2]",

@@ -35,8 +35,8 @@ type exportFlags struct {
 	// --since TIME, resolved to the first commit stamped at or after it.
 	fromSeq uint64
 	since   string
-	follow                                       bool
-	batch                                        int
+	follow  bool
+	batch   int
 
 	otlpProtocol, otlpCompression, otlpServiceName string
 	otlpTimeout                                    time.Duration
