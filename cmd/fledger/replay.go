@@ -55,7 +55,13 @@ and make verify exit 1: a stored decision is gone.
 
 --what-if CONFIG re-decides every recorded turn under another config file
 and lists, side by side, each turn whose path or outcome changes. A call the
-recording has no outcome for is shown as unknown, never invented.`,
+recording has no outcome for is shown as unknown, never invented.
+
+--json prints the result as one JSON object: for a rebuild {"database",
+"events", "commits", "last_seq", "quarantined", "elapsed_ms",
+"events_per_s"}; for --verify the report ({"commits", "events",
+"last_seq", "turns", "checked", "diverged", "divergences", …}, same exit
+status); for --what-if the list of changed turns.`,
 		Example: `  fledger replay --out /tmp/at-0905.sqlite --until 2026-03-02T09:05:00Z
   fledger replay --to-seq 120
   fledger replay --verify
@@ -70,7 +76,7 @@ recording has no outcome for is shown as unknown, never invented.`,
 	f.BoolVar(&o.verify, "verify", false, "re-run the deciders over every recorded decision and compare; exit 1 on a divergence")
 	f.StringVar(&o.whatIf, "what-if", "", "re-decide recorded turns under this config file and list the turns that change")
 	f.StringVar(&o.agent, "agent", "", "--verify/--what-if: only this agent")
-	f.BoolVar(&o.jsonOut, "json", false, "--verify/--what-if: print the report as JSON")
+	f.BoolVar(&o.jsonOut, "json", false, "print the result as JSON: the rebuild summary, or the --verify or --what-if report")
 	f.BoolVar(&o.strict, "strict", false, "--verify: also exit 1 when a stored message is quarantined (not a fledger commit)")
 	f.IntVar(&o.batch, "batch", projections.DefaultBatchEvents, "events per rebuild transaction")
 	f.BoolVar(&o.skipUnknown, "skip-unknown", false, "skip events of unknown types instead of failing the rebuild")
