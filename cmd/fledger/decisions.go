@@ -46,7 +46,7 @@ up to the stream's last sequence (--no-catch-up to skip).`,
 			}
 			if reason != "" {
 				if _, err := events.ParseReason(reason); err != nil {
-					return fmt.Errorf("--reason %q is not a failure reason (one of %s): %w", reason, strings.Join(events.Spellings(events.Reasons), ", "), err)
+					return fmt.Errorf("--reason %q is not a failure reason (one of %s): %w", reason, strings.Join(reasonValues(), ", "), err)
 				}
 			}
 			db, err := openProjections(cmd, g, &pf)
@@ -85,5 +85,6 @@ up to the stream's last sequence (--no-catch-up to skip).`,
 	f.StringVar(&reason, "reason", "", "only decisions with this failure reason (e.g. rate_limit)")
 	f.StringVar(&since, "since", "", "only decisions at or after this RFC 3339 time, or this long ago (e.g. 30m)")
 	f.IntVar(&limit, "limit", 0, "only the last N decisions (0 = all)")
+	_ = cmd.RegisterFlagCompletionFunc("reason", completeValues(reasonValues()...))
 	return withMomentRule(cmd)
 }

@@ -64,6 +64,7 @@ header finds them too (docs/events.md, "The stream with the nats CLI").`,
 	f.StringVar(&fl.session, "session", "", "only the commits of this session (its key) and of its turns")
 	f.IntVar(&fl.maxCols, "width", 100, "truncate the payload column to this many characters (0 = no limit)")
 	deprecatedAlias(cmd, "from", "from-seq")
+	_ = cmd.RegisterFlagCompletionFunc("type", completeValues(eventTypeValues()...))
 	return withMomentRule(cmd)
 }
 

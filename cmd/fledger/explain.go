@@ -36,6 +36,12 @@ share an id, name one with --agent.`,
   fledger explain storm --agent demo --json
   fledger explain --session dm-alice --since 2026-03-02T09:00:00Z --until 2026-03-02T09:10:00Z`,
 		Args: cobra.MaximumNArgs(1),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) > 0 || session != "" {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return completeTurnIDs(g)(cmd, args, toComplete)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			w := newTermWriter(cmd.OutOrStdout())

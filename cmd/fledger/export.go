@@ -108,6 +108,9 @@ address only on purpose: the metrics name profiles and models).`,
 	fl.IntVar(&f.batch, "batch", export.DefaultBatch, "most commits per batch handed to the sink (and records per OTLP request)")
 	fl.StringVar(&f.metricsAddr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics, e.g. "+defaultMetricsAddr+" (use a loopback address unless you mean to expose them); \"\" = off")
 	cmd.MarkFlagsMutuallyExclusive("from-seq", "since")
+	_ = cmd.RegisterFlagCompletionFunc("format", completeValues("jsonl", "otlp"))
+	_ = cmd.RegisterFlagCompletionFunc("otlp-protocol", completeValues("http/protobuf", "grpc"))
+	_ = cmd.RegisterFlagCompletionFunc("otlp-compression", completeValues("gzip", "none"))
 	return withMomentRule(cmd)
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,9 +34,7 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
   fledger turns --outcome exhausted --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			switch outcome {
-			case "", projections.OutcomeSucceeded, projections.OutcomeExhausted, projections.OutcomeStopped, projections.OutcomeUnfinished:
-			default:
+			if outcome != "" && !slices.Contains(outcomeValues, outcome) {
 				return fmt.Errorf("--outcome %q: want succeeded, exhausted, stopped or unfinished", outcome)
 			}
 			t, err := sinceMoment.parse(since, time.Now())
@@ -78,5 +77,6 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
 	f.StringVar(&outcome, "outcome", "", "only turns with this outcome: succeeded | exhausted | stopped | unfinished")
 	f.StringVar(&since, "since", "", "only turns started at or after this RFC 3339 time, or this long ago (e.g. 2h)")
 	f.IntVar(&limit, "limit", 0, "only the N most recent turns (0 = all)")
+	_ = cmd.RegisterFlagCompletionFunc("outcome", completeValues(outcomeValues...))
 	return withMomentRule(cmd)
 }
