@@ -23,7 +23,8 @@ func newEventsCmd(g *globals) *cobra.Command {
 		Use:   "events",
 		Short: "Print the ledger's events in stream order",
 		Long: `Print every event on the stream, in order, from --from-seq N (a
-stream sequence, inclusive; default 1). A table for people, or --json for JSON Lines: one
+stream sequence, inclusive; default 1) through --to-seq N (inclusive;
+default the end; with --follow the listing then stops there). A table for people, or --json for JSON Lines: one
 envelope per line with its stream sequence ("seq") and position in its
 commit ("index"). --follow keeps printing new events as they are appended
 (Ctrl-C to stop).
@@ -56,6 +57,7 @@ header finds them too (docs/events.md, "The stream with the nats CLI").`,
 	}
 	f := cmd.Flags()
 	f.Uint64Var(&fl.from, "from-seq", 1, "first stream sequence to print (inclusive)")
+	f.Uint64Var(&fl.to, "to-seq", 0, "last stream sequence to print (inclusive; 0 = the end)")
 	f.BoolVar(&fl.asJSON, "json", false, "JSON Lines output")
 	f.BoolVarP(&fl.follow, "follow", "f", false, "keep printing new events")
 	f.StringVar(&fl.agent, "agent", "", "only this agent's events")
@@ -71,6 +73,7 @@ header finds them too (docs/events.md, "The stream with the nats CLI").`,
 // eventsFlags are fledger events' flags.
 type eventsFlags struct {
 	from    uint64
+	to      uint64
 	asJSON  bool
 	follow  bool
 	agent   string
@@ -88,6 +91,9 @@ type eventsFlags struct {
 func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 	if fl.from == 0 {
 		fl.from = 1
+	}
+	if fl.to > 0 && fl.to < fl.from {
+		return fmt.Errorf("--to-seq %d is before --from-seq %d", fl.to, fl.from)
 	}
 	if err := checkEventType(fl.typ); err != nil {
 		return err
@@ -277,6 +283,9 @@ func (fl *eventsFlags) print(ctx context.Context, seq iter.Seq2[events.Event, er
 			}
 			var de *events.DecodeError
 			if errors.As(err, &de) && de.Seq != 0 {
+				if fl.to > 0 && de.Seq > fl.to {
+					break
+				}
 				bad = append(bad, projections.QuarantinedOf(de))
 				if fl.turn != "" || fl.session != "" {
 					continue // it matches no turn or session
@@ -293,6 +302,9 @@ func (fl *eventsFlags) print(ctx context.Context, seq iter.Seq2[events.Event, er
 				tw.Flush()
 			}
 			return n, bad, err
+		}
+		if fl.to > 0 && ev.Seq > fl.to {
+			break
 		}
 		if fl.agent != "" && ev.Agent != fl.agent || fl.typ != "" && ev.Type != fl.typ {
 			continue

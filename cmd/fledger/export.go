@@ -139,7 +139,7 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 	default:
 		return fmt.Errorf("export: unknown --format %q (want jsonl or otlp)", f.format)
 	}
-	since, err := exportSinceMoment.parse(f.since, time.Now())
+	since, err := sinceMoment.parse(f.since, time.Now())
 	if err != nil {
 		return err
 	}
@@ -239,10 +239,6 @@ func exportSink(ctx context.Context, cmd *cobra.Command, g *globals, f *exportFl
 	j := export.NewJSONL(cmd.OutOrStdout())
 	return j, func() { _ = j.Close() }, nil
 }
-
-// exportSinceMoment is export's --since: a time or a duration before now
-// (a stream sequence was --since before; it is --from-seq).
-var exportSinceMoment = moment{flag: "--since", relative: true, seq: "--from-seq"}
 
 // defaultOTLPAttempts is --otlp-attempts' default for a one-shot export.
 const defaultOTLPAttempts = 5

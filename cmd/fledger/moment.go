@@ -37,6 +37,14 @@ type moment struct {
 	seq string
 }
 
+// The --since flags: a time or a duration before now. Export and
+// decisions also take --from-seq (export's --since was a sequence before);
+// turns are not selected by sequence.
+var (
+	sinceMoment      = moment{flag: "--since", relative: true, seq: "--from-seq"}
+	turnsSinceMoment = moment{flag: "--since", relative: true, seq: "fledger events --from-seq"}
+)
+
 // parse reads s ("" = the zero time): an RFC 3339 time, or with relative
 // a duration before now. A bare integer is a stream sequence given where
 // a time is meant: refused, naming m.seq.

@@ -52,11 +52,12 @@ func TestMomentFlags_RefuseASequence(t *testing.T) {
 	}{
 		{[]string{"export", "--since", "120"}, "--since 120: not a time; a stream sequence is --from-seq 120"},
 		{[]string{"turns", "--since", "120"}, "--since 120: not a time; a stream sequence is fledger events --from-seq 120"},
-		{[]string{"decisions", "--since", "5"}, "--since 5: not a time; a stream sequence is fledger events --from-seq 5"},
+		{[]string{"decisions", "--since", "5"}, "--since 5: not a time; a stream sequence is --from-seq 5"},
 		{[]string{"replay", "--until", "13"}, "--until 13: not a time; a stream sequence is --to-seq 13"},
 		{[]string{"stats", "--now", "13"}, "--now 13: not a time; want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z"},
 		{[]string{"explain", "--session", "s", "--since", "3"}, "--since 3: not a time; want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z"},
 		{[]string{"classify", "--now", "1"}, "--now 1: not a time; want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z"},
+		{[]string{"events", "--from-seq", "5", "--to-seq", "4"}, "--to-seq 4 is before --from-seq 5"},
 		{[]string{"export", "--since", "1h", "--from-seq", "3"}, "if any flags in the group [from-seq since] are set none of the others can be; [from-seq since] were all set"},
 	} {
 		_, _, err := runFledger2(t, append([]string{"--data", data}, c.args...)...)
@@ -100,6 +101,31 @@ func TestMomentFlags_SequencesInclusiveAndTimes(t *testing.T) {
 	out = run("events", "--from", "25", "--type", "TurnStarted", "--json")
 	if got := seqs(out); got != "25 36" || !strings.HasPrefix(out, fromDeprecated) {
 		t.Errorf("events --from 25: seqs %s\n%s", got, out)
+	}
+	out = run("events", "--from-seq", "2", "--to-seq", "25", "--type", "TurnStarted", "--json")
+	if got := seqs(out); got != "2 13 25" {
+		t.Errorf("events --from-seq 2 --to-seq 25: seqs %s", got)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "11 12 13 22 23 34 35 36 45 46"},
+		{[]string{"--from-seq", "34"}, "34 35 36 45 46"},
+		{[]string{"--from-seq", "12", "--to-seq", "35"}, "12 13 22 23 34 35"},
+		{[]string{"--to-seq", "13", "--limit", "2"}, "12 13"},
+		{[]string{"--from-seq", "12", "--to-seq", "35", "--limit", "2"}, "34 35"},
+		{[]string{"--from-seq", "12", "--agent", "beta", "--limit", "10"}, "34 35 36 45 46"},
+		{[]string{"--from-seq", "47"}, ""},
+	} {
+		// The table's SEQ column (the JSON record is the record type's).
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(run(append([]string{"decisions"}, c.args...)...)), "\n")[1:] {
+			got = append(got, strings.Fields(l)[0])
+		}
+		if got := strings.Join(got, " "); got != c.want {
+			t.Errorf("decisions %v: seqs %s, want %s", c.args, got, c.want)
+		}
 	}
 	out = run("export", "--from-seq", "34")
 	if got := seqs(out); got != "34 35 36 45 46" {

@@ -387,10 +387,6 @@ func projJSONLines[T any](w io.Writer, rows []T) error {
 	return nil
 }
 
-// sinceMoment is --since of turns and decisions: a time or a duration
-// before now; their rows are not selected by sequence.
-var sinceMoment = moment{flag: "--since", relative: true, seq: "fledger events --from-seq"}
-
 // projNow parses --now (RFC 3339), defaulting to the wall clock.
 func projNow(s string) (time.Time, error) {
 	if s == "" {

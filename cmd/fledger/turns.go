@@ -37,7 +37,7 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
 			if outcome != "" && !slices.Contains(outcomeValues, outcome) {
 				return fmt.Errorf("--outcome %q: want succeeded, exhausted, stopped or unfinished", outcome)
 			}
-			t, err := sinceMoment.parse(since, time.Now())
+			t, err := turnsSinceMoment.parse(since, time.Now())
 			if err != nil {
 				return err
 			}
