@@ -2,11 +2,11 @@ package projections
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
+
+	"github.com/fledger/fledger/internal/sqlitedb"
 )
 
 // readOnlyBusyMs is how long a read-only query waits for a writer's lock:
@@ -26,17 +26,8 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("projections: %s is not a file", path)
 	}
-	q := url.Values{}
-	q.Set("mode", "ro")
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", readOnlyBusyMs))
-	q.Add("_pragma", "query_only(1)")
-	sdb, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	sdb, err := sqlitedb.OpenReadOnly(ctx, path, readOnlyBusyMs)
 	if err != nil {
-		return nil, fmt.Errorf("projections: open %s: %w", path, err)
-	}
-	sdb.SetMaxOpenConns(1)
-	if err := sdb.PingContext(ctx); err != nil {
-		_ = sdb.Close()
 		return nil, fmt.Errorf("projections: open %s: %w", path, err)
 	}
 	return &DB{sql: sdb, path: path, log: slog.Default()}, nil
