@@ -24,10 +24,10 @@ func newEventsCmd(g *globals) *cobra.Command {
 		Short: "Print the ledger's events in stream order",
 		Long: `Print every event on the stream, in order, from --from-seq N (a
 stream sequence, inclusive; default 1) through --to-seq N (inclusive;
-default the end; with --follow the listing then stops there). A table for people, or --json for JSON Lines: one
-envelope per line with its stream sequence ("seq") and position in its
-commit ("index"). --follow keeps printing new events as they are appended
-(Ctrl-C to stop).
+default the end, also with --follow). A table for people, or --json for
+JSON Lines: one envelope per line with its stream sequence ("seq") and
+position in its commit ("index"). --follow keeps printing new events as
+they are appended (Ctrl-C to stop).
 
 A stored message that is not a fledger commit (it cannot be decoded) is
 quarantined: printed in its place as QUARANTINED with its subject, size

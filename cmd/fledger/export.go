@@ -67,12 +67,11 @@ retries with jittered back-off while the collector is down or refuses.
 
 Without --follow the export reads from --from-seq N (inclusive; default the
 beginning), or from the first commit stamped at or after --since TIME, to
-the stream's current end and exits. With --follow it tails
-the stream through the durable JetStream consumer --consumer: a restarted
-exporter resumes where the last one stopped, and a message is acknowledged
-only after its records were written and flushed, or accepted by the
-collector (--from-seq and --since then only set where a new consumer
-starts). With
+the stream's current end and exits. With --follow it tails the stream
+through the durable JetStream consumer --consumer: a restarted exporter
+resumes where the last one stopped, and a message is acknowledged only
+after its records were written and flushed, or accepted by the collector
+(--from-seq and --since then only set where a new consumer starts). With
 --out FILE the file is exactly-once across crashes: the export resumes
 after the file's last complete line. To stdout or OTLP a crash between
 delivery and acknowledgement may deliver that batch twice.
