@@ -44,6 +44,12 @@ type configInvalidJSON struct {
 	Problems []problemJSON `json:"problems"`
 }
 
+// problemJSON is a config problem or warning in --json output.
+type problemJSON struct {
+	Path    string `json:"path,omitempty"`
+	Message string `json:"message"`
+}
+
 func problemsJSON(ps []config.Problem) []problemJSON {
 	out := []problemJSON{}
 	for _, p := range ps {

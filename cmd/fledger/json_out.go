@@ -13,9 +13,3 @@ import (
 func printJSON(cmd *cobra.Command, v any) error {
 	return replay.WriteJSON(cmd.OutOrStdout(), v)
 }
-
-// problemJSON is a config problem or warning in --json output.
-type problemJSON struct {
-	Path    string `json:"path,omitempty"`
-	Message string `json:"message"`
-}
