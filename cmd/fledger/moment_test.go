@@ -54,6 +54,7 @@ func TestMomentFlags_RefuseASequence(t *testing.T) {
 		{[]string{"turns", "--since", "120"}, "--since 120: not a time; a stream sequence is fledger events --from-seq 120"},
 		{[]string{"decisions", "--since", "5"}, "--since 5: not a time; a stream sequence is --from-seq 5"},
 		{[]string{"replay", "--until", "13"}, "--until 13: not a time; a stream sequence is --to-seq 13"},
+		{[]string{"sessions", "--at", "120"}, "--at 120: not a time; a stream sequence is fledger replay --out FILE --to-seq 120"},
 		{[]string{"stats", "--now", "13"}, "--now 13: not a time; want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z"},
 		{[]string{"explain", "--session", "s", "--since", "3"}, "--since 3: not a time; want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z"},
 		{[]string{"classify", "--now", "1"}, "--now 1: not a time; want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z"},
