@@ -210,12 +210,12 @@ export class FledgerClient {
 
   /** GET /healthz: the health body, on 200 and on 503 alike. */
   health(opts?: RequestOptions): Promise<Result<"health">> {
-    return this.request("GET", "/healthz", { ...opts, okStatuses: [503] });
+    return this.request("GET", "/healthz", { ...opts, idempotent: true, okStatuses: [503] });
   }
 
   /** GET /readyz: the health body, on 200 and on 503 alike. */
   ready(opts?: RequestOptions): Promise<Result<"ready">> {
-    return this.request("GET", "/readyz", { ...opts, okStatuses: [503] });
+    return this.request("GET", "/readyz", { ...opts, idempotent: true, okStatuses: [503] });
   }
 
   /** GET /metrics: the Prometheus text exposition. */

@@ -70,7 +70,11 @@ interface Ended {
   agent: string;
 }
 
-/** How a turn ended: answered (with the call's value), exhausted or stopped. */
+/**
+ * How a turn ended: answered, exhausted or stopped. A done turn's value is
+ * what the answering call resolved with (undefined only when a turn_id
+ * given to runTurn names a turn that had already answered).
+ */
 export type TurnResult<T> =
   | (Ended & { action: "done"; next: NextDone; value: T })
   | (Ended & { action: "exhausted"; next: NextExhausted })
@@ -104,7 +108,7 @@ export async function runTurn<T>(call: ProviderCall<T>, opts: RunTurnOptions): P
       case "stop":
         return { ...ended, action: "stop", next };
       case "wait":
-        await sleep(next.ms ?? next.resume_at - Date.now(), signal);
+        await sleep(next.ms ?? 0, signal);
         step = await resume(client, step, signal);
         break;
       case "call": {
