@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -70,15 +71,6 @@ func propKind(t *testing.T, doc, prop map[string]any) string {
 	return k
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // nextCases are Nexts of every kind the engine returns: "full" sets every
 // field the kind can carry, "min" only those it always carries.
 func nextCases() []struct {
@@ -122,7 +114,7 @@ func TestOpenAPI_NextVariantsMatchServer(t *testing.T) {
 	}
 	mapping, _ := disc["mapping"].(map[string]any)
 	wantActions := []string{string(policy.NextCall), string(policy.NextDone), string(policy.NextExhausted), string(policy.NextStop), string(policy.NextWait)}
-	if got := sortedKeys(mapping); !slices.Equal(got, wantActions) {
+	if got := slices.Sorted(maps.Keys(mapping)); !slices.Equal(got, wantActions) {
 		t.Fatalf("Next discriminator maps %v, want %v", got, wantActions)
 	}
 	var oneOf []string
@@ -168,7 +160,7 @@ func TestOpenAPI_NextVariantsMatchServer(t *testing.T) {
 					t.Errorf("%s: required %q is not written: %s", ref, r, b)
 				}
 			}
-			for _, k := range sortedKeys(obj) {
+			for _, k := range slices.Sorted(maps.Keys(obj)) {
 				p, ok := props[k].(map[string]any)
 				if !ok {
 					t.Errorf("%s: the server writes %q, which the variant does not declare", ref, k)
@@ -180,13 +172,13 @@ func TestOpenAPI_NextVariantsMatchServer(t *testing.T) {
 			}
 			if tc.full {
 				covered[action] = true
-				if got, want := sortedKeys(obj), sortedKeys(props); !slices.Equal(got, want) {
+				if got, want := slices.Sorted(maps.Keys(obj)), slices.Sorted(maps.Keys(props)); !slices.Equal(got, want) {
 					t.Errorf("%s: a fully set %s writes %v, the variant declares %v", ref, action, got, want)
 				}
 			}
 		})
 	}
-	if got := sortedKeys(covered); !slices.Equal(got, wantActions) {
+	if got := slices.Sorted(maps.Keys(covered)); !slices.Equal(got, wantActions) {
 		t.Errorf("fully set cases cover %v, want %v", got, wantActions)
 	}
 }
