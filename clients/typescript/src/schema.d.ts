@@ -345,28 +345,34 @@ export interface components {
         /** @description Make the call with this provider, model and auth profile, then report its outcome for attempt. */
         NextCall: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description Make this call (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             action: "call";
+            /** @description The provider to call */
             provider: string;
+            /** @description The provider's model to call */
             model: string;
             /** @description Auth profile to use (absent: the provider's default credentials) */
             profile?: string;
             /** @description Report the outcome for this attempt */
             attempt: number;
-            /** @enum {string} */
+            /**
+             * @description Why this call: the turn's first, a same-profile retry, another profile, the next candidate, a probe of a cooling-down primary, a whole-chain overload round
+             * @enum {string}
+             */
             kind: "first" | "retry" | "rotation" | "fallback" | "probe" | "chain_retry";
             /** @description 0-based chain position (absent = 0) */
             candidate_index?: number;
             /** @description Whole-chain overload round (absent = 0) */
             round?: number;
+            /** @description Notices to show the user now */
             notices: components["schemas"]["Notices"];
         };
         /** @description Sleep ms, then POST /v1/turns/{turn_id}/resume. */
         NextWait: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description Wait, then resume (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             action: "wait";
@@ -374,12 +380,13 @@ export interface components {
             ms?: number;
             /** @description The same moment as Unix ms */
             resume_at: number;
+            /** @description Notices to show the user now */
             notices: components["schemas"]["Notices"];
         };
         /** @description The turn answered. */
         NextDone: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description The turn answered (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             action: "done";
@@ -387,12 +394,13 @@ export interface components {
             answered_by: string;
             /** @description The auth profile that answered (absent: the provider's default credentials) */
             profile?: string;
+            /** @description Notices to show the user now */
             notices: components["schemas"]["Notices"];
         };
         /** @description Every candidate failed; show summary. */
         NextExhausted: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description Every candidate failed (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             action: "exhausted";
@@ -404,12 +412,13 @@ export interface components {
             attempts?: components["schemas"]["ExhaustedAttempt"][];
             /** @description Unix ms (absent = unknown) */
             soonest_cooldown_expiry?: number;
+            /** @description Notices to show the user now */
             notices: components["schemas"]["Notices"];
         };
         /** @description The turn stopped without exhausting the chain. */
         NextStop: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description The turn stopped (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             action: "stop";
@@ -418,25 +427,36 @@ export interface components {
              * @enum {string}
              */
             disposition: "failover" | "compaction" | "abort" | "refusal" | "coordination";
+            /** @description The classified reason of the error that stopped the turn */
             reason?: string;
             /** @description Redacted provider message; with disposition failover (reason format, or unknown / unclassified on the last candidate) it is the provider's error surfaced as it is: show it as the turn's error */
             message?: string;
+            /** @description Notices to show the user now */
             notices: components["schemas"]["Notices"];
         };
         ExhaustedAttempt: {
+            /** @description The candidate's provider */
             provider: string;
+            /** @description The candidate's model */
             model: string;
+            /** @description Why it failed or was skipped */
             reason: string;
-            /** @description HTTP status (absent: none) */
+            /** @description HTTP status of its error (absent: none) */
             status?: number;
+            /** @description The provider's error code (absent: none) */
             code?: string;
+            /** @description Its error in words (redacted) */
             error: string;
         };
         /** @description Notices to show the user now */
         Notices: components["schemas"]["Notice"][];
         Notice: {
-            /** @enum {string} */
+            /**
+             * @description What the notice is about
+             * @enum {string}
+             */
             kind: "fallback" | "fallback_cleared" | "overload_wait";
+            /** @description The notice's text */
             text: string;
             /** @description false: recorded, not shown (group and channel chats) */
             delivered: boolean;
