@@ -69,7 +69,7 @@ up to the stream's last sequence (--no-catch-up to skip).`,
 				if d.Status != 0 {
 					status = fmt.Sprint(d.Status)
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", d.Seq, projTime(d.At), cellText(d.TurnID),
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", d.Seq, projTime(d.Time), cellText(d.TurnID),
 					projDash(d.SessionID), cellText(d.Decision), projRef(d.CandidateProvider, d.CandidateModel), d.Attempt, d.Total,
 					projDash(d.Reason), status, projDash(projRef(d.NextCandidateProvider, d.NextCandidateModel)),
 					projDash(d.FallbackStepFinalOutcome))
