@@ -105,8 +105,13 @@ func decisionSchema(d docs) (*schema, error) {
 		req = append(req, p.name)
 	}
 	return &schema{
-		Schema: draft, ID: schemaBase + decisionFile, Title: "model_fallback_decision record v1",
-		Description: "One model_fallback_decision record, the same in GET /v1/decisions (and the NATS micro decisions.list), `fledger decisions --json` and the JSONL export (`fledger export --format jsonl`); the OTLP export maps its attributes from it. OpenClaw's `event` and `tags` (reference §8), fledger's stream position (`seq`, `idx`), the decision `time`, the `agent`, then the FallbackStepped payload with OpenClaw's field names. Optional fields are absent when empty.",
-		Type:        "object", Properties: &all, Required: append(req, fs.Required...), AdditionalProperties: false,
+		Schema:               draft,
+		ID:                   schemaBase + decisionFile,
+		Title:                "model_fallback_decision record v1",
+		Description:          "One model_fallback_decision record, the same in GET /v1/decisions (and the NATS micro decisions.list), `fledger decisions --json` and the JSONL export (`fledger export --format jsonl`); the OTLP export maps its attributes from it. OpenClaw's `event` and `tags` (reference §8), fledger's stream position (`seq`, `idx`), the decision `time`, the `agent`, then the FallbackStepped payload with OpenClaw's field names. Optional fields are absent when empty.",
+		Type:                 "object",
+		Properties:           &all,
+		Required:             append(req, fs.Required...),
+		AdditionalProperties: false,
 	}, nil
 }
