@@ -91,4 +91,3 @@ func encode(t *testing.T, v any) []byte {
 	testutil.NoError(t, enc.Encode(v))
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
-
