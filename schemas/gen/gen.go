@@ -36,7 +36,10 @@ const (
 type output struct {
 	schemas map[string][]byte // file name under schemas/events/ -> content
 	stored  map[string][]byte // file name under schemas/ -> content
-	catalog []byte            // markdown for docs/events.md
+	// component is the OpenAPI DecisionRecord component (YAML, markers
+	// included) for schemas/openapi.v1.yaml.
+	component []byte
+	catalog   []byte // markdown for docs/events.md
 }
 
 // docs holds doc comments from the events sources: "Type" and "Type.Field".
@@ -94,20 +97,22 @@ func clean(cg *ast.CommentGroup) string {
 
 // schema is one JSON Schema node; field order is the output order.
 type schema struct {
-	Schema      string   `json:"$schema,omitempty"`
-	ID          string   `json:"$id,omitempty"`
-	Title       string   `json:"title,omitempty"`
-	Description string   `json:"description,omitempty"`
-	Ref         string   `json:"$ref,omitempty"`
-	Type        any      `json:"type,omitempty"`
-	Const       any      `json:"const,omitempty"`
-	Format      string   `json:"format,omitempty"`
-	Enum        []string `json:"enum,omitempty"`
-	Minimum     *int     `json:"minimum,omitempty"`
-	Items       *schema  `json:"items,omitempty"`
-	MinItems    *int     `json:"minItems,omitempty"`
-	Properties  *props   `json:"properties,omitempty"`
-	Required    []string `json:"required,omitempty"`
+	Schema      string    `json:"$schema,omitempty"`
+	ID          string    `json:"$id,omitempty"`
+	Title       string    `json:"title,omitempty"`
+	Description string    `json:"description,omitempty"`
+	Ref         string    `json:"$ref,omitempty"`
+	Type        any       `json:"type,omitempty"`
+	Const       any       `json:"const,omitempty"`
+	Format      string    `json:"format,omitempty"`
+	Enum        []string  `json:"enum,omitempty"`
+	Minimum     *int      `json:"minimum,omitempty"`
+	PrefixItems []*schema `json:"prefixItems,omitempty"`
+	Items       *schema   `json:"items,omitempty"`
+	MinItems    *int      `json:"minItems,omitempty"`
+	MaxItems    *int      `json:"maxItems,omitempty"`
+	Properties  *props    `json:"properties,omitempty"`
+	Required    []string  `json:"required,omitempty"`
 	// AdditionalProperties is false or a *schema.
 	AdditionalProperties any    `json:"additionalProperties,omitempty"`
 	Defs                 *props `json:"$defs,omitempty"`
@@ -417,6 +422,9 @@ func generate(eventsDir, eventSchemas string) (*output, error) {
 		if out.stored[name], err = indented(s); err != nil {
 			return nil, err
 		}
+	}
+	if out.component, err = decisionComponent(out.stored[decisionFile]); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

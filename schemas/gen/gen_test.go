@@ -27,6 +27,13 @@ func TestGenerated_FilesAreUpToDate(t *testing.T) {
 			t.Errorf("schemas/%s is stale or missing (%v): run `go generate ./schemas`", name, err)
 		}
 	}
+	spec, err := os.ReadFile("../openapi.v1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, err := spliceComponent(spec, out.component); err != nil || !bytes.Equal(spec, want) {
+		t.Errorf("schemas/openapi.v1.yaml's DecisionRecord component is stale (%v): run `go generate ./schemas`", err)
+	}
 	doc, err := os.ReadFile("../../docs/events.md")
 	if err != nil {
 		t.Fatal(err)

@@ -88,7 +88,7 @@ func decisionSchema(d docs) (*schema, error) {
 	zero := 0
 	head := props{
 		{"event", &schema{Description: "Always `model_fallback_decision`: OpenClaw's log event name (reference §8).", Type: "string", Const: "model_fallback_decision"}},
-		{"tags", &schema{Description: "`[\"error_handling\", \"model_fallback\", <decision>]` (reference §8).", Type: "array", Items: &schema{Type: "string"}}},
+		{"tags", tags(fs)},
 		{"seq", &schema{Description: "JetStream stream sequence of the commit that carried the event; the records of one commit share it.", Type: "integer", Minimum: &zero}},
 		{"idx", &schema{Description: "The event's index in its commit (0-based); with seq it names the record.", Type: "integer", Minimum: &zero}},
 		{"time", &schema{Description: "Decision time (the event's `at`), RFC 3339 UTC with milliseconds, e.g. `2026-03-02T09:00:01.250Z`.", Type: "string", Format: "date-time"}},
@@ -114,4 +114,24 @@ func decisionSchema(d docs) (*schema, error) {
 		Required:             append(req, fs.Required...),
 		AdditionalProperties: false,
 	}, nil
+}
+
+// tags is the schema of a record's tags: ["error_handling",
+// "model_fallback", <decision>], decision from fs's decision enum.
+func tags(fs *schema) *schema {
+	three := 3
+	var decisions []string
+	for _, p := range *fs.Properties {
+		if p.name == "decision" {
+			decisions = p.s.Enum
+		}
+	}
+	return &schema{
+		Description: "`[\"error_handling\", \"model_fallback\", <decision>]` (reference §8).",
+		Type:        "array",
+		PrefixItems: []*schema{{Const: "error_handling"}, {Const: "model_fallback"}, {Type: "string", Enum: decisions}},
+		Items:       &schema{Type: "string"},
+		MinItems:    &three,
+		MaxItems:    &three,
+	}
 }
