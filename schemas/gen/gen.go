@@ -456,18 +456,25 @@ func writeTable(md *bytes.Buffer, fs []field) {
 
 // spliceCatalog replaces the generated section of doc (markers included).
 func spliceCatalog(doc, catalog []byte) ([]byte, error) {
-	i := bytes.Index(doc, []byte(beginMarker))
-	j := bytes.Index(doc, []byte(endMarker))
+	return splice(doc, catalog, beginMarker, endMarker, "docs/events.md")
+}
+
+// splice replaces the part of doc from the line holding begin through the
+// line holding end (markers included) with part; name names doc in the
+// error when a marker is missing.
+func splice(doc, part []byte, begin, end, name string) ([]byte, error) {
+	i := bytes.Index(doc, []byte(begin))
+	j := bytes.Index(doc, []byte(end))
 	if i < 0 || j < i {
-		return nil, fmt.Errorf("docs/events.md lacks the markers %q … %q", beginMarker, endMarker)
+		return nil, fmt.Errorf("%s lacks the markers %q … %q", name, begin, end)
 	}
-	j += len(endMarker)
+	j += len(end)
 	if j < len(doc) && doc[j] == '\n' {
 		j++
 	}
 	var b bytes.Buffer
 	b.Write(doc[:i])
-	b.Write(catalog)
+	b.Write(part)
 	b.Write(doc[j:])
 	return b.Bytes(), nil
 }

@@ -159,18 +159,5 @@ func flow(v any) string {
 // spliceComponent replaces the generated component of the OpenAPI
 // document doc (markers included).
 func spliceComponent(doc, component []byte) ([]byte, error) {
-	i := bytes.Index(doc, []byte(componentBegin))
-	j := bytes.Index(doc, []byte(componentEnd))
-	if i < 0 || j < i {
-		return nil, fmt.Errorf("schemas/openapi.v1.yaml lacks the markers %q … %q", componentBegin, componentEnd)
-	}
-	j += len(componentEnd)
-	if j < len(doc) && doc[j] == '\n' {
-		j++
-	}
-	var b bytes.Buffer
-	b.Write(doc[:i])
-	b.Write(component)
-	b.Write(doc[j:])
-	return b.Bytes(), nil
+	return splice(doc, component, componentBegin, componentEnd, "schemas/openapi.v1.yaml")
 }
