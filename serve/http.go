@@ -353,7 +353,7 @@ func writeError(w http.ResponseWriter, e *APIError) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
+	b, err := encodeJSON(v)
 	if err != nil {
 		status, b = http.StatusInternalServerError, []byte(`{"error":"internal","detail":"response encoding failed"}`)
 	}
@@ -363,6 +363,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// encodeJSON is json.Marshal without HTML escaping: a body is JSON for
+// programs, so "<" in an error preview stays "<" (not "\u003c"), as in
+// `fledger decisions --json` and the JSONL export.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 type statusWriter struct {

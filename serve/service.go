@@ -646,7 +646,7 @@ func (s *Service) Decisions(ctx context.Context, r *DecisionsRequest) (*Decision
 	if err != nil {
 		return nil, err
 	}
-	out := &DecisionsView{Decisions: []projections.Decision{}, NextSince: r.Since, Checkpoint: cp}
+	out := &DecisionsView{Decisions: []projections.DecisionRecord{}, NextSince: r.Since, Checkpoint: cp}
 	for _, d := range all {
 		if d.Seq <= r.Since {
 			continue

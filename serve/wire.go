@@ -293,9 +293,9 @@ type DecisionsRequest struct {
 // DecisionsView is a page of decision records in stream order; pass
 // NextSince as since to read on.
 type DecisionsView struct {
-	Decisions  []projections.Decision `json:"decisions"`
-	NextSince  uint64                 `json:"next_since"`
-	Checkpoint uint64                 `json:"checkpoint"`
+	Decisions  []projections.DecisionRecord `json:"decisions"`
+	NextSince  uint64                       `json:"next_since"`
+	Checkpoint uint64                       `json:"checkpoint"`
 }
 
 // Health is GET /healthz.

@@ -17,7 +17,7 @@ func init() { register(newDecisionsCmd) }
 // seqRange keeps the decisions (in stream order) from stream sequence
 // from through to (inclusive; 0 = unbounded), the last limit of them
 // when limit > 0.
-func seqRange(rows []projections.Decision, from, to uint64, limit int) []projections.Decision {
+func seqRange(rows []projections.DecisionRecord, from, to uint64, limit int) []projections.DecisionRecord {
 	if from == 0 && to == 0 {
 		return rows
 	}
@@ -97,7 +97,7 @@ to skip).`,
 				if d.Status != 0 {
 					status = fmt.Sprint(d.Status)
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", d.Seq, projTime(d.At), cellText(d.Agent), cellText(d.TurnID),
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", d.Seq, projTime(d.Time), cellText(d.Agent), cellText(d.TurnID),
 					projDash(d.SessionID), cellText(d.Decision), projRef(d.CandidateProvider, d.CandidateModel), d.Attempt, d.Total,
 					projDash(d.Reason), status, projDash(projRef(d.NextCandidateProvider, d.NextCandidateModel)),
 					projDash(d.FallbackStepFinalOutcome))
