@@ -98,3 +98,8 @@ func errorBody(t *testing.T, b []byte) serve.ErrorBody {
 	}
 	return eb
 }
+
+// jsonDecode decodes resp's body into v.
+func jsonDecode(resp *http.Response, v any) error {
+	return json.NewDecoder(resp.Body).Decode(v)
+}
