@@ -68,8 +68,9 @@ type Answer struct {
 }
 
 // Check validates one answer to req: its status is declared for the
-// operation req matches, with its headers and its body (Content-Type and
-// schema). An answer to a request that matches no operation (an unknown
+// operation req matches, with its headers (required ones present) and its
+// body (Content-Type and schema, and no object field the schema does not
+// declare: see undeclared). An answer to a request that matches no operation (an unknown
 // path, a method the path does not take) must be an error body; a 405 must
 // carry Allow. A HEAD request is checked as its GET without the body.
 func (c *Contract) Check(req *http.Request, status int, header http.Header, body []byte) Answer {
@@ -105,25 +106,85 @@ func (c *Contract) Check(req *http.Request, status int, header http.Header, body
 		a.Err = fmt.Errorf("%s %s (%s) answered %d: %w", req.Method, req.URL.Path, a.Operation, status, err)
 		return a
 	}
-	if err := c.checkRequiredHeaders(route, status, header); err != nil {
-		a.Err = fmt.Errorf("%s %s (%s) answered %d: %w", req.Method, req.URL.Path, a.Operation, status, err)
+	if req.Method != http.MethodHead {
+		if err := checkUndeclared(route, status, header, body); err != nil {
+			a.Err = fmt.Errorf("%s %s (%s) answered %d: %w", req.Method, req.URL.Path, a.Operation, status, err)
+		}
 	}
 	return a
 }
 
-// checkRequiredHeaders checks that every header the response declares
-// required is there (kin-openapi checks the values of those present).
-func (c *Contract) checkRequiredHeaders(route *routers.Route, status int, header http.Header) error {
+// checkUndeclared fails a JSON body with a field its schema does not
+// declare: a schema that lists properties and says nothing of others
+// allows them, but a client generated from the document would not know
+// the field.
+func checkUndeclared(route *routers.Route, status int, header http.Header, body []byte) error {
 	ref := route.Operation.Responses.Status(status)
 	if ref == nil || ref.Value == nil {
 		return nil
 	}
-	for name, h := range ref.Value.Headers {
-		if h.Value != nil && h.Value.Required && header.Get(name) == "" {
-			return fmt.Errorf("header %s is required and missing", name)
+	mt := ref.Value.Content.Get(header.Get("Content-Type"))
+	if mt == nil || mt.Schema == nil || !strings.HasPrefix(header.Get("Content-Type"), "application/json") {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("the body is not JSON: %w", err)
+	}
+	return undeclared(mt.Schema.Value, v, "")
+}
+
+// undeclared walks v with its schema s and reports the first object field
+// that s does not declare (its properties, those of its allOf, anyOf and
+// oneOf alternatives), unless s allows additional properties explicitly.
+func undeclared(s *openapi3.Schema, v any, at string) error {
+	if s == nil {
+		return nil
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		props := map[string]*openapi3.Schema{}
+		collect(s, props)
+		if len(props) == 0 || (s.AdditionalProperties.Has != nil && *s.AdditionalProperties.Has) || s.AdditionalProperties.Schema != nil {
+			return nil
+		}
+		for _, k := range sortedKeys(v) {
+			p, ok := props[k]
+			if !ok {
+				return fmt.Errorf("field %s%s is not in the document", at, k)
+			}
+			if err := undeclared(p, v[k], at+k+"."); err != nil {
+				return err
+			}
+		}
+	case []any:
+		if s.Items == nil {
+			return nil
+		}
+		for i, x := range v {
+			if err := undeclared(s.Items.Value, x, fmt.Sprintf("%s%d.", at, i)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// collect adds the properties s declares, with those of its
+// alternatives, to props.
+func collect(s *openapi3.Schema, props map[string]*openapi3.Schema) {
+	for k, p := range s.Properties {
+		if p != nil {
+			props[k] = p.Value
+		}
+	}
+	for _, group := range []openapi3.SchemaRefs{s.AllOf, s.AnyOf, s.OneOf} {
+		for _, alt := range group {
+			if alt != nil && alt.Value != nil {
+				collect(alt.Value, props)
+			}
+		}
+	}
 }
 
 // checkUnmatched checks the answer to a request that matches no operation:
