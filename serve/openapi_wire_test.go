@@ -103,8 +103,8 @@ func wireMismatches(at string, s *openapi3.Schema, g reflect.Type, answer bool) 
 	}
 	want := map[reflect.Kind]string{reflect.String: "string", reflect.Bool: "boolean", reflect.Int: "integer", reflect.Int64: "integer",
 		reflect.Uint64: "integer", reflect.Int32: "integer", reflect.Uint32: "integer"}[g.Kind()]
-	if len(s.Enum) > 0 && want == "string" && s.Type == nil {
-		return nil // an enum of strings
+	if (len(s.Enum) > 0 || s.Const != nil) && want == "string" && s.Type == nil {
+		return nil // an enum or a const of strings
 	}
 	if want == "" || s.Type == nil || !s.Type.Is(want) {
 		return []string{at + ": the Go type is " + g.Kind().String() + ", the schema's type is " + strings.Join(typesOf(s), "|")}
@@ -150,13 +150,49 @@ func structMismatches(at string, s *openapi3.Schema, g reflect.Type, answer bool
 		}
 	}
 	if answer {
-		required := slices.Clone(s.Required)
-		sort.Strings(required)
+		required := requiredOf(s)
 		sort.Strings(always)
 		if !slices.Equal(required, always) {
 			out = append(out, at+": required "+strings.Join(required, ",")+"; the Go type always sends "+strings.Join(always, ","))
 		}
 	}
+	return out
+}
+
+// requiredOf is what s requires of every value: its own required, those
+// of each allOf part, and those every oneOf (or anyOf) alternative
+// requires; sorted.
+func requiredOf(s *openapi3.Schema) []string {
+	set := map[string]bool{}
+	for _, r := range s.Required {
+		set[r] = true
+	}
+	for _, part := range s.AllOf {
+		for _, r := range requiredOf(part.Value) {
+			set[r] = true
+		}
+	}
+	for _, group := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf} {
+		if len(group) == 0 {
+			continue
+		}
+		count := map[string]int{}
+		for _, alt := range group {
+			for _, r := range requiredOf(alt.Value) {
+				count[r]++
+			}
+		}
+		for r, n := range count {
+			if n == len(group) {
+				set[r] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for r := range set {
+		out = append(out, r)
+	}
+	sort.Strings(out)
 	return out
 }
 
