@@ -198,7 +198,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** model_fallback_decision records stored after stream sequence `since` */
+        /**
+         * A page of one agent's model_fallback_decision records, in stream order
+         * @description The agent's records (the server's default agent when `agent` is
+         *     absent) stored at or after stream sequence `from_seq` and, with
+         *     `since`, decided at or after that time. A page never splits a
+         *     commit: it holds whole commits up to `limit` records (a single
+         *     commit with more records than `limit` is answered whole). Read on
+         *     with `from_seq=next_from_seq` (and the same `since`).
+         */
         get: operations["listDecisions"];
         put?: never;
         post?: never;
@@ -249,7 +257,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics (text exposition format) */
+        /** Prometheus metrics (text exposition format, or OpenMetrics when the Accept header asks for it) */
         get: operations["metrics"];
         put?: never;
         post?: never;
@@ -263,9 +271,13 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description Every error's body; the status line and the code say what kind, detail says it in words. */
         ErrorBody: {
-            /** @description Stable machine-readable code */
-            error: string;
+            /**
+             * @description Stable machine-readable code
+             * @enum {unknown}
+             */
+            error: "invalid_json" | "invalid_request" | "body_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "unknown_agent" | "unknown_turn" | "attempt_not_planned" | "outcome_mismatch" | "turn_exists" | "ambiguous_turn" | "wait_not_over" | "no_config" | "unknown_profile" | "contention" | "unavailable" | "internal";
             /** @description What was wrong, in words */
             detail: string;
             /**
@@ -280,6 +292,7 @@ export interface components {
             /** @description Session key, 1..512 bytes of UTF-8 (a longer key is refused with 400) */
             session: string;
             /**
+             * @description The chat kind (group and channel notices are recorded, not delivered)
              * @default direct
              * @enum {unknown}
              */
@@ -287,6 +300,7 @@ export interface components {
             /** @description provider/model[@profile] selected for the session first, @profile also pinning that profile (cron: this turn only, no @profile) */
             model?: string;
             /**
+             * @description The selection source of model
              * @default user
              * @enum {unknown}
              */
@@ -302,10 +316,15 @@ export interface components {
         OutcomeRequest: {
             /** @description Must equal the path's when given */
             turn_id?: string;
+            /** @description Narrows the turn lookup (absent: every served agent) */
             agent?: string;
+            /** @description next.attempt of the call being reported */
             attempt: number;
+            /** @description The call answered */
             ok?: boolean;
+            /** @description The call's error as the provider sent it */
             error?: components["schemas"]["ProviderError"];
+            /** @description How long the call took (ms) */
             latency_ms?: number;
             /** @description Assistant output had started: not replay-safe */
             output_started?: boolean;
@@ -314,28 +333,47 @@ export interface components {
         };
         /** @description The provider's error as received. Secrets in it are redacted before anything is recorded; headers are used for classification (retry-after) and never stored. Other fields are ignored. */
         ProviderError: {
+            /** @description HTTP status */
             status?: number | string;
+            /** @description The provider's error code */
             code?: string | number;
+            /** @description The provider's error type */
             type?: string;
             /** @description Text, or any JSON value */
             message?: unknown;
             /** @description Raw body: text, or any JSON value */
             body?: unknown;
+            /** @description Response headers (used to classify, e.g. retry-after; never stored) */
             headers?: {
                 [key: string]: string;
             };
+            /** @description The error's class name (e.g. an SDK's) */
             name?: string;
+            /** @description Provider that answered */
             provider?: string;
+            /** @description Model that answered */
             model?: string;
+            /** @description The error it wraps */
             cause?: components["schemas"]["ProviderError"];
         };
         TurnRef: {
+            /** @description Must equal the path's when given */
             turn_id?: string;
+            /** @description Narrows the turn lookup (absent: every served agent) */
             agent?: string;
         };
+        SessionRef: {
+            /** @description Must equal the path's when given */
+            agent?: string;
+            /** @description Must equal the path's when given */
+            session?: string;
+        };
         TurnStep: {
+            /** @description The turn */
             turn_id: string;
+            /** @description The turn's agent */
             agent: string;
+            /** @description What the gateway does now */
             next: components["schemas"]["Next"];
             /** @description The step had already been decided; nothing was appended */
             replayed?: boolean;
@@ -462,20 +500,31 @@ export interface components {
             delivered: boolean;
         };
         TurnView: {
-            turn_id?: string;
-            agent?: string;
-            session?: string;
-            /** @enum {unknown} */
-            phase?: "running" | "waiting" | "succeeded" | "exhausted" | "stopped";
-            attempts?: number;
-            next?: components["schemas"]["Next"];
+            /** @description The turn */
+            turn_id: string;
+            /** @description The turn's agent */
+            agent: string;
+            /** @description The turn's session key */
+            session: string;
+            /**
+             * @description Where the turn is
+             * @enum {unknown}
+             */
+            phase: "running" | "waiting" | "succeeded" | "exhausted" | "stopped";
+            /** @description Provider calls started */
+            attempts: number;
+            /** @description The current step */
+            next: components["schemas"]["Next"];
         };
         ModelRequest: {
+            /** @description Must equal the path's when given */
             agent?: string;
+            /** @description Must equal the path's when given */
             session?: string;
             /** @description provider/model[@profile], or default. The profile is split off at the last @ (an @ that starts a provider:name profile id wins, so e-mail profile ids stay whole) and pinned as a user pin; an unknown profile or one of another provider is 422 */
             model: string;
             /**
+             * @description The selection source
              * @default user
              * @enum {unknown}
              */
@@ -486,101 +535,268 @@ export interface components {
             profile?: string;
         };
         ResetRequest: {
+            /** @description Must equal the path's when given */
             agent?: string;
+            /** @description Must equal the path's when given */
             session?: string;
             /**
+             * @description /new or /reset
              * @default reset
              * @enum {unknown}
              */
             kind?: "new" | "reset";
         };
         PinRequest: {
+            /** @description Must equal the path's when given */
             agent?: string;
+            /** @description Must equal the path's when given */
             session?: string;
+            /** @description A configured auth profile id */
             profile: string;
             /**
+             * @description Who pins it: the user, or the gateway itself
              * @default user
              * @enum {unknown}
              */
             source?: "user" | "auto";
         };
         SessionView: {
-            agent?: string;
-            session?: string;
+            /** @description The session's agent */
+            agent: string;
+            /** @description The session key */
+            session: string;
+            /** @description The stored model override, provider/model (absent: none) */
             model?: string;
+            /** @description The override's selection source */
             source?: string;
+            /** @description auto: the configured model the override fell back from */
             origin?: string;
+            /** @description The pinned auth profile (absent: none) */
             pin?: string;
+            /** @description The pinned profile's provider */
             pin_provider?: string;
-            /** @enum {unknown} */
+            /**
+             * @description Who pinned it
+             * @enum {unknown}
+             */
             pin_source?: "auto" | "user";
+            /** @description Fallback-notice state: the model a notice was shown for */
             notice_active?: string;
+            /** @description Fallback-notice state: the model selected when it was shown */
             notice_selected?: string;
-            compaction_count?: number;
+            /** @description Completed compactions */
+            compaction_count: number;
+            /** @description The last /new or /reset (absent: none) */
             last_reset?: string;
         };
         ProfilesView: {
-            agent?: string;
-            now?: number;
-            profiles?: {
+            /** @description The profiles' agent */
+            agent: string;
+            /** @description The server's time the view was taken (Unix ms) */
+            now: number;
+            /** @description Every configured profile and any with recorded state, sorted by id */
+            profiles: {
+                /** @description The auth profile id (provider:name) */
                 id: string;
+                /** @description The profile's provider */
                 provider?: string;
+                /** @description Last success (Unix ms) */
                 lastUsed?: number;
+                /** @description Failures since the last success */
                 errorCount: number;
+                /** @description Failures by reason */
                 failureCounts?: {
                     [key: string]: number;
                 };
+                /** @description Last failure (Unix ms) */
                 lastFailureAt?: number;
+                /** @description End of the cooldown (Unix ms) */
                 cooldownUntil?: number;
+                /** @description The failure reason of the cooldown */
                 cooldownReason?: string;
+                /** @description Model the cooldown is scoped to (absent: every model) */
                 cooldownModel?: string;
+                /** @description End of the disable window (Unix ms) */
                 disabledUntil?: number;
+                /** @description The failure reason of the disable window */
                 disabledReason?: string;
                 /** @description End of a subscription block: the provider-reported reset (Unix ms) */
                 blockedUntil?: number;
-                /** @enum {unknown} */
+                /**
+                 * @description Why the profile is blocked
+                 * @enum {unknown}
+                 */
                 blockedReason?: "subscription_limit";
                 /** @description Where the reset came from: codex_rate_limits, reset_header, reset_text or provider_retry_after */
                 blockedSource?: string;
                 /** @description Model the block is scoped to (absent: every model) */
                 blockedModel?: string;
+                /** @description No window (cooldown, disable, block) is active */
                 usable: boolean;
             }[];
         };
         DecisionsView: {
-            decisions?: Record<string, never>[];
-            next_since?: number;
-            checkpoint?: number;
+            /** @description The page's records in stream order, whole commits only */
+            decisions: components["schemas"]["DecisionRecord"][];
+            /** @description from_seq of the next page: the sequence of the first record left out, or, when the page holds the last records, the sequence after checkpoint */
+            next_from_seq: number;
+            /** @description The last stream sequence the projections had read */
+            checkpoint: number;
         };
         Health: {
             /**
              * @description degraded (still 200): a part listed in degraded is impaired but turns are served (a stream replica offline or behind, projections behind, stopped or holding quarantined messages); unavailable (503): the store cannot take writes (not connected, or the stream has no leader). Answered within 1 s whatever the store does.
              * @enum {unknown}
              */
-            status?: "ok" | "degraded" | "unavailable";
+            status: "ok" | "degraded" | "unavailable";
             /** @description Each impaired part in words, prefixed store:, stream: or projections: */
             degraded?: string[];
             /** @description The stream as the health check saw it */
             store?: {
-                connected?: boolean;
+                /** @description Connected to NATS */
+                connected: boolean;
+                /** @description The NATS server connected to */
                 server?: string;
                 /** @description Server leading the stream (absent: none known) */
                 leader?: string;
+                /** @description The stream's replicas */
                 replicas?: number;
                 /** @description Replicas holding the stream up to date */
-                current?: number;
+                current: number;
+                /** @description Replicas offline or behind */
                 lagging?: string[];
             };
-            last_seq?: number;
-            checkpoint?: number;
-            lag?: number;
-            agents?: string[];
+            /** @description The stream's last sequence */
+            last_seq: number;
+            /** @description The projections' last sequence read */
+            checkpoint: number;
+            /** @description last_seq minus checkpoint */
+            lag: number;
+            /** @description The served agents */
+            agents: string[];
+            /** @description Why the store is unavailable */
             error?: string;
             /** @description Quarantined messages plus runs of missing sequences */
             quarantined?: number;
             /** @description Their first stream sequences (at most 20) */
             quarantined_seqs?: number[];
             detail?: string;
+        };
+        /**
+         * model_fallback_decision record v1
+         * @description One model_fallback_decision record, the same in GET /v1/decisions (and the NATS micro decisions.list), `fledger decisions --json` and the JSONL export (`fledger export --format jsonl`); the OTLP export maps its attributes from it. OpenClaw's `event` and `tags` (reference §8), fledger's stream position (`seq`, `idx`), the decision `time`, the `agent`, then the FallbackStepped payload with OpenClaw's field names. Optional fields are absent when empty.
+         */
+        DecisionRecord: {
+            /**
+             * @description Always `model_fallback_decision`: OpenClaw's log event name (reference §8).
+             * @constant
+             */
+            event: "model_fallback_decision";
+            /** @description `["error_handling", "model_fallback", <decision>]` (reference §8). */
+            tags: [
+                "error_handling",
+                "model_fallback",
+                "candidate_failed" | "skip_candidate" | "probe_cooldown_candidate" | "candidate_succeeded"
+            ];
+            /** @description JetStream stream sequence of the commit that carried the event; the records of one commit share it. */
+            seq: number;
+            /** @description The event's index in its commit (0-based); with seq it names the record. */
+            idx: number;
+            /**
+             * Format: date-time
+             * @description Decision time (the event's `at`), RFC 3339 UTC with milliseconds, e.g. `2026-03-02T09:00:01.250Z`.
+             */
+            time: string;
+            /** @description OpenClaw agent id the decision belongs to. */
+            agent: string;
+            /** @description Turn id: the turn aggregate's key. (model_fallback_decision `turnId`, reference §8) */
+            turnId: string;
+            /** @description Session key. (model_fallback_decision `sessionId`, reference §8) */
+            sessionId?: string;
+            /**
+             * @description model_fallback_decision field `decision` (reference §8).
+             * @enum {string}
+             */
+            decision: "candidate_failed" | "skip_candidate" | "probe_cooldown_candidate" | "candidate_succeeded";
+            /** @description model_fallback_decision field `requestedProvider` (reference §8). */
+            requestedProvider: string;
+            /** @description model_fallback_decision field `requestedModel` (reference §8). */
+            requestedModel: string;
+            /** @description model_fallback_decision field `candidateProvider` (reference §8). */
+            candidateProvider: string;
+            /** @description model_fallback_decision field `candidateModel` (reference §8). */
+            candidateModel: string;
+            /** @description model_fallback_decision field `candidateRouteOrigin` (reference §8). */
+            candidateRouteOrigin?: string;
+            /** @description 1-based attempt number within the turn. (model_fallback_decision `attempt`, reference §8) */
+            attempt: number;
+            /** @description model_fallback_decision field `total` (reference §8). */
+            total: number;
+            /**
+             * @description Failover reason. (model_fallback_decision `reason`, reference §8)
+             * @enum {string}
+             */
+            reason?: "auth" | "auth_permanent" | "format" | "rate_limit" | "overloaded" | "billing" | "server_error" | "timeout" | "tls_certificate" | "context_overflow" | "model_not_found" | "session_expired" | "empty_response" | "no_error_details" | "unclassified" | "unknown";
+            /** @description HTTP status. (model_fallback_decision `status`, reference §8) Unit: HTTP status code. */
+            status?: number;
+            /** @description Provider error code, e.g. `rate_limit_exceeded`. (model_fallback_decision `code`, reference §8) */
+            code?: string;
+            /** @description model_fallback_decision field `errorPreview` (reference §8). */
+            errorPreview?: string;
+            /** @description model_fallback_decision field `errorHash` (reference §8). */
+            errorHash?: string;
+            /** @description model_fallback_decision field `nextCandidateProvider` (reference §8). */
+            nextCandidateProvider?: string;
+            /** @description model_fallback_decision field `nextCandidateModel` (reference §8). */
+            nextCandidateModel?: string;
+            /** @description model_fallback_decision field `nextCandidateRouteOrigin` (reference §8). */
+            nextCandidateRouteOrigin?: string;
+            /** @description model_fallback_decision field `isPrimary` (reference §8). */
+            isPrimary: boolean;
+            /** @description model_fallback_decision field `requestedModelMatched` (reference §8). */
+            requestedModelMatched: boolean;
+            /** @description model_fallback_decision field `fallbackConfigured` (reference §8). */
+            fallbackConfigured: boolean;
+            /** @description model_fallback_decision field `allowTransientCooldownProbe` (reference §8). */
+            allowTransientCooldownProbe: boolean;
+            /** @description model_fallback_decision field `profileCount` (reference §8). */
+            profileCount: number;
+            /** @description model_fallback_decision field `previousAttempts` (reference §8). */
+            previousAttempts?: {
+                /** @description Provider id, e.g. `openai`. (model_fallback_decision `provider`, reference §8) */
+                provider: string;
+                /** @description Model id within the provider, e.g. `gpt-5`. (model_fallback_decision `model`, reference §8) */
+                model: string;
+                /**
+                 * @description Failover reason of the earlier attempt.
+                 * @enum {string}
+                 */
+                reason?: "auth" | "auth_permanent" | "format" | "rate_limit" | "overloaded" | "billing" | "server_error" | "timeout" | "tls_certificate" | "context_overflow" | "model_not_found" | "session_expired" | "empty_response" | "no_error_details" | "unclassified" | "unknown";
+                /** @description HTTP status. (model_fallback_decision `status`, reference §8) Unit: HTTP status code. */
+                status?: number;
+                /** @description Provider error code, e.g. `rate_limit_exceeded`. (model_fallback_decision `code`, reference §8) */
+                code?: string;
+                /** @description model_fallback_decision field `errorPreview` (reference §8). */
+                errorPreview?: string;
+                /** @description model_fallback_decision field `errorHash` (reference §8). */
+                errorHash?: string;
+            }[];
+            /** @description model_fallback_decision field `consoleMessage` (reference §8). */
+            consoleMessage?: string;
+            /** @description model_fallback_decision field `fallbackStepType` (reference §8). */
+            fallbackStepType?: string;
+            /** @description model_fallback_decision field `fallbackStepFromModel` (reference §8). */
+            fallbackStepFromModel?: string;
+            /** @description model_fallback_decision field `fallbackStepToModel` (reference §8). */
+            fallbackStepToModel?: string;
+            /** @description model_fallback_decision field `fallbackStepFromFailureReason` (reference §8). */
+            fallbackStepFromFailureReason?: string;
+            /** @description model_fallback_decision field `fallbackStepFromFailureDetail` (reference §8). */
+            fallbackStepFromFailureDetail?: string;
+            /** @description model_fallback_decision field `fallbackStepChainPosition` (reference §8). */
+            fallbackStepChainPosition?: number;
+            /** @description model_fallback_decision field `fallbackStepFinalOutcome` (reference §8). */
+            fallbackStepFinalOutcome?: string;
         };
     };
     responses: {
@@ -600,14 +816,113 @@ export interface components {
             };
             content: {
                 "application/json": {
+                    /** @description The session after the command */
                     session: components["schemas"]["SessionView"];
+                    /** @description Types of the events recorded (none when nothing changed) */
                     events: string[];
                 };
             };
         };
-        /** @description An error: 400 invalid_json|invalid_request, 401 unauthorized, 404 not_found|unknown_agent|unknown_turn, 405 method_not_allowed, 409 attempt_not_planned|outcome_mismatch|turn_exists|ambiguous_turn, 413 body_too_large, 415 invalid_request, 422 unknown_profile|invalid_request, 425 wait_not_over, 500 internal, 503 no_config|contention|unavailable */
-        Error: {
+        /** @description invalid_json (the body is not one JSON object of the request's fields and types, or a string is not UTF-8) or invalid_request (a value is refused; on a GET, a query parameter the operation does not take, or one given twice) */
+        BadRequest: {
             headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description unauthorized: the server runs with a token and the request has no valid Authorization: Bearer header */
+        Unauthorized: {
+            headers: {
+                /** @description Bearer realm="fledger" */
+                "WWW-Authenticate": string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description unknown_agent (an agent that is not served), unknown_turn, or not_found (no such route, or a path with an empty, . or .. segment) */
+        NotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description method_not_allowed: the path does not take this method; Allow names those it takes (answered for any path of the API) */
+        MethodNotAllowed: {
+            headers: {
+                /** @description The methods the path takes, e.g. "GET, HEAD" or "POST" */
+                Allow: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description attempt_not_planned, outcome_mismatch, turn_exists (also a turn id another served agent has) or ambiguous_turn (a turn op naming no agent whose id is in several served agents); nothing was recorded */
+        Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description body_too_large: the body is larger than the server's limit (1 MiB by default), announced by Content-Length on any route or sent chunked */
+        TooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description invalid_request: the body's Content-Type is not application/json */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description unknown_profile, or invalid_request (a pin of another provider's profile, a bad selection source, no model, an auth order of a provider no profile has) */
+        Unprocessable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description wait_not_over: the wait is not over; Retry-After says how long (seconds, rounded up) */
+        TooEarly: {
+            headers: {
+                /** @description Seconds until the wait is over (rounded up) */
+                "Retry-After": number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description internal: an unexpected error (logged under the request id the detail names; never a stack trace) */
+        Internal: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description no_config (no config applied, or it names no model), contention (too many concurrent writers; Retry-After 1) or unavailable (the event store did not answer, the server is shutting down or keeps no projections; recorded says whether anything was recorded; Retry-After 2) */
+        Unavailable: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -616,15 +931,20 @@ export interface components {
         };
     };
     parameters: {
+        /** @description The turn id (1..512 bytes) */
         TurnID: string;
+        /** @description A served agent id (another is 404 unknown_agent) */
         Agent: string;
         /** @description Session key, percent-encoded (at most 512 bytes before encoding) */
         Session: string;
-        /** @description Agent id (default: the server's default agent; turn routes: every served agent) */
+        /** @description A served agent id (another is 404 unknown_agent; default: the server's default agent; turn routes: every served agent) */
         AgentQuery: string;
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description Seconds to wait before retrying (rounded up) */
+        RetryAfter: number;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -643,23 +963,27 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["TurnStep"];
-            400: components["responses"]["Error"];
-            401: components["responses"]["Error"];
-            404: components["responses"]["Error"];
-            409: components["responses"]["Error"];
-            413: components["responses"]["Error"];
-            422: components["responses"]["Error"];
-            503: components["responses"]["Error"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getTurn: {
         parameters: {
             query?: {
-                /** @description Agent id (default: the server's default agent; turn routes: every served agent) */
+                /** @description A served agent id (another is 404 unknown_agent; default: the server's default agent; turn routes: every served agent) */
                 agent?: components["parameters"]["AgentQuery"];
             };
             header?: never;
             path: {
+                /** @description The turn id (1..512 bytes) */
                 turn_id: components["parameters"]["TurnID"];
             };
             cookie?: never;
@@ -675,8 +999,14 @@ export interface operations {
                     "application/json": components["schemas"]["TurnView"];
                 };
             };
-            401: components["responses"]["Error"];
-            404: components["responses"]["Error"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     reportOutcome: {
@@ -684,6 +1014,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The turn id (1..512 bytes) */
                 turn_id: components["parameters"]["TurnID"];
             };
             cookie?: never;
@@ -695,12 +1026,15 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["TurnStep"];
-            400: components["responses"]["Error"];
-            401: components["responses"]["Error"];
-            404: components["responses"]["Error"];
-            409: components["responses"]["Error"];
-            413: components["responses"]["Error"];
-            503: components["responses"]["Error"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     resumeTurn: {
@@ -708,6 +1042,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The turn id (1..512 bytes) */
                 turn_id: components["parameters"]["TurnID"];
             };
             cookie?: never;
@@ -719,18 +1054,16 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["TurnStep"];
-            401: components["responses"]["Error"];
-            404: components["responses"]["Error"];
-            /** @description The wait is not over; Retry-After says how long (seconds, rounded up) */
-            425: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            425: components["responses"]["TooEarly"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getSession: {
@@ -738,6 +1071,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description A served agent id (another is 404 unknown_agent) */
                 agent: components["parameters"]["Agent"];
                 /** @description Session key, percent-encoded (at most 512 bytes before encoding) */
                 session: components["parameters"]["Session"];
@@ -755,8 +1089,13 @@ export interface operations {
                     "application/json": components["schemas"]["SessionView"];
                 };
             };
-            401: components["responses"]["Error"];
-            404: components["responses"]["Error"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     selectModel: {
@@ -764,6 +1103,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description A served agent id (another is 404 unknown_agent) */
                 agent: components["parameters"]["Agent"];
                 /** @description Session key, percent-encoded (at most 512 bytes before encoding) */
                 session: components["parameters"]["Session"];
@@ -777,11 +1117,15 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["SessionCommand"];
-            400: components["responses"]["Error"];
-            401: components["responses"]["Error"];
-            404: components["responses"]["Error"];
-            422: components["responses"]["Error"];
-            503: components["responses"]["Error"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     resetSession: {
@@ -789,6 +1133,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description A served agent id (another is 404 unknown_agent) */
                 agent: components["parameters"]["Agent"];
                 /** @description Session key, percent-encoded (at most 512 bytes before encoding) */
                 session: components["parameters"]["Session"];
@@ -802,9 +1147,14 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["SessionCommand"];
-            400: components["responses"]["Error"];
-            401: components["responses"]["Error"];
-            404: components["responses"]["Error"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     pinProfile: {
@@ -812,6 +1162,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description A served agent id (another is 404 unknown_agent) */
                 agent: components["parameters"]["Agent"];
                 /** @description Session key, percent-encoded (at most 512 bytes before encoding) */
                 session: components["parameters"]["Session"];
@@ -825,10 +1176,15 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["SessionCommand"];
-            400: components["responses"]["Error"];
-            401: components["responses"]["Error"];
-            404: components["responses"]["Error"];
-            422: components["responses"]["Error"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     completeCompaction: {
@@ -836,17 +1192,28 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description A served agent id (another is 404 unknown_agent) */
                 agent: components["parameters"]["Agent"];
                 /** @description Session key, percent-encoded (at most 512 bytes before encoding) */
                 session: components["parameters"]["Session"];
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SessionRef"];
+            };
+        };
         responses: {
             200: components["responses"]["SessionCommand"];
-            401: components["responses"]["Error"];
-            404: components["responses"]["Error"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     setAuthOrder: {
@@ -854,6 +1221,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description A served agent id (another is 404 unknown_agent) */
                 agent: components["parameters"]["Agent"];
                 /** @description A provider of a configured profile (another is refused with 422, set or clear) */
                 provider: string;
@@ -863,6 +1231,10 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
+                    /** @description Must equal the path's when given */
+                    agent?: string;
+                    /** @description Must equal the path's when given */
+                    provider?: string;
                     /** @description Configured profiles of the provider, each once; empty or absent clears the stored order */
                     profiles?: string[];
                     /** @description Who sets it (default api) */
@@ -878,23 +1250,32 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The agent whose order it is */
                         agent: string;
+                        /** @description The provider whose order it is */
                         provider: string;
+                        /** @description The stored order after the command ([] = none stored) */
                         profiles: string[];
+                        /** @description Types of the events recorded (none when nothing changed) */
                         events: string[];
                     };
                 };
             };
-            400: components["responses"]["Error"];
-            401: components["responses"]["Error"];
-            404: components["responses"]["Error"];
-            422: components["responses"]["Error"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listProfiles: {
         parameters: {
             query?: {
-                /** @description Agent id (default: the server's default agent; turn routes: every served agent) */
+                /** @description A served agent id (another is 404 unknown_agent; default: the server's default agent; turn routes: every served agent) */
                 agent?: components["parameters"]["AgentQuery"];
             };
             header?: never;
@@ -912,17 +1293,26 @@ export interface operations {
                     "application/json": components["schemas"]["ProfilesView"];
                 };
             };
-            401: components["responses"]["Error"];
-            404: components["responses"]["Error"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listDecisions: {
         parameters: {
             query?: {
-                since?: number;
-                limit?: number;
-                /** @description Agent id (default: the server's default agent; turn routes: every served agent) */
+                /** @description A served agent id (another is 404 unknown_agent; default: the server's default agent; turn routes: every served agent) */
                 agent?: components["parameters"]["AgentQuery"];
+                /** @description First stream sequence read, inclusive (0 or absent: from the start); pass next_from_seq to read on */
+                from_seq?: number;
+                /** @description Only records decided at or after this RFC 3339 time (e.g. 2026-01-02T15:04:05Z); a number here is refused with 400 naming from_seq */
+                since?: string;
+                /** @description Records per page (a commit is never split) */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -930,7 +1320,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of decisions; read on with since=next_since */
+            /** @description A page of decisions; read on with from_seq=next_from_seq */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -939,8 +1329,13 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionsView"];
                 };
             };
-            400: components["responses"]["Error"];
-            401: components["responses"]["Error"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     health: {
@@ -961,6 +1356,10 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
             /** @description The event store is unreachable or the stream has no leader */
             503: {
                 headers: {
@@ -990,6 +1389,10 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
             /** @description Not ready (the store is unreachable or the stream has no leader) */
             503: {
                 headers: {
@@ -1017,9 +1420,14 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                    "application/openmetrics-text": string;
                 };
             };
-            401: components["responses"]["Error"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
         };
     };
 }
