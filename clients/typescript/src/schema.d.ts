@@ -680,6 +680,7 @@ export interface components {
             quarantined?: number;
             /** @description Their first stream sequences (at most 20) */
             quarantined_seqs?: number[];
+            /** @description The quarantine in words */
             detail?: string;
         };
         /**
