@@ -92,6 +92,7 @@ type schema struct {
 	Ref         string   `json:"$ref,omitempty"`
 	Type        any      `json:"type,omitempty"`
 	Enum        []string `json:"enum,omitempty"`
+	Pattern     string   `json:"pattern,omitempty"`
 	Minimum     *int     `json:"minimum,omitempty"`
 	Items       *schema  `json:"items,omitempty"`
 	Properties  *props   `json:"properties,omitempty"`
@@ -183,6 +184,11 @@ func (b *builder) structSchema(t reflect.Type) (*schema, error) {
 		fs, typ, err := b.typeSchema(f.Type, !omit)
 		if err != nil {
 			return nil, fmt.Errorf("%s.%s: %w", t.Name(), f.Name, err)
+		}
+		if strings.Contains(","+opts+",", ",string,") {
+			if fs, typ, err = quotedSchema(f.Type); err != nil {
+				return nil, fmt.Errorf("%s.%s: %w", t.Name(), f.Name, err)
+			}
 		}
 		if e := f.Tag.Get("enum"); e != "" {
 			if fs.Type != "string" {
@@ -281,6 +287,21 @@ func (b *builder) typeSchema(t reflect.Type, nullable bool) (*schema, string, er
 		return &schema{Ref: "#/$defs/" + name}, "[" + name + "](#" + strings.ToLower(name) + ")", nil
 	}
 	return nil, "", fmt.Errorf("unsupported kind %s", t.Kind())
+}
+
+// uint64Pattern is a uint64 written as a decimal string: digits, no sign,
+// no leading zero, at most 20 digits (the reader refuses a value above
+// 18446744073709551615).
+const uint64Pattern = "^(0|[1-9][0-9]{0,19})$"
+
+// quotedSchema is the schema of a field with the ",string" option: an
+// integer written as a JSON string, so that readers whose numbers are
+// float64 (JavaScript, jq) read it exactly (issue 19). Only uint64 uses it.
+func quotedSchema(t reflect.Type) (*schema, string, error) {
+	if t.Kind() != reflect.Uint64 {
+		return nil, "", fmt.Errorf("the string option is only supported on uint64, not %s", t.Kind())
+	}
+	return &schema{Type: "string", Pattern: uint64Pattern}, "string: a decimal integer from 0 to 18446744073709551615", nil
 }
 
 // unitOf infers a field's unit from its JSON name, Go type and doc.

@@ -1,0 +1,121 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// upUint64AsString is the upcaster of a version that writes field, a
+// uint64, as a decimal string instead of a JSON number (issue 19: a
+// JavaScript number, and jq, round an integer above 2^53, so a seed read
+// outside Go was wrong). The stored number's own digits become the string
+// — never through a float64 — and every other byte of the payload is kept
+// as stored.
+//
+// The stored value must be what a uint64 decodes from: an integer from 0
+// to 18446744073709551615 written without fraction or exponent; anything
+// else (negative, 1.5, 1e3, out of range, a string) is refused with an
+// error naming the field, as decoding the stored version refused it. A
+// null, which that decoding read as 0, is kept (it reads as 0 still), and
+// so is a payload that is not an object (the decoder judges it). Keys are
+// matched as the decoder matches them: case-insensitively, every
+// duplicate converted.
+func upUint64AsString(field string) Upcaster {
+	return func(p json.RawMessage) (json.RawMessage, error) {
+		spans, err := valueSpans(p, field)
+		if err != nil {
+			return nil, err
+		}
+		if len(spans) == 0 {
+			return p, nil
+		}
+		out := make([]byte, 0, len(p)+2*len(spans))
+		last := 0
+		for _, s := range spans {
+			v := p[s.start:s.end]
+			if string(v) == "null" {
+				continue
+			}
+			if err := uint64Digits(v); err != nil {
+				return nil, fmt.Errorf("field %s: %w", field, err)
+			}
+			out = append(out, p[last:s.start]...)
+			out = append(out, '"')
+			out = append(out, v...)
+			out = append(out, '"')
+			last = s.end
+		}
+		return append(out, p[last:]...), nil
+	}
+}
+
+// span is where one value lies in a payload: p[start:end].
+type span struct{ start, end int }
+
+// valueSpans returns where the values of p's top-level keys equal to field
+// (case-insensitively) lie, in order; none when p is not an object.
+func valueSpans(p json.RawMessage, field string) ([]span, error) {
+	dec := json.NewDecoder(bytes.NewReader(p))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, fmt.Errorf("payload: %w", err)
+	}
+	if tok != json.Delim('{') {
+		return nil, nil
+	}
+	var out []span
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("payload: %w", err)
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("payload field %s: %w", key, err)
+		}
+		if strings.EqualFold(key, field) {
+			end := int(dec.InputOffset())
+			s := span{end - len(v), end}
+			if s.start < 0 || !bytes.Equal(p[s.start:s.end], v) {
+				return nil, fmt.Errorf("payload field %s: value not found at offset %d", key, end)
+			}
+			out = append(out, s)
+		}
+	}
+	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("payload: %w", err)
+	}
+	return out, nil
+}
+
+// maxUint64 is 2^64−1 in words, for errors.
+const maxUint64 = "18446744073709551615"
+
+// uint64Digits checks that v, a JSON value as stored, is a number a uint64
+// holds exactly: decimal digits only, at most 2^64−1.
+func uint64Digits(v []byte) error {
+	switch {
+	case len(v) == 0:
+		return errors.New("no value")
+	case v[0] == '"':
+		return fmt.Errorf("%s is a string; this version stored a JSON number", v)
+	case v[0] == '-':
+		return fmt.Errorf("%s is negative; a uint64 is from 0 to %s", v, maxUint64)
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return fmt.Errorf("%s is not an integer from 0 to %s", v, maxUint64)
+		}
+	}
+	if _, err := strconv.ParseUint(string(v), 10, 64); err != nil {
+		return fmt.Errorf("%s is out of range: a uint64 is from 0 to %s", v, maxUint64)
+	}
+	return nil
+}
