@@ -1,10 +1,12 @@
 package events
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -181,4 +183,75 @@ func TestUpcast_BadStoredSeedIsAnUpcastErrorNamingTheField(t *testing.T) {
 			t.Errorf("seeds %s/%s: %v, want an upcast error of event %d with %q", c.seed, c.jitter, err, c.index, c.want)
 		}
 	}
+}
+
+// BenchmarkUpUint64AsString is the cost the upcaster adds to reading a
+// stored TurnStarted v2 (once per turn).
+func BenchmarkUpUint64AsString(b *testing.B) {
+	body := storedSeeds("11029143739690574337", "1")
+	var c struct {
+		Events []struct {
+			Payload json.RawMessage `json:"payload"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal(body, &c); err != nil {
+		b.Fatal(err)
+	}
+	p := c.Events[0].Payload
+	up := upUint64AsString("seed")
+	b.SetBytes(int64(len(p)))
+	for b.Loop() {
+		if _, err := up(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// refSpans is the reference for valueSpans: encoding/json's own tokenizer
+// finds each top-level value (p must be valid JSON).
+func refSpans(p []byte, field string) ([]span, error) {
+	dec := json.NewDecoder(bytes.NewReader(p))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return nil, err
+	}
+	var out []span
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if key, _ := tok.(string); strings.EqualFold(key, field) {
+			end := int(dec.InputOffset())
+			out = append(out, span{end - len(v), end})
+		}
+	}
+	return out, nil
+}
+
+// FuzzValueSpans checks the hand-written scan of a payload against
+// encoding/json's tokenizer on any valid JSON, and that it never panics on
+// invalid input.
+func FuzzValueSpans(f *testing.F) {
+	for _, s := range []string{
+		`{"seed":1}`, `{ "a" : [1, {"seed":2}] , "seed" : 12 , "b":"\u00e9<"}`, `{"Seed":5,"seed":6,"s\u0065ed":7}`,
+		`{"a":"x\"}{","seed":-1.5e3,"c":{"d":[[],{}]}}`, `{}`, `[]`, `null`, `{"seed":true,"seed":null}`, "{\"seed\"\t:\n\"1\"\r}",
+		`{"seed":1`, `{"seed"}`, `{"a":"\`, `{"seed":[1,"]"}`, `{,}`, `{"a":1,}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, p []byte) {
+		got, err := valueSpans(p, "seed")
+		if !json.Valid(p) {
+			return // any answer but a panic
+		}
+		want, werr := refSpans(p, "seed")
+		if err != nil || werr != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: spans %v %v, reference %v %v", p, got, err, want, werr)
+		}
+	})
 }

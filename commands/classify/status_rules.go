@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/fledger/fledger/events"
 )
 
 // statusRule applies reference §2.3 to status with the effective verdict
@@ -290,10 +292,6 @@ func providerBillingOn429(p string) bool {
 // ceilingRe reads "Limit X, [Used U,] Requested Y" (Groq, OpenAI TPM text).
 var ceilingRe = regexp.MustCompile(`\blimit\W{0,3}~?(\d(?:[\d,]*\d)?)\W{1,4}(?:used\W{0,3}~?\d[\d,]*\W{1,4})?requested\W{0,3}~?(\d(?:[\d,]*\d)?)`)
 
-// maxExactTokens is 2^53 − 1 (events.MaxExactInt): the largest token count
-// a JSON reader holds exactly.
-const maxExactTokens = 1<<53 - 1
-
 // detectCeiling finds a provider request-size ceiling: TPM (or TPD) text
 // stating limit X and requested Y with Y > X (ref §2.5; POLICY "request-size
 // ceiling"; seed 000 Groq "413 … on tokens per minute (TPM): Limit 8000,
@@ -311,7 +309,7 @@ func detectCeiling(t *text) (*Ceiling, string) {
 	// Token counts are stored (AttemptFailed.request_size_ceiling) as JSON
 	// numbers: one above 2^53 − 1, which JavaScript would round, is no real
 	// count, and the text states no ceiling.
-	if err1 != nil || err2 != nil || req <= limit || req > maxExactTokens {
+	if err1 != nil || err2 != nil || req <= limit || req > events.MaxExactInt {
 		return nil, ""
 	}
 	return &Ceiling{LimitTokens: limit, RequestedTokens: req}, m[0]
