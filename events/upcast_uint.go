@@ -177,23 +177,28 @@ literal:
 const maxUint64 = "18446744073709551615"
 
 // uint64Digits checks that v, a JSON value as stored, is a number a uint64
-// holds exactly: decimal digits only, at most 2^64−1.
+// holds exactly: decimal digits only, at most 2^64−1. Errors quote v (its
+// first 40 bytes).
 func uint64Digits(v []byte) error {
+	q := string(v)
+	if len(q) > 40 {
+		q = q[:40] + "…"
+	}
 	switch {
 	case len(v) == 0:
 		return errors.New("no value")
 	case v[0] == '"':
-		return fmt.Errorf("%s is a string; this version stored a JSON number", v)
+		return fmt.Errorf("%s is a string; this version stored a JSON number", q)
 	case v[0] == '-':
-		return fmt.Errorf("%s is negative; a uint64 is from 0 to %s", v, maxUint64)
+		return fmt.Errorf("%s is negative; a uint64 is from 0 to %s", q, maxUint64)
 	}
 	for _, c := range v {
 		if c < '0' || c > '9' {
-			return fmt.Errorf("%s is not an integer from 0 to %s", v, maxUint64)
+			return fmt.Errorf("%s is not an integer from 0 to %s", q, maxUint64)
 		}
 	}
 	if _, err := strconv.ParseUint(string(v), 10, 64); err != nil {
-		return fmt.Errorf("%s is out of range: a uint64 is from 0 to %s", v, maxUint64)
+		return fmt.Errorf("%s is out of range: a uint64 is from 0 to %s", q, maxUint64)
 	}
 	return nil
 }

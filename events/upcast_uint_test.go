@@ -47,6 +47,7 @@ func TestUpUint64AsString(t *testing.T) {
 		{`{"seed":1e3}`, "", `field seed: 1e3 is not an integer`},
 		{`{"seed":18446744073709551616}`, "", `field seed: 18446744073709551616 is out of range: a uint64 is from 0 to 18446744073709551615`},
 		{`{"seed":"12"}`, "", `field seed: "12" is a string; this version stored a JSON number`},
+		{`{"seed":` + strings.Repeat("9", 100) + `}`, "", `field seed: ` + strings.Repeat("9", 40) + `… is out of range`},
 		{`{"seed":true}`, "", `field seed: true is not an integer`},
 		{`{"seed":{"a":1}}`, "", `field seed: {"a":1} is not an integer`},
 	} {

@@ -16,18 +16,23 @@ import (
 )
 
 // seedsJS prints, for each JSON line on stdin, the type and value
-// JSON.parse gives every seed of its payload (or of an explanation):
-// "<type> <field> <typeof> <String(value)>". Its last line parses a stored
+// JSON.parse gives every seed in it, at any depth (an event's payload; an
+// explanation's own seed and its steps' events): "<event type or
+// explain> <field> <typeof> <String(value)>". Its last line parses a stored
 // seed as the number the first release wrote, to show what a string
 // avoids.
 const seedsJS = `
 const lines = require('fs').readFileSync(0, 'utf8').split('\n').filter(Boolean);
+function walk(label, o) {
+  if (o === null || typeof o !== 'object') return;
+  for (const [k, x] of Object.entries(o)) {
+    if (k === 'seed' || k === 'jitter_seed') console.log(label + ' ' + k + ' ' + typeof x + ' ' + String(x));
+    else walk(label, x);
+  }
+}
 for (const l of lines) {
   const v = JSON.parse(l);
-  const p = v.payload || v;
-  for (const k of ['seed', 'jitter_seed']) {
-    if (k in p) console.log((v.type || 'explain') + ' ' + k + ' ' + typeof p[k] + ' ' + String(p[k]));
-  }
+  walk(v.type || 'explain', v);
 }
 console.log('number ' + String(JSON.parse('11029143739690574337')));
 `
@@ -83,7 +88,10 @@ func TestSeeds_ReadExactlyByNodeJSONParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = append(want, "explain seed string 18446744073709551615", "number 11029143739690574000")
+	for _, f := range []string{"seed", "seed", "jitter_seed"} { // its own, its steps'
+		want = append(want, "explain "+f+" string 18446744073709551615")
+	}
+	want = append(want, "number 11029143739690574000")
 
 	cmd := exec.Command(node, "-e", seedsJS)
 	cmd.Stdin = strings.NewReader(out + strings.ReplaceAll(explain, "\n", "") + "\n")
