@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -93,10 +94,28 @@ func twoEngineFailure(t *testing.T, a, b *Engine, clock *testutil.ManualClock) {
 	fail := script{"openai/gpt-5": &classify.ProviderError{Status: 401, Code: "invalid_api_key", Message: "Incorrect API key provided"}}
 	profSubj := events.MustSubject("main", events.AggProfile, "openai:a")
 	aDone := make(chan struct{})
-	var once sync.Once
+	bDecided := make(chan struct{})
+	var once, aOnce sync.Once
+	// a's failure is not appended before b has decided: b's decision is
+	// taken on state without it, whatever the machine's load (holding only
+	// b's append let a loaded b decide after folding a's commit, and then
+	// no conflict was seen).
+	a.beforeAppend = func(subject string) {
+		if subject == profSubj {
+			aOnce.Do(func() {
+				select {
+				case <-bDecided:
+				case <-time.After(10 * time.Second):
+				}
+			})
+		}
+	}
 	b.beforeAppend = func(subject string) {
 		if subject == profSubj {
-			once.Do(func() { <-aDone })
+			once.Do(func() {
+				close(bDecided)
+				<-aDone
+			})
 		}
 	}
 	// Both calls return at the same moment: a barrier holds each call

@@ -41,7 +41,7 @@ type Envelope struct {
 	// Agent is the OpenClaw agent id the event belongs to.
 	Agent string `json:"agent"`
 	// Aggregate and Key identify the aggregate instance.
-	Aggregate Aggregate `json:"aggregate"`
+	Aggregate Aggregate `json:"aggregate" enum:"config|profile|session|turn|order"`
 	Key       string    `json:"key"`
 	// CausationID is the id of the event or command that caused this one.
 	CausationID string `json:"causation_id,omitempty"`

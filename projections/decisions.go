@@ -37,34 +37,29 @@ var fallbackDecisions = register(&table{
 	rows:  appended(newDecisionRow, (*decisionRow).values),
 })
 
-// decisionRow is one fallback_decisions row: one FallbackStepped event.
-type decisionRow struct {
-	seq   uint64
-	idx   int
-	at    int64
-	agent string
-	e     *events.FallbackStepped
-}
+// decisionRow is one fallback_decisions row: one FallbackStepped event
+// as its [DecisionRecord].
+type decisionRow struct{ r DecisionRecord }
 
 func newDecisionRow(ev *events.Event) (decisionRow, bool) {
-	fs, ok := ev.Data.(events.FallbackStepped)
-	return decisionRow{seq: ev.Seq, idx: ev.Index, at: ev.At.UnixMilli(), agent: ev.Agent, e: &fs}, ok
+	r, ok := DecisionRecordOf(*ev)
+	return decisionRow{r}, ok
 }
 
-func (r *decisionRow) values() []any {
-	e := r.e
+func (row *decisionRow) values() []any {
+	r := &row.r
 	prev := "[]"
-	if len(e.PreviousAttempts) > 0 {
-		b, _ := json.Marshal(e.PreviousAttempts)
+	if len(r.PreviousAttempts) > 0 {
+		b, _ := json.Marshal(r.PreviousAttempts)
 		prev = string(b)
 	}
-	return []any{int64(r.seq), r.idx, r.at, r.agent, e.TurnID, e.SessionID, e.Decision,
-		e.RequestedProvider, e.RequestedModel, e.CandidateProvider, e.CandidateModel,
-		e.CandidateRouteOrigin, e.Attempt, e.Total, e.Reason, e.Status, e.Code,
-		e.ErrorPreview, e.ErrorHash, e.NextCandidateProvider, e.NextCandidateModel,
-		e.NextCandidateRouteOrigin, b2i(e.IsPrimary), b2i(e.RequestedModelMatched),
-		b2i(e.FallbackConfigured), b2i(e.AllowTransientProbe), e.ProfileCount,
-		prev, e.ConsoleMessage, e.FallbackStepType,
-		e.FallbackStepFromModel, e.FallbackStepToModel, e.FallbackStepFromReason,
-		e.FallbackStepFromDetail, e.FallbackStepChainPosition, e.FallbackStepFinalOutcome}
+	return []any{int64(r.Seq), r.Idx, int64(r.Time), r.Agent, r.TurnID, r.SessionID, r.Decision,
+		r.RequestedProvider, r.RequestedModel, r.CandidateProvider, r.CandidateModel,
+		r.CandidateRouteOrigin, r.Attempt, r.Total, r.Reason, r.Status, r.Code,
+		r.ErrorPreview, r.ErrorHash, r.NextCandidateProvider, r.NextCandidateModel,
+		r.NextCandidateRouteOrigin, b2i(r.IsPrimary), b2i(r.RequestedModelMatched),
+		b2i(r.FallbackConfigured), b2i(r.AllowTransientProbe), r.ProfileCount,
+		prev, r.ConsoleMessage, r.FallbackStepType,
+		r.FallbackStepFromModel, r.FallbackStepToModel, r.FallbackStepFromReason,
+		r.FallbackStepFromDetail, r.FallbackStepChainPosition, r.FallbackStepFinalOutcome}
 }

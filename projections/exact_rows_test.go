@@ -126,10 +126,10 @@ func TestExactRows_RotationsCooldownsDisableFallbacks(t *testing.T) {
 	if !reflect.DeepEqual(gotDecs, wantDecs) {
 		t.Fatalf("fallback_decisions\n got %q\nwant %q", gotDecs, wantDecs)
 	}
-	if d := decs[1]; len(d.PreviousAttempts) != 1 || d.PreviousAttempts[0].Reason != "model_not_found" || d.FallbackStepFromFailureDetail != "model gpt-5 not found" {
-		t.Fatalf("candidate_succeeded previousAttempts %+v detail %q", d.PreviousAttempts, d.FallbackStepFromFailureDetail)
+	if d := decs[1]; len(d.PreviousAttempts) != 1 || d.PreviousAttempts[0].Reason != "model_not_found" || d.FallbackStepFromDetail != "model gpt-5 not found" {
+		t.Fatalf("candidate_succeeded previousAttempts %+v detail %q", d.PreviousAttempts, d.FallbackStepFromDetail)
 	}
-	if at := decs[0].At.String(); at != "2026-01-06T10:41:02.464Z" {
+	if at := decs[0].Time.String(); at != "2026-01-06T10:41:02.464Z" {
 		t.Fatalf("decision time %s", at)
 	}
 

@@ -20,6 +20,21 @@ func (t UnixMillis) MarshalJSON() ([]byte, error) {
 	return json.Marshal(FormatMillis(int64(t)))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes: null (0) or an RFC 3339
+// time, kept to the millisecond.
+func (t *UnixMillis) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*t = 0
+		return nil
+	}
+	var v time.Time
+	if err := v.UnmarshalJSON(b); err != nil {
+		return fmt.Errorf("projections: time %s: %w", b, err)
+	}
+	*t = UnixMillis(v.UnixMilli())
+	return nil
+}
+
 // String is the RFC 3339 form ("" for 0).
 func (t UnixMillis) String() string { return FormatMillis(int64(t)) }
 
@@ -219,60 +234,6 @@ func (db *DB) Sessions(ctx context.Context, f SessionFilter) ([]SessionSelection
 	return out, db.wrap(rows.Err())
 }
 
-// PreviousAttempt is one entry of a decision's previousAttempts.
-type PreviousAttempt struct {
-	Provider     string `json:"provider"`
-	Model        string `json:"model"`
-	Reason       string `json:"reason,omitempty"`
-	Status       int    `json:"status,omitempty"`
-	Code         string `json:"code,omitempty"`
-	ErrorPreview string `json:"errorPreview,omitempty"`
-	ErrorHash    string `json:"errorHash,omitempty"`
-}
-
-// Decision is one fallback_decisions row: a model_fallback_decision record
-// with OpenClaw's field names (reference §8) and its stream position.
-type Decision struct {
-	// Seq and Idx are the stream sequence of the commit and the event's
-	// index in it; At the decision time.
-	Seq                           uint64            `json:"seq"`
-	Idx                           int               `json:"idx"`
-	At                            UnixMillis        `json:"at"`
-	Agent                         string            `json:"agent"`
-	TurnID                        string            `json:"turnId"`
-	SessionID                     string            `json:"sessionId,omitempty"`
-	Decision                      string            `json:"decision"`
-	RequestedProvider             string            `json:"requestedProvider"`
-	RequestedModel                string            `json:"requestedModel"`
-	CandidateProvider             string            `json:"candidateProvider"`
-	CandidateModel                string            `json:"candidateModel"`
-	CandidateRouteOrigin          string            `json:"candidateRouteOrigin,omitempty"`
-	Attempt                       int               `json:"attempt"`
-	Total                         int               `json:"total"`
-	Reason                        string            `json:"reason,omitempty"`
-	Status                        int               `json:"status,omitempty"`
-	Code                          string            `json:"code,omitempty"`
-	ErrorPreview                  string            `json:"errorPreview,omitempty"`
-	ErrorHash                     string            `json:"errorHash,omitempty"`
-	NextCandidateProvider         string            `json:"nextCandidateProvider,omitempty"`
-	NextCandidateModel            string            `json:"nextCandidateModel,omitempty"`
-	NextCandidateRouteOrigin      string            `json:"nextCandidateRouteOrigin,omitempty"`
-	IsPrimary                     bool              `json:"isPrimary"`
-	RequestedModelMatched         bool              `json:"requestedModelMatched"`
-	FallbackConfigured            bool              `json:"fallbackConfigured"`
-	AllowTransientCooldownProbe   bool              `json:"allowTransientCooldownProbe"`
-	ProfileCount                  int               `json:"profileCount"`
-	PreviousAttempts              []PreviousAttempt `json:"previousAttempts,omitempty"`
-	ConsoleMessage                string            `json:"consoleMessage,omitempty"`
-	FallbackStepType              string            `json:"fallbackStepType,omitempty"`
-	FallbackStepFromModel         string            `json:"fallbackStepFromModel,omitempty"`
-	FallbackStepToModel           string            `json:"fallbackStepToModel,omitempty"`
-	FallbackStepFromFailureReason string            `json:"fallbackStepFromFailureReason,omitempty"`
-	FallbackStepFromFailureDetail string            `json:"fallbackStepFromFailureDetail,omitempty"`
-	FallbackStepChainPosition     int               `json:"fallbackStepChainPosition,omitempty"`
-	FallbackStepFinalOutcome      string            `json:"fallbackStepFinalOutcome,omitempty"`
-}
-
 // DecisionFilter selects fallback_decisions rows; zero fields match all.
 type DecisionFilter struct {
 	Agent   string
@@ -286,8 +247,9 @@ type DecisionFilter struct {
 	Limit int
 }
 
-// Decisions returns the decisions matching f in stream order.
-func (db *DB) Decisions(ctx context.Context, f DecisionFilter) ([]Decision, error) {
+// Decisions returns the records of the decisions matching f, in stream
+// order.
+func (db *DB) Decisions(ctx context.Context, f DecisionFilter) ([]DecisionRecord, error) {
 	var w where
 	w.eq("agent", f.Agent)
 	w.eq("sessionId", f.Session)
@@ -305,22 +267,23 @@ func (db *DB) Decisions(ctx context.Context, f DecisionFilter) ([]Decision, erro
 		return nil, db.wrap(err)
 	}
 	defer rows.Close()
-	var out []Decision
+	var out []DecisionRecord
 	for rows.Next() {
-		var d Decision
+		d := DecisionRecord{Event: DecisionEvent}
 		var prev string
 		var isPrimary, matched, configured, allow int64
-		if err := rows.Scan(&d.Seq, &d.Idx, &d.At, &d.Agent, &d.TurnID, &d.SessionID, &d.Decision,
+		if err := rows.Scan(&d.Seq, &d.Idx, &d.Time, &d.Agent, &d.TurnID, &d.SessionID, &d.Decision,
 			&d.RequestedProvider, &d.RequestedModel, &d.CandidateProvider, &d.CandidateModel,
 			&d.CandidateRouteOrigin, &d.Attempt, &d.Total, &d.Reason, &d.Status, &d.Code,
 			&d.ErrorPreview, &d.ErrorHash, &d.NextCandidateProvider, &d.NextCandidateModel,
 			&d.NextCandidateRouteOrigin, &isPrimary, &matched, &configured, &allow, &d.ProfileCount,
 			&prev, &d.ConsoleMessage, &d.FallbackStepType, &d.FallbackStepFromModel, &d.FallbackStepToModel,
-			&d.FallbackStepFromFailureReason, &d.FallbackStepFromFailureDetail, &d.FallbackStepChainPosition,
+			&d.FallbackStepFromReason, &d.FallbackStepFromDetail, &d.FallbackStepChainPosition,
 			&d.FallbackStepFinalOutcome); err != nil {
 			return nil, db.wrap(err)
 		}
-		d.IsPrimary, d.RequestedModelMatched, d.FallbackConfigured, d.AllowTransientCooldownProbe = isPrimary != 0, matched != 0, configured != 0, allow != 0
+		d.Tags = DecisionTags(d.Decision)
+		d.IsPrimary, d.RequestedModelMatched, d.FallbackConfigured, d.AllowTransientProbe = isPrimary != 0, matched != 0, configured != 0, allow != 0
 		if prev != "[]" && prev != "" {
 			if err := json.Unmarshal([]byte(prev), &d.PreviousAttempts); err != nil {
 				return nil, &DBError{Path: db.path, Detail: "fallback_decisions.previousAttempts: " + err.Error(), Err: ErrCorrupt}

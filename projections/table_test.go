@@ -1,10 +1,6 @@
 package projections
 
-import (
-	"testing"
-
-	"github.com/fledger/fledger/events"
-)
+import "testing"
 
 // TestTables_RowsMatchTheirColumns checks each row type's values and
 // scan destinations against its table's columns, in number (the order is
@@ -18,7 +14,7 @@ func TestTables_RowsMatchTheirColumns(t *testing.T) {
 		{usageStats, (&profileRow{}).values(), (&profileRow{}).dest()},
 		{sessionSelection, (&sessionRow{}).values(), (&sessionRow{}).dest()},
 		{turns, (&turnRow{}).values(), (&turnRow{}).dest()},
-		{fallbackDecisions, (&decisionRow{e: &events.FallbackStepped{}}).values(), nil},
+		{fallbackDecisions, (&decisionRow{}).values(), nil},
 		{quarantined, (&quarantineRow{}).values(), nil},
 	} {
 		t.Run(tc.t.name, func(t *testing.T) {

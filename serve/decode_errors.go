@@ -36,6 +36,9 @@ func decodeDetail(err error, v any, raw []byte) string {
 		if _, ok := v.(*OutcomeRequest); ok && te.Struct != "OutcomeRequest" && !strings.HasPrefix(field, "error") {
 			field = "error." + field
 		}
+		if _, ok := v.(*DecisionsRequest); ok && field == "since" {
+			return fmt.Sprintf("since: expected an RFC 3339 time (a string), got %s; a stream sequence goes in from_seq", gotKind(te.Value))
+		}
 		return fmt.Sprintf("%s: expected %s, got %s", field, jsonKind(te.Type), gotKind(te.Value))
 	}
 	msg := strings.TrimPrefix(err.Error(), "json: ")

@@ -21,6 +21,9 @@ type APIError struct {
 	RetryAfterMs int64
 	// Recorded is ErrorBody.Recorded.
 	Recorded string
+	// Allow, on a 405, is sent as the Allow header: the methods the path
+	// takes.
+	Allow string
 }
 
 func (e *APIError) Error() string { return e.Code + ": " + e.Detail }

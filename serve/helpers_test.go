@@ -31,7 +31,8 @@ type server struct {
 	url string
 }
 
-// startServer serves st over httptest with cfg's defaults filled in.
+// startServer serves st over httptest with cfg's defaults filled in; every
+// answer is validated against schemas/openapi.v1.yaml (checked).
 func startServer(t testing.TB, st events.Store, cfg serve.Config) *server {
 	t.Helper()
 	cfg.Store = st
@@ -44,7 +45,7 @@ func startServer(t testing.TB, st events.Store, cfg serve.Config) *server {
 	svc, err := serve.New(testutil.Context(t), cfg)
 	testutil.NoError(t, err)
 	t.Cleanup(func() { svc.Close(context.Background()) })
-	hs := httptest.NewServer(svc.Handler())
+	hs := httptest.NewServer(checked(t, svc.Handler()))
 	t.Cleanup(hs.Close)
 	return &server{svc: svc, cl: client.New(hs.URL, cfg.Token), url: hs.URL}
 }
@@ -96,4 +97,9 @@ func errorBody(t *testing.T, b []byte) serve.ErrorBody {
 		t.Fatalf("not an error body: %s", b)
 	}
 	return eb
+}
+
+// jsonDecode decodes resp's body into v.
+func jsonDecode(resp *http.Response, v any) error {
+	return json.NewDecoder(resp.Body).Decode(v)
 }

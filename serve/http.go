@@ -11,6 +11,8 @@ import (
 	"io"
 	"net/http"
 	"path"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -93,11 +95,11 @@ func (s *Service) Handler() http.Handler {
 		}, s.Profiles),
 		"GET /v1/decisions": jsonOp(s, noBody, func(r *http.Request, q *DecisionsRequest) error {
 			v := r.URL.Query()
-			q.Agent = v.Get("agent")
+			q.Agent, q.Since = v.Get("agent"), v.Get("since")
 			var err error
-			if x := v.Get("since"); x != "" {
-				if q.Since, err = strconv.ParseUint(x, 10, 64); err != nil {
-					return apiErr(http.StatusBadRequest, CodeInvalidRequest, "since %q is not a stream sequence", x)
+			if x := v.Get("from_seq"); x != "" {
+				if q.FromSeq, err = strconv.ParseUint(x, 10, 64); err != nil {
+					return apiErr(http.StatusBadRequest, CodeInvalidRequest, "from_seq %q is not a stream sequence", x)
 				}
 			}
 			if x := v.Get("limit"); x != "" {
@@ -120,9 +122,63 @@ func (s *Service) Handler() http.Handler {
 		"GET /metrics": s.metrics.handler,
 	}
 	for _, rt := range Routes {
-		mux.Handle(rt.Method+" "+rt.Path, h[rt.Method+" "+rt.Path])
+		op := rt.Method + " " + rt.Path
+		if rt.Method == http.MethodGet {
+			h[op] = onlyQuery(op, RouteQuery[op], h[op])
+		}
+		mux.Handle(op, h[op])
 	}
 	return s.guard(mux)
+}
+
+// OpenRoutes are the routes answered without the token (health checks
+// of load balancers and orchestrators).
+var OpenRoutes = []string{"GET /healthz", "GET /readyz"}
+
+// RouteQuery lists the query parameters each GET route takes (every other
+// one, or one given twice, is refused with 400 naming these;
+// schemas/openapi.v1.yaml declares the same, a test checks it). A GET route
+// that is not here takes none.
+var RouteQuery = map[string][]string{
+	"GET /v1/turns/{turn_id}": {"agent"},
+	"GET /v1/profiles":        {"agent"},
+	"GET /v1/decisions":       {"agent", "from_seq", "since", "limit"},
+}
+
+// onlyQuery refuses a request to op whose query has a parameter op does not
+// take, or one it takes given more than once: a misspelt or repeated
+// parameter would otherwise be ignored, or its first value silently win.
+func onlyQuery(op string, takes []string, next http.Handler) http.Handler {
+	known := map[string]bool{}
+	for _, n := range takes {
+		known[n] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		names := make([]string, 0, len(q))
+		for n := range q {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			var what string
+			switch {
+			case !known[n]:
+				what = fmt.Sprintf("unknown query parameter %q", n)
+			case len(q[n]) > 1:
+				what = fmt.Sprintf("query parameter %q is given %d times", n, len(q[n]))
+			default:
+				continue
+			}
+			takesWhat := "no query parameters"
+			if len(takes) > 0 {
+				takesWhat = "only " + strings.Join(takes, ", ") + ", each at most once"
+			}
+			writeError(w, apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s: %s takes %s", what, op, takesWhat))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // guard wraps the mux: recover, metrics, auth, JSON 404/405.
@@ -149,7 +205,7 @@ func (s *Service) guard(mux *http.ServeMux) http.Handler {
 			}
 			s.metrics.observe(route, rw.code(), time.Since(start))
 		}()
-		if s.cfg.Token != "" && pattern != "GET /healthz" && pattern != "GET /readyz" {
+		if s.cfg.Token != "" && !slices.Contains(OpenRoutes, pattern) {
 			got, ok := bearerToken(r.Header.Get("Authorization"))
 			sum := sha256.Sum256([]byte(got))
 			if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
@@ -185,20 +241,24 @@ func (s *Service) guard(mux *http.ServeMux) http.Handler {
 	})
 }
 
-// unmatched tells a wrong method on a known path (405) from an unknown
-// path (404).
+// unmatched tells a wrong method on a known path (405, with Allow naming
+// the methods the path takes; HEAD is answered wherever GET is) from an
+// unknown path (404).
 func (s *Service) unmatched(mux *http.ServeMux, r *http.Request) *APIError {
-	for _, m := range []string{http.MethodGet, http.MethodPost} {
-		if m == r.Method {
-			continue
-		}
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {
 		r2 := r.Clone(r.Context())
 		r2.Method = m
 		if _, p := mux.Handler(r2); p != "" {
-			return apiErr(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed on %s (use %s)", r.Method, r.URL.Path, m)
+			allow = append(allow, m)
 		}
 	}
-	return apiErr(http.StatusNotFound, CodeNotFound, "no route %s %s", r.Method, r.URL.Path)
+	if len(allow) == 0 {
+		return apiErr(http.StatusNotFound, CodeNotFound, "no route %s %s", r.Method, r.URL.Path)
+	}
+	e := apiErr(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed on %s (use %s)", r.Method, r.URL.Path, strings.Join(allow, " or "))
+	e.Allow = strings.Join(allow, ", ")
+	return e
 }
 
 type bodyRule int
@@ -346,6 +406,9 @@ func (s *Service) answerError(w http.ResponseWriter, r *http.Request, err error)
 }
 
 func writeError(w http.ResponseWriter, e *APIError) {
+	if e.Allow != "" {
+		w.Header().Set("Allow", e.Allow)
+	}
 	if e.RetryAfterMs > 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt((e.RetryAfterMs+999)/1000, 10))
 	}
@@ -353,7 +416,7 @@ func writeError(w http.ResponseWriter, e *APIError) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
+	b, err := encodeJSON(v)
 	if err != nil {
 		status, b = http.StatusInternalServerError, []byte(`{"error":"internal","detail":"response encoding failed"}`)
 	}
@@ -363,6 +426,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// encodeJSON is json.Marshal without HTML escaping: a body is JSON for
+// programs, so "<" in an error preview stays "<" (not "\u003c"), as in
+// `fledger decisions --json` and the JSONL export.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 type statusWriter struct {

@@ -77,7 +77,8 @@ func (s *Service) StartMicro(st events.Store) (micro.Service, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			h, _ := s.Health(ctx)
-			_ = r.RespondJSON(h)
+			b, _ := encodeJSON(h)
+			_ = r.Respond(b)
 		}),
 	}
 	for name, h := range handlers {
@@ -185,11 +186,16 @@ func microOp[Req, Resp any](s *Service, op func(context.Context, *Req) (*Resp, e
 			microError(r, ae)
 			return
 		}
-		_ = r.RespondJSON(resp)
+		b, err := encodeJSON(resp)
+		if err != nil {
+			microError(r, apiErr(http.StatusInternalServerError, CodeInternal, "response encoding failed"))
+			return
+		}
+		_ = r.Respond(b)
 	})
 }
 
 func microError(r micro.Request, e *APIError) {
-	b, _ := json.Marshal(ErrorBody{Error: e.Code, Detail: clipDetail(e.Detail), Recorded: e.Recorded})
+	b, _ := encodeJSON(ErrorBody{Error: e.Code, Detail: clipDetail(e.Detail), Recorded: e.Recorded})
 	_ = r.Error(strconv.Itoa(e.Status), e.Detail, b)
 }

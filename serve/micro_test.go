@@ -105,3 +105,39 @@ func TestMicro_Token(t *testing.T) {
 		}
 	}
 }
+
+// decisions.list takes GET /v1/decisions's request as JSON: the default
+// agent's records without agent, from_seq, since as RFC 3339 text, and
+// the same refusals.
+func TestMicro_DecisionsList(t *testing.T) {
+	srv, st := defaultServer(t, testutil.NewManualClock(testutil.T0))
+	ms, err := srv.svc.StartMicro(st)
+	testutil.NoError(t, err)
+	t.Cleanup(func() { _ = ms.Stop() })
+	nc := natstest.DialWriter(t, st)
+	var page serve.DecisionsView
+	if m := microCall(t, nc, "decisions.list", map[string]any{"from_seq": 1, "since": testutil.T0.Format(time.RFC3339), "limit": 10}, &page); m.Header.Get("Nats-Service-Error-Code") != "" {
+		t.Fatalf("decisions.list: %v %s", m.Header, m.Data)
+	}
+	if len(page.Decisions) != 0 || page.NextFromSeq != page.Checkpoint+1 {
+		t.Errorf("page %+v", page)
+	}
+	cases := []struct {
+		req    map[string]any
+		status string
+		body   serve.ErrorBody
+	}{
+		{map[string]any{"agent": "nope"}, "404", serve.ErrorBody{Error: serve.CodeUnknownAgent, Detail: `agent "nope" is not served here (served: main)`}},
+		{map[string]any{"since": 5}, "400", serve.ErrorBody{Error: serve.CodeInvalidJSON, Detail: `since: expected an RFC 3339 time (a string), got number; a stream sequence goes in from_seq`}},
+		{map[string]any{"since": "5"}, "400", serve.ErrorBody{Error: serve.CodeInvalidRequest, Detail: `since "5" is a number: since is an RFC 3339 time (e.g. 2026-01-02T15:04:05Z); a stream sequence goes in from_seq`}},
+		{map[string]any{"since_seq": 5}, "400", serve.ErrorBody{Error: serve.CodeInvalidJSON, Detail: `unknown field "since_seq"`}},
+	}
+	for _, tc := range cases {
+		m := microCall(t, nc, "decisions.list", tc.req, nil)
+		var eb serve.ErrorBody
+		_ = json.Unmarshal(m.Data, &eb)
+		if m.Header.Get("Nats-Service-Error-Code") != tc.status || eb != tc.body {
+			t.Errorf("decisions.list %v: %s %+v, want %s %+v", tc.req, m.Header.Get("Nats-Service-Error-Code"), eb, tc.status, tc.body)
+		}
+	}
+}

@@ -3,11 +3,14 @@ package serve_test
 import (
 	"encoding/json"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/fledger/fledger/internal/apispec"
 	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/serve"
 )
@@ -39,6 +42,75 @@ func TestOpenAPI_CoversEveryRoute(t *testing.T) {
 			if !served[strings.ToUpper(m)+" "+p] {
 				t.Errorf("documented %s %s is not served", m, p)
 			}
+		}
+	}
+}
+
+// Every status the server can answer is declared, for each operation that
+// can answer it, with its error codes; the list is derived from the code:
+// the guard (405, 413 and 500 anywhere, 401 unless the route is open, 400
+// for a GET's query), the request decoding (400 and 415 on every body
+// route, that is every POST), the store (503 on every route but /metrics;
+// 404 where an agent or a turn is looked up) and the error table (each
+// row's status and code on at least one operation). Each GET declares
+// exactly the query parameters the server takes.
+func TestOpenAPI_DeclaresEveryStatus(t *testing.T) {
+	raw, err := os.ReadFile("../schemas/openapi.v1.yaml")
+	testutil.NoError(t, err)
+	doc, err := apispec.Load(raw)
+	testutil.NoError(t, err)
+	declared := map[serve.ErrorAnswer]bool{}
+	for _, r := range serve.Routes {
+		op := r.Method + " " + r.Path
+		o := doc.Paths.Value(r.Path).GetOperation(r.Method)
+		if o == nil {
+			t.Errorf("%s: not in the document", op)
+			continue
+		}
+		want := []int{405, 413, 500, 400}
+		if !slices.Contains(serve.OpenRoutes, op) {
+			want = append(want, 401)
+		}
+		if r.Method == "POST" {
+			want = append(want, 415)
+		}
+		if r.Path != "/metrics" {
+			want = append(want, 503)
+		}
+		if strings.HasPrefix(r.Path, "/v1/") {
+			want = append(want, 404)
+		}
+		for _, status := range want {
+			if o.Responses.Status(status) == nil {
+				t.Errorf("%s: status %d is not declared", op, status)
+			}
+		}
+		for status, ref := range o.Responses.Map() {
+			for _, a := range mustSee() {
+				if strconv.Itoa(a.Status) == status && ref.Value != nil && ref.Value.Description != nil && strings.Contains(*ref.Value.Description, a.Code) {
+					declared[a] = true
+				}
+			}
+		}
+		if r.Method != "GET" {
+			continue
+		}
+		var query []string
+		for _, p := range o.Parameters {
+			if p.Value.In == "query" {
+				query = append(query, p.Value.Name)
+			}
+		}
+		takes := slices.Clone(serve.RouteQuery[op])
+		slices.Sort(query)
+		slices.Sort(takes)
+		if !slices.Equal(query, takes) {
+			t.Errorf("%s: the document declares query parameters %v, the server takes %v", op, query, takes)
+		}
+	}
+	for _, a := range mustSee() {
+		if !declared[a] {
+			t.Errorf("%d %s: no operation declares it (a response of that status naming the code)", a.Status, a.Code)
 		}
 	}
 }

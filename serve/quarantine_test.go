@@ -50,7 +50,7 @@ func TestHTTP_StrayMessageIsQuarantinedNotFatal(t *testing.T) {
 	turn("s1")
 	turn("s2")
 	var base decisions
-	testutil.NoError(t, srv.cl.Decisions(ctx, 0, &base))
+	testutil.NoError(t, srv.cl.Decisions(ctx, client.DecisionsQuery{}, &base))
 	if len(base.Decisions) == 0 {
 		t.Fatal("no decisions to compare")
 	}
@@ -61,7 +61,7 @@ func TestHTTP_StrayMessageIsQuarantinedNotFatal(t *testing.T) {
 	turn("s3")
 
 	var dec decisions
-	testutil.NoError(t, srv.cl.Decisions(ctx, 0, &dec)) // 200, not 500
+	testutil.NoError(t, srv.cl.Decisions(ctx, client.DecisionsQuery{}, &dec)) // 200, not 500
 	if len(dec.Decisions) < len(base.Decisions) || dec.Checkpoint <= ack.Sequence {
 		t.Fatalf("decisions after a stray message at %d: %+v, before it %+v", ack.Sequence, dec, base)
 	}

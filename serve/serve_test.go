@@ -79,7 +79,7 @@ func TestHTTP_TurnRotatesAndRepeatIsIdempotent(t *testing.T) {
 		t.Fatalf("session %+v", sess)
 	}
 	var dec serve.DecisionsView
-	testutil.NoError(t, srv.cl.Decisions(ctx, 0, &dec))
+	testutil.NoError(t, srv.cl.Decisions(ctx, client.DecisionsQuery{}, &dec))
 	if dec.Checkpoint == 0 {
 		t.Fatalf("decisions %+v", dec)
 	}

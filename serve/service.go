@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -620,17 +621,17 @@ func (s *Service) Profiles(ctx context.Context, r *ProfilesRequest) (*ProfilesVi
 	return out, nil
 }
 
-// Decisions reads model_fallback_decision records stored after stream
-// sequence Since (GET /v1/decisions), from the projections caught up to
-// the stream first.
+// Decisions reads a page of an agent's model_fallback_decision records
+// (GET /v1/decisions), from the projections caught up to the stream first:
+// the records at or after stream sequence FromSeq (and, with Since, decided
+// at or after that time), whole commits only, up to Limit.
 func (s *Service) Decisions(ctx context.Context, r *DecisionsRequest) (*DecisionsView, error) {
 	if s.proj == nil {
 		return nil, apiErr(http.StatusServiceUnavailable, CodeUnavailable, "this server keeps no projections")
 	}
-	if r.Agent != "" {
-		if _, _, err := s.engine(r.Agent); err != nil {
-			return nil, err
-		}
+	_, agent, err := s.engine(r.Agent)
+	if err != nil {
+		return nil, err
 	}
 	limit := r.Limit
 	switch {
@@ -639,29 +640,50 @@ func (s *Service) Decisions(ctx context.Context, r *DecisionsRequest) (*Decision
 	case limit < 0 || limit > MaxDecisionsLimit:
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "limit must be in 1..%d", MaxDecisionsLimit)
 	}
+	since, err := parseSince(r.Since)
+	if err != nil {
+		return nil, err
+	}
 	cp, err := s.proj.catchUp(ctx)
 	if err != nil {
 		return nil, err
 	}
-	all, err := s.proj.db.Decisions(ctx, projections.DecisionFilter{Agent: r.Agent})
+	all, err := s.proj.db.Decisions(ctx, projections.DecisionFilter{Agent: agent, Since: since})
 	if err != nil {
 		return nil, err
 	}
-	out := &DecisionsView{Decisions: []projections.Decision{}, NextSince: r.Since, Checkpoint: cp}
-	for _, d := range all {
-		if d.Seq <= r.Since {
-			continue
+	i := sort.Search(len(all), func(i int) bool { return all[i].Seq >= r.FromSeq })
+	out := &DecisionsView{Decisions: []projections.DecisionRecord{}, NextFromSeq: max(r.FromSeq, cp+1), Checkpoint: cp}
+	for i < len(all) {
+		j := i + 1
+		for j < len(all) && all[j].Seq == all[i].Seq {
+			j++
 		}
-		if len(out.Decisions) == limit {
+		if len(out.Decisions) > 0 && len(out.Decisions)+j-i > limit {
+			out.NextFromSeq = all[i].Seq
 			break
 		}
-		out.Decisions = append(out.Decisions, d)
-		out.NextSince = d.Seq
-	}
-	if len(out.Decisions) < limit && cp > out.NextSince {
-		out.NextSince = cp
+		out.Decisions = append(out.Decisions, all[i:j]...)
+		i = j
 	}
 	return out, nil
+}
+
+// parseSince reads a decisions request's since: an RFC 3339 time ("" =
+// none). A bare number is refused naming from_seq, where a stream sequence
+// goes.
+func parseSince(x string) (time.Time, error) {
+	if x == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, x)
+	if err == nil {
+		return t, nil
+	}
+	if _, nerr := strconv.ParseUint(x, 10, 64); nerr == nil {
+		return time.Time{}, apiErr(http.StatusBadRequest, CodeInvalidRequest, "since %q is a number: since is an RFC 3339 time (e.g. 2026-01-02T15:04:05Z); a stream sequence goes in from_seq", x)
+	}
+	return time.Time{}, apiErr(http.StatusBadRequest, CodeInvalidRequest, "since %q is not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)", x)
 }
 
 // SetAuthOrder is `models auth order set|clear` (POST

@@ -282,20 +282,33 @@ type TurnView struct {
 	Next     Next   `json:"next"`
 }
 
-// DecisionsRequest reads model_fallback_decision records after a stream
-// sequence: GET /v1/decisions?since=SEQ&agent=&limit=.
+// DecisionsRequest reads a page of model_fallback_decision records:
+// GET /v1/decisions?agent=&from_seq=&since=&limit=.
 type DecisionsRequest struct {
-	Since uint64 `json:"since,omitempty"`
+	// Agent is whose records are read ("" = the server's default agent).
 	Agent string `json:"agent,omitempty"`
-	Limit int    `json:"limit,omitempty"`
+	// FromSeq is the first stream sequence read, inclusive (0 = from the
+	// start): a page's NextFromSeq reads on.
+	FromSeq uint64 `json:"from_seq,omitempty"`
+	// Since, an RFC 3339 time, keeps only records decided at or after it
+	// ("" = every record).
+	Since string `json:"since,omitempty"`
+	// Limit bounds the records of a page (0 = DefaultDecisionsLimit, at
+	// most MaxDecisionsLimit); a page never splits a commit, so one
+	// commit with more records than Limit is answered whole.
+	Limit int `json:"limit,omitempty"`
 }
 
 // DecisionsView is a page of decision records in stream order; pass
-// NextSince as since to read on.
+// NextFromSeq as from_seq to read on.
 type DecisionsView struct {
-	Decisions  []projections.Decision `json:"decisions"`
-	NextSince  uint64                 `json:"next_since"`
-	Checkpoint uint64                 `json:"checkpoint"`
+	Decisions []projections.DecisionRecord `json:"decisions"`
+	// NextFromSeq is the from_seq of the next page: the sequence of the
+	// first record left out, or, when the page holds the last records, the
+	// sequence after Checkpoint.
+	NextFromSeq uint64 `json:"next_from_seq"`
+	// Checkpoint is the last stream sequence the projections had read.
+	Checkpoint uint64 `json:"checkpoint"`
 }
 
 // Health is GET /healthz.

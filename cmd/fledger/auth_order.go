@@ -36,10 +36,31 @@ fledger.<agent>.order.<provider>; clearing it returns to auth.order.`,
 
 type authOrderFlags struct {
 	agent, provider, by string
+	asJSON              bool
+}
+
+// authOrderJSON is `auth order set/clear --json`: as the HTTP API's
+// AuthOrderResult, the stored order after the command (empty when
+// cleared) and the types of the events recorded (none when nothing
+// changed), plus the stream sequence of their commit (0 when none).
+type authOrderJSON struct {
+	Agent    string   `json:"agent"`
+	Provider string   `json:"provider"`
+	Profiles []string `json:"profiles"`
+	Events   []string `json:"events"`
+	Seq      uint64   `json:"seq"`
+}
+
+// authOrdersJSON is `auth order get --json`: the stored order of each
+// provider (only --provider's when given; {} when none is stored).
+type authOrdersJSON struct {
+	Agent  string              `json:"agent"`
+	Orders map[string][]string `json:"orders"`
 }
 
 func (f *authOrderFlags) add(cmd *cobra.Command, withProvider, required bool) {
 	cmd.Flags().StringVar(&f.agent, "agent", "main", "agent id the order belongs to")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the result as JSON")
 	if withProvider {
 		cmd.Flags().StringVar(&f.provider, "provider", "", "provider id, e.g. openai")
 		if required {
@@ -78,6 +99,13 @@ func setAuthOrder(cmd *cobra.Command, g *globals, f *authOrderFlags, ids []strin
 		seq := uint64(0)
 		if len(evs) > 0 {
 			seq = evs[0].Seq
+		}
+		if f.asJSON {
+			res := authOrderJSON{Agent: f.agent, Provider: f.provider, Profiles: append([]string{}, ids...), Events: []string{}, Seq: seq}
+			for _, ev := range evs {
+				res.Events = append(res.Events, ev.Type)
+			}
+			return printJSON(cmd, res)
 		}
 		if len(ids) == 0 {
 			fmt.Fprintf(out, "cleared the stored auth order of %s for agent %q (stream sequence %d); auth.order applies\n", f.provider, f.agent, seq)
@@ -130,7 +158,17 @@ func newAuthOrderGetCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withEngine(cmd.Context(), g, f.agent, func(eng *engine.Engine) error {
-				writeAuthOrders(cmd.OutOrStdout(), f.agent, f.provider, eng.AuthOrders())
+				orders := eng.AuthOrders()
+				if f.asJSON {
+					res := authOrdersJSON{Agent: f.agent, Orders: map[string][]string{}}
+					for p, o := range orders {
+						if len(o) > 0 && (f.provider == "" || p == f.provider) {
+							res.Orders[p] = o
+						}
+					}
+					return printJSON(cmd, res)
+				}
+				writeAuthOrders(cmd.OutOrStdout(), f.agent, f.provider, orders)
 				return nil
 			})
 		},

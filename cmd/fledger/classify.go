@@ -26,6 +26,7 @@ const maxClassifyLine = 64 << 20
 
 type classifyOpts struct {
 	table   bool
+	asJSON  bool
 	now     string
 	maxLine int
 }
@@ -56,10 +57,12 @@ than 64 MiB is reported as an error line and skipped.
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.table, "table", false, "print a table for people instead of JSON Lines")
+	f.BoolVar(&o.asJSON, "json", false, "print JSON Lines (the default without --table)")
+	cmd.MarkFlagsMutuallyExclusive("table", "json")
 	f.StringVar(&o.now, "now", "", "decision time for HTTP-date Retry-After headers (RFC 3339; default: each error's received_at or Date header, else the current time)")
 	f.IntVar(&o.maxLine, "max-line-bytes", maxClassifyLine, "longest accepted input line in bytes")
 	_ = f.MarkHidden("max-line-bytes")
-	return cmd
+	return withMomentRule(cmd)
 }
 
 // classifyLine is one output line.
@@ -78,9 +81,9 @@ type classifyErrorLine struct {
 func runClassify(cmd *cobra.Command, args []string, o *classifyOpts) error {
 	var now time.Time
 	if o.now != "" {
-		t, err := time.Parse(time.RFC3339, o.now)
+		t, err := moment{flag: "--now"}.parse(o.now, time.Time{})
 		if err != nil {
-			return fmt.Errorf("--now: %w", err)
+			return err
 		}
 		now = t
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/fledger/fledger/commands/config"
@@ -20,8 +21,45 @@ func newConfigCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
+// configCheckJSON is `config check --json` of a valid file: its hash and
+// counts.
+type configCheckJSON struct {
+	File  string `json:"file"`
+	Valid bool   `json:"valid"`
+	Hash  string `json:"hash"`
+	// Profiles and AgentEntries count auth profiles and agents entries.
+	Profiles     int           `json:"profiles"`
+	AgentEntries int           `json:"agent_entries"`
+	Warnings     []problemJSON `json:"warnings"`
+	Notes        []string      `json:"notes"`
+	// Canonical is the effective config (--canonical).
+	Canonical json.RawMessage `json:"canonical,omitempty"`
+}
+
+// configInvalidJSON is `config check --json` of an invalid file (exit
+// status 1): every problem.
+type configInvalidJSON struct {
+	File     string        `json:"file"`
+	Valid    bool          `json:"valid"`
+	Problems []problemJSON `json:"problems"`
+}
+
+// problemJSON is a config problem or warning in --json output.
+type problemJSON struct {
+	Path    string `json:"path,omitempty"`
+	Message string `json:"message"`
+}
+
+func problemsJSON(ps []config.Problem) []problemJSON {
+	out := []problemJSON{}
+	for _, p := range ps {
+		out = append(out, problemJSON{Path: p.Path, Message: p.Msg})
+	}
+	return out
+}
+
 func newConfigCheckCmd() *cobra.Command {
-	var showCanonical, allowUnknown bool
+	var showCanonical, allowUnknown, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "check FILE",
 		Short: "Validate a config file and print its hash",
@@ -36,12 +74,35 @@ key is ignored), for a file written for a newer release. On success the
 canonical hash that names the config in events is printed; --canonical
 prints the effective config with every default made explicit.
 
+--json prints one object: {"file", "valid", "hash", "profiles",
+"agent_entries", "warnings", "notes"} ("canonical" with --canonical), or
+for an invalid file {"file", "valid": false, "problems": [{"path",
+"message"}]}.
+
 Exit status: 0 valid, 1 invalid or unreadable.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := config.LoadFile(args[0], loadOptions(allowUnknown)...)
+			var ve *config.ValidationError
+			if asJSON && errors.As(err, &ve) {
+				if err := printJSON(cmd, configInvalidJSON{File: args[0], Problems: problemsJSON(ve.Problems)}); err != nil {
+					return err
+				}
+				return &exitError{code: 1}
+			}
 			if err != nil {
 				return err
+			}
+			if asJSON {
+				res := configCheckJSON{File: args[0], Valid: true, Hash: l.Hash, Profiles: len(l.Policy.Profiles),
+					AgentEntries: len(l.Policy.Agents), Warnings: problemsJSON(l.Warnings), Notes: []string{}}
+				if l.Policy.Defaults.Primary.Model == "" {
+					res.Notes = append(res.Notes, noPrimaryNote)
+				}
+				if showCanonical {
+					res.Canonical = l.Canonical
+				}
+				return printJSON(cmd, res)
 			}
 			for _, w := range l.Warnings {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", args[0], w)
@@ -57,7 +118,7 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 				return err
 			}
 			if l.Policy.Defaults.Primary.Model == "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s sets no agents.defaults.model.primary: a turn that names no model cannot start\n", args[0])
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s %s\n", args[0], noPrimaryNote)
 			}
 			fmt.Fprintf(out, "%s: valid, %s, %s, hash %s\n", args[0], plural(len(l.Policy.Profiles), "profile"), plural(len(l.Policy.Agents), "agent entry", "agent entries"), l.Hash)
 			return nil
@@ -65,8 +126,13 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 	}
 	cmd.Flags().BoolVar(&showCanonical, "canonical", false, "print the effective config (all defaults explicit) as JSON")
 	cmd.Flags().BoolVar(&allowUnknown, "allow-unknown-keys", false, "keep unknown keys as warnings instead of errors (a file written for a newer release)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (also for an invalid file)")
 	return cmd
 }
+
+// noPrimaryNote is config check's note on a config without a primary
+// model.
+const noPrimaryNote = "sets no agents.defaults.model.primary: a turn that names no model cannot start"
 
 // loadOptions are the config.LoadFile options of `config check` and
 // `config apply`.

@@ -9,9 +9,21 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// configApplyJSON is `config apply --json`: whether an event was appended
+// (false: that config was already in force) and the stream sequence of
+// the ConfigApplied in force.
+type configApplyJSON struct {
+	Agent    string        `json:"agent"`
+	File     string        `json:"file"`
+	Hash     string        `json:"hash"`
+	Applied  bool          `json:"applied"`
+	Seq      uint64        `json:"seq"`
+	Warnings []problemJSON `json:"warnings"`
+}
+
 func newConfigApplyCmd(g *globals) *cobra.Command {
 	var agent string
-	var allowUnknown bool
+	var allowUnknown, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "apply FILE",
 		Short: "Record a config as the one in force (a ConfigApplied event)",
@@ -20,7 +32,8 @@ later turn names the config it ran under and replay re-decides with the same
 rules. Applying the config already in force appends nothing (also when it
 was recorded by an earlier release in an older canonical format). Unknown
 keys are errors, as in config check; --allow-unknown-keys keeps them as
-warnings, recorded in the event.
+warnings, recorded in the event. --json prints {"agent", "file", "hash",
+"applied", "seq", "warnings"}.
 
 The event store is the embedded NATS server under --data (created on first
 use) unless --nats names an existing server.`,
@@ -31,7 +44,9 @@ use) unless --nats names an existing server.`,
 				return err
 			}
 			for _, w := range l.Warnings {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", args[0], w)
+				if !asJSON { // --json lists them
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", args[0], w)
+				}
 			}
 			ctx := cmd.Context()
 			g.Writes = true
@@ -44,6 +59,10 @@ use) unless --nats names an existing server.`,
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return printJSON(cmd, configApplyJSON{Agent: agent, File: args[0], Hash: l.Hash, Applied: applied, Seq: res,
+					Warnings: problemsJSON(l.Warnings)})
+			}
 			out := cmd.OutOrStdout()
 			if !applied {
 				fmt.Fprintf(out, "config %s is already in force for agent %q (stream sequence %d)\n", l.Hash, agent, res)
@@ -55,5 +74,6 @@ use) unless --nats names an existing server.`,
 	}
 	cmd.Flags().StringVar(&agent, "agent", "main", "agent id the config applies to")
 	cmd.Flags().BoolVar(&allowUnknown, "allow-unknown-keys", false, "keep unknown keys as warnings instead of errors (a file written for a newer release)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
 }

@@ -22,11 +22,12 @@ func newEventsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "events",
 		Short: "Print the ledger's events in stream order",
-		Long: `Print every event on the stream, in order, from --from (a stream
-sequence, default 1). A table for people, or --json for JSON Lines: one
-envelope per line with its stream sequence ("seq") and position in its
-commit ("index"). --follow keeps printing new events as they are appended
-(Ctrl-C to stop).
+		Long: `Print every event on the stream, in order, from --from-seq N (a
+stream sequence, inclusive; default 1) through --to-seq N (inclusive;
+default the end, also with --follow). A table for people, or --json for
+JSON Lines: one envelope per line with its stream sequence ("seq") and
+position in its commit ("index"). --follow keeps printing new events as
+they are appended (Ctrl-C to stop).
 
 A stored message that is not a fledger commit (it cannot be decoded) is
 quarantined: printed in its place as QUARANTINED with its subject, size
@@ -41,7 +42,7 @@ by it — on the turn's subject and on its profiles' (an attempt's outcome
 is stored under its profile). --session KEY lists the commits whose
 events name the session (its own events; the TurnStarted, notices and
 fallback steps of its turns) and every commit of a turn it started that
-the listing read (from --from on). Both decide by the decoded events,
+the listing read (from --from-seq on). Both decide by the decoded events,
 never by message headers, so a ledger written before fledger wrote
 headers lists the same; given both, a commit must match both. Turn ids
 and session keys are an agent's own: when several agents have commits
@@ -55,7 +56,8 @@ header finds them too (docs/events.md, "The stream with the nats CLI").`,
 		},
 	}
 	f := cmd.Flags()
-	f.Uint64Var(&fl.from, "from", 1, "first stream sequence to print")
+	f.Uint64Var(&fl.from, "from-seq", 1, "first stream sequence to print (inclusive)")
+	f.Uint64Var(&fl.to, "to-seq", 0, "last stream sequence to print (inclusive; 0 = the end)")
 	f.BoolVar(&fl.asJSON, "json", false, "JSON Lines output")
 	f.BoolVarP(&fl.follow, "follow", "f", false, "keep printing new events")
 	f.StringVar(&fl.agent, "agent", "", "only this agent's events")
@@ -63,12 +65,15 @@ header finds them too (docs/events.md, "The stream with the nats CLI").`,
 	f.StringVar(&fl.turn, "turn", "", "only the commits of this turn (its id)")
 	f.StringVar(&fl.session, "session", "", "only the commits of this session (its key) and of its turns")
 	f.IntVar(&fl.maxCols, "width", 100, "truncate the payload column to this many characters (0 = no limit)")
-	return cmd
+	deprecatedAlias(cmd, "from", "from-seq")
+	_ = cmd.RegisterFlagCompletionFunc("type", completeValues(eventTypeValues()...))
+	return withMomentRule(cmd)
 }
 
 // eventsFlags are fledger events' flags.
 type eventsFlags struct {
 	from    uint64
+	to      uint64
 	asJSON  bool
 	follow  bool
 	agent   string
@@ -81,11 +86,14 @@ type eventsFlags struct {
 }
 
 // run prints the events the flags ask for: it checks --type, reads (or
-// with --follow watches) the stream from --from, prints each event that
+// with --follow watches) the stream from --from-seq, prints each event that
 // passes the filters (print), and sums up on stderr what it read past.
 func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 	if fl.from == 0 {
 		fl.from = 1
+	}
+	if fl.to > 0 && fl.to < fl.from {
+		return fmt.Errorf("--to-seq %d is before --from-seq %d", fl.to, fl.from)
 	}
 	if err := checkEventType(fl.typ); err != nil {
 		return err
@@ -275,6 +283,9 @@ func (fl *eventsFlags) print(ctx context.Context, seq iter.Seq2[events.Event, er
 			}
 			var de *events.DecodeError
 			if errors.As(err, &de) && de.Seq != 0 {
+				if fl.to > 0 && de.Seq > fl.to {
+					break
+				}
 				bad = append(bad, projections.QuarantinedOf(de))
 				if fl.turn != "" || fl.session != "" {
 					continue // it matches no turn or session
@@ -291,6 +302,9 @@ func (fl *eventsFlags) print(ctx context.Context, seq iter.Seq2[events.Event, er
 				tw.Flush()
 			}
 			return n, bad, err
+		}
+		if fl.to > 0 && ev.Seq > fl.to {
+			break
 		}
 		if fl.agent != "" && ev.Agent != fl.agent || fl.typ != "" && ev.Type != fl.typ {
 			continue

@@ -18,6 +18,7 @@ import (
 	"github.com/fledger/fledger/projections"
 	"github.com/fledger/fledger/projections/export"
 	"github.com/fledger/fledger/projections/metrics"
+	"github.com/fledger/fledger/replay"
 )
 
 func init() { register(newExportCmd) }
@@ -30,9 +31,12 @@ const defaultMetricsAddr = "127.0.0.1:9464"
 type exportFlags struct {
 	format, out, consumer, endpoint, metricsAddr string
 	headers                                      []string
-	since                                        uint64
-	follow                                       bool
-	batch                                        int
+	// fromSeq is --from-seq (inclusive, 0 = the beginning); since is
+	// --since TIME, resolved to the first commit stamped at or after it.
+	fromSeq uint64
+	since   string
+	follow  bool
+	batch   int
 
 	otlpProtocol, otlpCompression, otlpServiceName string
 	otlpTimeout                                    time.Duration
@@ -61,12 +65,13 @@ OTLP/gRPC, configured by the OpenTelemetry SDK environment variables
 unless the --endpoint, --header and --otlp-* flags override them; it
 retries with jittered back-off while the collector is down or refuses.
 
-Without --follow the export reads from --since SEQ (inclusive; default the
-beginning) to the stream's current end and exits. With --follow it tails
-the stream through the durable JetStream consumer --consumer: a restarted
-exporter resumes where the last one stopped, and a message is acknowledged
-only after its records were written and flushed, or accepted by the
-collector (--since then only sets where a new consumer starts). With
+Without --follow the export reads from --from-seq N (inclusive; default the
+beginning), or from the first commit stamped at or after --since TIME, to
+the stream's current end and exits. With --follow it tails the stream
+through the durable JetStream consumer --consumer: a restarted exporter
+resumes where the last one stopped, and a message is acknowledged only
+after its records were written and flushed, or accepted by the collector
+(--from-seq and --since then only set where a new consumer starts). With
 --out FILE the file is exactly-once across crashes: the export resumes
 after the file's last complete line. To stdout or OTLP a crash between
 delivery and acknowledgement may deliver that batch twice.
@@ -79,13 +84,15 @@ address only on purpose: the metrics name profiles and models).`,
   fledger export --format otlp --endpoint http://127.0.0.1:4318 --follow --metrics 127.0.0.1:9464
   OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 OTEL_SERVICE_NAME=fledger-eu fledger export --format otlp
   fledger export --format otlp --otlp-protocol grpc --endpoint http://127.0.0.1:4317 --follow
-  fledger export --since 120`,
+  fledger export --from-seq 120
+  fledger export --since 1h`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runExport(cmd, g, &f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.format, "format", "jsonl", "output format: jsonl | otlp")
-	fl.Uint64Var(&f.since, "since", 0, "first stream sequence to export (inclusive); with --follow, only for a new consumer")
+	fl.Uint64Var(&f.fromSeq, "from-seq", 0, "first stream sequence to export (inclusive); with --follow, only for a new consumer")
+	fl.StringVar(&f.since, "since", "", "export from the first commit stamped at or after this RFC 3339 time, or this long ago (e.g. 1h); with --follow, only for a new consumer")
 	fl.BoolVar(&f.follow, "follow", false, "keep exporting new records through a durable consumer until interrupted")
 	fl.StringVar(&f.consumer, "consumer", "", "durable consumer name for --follow (default fledger-export-<format>)")
 	fl.StringVar(&f.out, "out", "", "jsonl: append to FILE (exactly-once across restarts) instead of stdout")
@@ -99,7 +106,11 @@ address only on purpose: the metrics name profiles and models).`,
 	fl.BoolVar(&f.otlpSuccessInfo, "otlp-success-info", false, "otlp: log candidate_succeeded records at INFO (9) instead of WARN (13)")
 	fl.IntVar(&f.batch, "batch", export.DefaultBatch, "most commits per batch handed to the sink (and records per OTLP request)")
 	fl.StringVar(&f.metricsAddr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics, e.g. "+defaultMetricsAddr+" (use a loopback address unless you mean to expose them); \"\" = off")
-	return cmd
+	cmd.MarkFlagsMutuallyExclusive("from-seq", "since")
+	_ = cmd.RegisterFlagCompletionFunc("format", completeValues("jsonl", "otlp"))
+	_ = cmd.RegisterFlagCompletionFunc("otlp-protocol", completeValues("http/protobuf", "grpc"))
+	_ = cmd.RegisterFlagCompletionFunc("otlp-compression", completeValues("gzip", "none"))
+	return withMomentRule(cmd)
 }
 
 func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
@@ -127,11 +138,24 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 	default:
 		return fmt.Errorf("export: unknown --format %q (want jsonl or otlp)", f.format)
 	}
+	since, err := sinceMoment.parse(f.since, time.Now())
+	if err != nil {
+		return err
+	}
 	st, err := openLedger(ctx, g)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if !since.IsZero() {
+		// The first commit stamped at or after since follows the last
+		// one stamped before it.
+		before, err := replay.SeqAt(ctx, st, since.Add(-time.Nanosecond))
+		if err != nil {
+			return err
+		}
+		f.fromSeq = before + 1
+	}
 
 	sink, closeSink, err := exportSink(ctx, cmd, g, f)
 	if err != nil {
@@ -150,7 +174,7 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 	errOut := cmd.ErrOrStderr()
 	if !f.follow {
 		var bad []projections.Quarantined
-		_, err := export.RangeReport(ctx, st, f.since, sink, f.batch, func(de *events.DecodeError) {
+		_, err := export.RangeReport(ctx, st, f.fromSeq, sink, f.batch, func(de *events.DecodeError) {
 			bad = append(bad, projections.QuarantinedOf(de))
 		})
 		warnQuarantined(errOut, "export", bad)
@@ -165,7 +189,7 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 	}
 	return export.Follow(ctx, st, sink, export.FollowConfig{
 		Consumer: consumer,
-		Since:    f.since,
+		Since:    f.fromSeq,
 		Batch:    f.batch,
 		OnError:  func(err error) { fmt.Fprintln(errOut, "fledger export:", err) },
 		OnQuarantine: func(de *events.DecodeError) {

@@ -49,7 +49,7 @@ func (pf *projectionFlags) add(cmd *cobra.Command) {
 	f.BoolVar(&pf.skipUnknown, "skip-unknown", false, "skip events of unknown types (logged, counted in skipped_events) instead of failing")
 	f.BoolVar(&pf.rebuild, "rebuild", false, "delete the projection database and rebuild it from sequence 1 (the stream is not touched)")
 	f.IntVar(&pf.batch, "batch", projections.DefaultBatchEvents, "events per catch-up transaction")
-	f.StringVar(&pf.at, "at", "", "read the state as of this RFC 3339 time: rebuilds the projections into a temporary database up to the last commit at or before it")
+	f.StringVar(&pf.at, "at", "", "read the state as of this time (RFC 3339): rebuilds the projections into a temporary database up to the last commit at or before it")
 	// Every *DBError the command returns (open, catch-up, query) names
 	// the complete rebuild command of this invocation.
 	if run := cmd.RunE; run != nil {
@@ -79,15 +79,12 @@ func (pf *projectionFlags) close(db *projections.DB) {
 
 // atTime parses --at ("" = zero).
 func (pf *projectionFlags) atTime() (time.Time, error) {
-	if pf.at == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, pf.at)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("--at %q: want an RFC 3339 time, e.g. 2026-03-02T09:05:00Z", pf.at)
-	}
-	return t, nil
+	return atMoment.parse(pf.at, time.Time{})
 }
+
+// atMoment is --at: a time; the state at a stream sequence is a rebuild
+// to it.
+var atMoment = moment{flag: "--at", seq: "fledger replay --out FILE --to-seq"}
 
 // openProjectionsAt rebuilds the projections into a temporary database up
 // to the last commit before the first one stamped after --at
@@ -390,32 +387,12 @@ func projJSONLines[T any](w io.Writer, rows []T) error {
 	return nil
 }
 
-// projSince accepts an RFC 3339 time or a Go duration meaning that long
-// before now ("15m", "2h").
-func projSince(s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if d, err := time.ParseDuration(s); err == nil {
-		return now.Add(-d), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("--since %q: want an RFC 3339 time (2026-01-06T10:40:00Z) or a duration (15m)", s)
-	}
-	return t, nil
-}
-
 // projNow parses --now (RFC 3339), defaulting to the wall clock.
 func projNow(s string) (time.Time, error) {
 	if s == "" {
 		return time.Now(), nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("--now %q: want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z", s)
-	}
-	return t, nil
+	return moment{flag: "--now"}.parse(s, time.Time{})
 }
 
 // projDash renders "" as "-" in tables.

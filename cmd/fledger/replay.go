@@ -55,7 +55,13 @@ and make verify exit 1: a stored decision is gone.
 
 --what-if CONFIG re-decides every recorded turn under another config file
 and lists, side by side, each turn whose path or outcome changes. A call the
-recording has no outcome for is shown as unknown, never invented.`,
+recording has no outcome for is shown as unknown, never invented.
+
+--json prints the result as one JSON object: for a rebuild {"database",
+"events", "commits", "last_seq", "quarantined", "elapsed_ms",
+"events_per_s"}; for --verify the report ({"commits", "events",
+"last_seq", "turns", "checked", "diverged", "divergences", …}, same exit
+status); for --what-if the list of changed turns.`,
 		Example: `  fledger replay --out /tmp/at-0905.sqlite --until 2026-03-02T09:05:00Z
   fledger replay --to-seq 120
   fledger replay --verify
@@ -64,17 +70,17 @@ recording has no outcome for is shown as unknown, never invented.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runReplay(cmd, g, &o) },
 	}
 	f := cmd.Flags()
-	f.Uint64Var(&o.toSeq, "to-seq", 0, "stop after this stream sequence (default: the stream's end)")
+	f.Uint64Var(&o.toSeq, "to-seq", 0, "stop after this stream sequence (inclusive; default: the stream's end)")
 	f.StringVar(&o.until, "until", "", "stop before the first commit stamped after this RFC 3339 time")
 	f.StringVar(&o.out, "out", "", "database file to write (replaced if it exists; default: a new temporary file)")
 	f.BoolVar(&o.verify, "verify", false, "re-run the deciders over every recorded decision and compare; exit 1 on a divergence")
 	f.StringVar(&o.whatIf, "what-if", "", "re-decide recorded turns under this config file and list the turns that change")
 	f.StringVar(&o.agent, "agent", "", "--verify/--what-if: only this agent")
-	f.BoolVar(&o.jsonOut, "json", false, "--verify/--what-if: print the report as JSON")
+	f.BoolVar(&o.jsonOut, "json", false, "print the result as JSON: the rebuild summary, or the --verify or --what-if report")
 	f.BoolVar(&o.strict, "strict", false, "--verify: also exit 1 when a stored message is quarantined (not a fledger commit)")
 	f.IntVar(&o.batch, "batch", projections.DefaultBatchEvents, "events per rebuild transaction")
 	f.BoolVar(&o.skipUnknown, "skip-unknown", false, "skip events of unknown types instead of failing the rebuild")
-	return cmd
+	return withMomentRule(cmd)
 }
 
 // runReplay checks the flags, opens the ledger, resolves --until to a
@@ -88,9 +94,12 @@ func runReplay(cmd *cobra.Command, g *globals, o *replayFlags) error {
 	if o.toSeq > 0 && o.until != "" {
 		return fmt.Errorf("--to-seq and --until both set a stopping point; pick one")
 	}
+	until, err := moment{flag: "--until", seq: "--to-seq"}.parse(o.until, time.Time{})
+	if err != nil {
+		return err
+	}
 	var cfg *config.Loaded
 	if o.whatIf != "" {
-		var err error
 		if cfg, err = config.LoadFile(o.whatIf); err != nil {
 			return err
 		}
@@ -100,12 +109,8 @@ func runReplay(cmd *cobra.Command, g *globals, o *replayFlags) error {
 		return err
 	}
 	defer st.Close()
-	if o.until != "" {
-		t, err := time.Parse(time.RFC3339Nano, o.until)
-		if err != nil {
-			return fmt.Errorf("--until %q: want an RFC 3339 time, e.g. 2026-03-02T09:05:00Z", o.until)
-		}
-		if o.toSeq, err = replay.SeqAt(ctx, st, t); err != nil {
+	if !until.IsZero() {
+		if o.toSeq, err = replay.SeqAt(ctx, st, until); err != nil {
 			return err
 		}
 		if o.toSeq == 0 {

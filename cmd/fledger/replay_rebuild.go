@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -15,6 +16,18 @@ import (
 	"github.com/fledger/fledger/projections"
 	"github.com/fledger/fledger/replay"
 )
+
+// rebuildJSON is `replay --json` of a rebuild: the database written and
+// what was folded into it, up to stream sequence last_seq.
+type rebuildJSON struct {
+	Database    string  `json:"database"`
+	Events      int     `json:"events"`
+	Commits     int     `json:"commits"`
+	LastSeq     uint64  `json:"last_seq"`
+	Quarantined int     `json:"quarantined"`
+	ElapsedMs   int64   `json:"elapsed_ms"`
+	EventsPerS  float64 `json:"events_per_s"`
+}
 
 // runReplayRebuild rebuilds every projection into a fresh database up to
 // o.toSeq, with a progress bar on a terminal, and prints where and how fast.
@@ -63,6 +76,10 @@ func runReplayRebuild(cmd *cobra.Command, w io.Writer, st events.Store, o *repla
 			_ = db.Close()
 			warnQuarantined(errOut, "replay", q)
 		}
+	}
+	if o.jsonOut {
+		return replay.WriteJSON(w, rebuildJSON{Database: res.Path, Events: res.Events, Commits: res.Commits, LastSeq: res.To,
+			Quarantined: res.Quarantined, ElapsedMs: res.Elapsed.Milliseconds(), EventsPerS: math.Round(rate)})
 	}
 	fmt.Fprintf(w, "database %s\n", res.Path)
 	fmt.Fprintf(w, "replayed %d events (%d commits) up to seq %d in %s (%.0f events/s)\n",

@@ -73,5 +73,6 @@ func newRootCmd() *cobra.Command {
 	for _, f := range subcommands {
 		root.AddCommand(f(g))
 	}
+	completeFromProjections(root, g)
 	return root
 }

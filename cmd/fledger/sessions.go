@@ -65,7 +65,7 @@ The projection is first caught up to the stream's last sequence
 	pf.add(cmd)
 	cmd.Flags().StringVar(&agent, "agent", "", "only this agent")
 	cmd.Flags().StringVar(&session, "session", "", "only this session key")
-	return cmd
+	return withMomentRule(cmd)
 }
 
 func projRef(provider, model string) string {

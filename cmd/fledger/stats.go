@@ -78,7 +78,7 @@ The projection is first caught up to the stream's last sequence
 	cmd.Flags().StringVar(&provider, "provider", "", "only profiles of this provider")
 	cmd.Flags().StringVar(&prof, "profile", "", "only this profile id")
 	cmd.Flags().StringVar(&nowFlag, "now", "", "evaluate statuses at this RFC 3339 time instead of the wall clock")
-	return cmd
+	return withMomentRule(cmd)
 }
 
 // projCounts renders failureCounts as "billing=1,rate_limit=2" or "-".

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,12 +34,10 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
   fledger turns --outcome exhausted --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			switch outcome {
-			case "", projections.OutcomeSucceeded, projections.OutcomeExhausted, projections.OutcomeStopped, projections.OutcomeUnfinished:
-			default:
+			if outcome != "" && !slices.Contains(outcomeValues, outcome) {
 				return fmt.Errorf("--outcome %q: want succeeded, exhausted, stopped or unfinished", outcome)
 			}
-			t, err := projSince(since, time.Now())
+			t, err := turnsSinceMoment.parse(since, time.Now())
 			if err != nil {
 				return err
 			}
@@ -55,7 +54,7 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
 				return projJSONLines(cmd.OutOrStdout(), rows)
 			}
 			tw := newTable(cmd.OutOrStdout())
-			fmt.Fprintln(tw, "STARTED\tTURN\tSESSION\tREQUESTED\tANSWERED BY\tATTEMPTS\tOUTCOME\tREASON\tDURATION")
+			fmt.Fprintln(tw, "STARTED\tAGENT\tTURN\tSESSION\tREQUESTED\tANSWERED BY\tATTEMPTS\tOUTCOME\tREASON\tDURATION")
 			for _, r := range rows {
 				dur := "-"
 				if r.Outcome != projections.OutcomeUnfinished {
@@ -65,7 +64,7 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
 				if answered != "" && r.AnsweredProfileID != "" {
 					answered += " @" + r.AnsweredProfileID
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", projTime(r.StartedAt), cellText(r.TurnID), projDash(r.SessionID),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", projTime(r.StartedAt), cellText(r.Agent), cellText(r.TurnID), projDash(r.SessionID),
 					projDash(r.RequestedModel), projDash(answered), r.Attempts, r.Outcome, projDash(r.Reason), dur)
 			}
 			return tw.Flush()
@@ -78,5 +77,6 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
 	f.StringVar(&outcome, "outcome", "", "only turns with this outcome: succeeded | exhausted | stopped | unfinished")
 	f.StringVar(&since, "since", "", "only turns started at or after this RFC 3339 time, or this long ago (e.g. 2h)")
 	f.IntVar(&limit, "limit", 0, "only the N most recent turns (0 = all)")
-	return cmd
+	_ = cmd.RegisterFlagCompletionFunc("outcome", completeValues(outcomeValues...))
+	return withMomentRule(cmd)
 }

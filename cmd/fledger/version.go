@@ -17,17 +17,31 @@ func init() {
 	metrics.Version = version // fledger_build_info{version}
 }
 
+// versionJSON is `fledger version --json`.
+type versionJSON struct {
+	Version string `json:"version"`
+	Go      string `json:"go"`
+}
+
 func newVersionCmd(_ *globals) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print fledger's version and build information",
-		Args:  cobra.NoArgs,
+		Long: `Print fledger's version and the Go version it was built with; --json
+prints {"version", "go"}.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v, goVer := buildVersion()
+			if asJSON {
+				return printJSON(cmd, versionJSON{Version: v, Go: goVer})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "fledger %s (%s)\n", v, goVer)
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
 }
 
 // buildVersion is fledger's version (the -ldflags value, else the module

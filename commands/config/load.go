@@ -142,6 +142,9 @@ func Parse(data []byte, source string, opts ...Option) (*Loaded, error) {
 	if _, ok := tree.(map[string]any); !ok {
 		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: fmt.Sprintf("the top level must be a mapping, got %s", jsonKind(tree))}}}
 	}
+	if p := dropSchemaKey(tree.(map[string]any)); p != nil {
+		return nil, &ValidationError{Source: source, Problems: []Problem{*p}}
+	}
 	format, vp := canonicalFormat(tree.(map[string]any), o.stored)
 	if vp != nil {
 		return nil, &ValidationError{Source: source, Problems: []Problem{*vp}}
@@ -191,6 +194,22 @@ func Parse(data []byte, source string, opts ...Option) (*Loaded, error) {
 	}
 	sort.Slice(warnings, func(i, j int) bool { return warnings[i].Path < warnings[j].Path })
 	return &Loaded{Policy: pc, Canonical: canon, Hash: pc.Hash, Warnings: warnings, Format: format}, nil
+}
+
+// dropSchemaKey removes a top-level "$schema" key: the JSON Schema an
+// editor validates the file against (schemas/config.v1.json), which is no
+// part of the config and changes neither its canonical form nor its hash.
+// A "$schema" that is not a string is a problem.
+func dropSchemaKey(top map[string]any) *Problem {
+	v, ok := top["$schema"]
+	if !ok {
+		return nil
+	}
+	if _, ok := v.(string); !ok {
+		return &Problem{"$schema", "expected a string (the JSON Schema editors validate the file against), got " + jsonKind(v)}
+	}
+	delete(top, "$schema")
+	return nil
 }
 
 // SameAs reports whether a stored ConfigApplied (its hash and canonical

@@ -145,12 +145,20 @@ func TestDeployNATSCluster_ConfigWorksForFledger(t *testing.T) {
 			return err
 		}
 		defer c2.Close()
-		_, err = c2.Request("fledgerapi.v1."+op, []byte(`{}`), time.Second)
-		select {
-		case p := <-perm:
-			return p
-		default:
-			return err
+		// The stand-in's interest reaches the other nodes of the cluster
+		// a moment after its subscription: until then a request sent
+		// through them finds no responders, so that answer is waited out.
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			_, err = c2.Request("fledgerapi.v1."+op, []byte(`{}`), time.Second)
+			select {
+			case p := <-perm:
+				return p
+			default:
+			}
+			if !errors.Is(err, nats.ErrNoResponders) || time.Now().After(deadline) {
+				return err
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	}
 	for _, tc := range []struct {

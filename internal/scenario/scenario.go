@@ -221,6 +221,9 @@ func Parse(data []byte, source string) (*Scenario, error) {
 		return nil, bad("", "not valid YAML or JSON: %v", err)
 	}
 	var top struct {
+		// Schema is the JSON Schema an editor validates the file against
+		// (schemas/scenario.v1.json); ignored.
+		Schema      string            `json:"$schema"`
 		Name        string            `json:"name"`
 		Description string            `json:"description"`
 		Start       string            `json:"start"`

@@ -193,3 +193,31 @@ func TestSchema_AcceptsFixtures(t *testing.T) {
 		}
 	}
 }
+
+// A top-level "$schema" (an editor's pointer to schemas/scenario.v1.json),
+// in the scenario and in its config, is accepted and ignored: the same
+// scenario, with the same config hash, as without them.
+func TestParse_SchemaKeysIgnored(t *testing.T) {
+	const body = `name: s
+start: "2026-03-02T09:00:00Z"
+config: {CONFIG agents: {defaults: {model: {primary: openai/gpt-5}}}}
+script:
+  - at: "+1s"
+    turn: {session: s, responses: [{candidate: openai/gpt-5, ok: true}]}
+`
+	plain, err := Parse([]byte(strings.Replace(body, "CONFIG ", "", 1)), "plain.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	with, err := Parse([]byte("$schema: ../../schemas/scenario.v1.json\n"+strings.Replace(body, "CONFIG ", `"$schema": ../../schemas/config.v1.json, `, 1)), "with.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if with.Name != plain.Name || !with.Start.Equal(plain.Start) || with.Loaded.Hash != plain.Loaded.Hash || len(with.Script) != len(plain.Script) {
+		t.Fatalf("with $schema: %+v\nwithout: %+v", with, plain)
+	}
+	s := scenarioSchema(t)
+	if err := s.Validate(schemaDoc(t, "$schema: ../../schemas/scenario.v1.json\n"+strings.Replace(body, "CONFIG ", `"$schema": x, `, 1))); err != nil {
+		t.Fatalf("schema: %v", err)
+	}
+}

@@ -51,6 +51,26 @@ func Open(ctx context.Context, path string) (*sql.DB, error) {
 	return db, nil
 }
 
+// OpenReadOnly opens the existing database at path read-only and
+// query-only: nothing is created (SQLite refuses a missing file) or
+// written. A statement waits at most busyMs for another writer's lock.
+func OpenReadOnly(ctx context.Context, path string, busyMs int) (*sql.DB, error) {
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyMs))
+	q.Add("_pragma", "query_only(1)")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
 // IsCorrupt reports whether err is SQLite's "database disk image is
 // malformed" (SQLITE_CORRUPT) or "file is not a database" (SQLITE_NOTADB).
 func IsCorrupt(err error) bool {

@@ -1,7 +1,9 @@
 // Package export is the read side that emits model_fallback_decision
 // records: every FallbackStepped event on the stream, in stream order, as a
-// [Record] with OpenClaw's field names (reference §8) plus the stream
-// sequence, the decision time and the agent.
+// [Record]: a projections.DecisionRecord, OpenClaw's field names
+// (reference §8) plus the stream position, the decision time and the
+// agent — the same record GET /v1/decisions and `fledger decisions --json`
+// write.
 //
 // A [Sink] receives records in batches: [JSONL] writes JSON Lines to a
 // writer or a file, [OTLP] sends OpenTelemetry log records over OTLP/HTTP or

@@ -79,18 +79,18 @@ func testGolden(t *testing.T, name string) {
 	}
 }
 
-// The field order is the struct's: event, tags, seq, time, agent, then the
-// FallbackStepped fields starting with turnId.
+// The field order is the struct's: event, tags, seq, idx, time, agent,
+// then the FallbackStepped fields starting with turnId.
 func TestRecord_FieldOrderIsFixed(t *testing.T) {
 	ev := events.New("main", "t1", t0(), events.FallbackStepped{TurnID: "t1", Decision: "candidate_failed"})
-	ev.Seq = 7
+	ev.Seq, ev.Index = 7, 2
 	r, ok := FromEvent(ev)
 	if !ok {
 		t.Fatal("FallbackStepped not mapped")
 	}
 	b, err := json.Marshal(r)
 	testutil.NoError(t, err)
-	if !strings.HasPrefix(string(b), `{"event":"model_fallback_decision","tags":["error_handling","model_fallback","candidate_failed"],"seq":7,"time":"2026-03-02T09:00:00.250Z","agent":"main","turnId":"t1","decision":"candidate_failed",`) {
+	if !strings.HasPrefix(string(b), `{"event":"model_fallback_decision","tags":["error_handling","model_fallback","candidate_failed"],"seq":7,"idx":2,"time":"2026-03-02T09:00:00.250Z","agent":"main","turnId":"t1","decision":"candidate_failed",`) {
 		t.Fatalf("record JSON %s", b)
 	}
 	if _, ok := FromEvent(events.New("main", "t1", t0(), events.TurnSucceeded{TurnID: "t1"})); ok {

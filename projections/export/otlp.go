@@ -474,8 +474,8 @@ const SuccessDecision = "candidate_succeeded"
 func logRecord(r *Record, now time.Time, successInfo bool) (log.Record, error) {
 	var lr log.Record
 	lr.SetEventName(EventName)
-	if t, err := time.Parse(TimeLayout, r.Time); err == nil {
-		lr.SetTimestamp(t)
+	if r.Time != 0 {
+		lr.SetTimestamp(time.UnixMilli(int64(r.Time)))
 	}
 	lr.SetObservedTimestamp(now)
 	if successInfo && r.Decision == SuccessDecision {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/testutil"
+	"github.com/fledger/fledger/projections"
 )
 
 // A collector that answers 400 is not asked again (the OTLP specification:
@@ -31,7 +32,7 @@ func TestOTLP_PermanentAnswerIsNotRetried(t *testing.T) {
 	sink, err := NewOTLP(ctx, cfg)
 	testutil.NoError(t, err)
 	defer sink.Shutdown(context.Background())
-	err = sink.Export(ctx, []Record{{Seq: 1, Agent: "main", FallbackStepped: events.FallbackStepped{Decision: "candidate_failed"}}})
+	err = sink.Export(ctx, []Record{{DecisionRecord: projections.DecisionRecord{Seq: 1, Agent: "main", FallbackStepped: events.FallbackStepped{Decision: "candidate_failed"}}}})
 	if err == nil || !strings.Contains(err.Error(), "400") {
 		t.Fatalf("export: %v, want the 400", err)
 	}
@@ -57,7 +58,7 @@ func TestOTLP_BadEnvironmentEndpointRefused(t *testing.T) {
 
 // Attributes keep the record's JSON field order (a map value sorts them).
 func TestAttributes_InRecordOrder(t *testing.T) {
-	r := &Record{Seq: 1, Agent: "main", FallbackStepped: events.FallbackStepped{Decision: "candidate_failed", SessionID: "s", Status: 429}}
+	r := &Record{DecisionRecord: projections.DecisionRecord{Seq: 1, Agent: "main", FallbackStepped: events.FallbackStepped{Decision: "candidate_failed", SessionID: "s", Status: 429}}}
 	kvs, err := Attributes(r)
 	testutil.NoError(t, err)
 	var got []string

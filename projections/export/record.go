@@ -1,53 +1,37 @@
 package export
 
 import (
-	"time"
-
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/redact"
+	"github.com/fledger/fledger/projections"
 )
 
 // EventName is the record's `event` field, OpenClaw's log event name
 // (reference §8).
-const EventName = "model_fallback_decision"
+const EventName = projections.DecisionEvent
 
-// TimeLayout is the layout of [Record].Time: RFC 3339, UTC, milliseconds.
+// TimeLayout is the layout of a record's `time`: RFC 3339, UTC,
+// milliseconds.
 const TimeLayout = "2006-01-02T15:04:05.000Z"
 
-// Record is one model_fallback_decision log record as exported: OpenClaw's
-// `event` and `tags` (reference §8), fledger's position fields, then the
-// FallbackStepped payload with its OpenClaw camelCase names (turnId,
-// sessionId, decision, requestedProvider, … fallbackStepFinalOutcome).
-// Field order is fixed by the struct, so every line of a JSONL export has
-// its fields in the same order.
+// Record is one model_fallback_decision record as exported: a
+// [projections.DecisionRecord], the one decision shape fledger writes
+// (GET /v1/decisions, `fledger decisions --json` and a JSONL line are the
+// same bytes; OTLP maps its attributes from it), plus the record's place
+// among the records of its commit, which no output carries.
 type Record struct {
-	// Event is always [EventName].
-	Event string `json:"event"`
-	// Tags are ["error_handling", "model_fallback", <decision>].
-	Tags []string `json:"tags"`
-	// Seq is the JetStream stream sequence of the commit that carried the
-	// event. Several records may share a Seq (one commit, several events).
-	Seq uint64 `json:"seq"`
-	// Time is the decision time (the event's `at`), RFC 3339 UTC with
-	// milliseconds, e.g. "2026-03-02T09:00:01.250Z".
-	Time string `json:"time"`
-	// Agent is the OpenClaw agent id the decision belongs to.
-	Agent string `json:"agent"`
-	// FallbackStepped holds the model_fallback_decision fields, flattened
-	// into the record, previews redacted again by [FromEvent].
-	events.FallbackStepped
+	projections.DecisionRecord
 
 	// ordinal is the record's position among the records of its commit
 	// (0-based), set by [Records]; with Seq it orders records totally and
-	// is the resume cursor of a file sink (which counts its lines per Seq).
+	// is the resume cursor of a file sink (which counts its lines per Seq,
+	// so a file written before records carried `idx` resumes alike).
 	ordinal int
 }
 
 // Tags returns the record tags for decision (reference §8):
 // ["error_handling", "model_fallback", decision].
-func Tags(decision string) []string {
-	return []string{"error_handling", "model_fallback", decision}
-}
+func Tags(decision string) []string { return projections.DecisionTags(decision) }
 
 // FromEvent maps a stored event to its record. ok is false for every
 // event type other than FallbackStepped. Previews (errorPreview,
@@ -56,45 +40,22 @@ func Tags(decision string) []string {
 // defensively: they were redacted before they were appended, and redaction
 // is idempotent. ev is not modified.
 func FromEvent(ev events.Event) (r Record, ok bool) {
-	var fs events.FallbackStepped
-	switch d := ev.Data.(type) {
-	case events.FallbackStepped:
-		fs = d
-	case *events.FallbackStepped:
-		if d == nil {
-			return Record{}, false
-		}
-		fs = *d
-	default:
+	d, ok := projections.DecisionRecordOf(ev)
+	if !ok {
 		return Record{}, false
 	}
-	fs.ErrorPreview = redact.String(fs.ErrorPreview)
-	fs.FallbackStepFromDetail = redact.String(fs.FallbackStepFromDetail)
-	fs.ConsoleMessage = redact.String(fs.ConsoleMessage)
-	if len(fs.PreviousAttempts) > 0 {
-		prev := make([]events.PreviousAttempt, len(fs.PreviousAttempts))
-		copy(prev, fs.PreviousAttempts)
+	d.ErrorPreview = redact.String(d.ErrorPreview)
+	d.FallbackStepFromDetail = redact.String(d.FallbackStepFromDetail)
+	d.ConsoleMessage = redact.String(d.ConsoleMessage)
+	if len(d.PreviousAttempts) > 0 {
+		prev := make([]events.PreviousAttempt, len(d.PreviousAttempts))
+		copy(prev, d.PreviousAttempts)
 		for i := range prev {
 			prev[i].ErrorPreview = redact.String(prev[i].ErrorPreview)
 		}
-		fs.PreviousAttempts = prev
+		d.PreviousAttempts = prev
 	}
-	if fs.TurnID == "" {
-		fs.TurnID = ev.Key
-	}
-	return Record{
-		Event:           EventName,
-		Tags:            Tags(fs.Decision),
-		Seq:             ev.Seq,
-		Time:            FormatTime(ev.At),
-		Agent:           ev.Agent,
-		FallbackStepped: fs,
-	}, true
-}
-
-// FormatTime formats t as [TimeLayout] in UTC, truncated to milliseconds.
-func FormatTime(t time.Time) string {
-	return t.UTC().Truncate(time.Millisecond).Format(TimeLayout)
+	return Record{DecisionRecord: d}, true
 }
 
 // Records maps the events of one or more whole commits, in stream order,

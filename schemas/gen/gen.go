@@ -9,9 +9,13 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/fledger/fledger/events"
 )
@@ -22,12 +26,20 @@ const (
 	endMarker   = "<!-- END GENERATED CATALOG -->"
 )
 
-// idBase prefixes every schema's $id.
-const idBase = "https://github.com/fledger/fledger/schemas/events/"
+// schemaBase is the one base of every schema's $id
+// (https://fledger.dev/schemas/<file>); idBase prefixes the event schemas'.
+const (
+	schemaBase = "https://fledger.dev/schemas/"
+	idBase     = schemaBase + "events/"
+)
 
 type output struct {
-	schemas map[string][]byte // file name -> content
-	catalog []byte            // markdown for docs/events.md
+	schemas map[string][]byte // file name under schemas/events/ -> content
+	stored  map[string][]byte // file name under schemas/ -> content
+	// component is the OpenAPI DecisionRecord component (YAML, markers
+	// included) for schemas/openapi.v1.yaml.
+	component []byte
+	catalog   []byte // markdown for docs/events.md
 }
 
 // docs holds doc comments from the events sources: "Type" and "Type.Field".
@@ -85,21 +97,30 @@ func clean(cg *ast.CommentGroup) string {
 
 // schema is one JSON Schema node; field order is the output order.
 type schema struct {
-	Schema      string   `json:"$schema,omitempty"`
-	ID          string   `json:"$id,omitempty"`
-	Title       string   `json:"title,omitempty"`
-	Description string   `json:"description,omitempty"`
-	Ref         string   `json:"$ref,omitempty"`
-	Type        any      `json:"type,omitempty"`
-	Enum        []string `json:"enum,omitempty"`
-	Pattern     string   `json:"pattern,omitempty"`
-	Minimum     *int     `json:"minimum,omitempty"`
-	Items       *schema  `json:"items,omitempty"`
-	Properties  *props   `json:"properties,omitempty"`
-	Required    []string `json:"required,omitempty"`
+	Schema      string    `json:"$schema,omitempty"`
+	ID          string    `json:"$id,omitempty"`
+	Title       string    `json:"title,omitempty"`
+	Description string    `json:"description,omitempty"`
+	Ref         string    `json:"$ref,omitempty"`
+	Type        any       `json:"type,omitempty"`
+	Const       any       `json:"const,omitempty"`
+	Format      string    `json:"format,omitempty"`
+	Enum        []string  `json:"enum,omitempty"`
+	Pattern     string    `json:"pattern,omitempty"`
+	Minimum     *int      `json:"minimum,omitempty"`
+	PrefixItems []*schema `json:"prefixItems,omitempty"`
+	Items       *schema   `json:"items,omitempty"`
+	MinItems    *int      `json:"minItems,omitempty"`
+	MaxItems    *int      `json:"maxItems,omitempty"`
+	Properties  *props    `json:"properties,omitempty"`
+	Required    []string  `json:"required,omitempty"`
 	// AdditionalProperties is false or a *schema.
 	AdditionalProperties any    `json:"additionalProperties,omitempty"`
 	Defs                 *props `json:"$defs,omitempty"`
+	// AllOf, If and Then select a payload's schema in the envelope.
+	AllOf []*schema `json:"allOf,omitempty"`
+	If    *schema   `json:"if,omitempty"`
+	Then  *schema   `json:"then,omitempty"`
 }
 
 type prop struct {
@@ -159,7 +180,10 @@ type builder struct {
 	fields map[string][]field // struct type name -> its fields, for docs
 }
 
-var rawMessage = reflect.TypeOf(json.RawMessage(nil))
+var (
+	rawMessage = reflect.TypeOf(json.RawMessage(nil))
+	timeType   = reflect.TypeOf(time.Time{})
+)
 
 func (b *builder) structSchema(t reflect.Type) (*schema, error) {
 	s := &schema{Type: "object", AdditionalProperties: false}
@@ -224,8 +248,11 @@ func (b *builder) structSchema(t reflect.Type) (*schema, error) {
 // nullable: the field has no omitempty, so a nil slice, map or pointer is
 // encoded as null.
 func (b *builder) typeSchema(t reflect.Type, nullable bool) (*schema, string, error) {
-	if t == rawMessage {
+	switch t {
+	case rawMessage:
 		return &schema{Type: "object"}, "object (JSON)", nil
+	case timeType:
+		return &schema{Type: "string", Format: "date-time"}, "string (RFC 3339)", nil
 	}
 	switch t.Kind() {
 	case reflect.String:
@@ -323,8 +350,11 @@ func unitOf(typeName, jsonName string, t reflect.Type, desc string) string {
 	return ""
 }
 
-// generate builds every current-version schema file and the docs section.
-func generate(eventsDir string) (*output, error) {
+// generate builds every current-version event schema file, the schemas of
+// the stored forms and the decision record, and the docs section.
+// eventSchemas is the directory of the event schema files (the envelope
+// schema names every one there).
+func generate(eventsDir, eventSchemas string) (*output, error) {
 	d, err := parseDocs(eventsDir)
 	if err != nil {
 		return nil, err
@@ -359,14 +389,9 @@ func generate(eventsDir string) (*output, error) {
 			}
 			s.Defs = &defs
 		}
-		var js bytes.Buffer
-		enc := json.NewEncoder(&js)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(s); err != nil {
+		if out.schemas[file], err = indented(s); err != nil {
 			return nil, err
 		}
-		out.schemas[file] = js.Bytes()
 
 		for _, n := range b.order {
 			if !seenValue[n] {
@@ -397,7 +422,44 @@ func generate(eventsDir string) (*output, error) {
 	}
 	md.WriteString(endMarker + "\n")
 	out.catalog = md.Bytes()
+
+	files, err := filepath.Glob(filepath.Join(eventSchemas, "*.v*.json"))
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for f := range out.schemas {
+		names[f] = true
+	}
+	for _, f := range files {
+		names[filepath.Base(f)] = true
+	}
+	stored, err := storedSchemas(d, slices.Collect(maps.Keys(names)))
+	if err != nil {
+		return nil, err
+	}
+	out.stored = map[string][]byte{}
+	for name, s := range stored {
+		if out.stored[name], err = indented(s); err != nil {
+			return nil, err
+		}
+	}
+	if out.component, err = decisionComponent(out.stored[decisionFile]); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// indented is s as a schema file: two-space indented JSON, "<" unescaped.
+func indented(s *schema) ([]byte, error) {
+	var js bytes.Buffer
+	enc := json.NewEncoder(&js)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return js.Bytes(), nil
 }
 
 func writeTable(md *bytes.Buffer, fs []field) {
@@ -415,18 +477,25 @@ func writeTable(md *bytes.Buffer, fs []field) {
 
 // spliceCatalog replaces the generated section of doc (markers included).
 func spliceCatalog(doc, catalog []byte) ([]byte, error) {
-	i := bytes.Index(doc, []byte(beginMarker))
-	j := bytes.Index(doc, []byte(endMarker))
+	return splice(doc, catalog, beginMarker, endMarker, "docs/events.md")
+}
+
+// splice replaces the part of doc from the line holding begin through the
+// line holding end (markers included) with part; name names doc in the
+// error when a marker is missing.
+func splice(doc, part []byte, begin, end, name string) ([]byte, error) {
+	i := bytes.Index(doc, []byte(begin))
+	j := bytes.Index(doc, []byte(end))
 	if i < 0 || j < i {
-		return nil, fmt.Errorf("docs/events.md lacks the markers %q … %q", beginMarker, endMarker)
+		return nil, fmt.Errorf("%s lacks the markers %q … %q", name, begin, end)
 	}
-	j += len(endMarker)
+	j += len(end)
 	if j < len(doc) && doc[j] == '\n' {
 		j++
 	}
 	var b bytes.Buffer
 	b.Write(doc[:i])
-	b.Write(catalog)
+	b.Write(part)
 	b.Write(doc[j:])
 	return b.Bytes(), nil
 }

@@ -242,9 +242,47 @@ func (c *Client) Profiles(ctx context.Context, agent string) ([]Profile, error) 
 	return out.Profiles, c.do(ctx, http.MethodGet, p, nil, &out)
 }
 
-// Decisions reads decision records after stream sequence since into out.
-func (c *Client) Decisions(ctx context.Context, since uint64, out any) error {
-	return c.do(ctx, http.MethodGet, "/v1/decisions?since="+strconv.FormatUint(since, 10), nil, out)
+// DecisionsQuery selects a page of decision records (GET /v1/decisions).
+type DecisionsQuery struct {
+	// Agent is whose records are read ("" = the server's default agent).
+	Agent string
+	// FromSeq is the first stream sequence read, inclusive (0 = from the
+	// start); pass a page's next_from_seq to read on.
+	FromSeq uint64
+	// Since keeps only records decided at or after it (zero = all); sent
+	// as RFC 3339.
+	Since time.Time
+	// Limit bounds the page (0 = the server's default, 500); a commit is
+	// never split, so a page may hold more when one commit does.
+	Limit int
+}
+
+// values is q as query parameters.
+func (q DecisionsQuery) values() url.Values {
+	v := url.Values{}
+	if q.Agent != "" {
+		v.Set("agent", q.Agent)
+	}
+	if q.FromSeq != 0 {
+		v.Set("from_seq", strconv.FormatUint(q.FromSeq, 10))
+	}
+	if !q.Since.IsZero() {
+		v.Set("since", q.Since.UTC().Format(time.RFC3339Nano))
+	}
+	if q.Limit != 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	return v
+}
+
+// Decisions reads the page of decision records q selects into out (any
+// JSON shape: {decisions, next_from_seq, checkpoint}).
+func (c *Client) Decisions(ctx context.Context, q DecisionsQuery, out any) error {
+	p := "/v1/decisions"
+	if v := q.values(); len(v) > 0 {
+		p += "?" + v.Encode()
+	}
+	return c.do(ctx, http.MethodGet, p, nil, out)
 }
 
 func sessionPath(agent, session string) string {

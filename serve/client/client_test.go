@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -142,5 +143,34 @@ func TestClient_BeginResendsTheSameTurnID(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(f.bodies[0]), &b); err != nil || len(b.TurnID) != 34 {
 		t.Fatalf("turn id %q (%v)", b.TurnID, err)
+	}
+}
+
+// A DecisionsQuery is sent as GET /v1/decisions with only the parameters
+// it sets: from_seq a sequence, since RFC 3339 in UTC.
+func TestClient_DecisionsQuery(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.URL.Path+"?"+r.URL.RawQuery)
+		_, _ = io.WriteString(w, `{"decisions":[],"next_from_seq":1,"checkpoint":0}`)
+	}))
+	t.Cleanup(srv.Close)
+	c := client.New(srv.URL, "")
+	at := time.Date(2026, 3, 2, 10, 0, 0, 500e6, time.FixedZone("CET", 3600))
+	for _, q := range []client.DecisionsQuery{
+		{},
+		{Agent: "coder", FromSeq: 42, Since: at, Limit: 10},
+	} {
+		var out map[string]any
+		if err := c.Decisions(context.Background(), q, &out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		"/v1/decisions?",
+		"/v1/decisions?agent=coder&from_seq=42&limit=10&since=2026-03-02T09%3A00%3A00.5Z",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("requests %q, want %q", got, want)
 	}
 }

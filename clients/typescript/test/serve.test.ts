@@ -1,0 +1,181 @@
+// runTurn and FledgerClient against a real `fledger serve` (test/server.ts)
+// with fixtures/configs/example.yaml: anthropic/claude-opus-4-6 (profiles
+// anthropic:work, anthropic:personal), then openai/gpt-5, then
+// groq/llama-3.3-70b-versatile. Each test uses its own agent, so one
+// test's cooldowns do not reach another.
+
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+
+import { FledgerClient, FledgerError, runTurn, type NextCall, type Notice, type TurnStep } from "../src/index.js";
+import { startServe, type Served } from "./server.js";
+
+let served: Served;
+let client: FledgerClient;
+
+before(async () => {
+  served = await startServe(["main", "wait", "abort", "errors"], ["--max-body", "65536"]);
+  client = new FledgerClient({ baseUrl: served.url, token: served.token });
+});
+
+after(async () => {
+  await served?.stop();
+});
+
+/** A provider SDK's error: status, headers, type, message. */
+function sdkError(status: number, message: string, headers: Record<string, string>): Error {
+  return Object.assign(new Error(message), { status, type: "rate_limit_error", headers: new Headers(headers) });
+}
+
+const callOf = (s: NextCall) => ({ provider: s.provider, model: s.model, profile: s.profile, kind: s.kind, attempt: s.attempt });
+
+describe("runTurn", () => {
+  test("rotates the rate-limited profile, falls back to the next model and answers", async () => {
+    const calls: ReturnType<typeof callOf>[] = [];
+    const notices: Notice[] = [];
+    const turn = await runTurn(
+      async (step) => {
+        calls.push(callOf(step));
+        if (step.provider === "anthropic") throw sdkError(429, "Rate limited", { "retry-after": "60" });
+        return `answer from ${step.provider}/${step.model}`;
+      },
+      { client, agent: "main", session: "tg:rotate", onNotice: (n) => notices.push(n) },
+    );
+    assert.deepEqual(calls, [
+      { provider: "anthropic", model: "claude-opus-4-6", profile: "anthropic:work", kind: "first", attempt: 1 },
+      { provider: "anthropic", model: "claude-opus-4-6", profile: "anthropic:personal", kind: "rotation", attempt: 2 },
+      { provider: "openai", model: "gpt-5", profile: "openai:user@example.com", kind: "fallback", attempt: 3 },
+    ]);
+    assert.deepEqual(notices, [
+      { kind: "fallback", text: "↪️ Model Fallback: openai/gpt-5 (selected anthropic/claude-opus-4-6; rate limit)", delivered: true },
+    ]);
+    assert.equal(turn.action, "done");
+    if (turn.action !== "done") return;
+    assert.equal(turn.value, "answer from openai/gpt-5");
+    assert.equal(turn.agent, "main");
+    assert.deepEqual({ answered_by: turn.next.answered_by, profile: turn.next.profile }, { answered_by: "openai/gpt-5", profile: "openai:user@example.com" });
+
+    const view = await client.getTurn(turn.turnId, { agent: "main" });
+    assert.deepEqual({ phase: view.phase, attempts: view.attempts, action: view.next?.action }, { phase: "succeeded", attempts: 3, action: "done" });
+  });
+
+  test("sleeps out a wait, resumes and answers on the retry", async () => {
+    const calls: ReturnType<typeof callOf>[] = [];
+    const actions: string[] = [];
+    const turn = await runTurn(
+      async (step) => {
+        calls.push(callOf(step));
+        if (step.attempt === 1) throw sdkError(429, "Rate limited", { "retry-after": "1" });
+        return "ok";
+      },
+      { client, agent: "wait", session: "tg:wait", model: "groq/llama-3.3-70b-versatile", onStep: (s) => actions.push(s.next.action) },
+    );
+    assert.deepEqual(calls, [
+      { provider: "groq", model: "llama-3.3-70b-versatile", profile: "groq:default", kind: "first", attempt: 1 },
+      { provider: "groq", model: "llama-3.3-70b-versatile", profile: "groq:default", kind: "retry", attempt: 2 },
+    ]);
+    assert.deepEqual(actions, ["call", "wait", "call", "done"]);
+    assert.equal(turn.action, "done");
+  });
+
+  test("an abort during the call records the attempt as aborted and stops the turn", async () => {
+    const ctl = new AbortController();
+    const steps: TurnStep[] = [];
+    await assert.rejects(
+      runTurn(
+        (_step, ctx) =>
+          new Promise<string>((_resolve, reject) => {
+            ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason));
+            ctl.abort();
+          }),
+        { client, agent: "abort", session: "tg:abort", signal: ctl.signal, onStep: (s) => steps.push(s) },
+      ),
+      { name: "AbortError" },
+    );
+    const last = steps.at(-1);
+    assert.ok(last);
+    assert.deepEqual(last.next, { action: "stop", disposition: "abort", reason: "unknown", message: "This operation was aborted", notices: [] });
+    const view = await client.getTurn(last.turn_id, { agent: "abort" });
+    assert.deepEqual({ phase: view.phase, attempts: view.attempts }, { phase: "stopped", attempts: 1 });
+  });
+});
+
+describe("FledgerClient errors", () => {
+  /** Begins a turn of agent errors, answered with its first call. */
+  const begin = (session: string, model?: string) => client.beginTurn({ agent: "errors", session, model });
+
+  const cases: { name: string; status: number; code: string; run: () => Promise<unknown> }[] = [
+    { name: "an empty session", status: 400, code: "invalid_request", run: () => begin("") },
+    {
+      name: "a body that is not JSON",
+      status: 400,
+      code: "invalid_json",
+      run: () => client.request("POST", "/v1/turns", { body: '{"session":' }),
+    },
+    {
+      name: "a wrong token",
+      status: 401,
+      code: "unauthorized",
+      run: () => new FledgerClient({ baseUrl: served.url, token: "wrong" }).getTurn("x"),
+    },
+    { name: "an unknown turn", status: 404, code: "unknown_turn", run: () => client.getTurn("no-such-turn", { agent: "errors" }) },
+    { name: "an unknown agent", status: 404, code: "unknown_agent", run: () => client.getSession("no-such-agent", "s") },
+    { name: "an unknown path", status: 404, code: "not_found", run: () => client.request("GET", "/v1/nope") },
+    { name: "a wrong method", status: 405, code: "method_not_allowed", run: () => client.request("PUT", "/v1/turns", { body: {} }) },
+    {
+      name: "an outcome for an attempt never started",
+      status: 409,
+      code: "attempt_not_planned",
+      run: async () => {
+        const s = await begin("tg:409");
+        return client.reportOutcome(s.turn_id, { agent: "errors", attempt: 9, ok: true });
+      },
+    },
+    {
+      name: "a body over --max-body",
+      status: 413,
+      code: "body_too_large",
+      run: () => client.beginTurn({ agent: "errors", session: "tg:413", fallbacks_override: ["x/" + "y".repeat(70_000)] }),
+    },
+    {
+      name: "a body that is not application/json",
+      status: 415,
+      code: "invalid_request",
+      run: () => client.request("POST", "/v1/turns", { body: '{"session":"s"}', contentType: "text/plain" }),
+    },
+    {
+      name: "a pin of an unknown profile",
+      status: 422,
+      code: "unknown_profile",
+      run: () => client.pinProfile("errors", "tg:422", { profile: "anthropic:nobody" }),
+    },
+    {
+      name: "a resume before the wait is over",
+      status: 425,
+      code: "wait_not_over",
+      run: async () => {
+        const s = await begin("tg:425", "groq/llama-3.3-70b-versatile");
+        assert.equal(s.next.action, "call");
+        const w = await client.reportOutcome(s.turn_id, {
+          agent: "errors",
+          attempt: 1,
+          error: { status: 429, message: "Rate limited", headers: { "retry-after": "8" } },
+        });
+        assert.equal(w.next.action, "wait");
+        return client.resumeTurn(s.turn_id, { agent: "errors" });
+      },
+    },
+  ];
+  for (const c of cases) {
+    test(`${c.status} ${c.code}: ${c.name}`, async () => {
+      await assert.rejects(c.run(), (err: unknown) => {
+        assert.ok(err instanceof FledgerError, `got ${String(err)}`);
+        assert.deepEqual({ status: err.status, code: err.code }, { status: c.status, code: c.code });
+        assert.equal(err.body?.error, c.code);
+        assert.ok(err.detail.length > 0, "detail is empty");
+        if (c.status === 425) assert.ok(err.retryAfterMs !== undefined && err.retryAfterMs > 0, `Retry-After ${err.retryAfterMs}`);
+        return true;
+      });
+    });
+  }
+});

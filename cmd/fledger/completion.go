@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/projections"
+)
+
+// Shell completion (cobra's `fledger completion bash|zsh|fish|powershell`)
+// completes fixed values (event types, --format, --outcome, --reason) from
+// the tables below, and agents and turn ids from the projection database
+// the command would read — as it is: nothing is started, caught up or
+// created, and any failure (no database yet, a locked or older one)
+// completes nothing.
+
+// completionTimeout bounds one lookup in the projection database.
+const completionTimeout = 500 * time.Millisecond
+
+// recentTurnIDs is how many turn ids a completion offers: the most
+// recently started.
+const recentTurnIDs = 100
+
+// completeValues completes exactly values, never file names.
+func completeValues(values ...string) cobra.CompletionFunc {
+	return cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp)
+}
+
+// eventTypeValues are the catalog's event types (events --type).
+func eventTypeValues() []string { return events.NewCatalogRegistry().Types() }
+
+// reasonValues are the failure reasons (decisions --reason).
+func reasonValues() []string { return events.Spellings(events.Reasons) }
+
+// outcomeValues are a turn's outcomes (turns --outcome).
+var outcomeValues = []string{projections.OutcomeSucceeded, projections.OutcomeExhausted,
+	projections.OutcomeStopped, projections.OutcomeUnfinished}
+
+// completeFromProjections registers, on every command of the tree under
+// root, completion of --agent (the agents in the projections) and --turn
+// (recent turn ids).
+func completeFromProjections(root *cobra.Command, g *globals) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Flags().Lookup("agent") != nil {
+			_ = c.RegisterFlagCompletionFunc("agent", completeAgents(g))
+		}
+		if c.Flags().Lookup("turn") != nil {
+			_ = c.RegisterFlagCompletionFunc("turn", completeTurnIDs(g))
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// completeAgents completes the agents the projections know.
+func completeAgents(g *globals) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var out []cobra.Completion
+		withCompletionDB(cmd, g, func(ctx context.Context, db *projections.DB) {
+			agents, err := db.Agents(ctx)
+			if err == nil {
+				out = agents
+			}
+		})
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeTurnIDs completes the ids of the most recently started turns
+// (of --agent when given) that start with what is typed, most recent
+// first, each described by its agent, session, start and outcome.
+func completeTurnIDs(g *globals) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var out []cobra.Completion
+		agent, _ := cmd.Flags().GetString("agent")
+		withCompletionDB(cmd, g, func(ctx context.Context, db *projections.DB) {
+			refs, err := db.RecentTurns(ctx, agent, toComplete, recentTurnIDs)
+			if err != nil {
+				return
+			}
+			var seen []string
+			for _, r := range refs {
+				if slices.Contains(seen, r.TurnID) {
+					continue // another agent's turn of that id: one entry
+				}
+				seen = append(seen, r.TurnID)
+				out = append(out, cobra.CompletionWithDesc(r.TurnID,
+					"agent "+r.Agent+", session "+r.SessionID+", started "+projTime(r.StartedAt)+", "+r.Outcome))
+			}
+		})
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// withCompletionDB runs f on the projection database cmd would read,
+// opened read-only, when it exists. The global flags are as given on
+// the command line being completed (PersistentPreRunE does not run for
+// completion): NATS_URL stands for a missing --nats here too.
+func withCompletionDB(cmd *cobra.Command, g *globals, f func(context.Context, *projections.DB)) {
+	cg := *g
+	if !cmd.Flags().Changed("nats") {
+		cg.NATSURL = os.Getenv("NATS_URL")
+	}
+	cg.DataSet = cmd.Flags().Changed("data")
+	var pf projectionFlags
+	if fl := cmd.Flags().Lookup("db"); fl != nil {
+		pf.db = fl.Value.String()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
+	defer cancel()
+	db, err := projections.OpenReadOnly(ctx, pf.path(&cg))
+	if err != nil {
+		return
+	}
+	defer db.Close()
+	f(ctx, db)
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// momentRule is the one rule for time and sequence flags, written once
+// and appended to the help of every command that has such a flag (and
+// stated in the README's "Commands" section).
+const momentRule = `Times and sequences: a flag named with a moment word (--since, --until,
+--at, --now) is always a time, RFC 3339 (2026-03-02T09:05:00Z; --since
+also takes a duration before now, e.g. 2h); a stream sequence is always
+--from-seq N / --to-seq N, both inclusive. A bare number given to a time
+flag is refused, naming the sequence flag.`
+
+// withMomentRule appends momentRule to cmd's long help.
+func withMomentRule(cmd *cobra.Command) *cobra.Command {
+	cmd.Long += "\n\n" + momentRule
+	return cmd
+}
+
+// moment is how one time flag reads its value.
+type moment struct {
+	// flag is the flag's name with its dashes ("--since").
+	flag string
+	// relative: a Go duration is also accepted, meaning that long before
+	// now ("15m", "2h").
+	relative bool
+	// seq is what to use for a stream sequence instead (e.g.
+	// "--from-seq", or "fledger events --from-seq" when the command has
+	// none): a bare integer is refused with "a stream sequence is <seq>
+	// N". "" when nothing selects by sequence there.
+	seq string
+}
+
+// The --since flags: a time or a duration before now. Export and
+// decisions also take --from-seq (export's --since was a sequence before);
+// turns are not selected by sequence.
+var (
+	sinceMoment      = moment{flag: "--since", relative: true, seq: "--from-seq"}
+	turnsSinceMoment = moment{flag: "--since", relative: true, seq: "fledger events --from-seq"}
+)
+
+// parse reads s ("" = the zero time): an RFC 3339 time, or with relative
+// a duration before now. A bare integer is a stream sequence given where
+// a time is meant: refused, naming m.seq.
+func (m moment) parse(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if _, err := strconv.ParseUint(s, 10, 64); err == nil {
+		if m.seq == "" {
+			return time.Time{}, fmt.Errorf("%s %s: not a time; %s", m.flag, s, m.want())
+		}
+		return time.Time{}, fmt.Errorf("%s %s: not a time; a stream sequence is %s %s", m.flag, s, m.seq, s)
+	}
+	if m.relative {
+		if d, err := time.ParseDuration(s); err == nil {
+			return now.Add(-d), nil
+		}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s %q: %s", m.flag, s, m.want())
+	}
+	return t, nil
+}
+
+// want says what m accepts.
+func (m moment) want() string {
+	if m.relative {
+		return "want an RFC 3339 time (2026-01-06T10:40:00Z) or a duration before now (15m)"
+	}
+	return "want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z"
+}
+
+// deprecatedAlias registers old as a hidden, deprecated spelling of the
+// flag name on the same variable: cobra accepts it for one more release
+// and prints "Flag --old has been deprecated, use --name instead".
+func deprecatedAlias(cmd *cobra.Command, old, name string) {
+	f := cmd.Flags()
+	nf := f.Lookup(name)
+	f.Var(nf.Value, old, "deprecated: use --"+name)
+	_ = f.MarkDeprecated(old, "use --"+name+" instead")
+}
