@@ -167,8 +167,8 @@ func (e *Engine) ReportOutcome(ctx context.Context, turnID string, r AttemptRepo
 	if !r.OK && r.Err == nil {
 		return nil, fmt.Errorf("%w: an outcome is ok or has an error", ErrBadRequest)
 	}
-	if r.LatencyMs < 0 {
-		return nil, fmt.Errorf("%w: latency_ms %d < 0", ErrBadRequest, r.LatencyMs)
+	if r.LatencyMs < 0 || r.LatencyMs > events.MaxExactInt {
+		return nil, fmt.Errorf("%w: latency_ms %d is not from 0 to %d", ErrBadRequest, r.LatencyMs, int64(events.MaxExactInt))
 	}
 	if err := e.Sync(ctx); err != nil {
 		return nil, err

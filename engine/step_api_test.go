@@ -155,6 +155,11 @@ func TestStep_BadReportsChangeNothing(t *testing.T) {
 	if _, err := e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: 1}); !errors.Is(err, ErrBadRequest) {
 		t.Fatalf("neither ok nor error: %v", err)
 	}
+	// A latency is stored as a JSON number: above 2^53 − 1 JavaScript would round it.
+	if _, err := e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: 1, OK: true, LatencyMs: 1 << 53}); !errors.Is(err, ErrBadRequest) ||
+		err.Error() != "engine: bad request: latency_ms 9007199254740992 is not from 0 to 9007199254740991" {
+		t.Fatalf("latency 2^53: %v", err)
+	}
 	if _, err := e.ResumeTurn(ctx, "nope"); !errors.Is(err, ErrUnknownTurn) {
 		t.Fatalf("resume unknown: %v", err)
 	}

@@ -36,7 +36,9 @@ type Evidence struct {
 }
 
 // TurnStarted opens a turn: the chain it will walk and the rules it runs
-// under (seed 000 "Runtime flow", "Candidate chain rules").
+// under (seed 000 "Runtime flow", "Candidate chain rules"). Version 2 adds
+// the optional rules, skip_cache_since and fallbacks_override (upcast
+// unchanged); version 3 writes seed as a decimal string.
 type TurnStarted struct {
 	TurnID  string `json:"turn_id"`
 	Session string `json:"session"`
@@ -57,8 +59,11 @@ type TurnStarted struct {
 	// PinnedProfile and PinSource are the session's auth pin at start.
 	PinnedProfile string `json:"pinned_profile,omitempty"`
 	PinSource     string `json:"pin_source,omitempty"`
-	// Seed seeds every jitter draw of the turn (recorded so replay is exact).
-	Seed uint64 `json:"seed"`
+	// Seed seeds every jitter draw of the turn (recorded so replay is
+	// exact). Since v3 it is written as a decimal string, which every JSON
+	// reader holds exactly (a JavaScript number rounds above 2^53); v1 and
+	// v2 stored a JSON number, upcast digit for digit.
+	Seed uint64 `json:"seed,string"`
 	// StartedAt is the turn's start, Unix ms (the decider's now); durations
 	// in TurnSucceeded/Exhausted/Stopped are measured from it.
 	StartedAt int64 `json:"started_at"`
@@ -173,7 +178,8 @@ func (e AttemptSucceeded) EventKey() string        { return e.TurnID }
 
 // RetryScheduled records a same-model transient retry (POLICY "Retries,
 // probes, limits"): delay = min(30 s, 1 s × 2^(k−1)) × jitter(0.5–1.5)
-// capped at 30 s, floored by retry-after.
+// capped at 30 s, floored by retry-after. Version 2 writes jitter_seed as a
+// decimal string.
 type RetryScheduled struct {
 	TurnID  string `json:"turn_id"`
 	Attempt int    `json:"attempt"`
@@ -184,8 +190,10 @@ type RetryScheduled struct {
 	BaseMs       int64 `json:"base_ms"`
 	DelayMs      int64 `json:"delay_ms"`
 	RetryAfterMs int64 `json:"retry_after_ms,omitempty"`
-	// JitterSeed is the seed the jitter was drawn from.
-	JitterSeed uint64 `json:"jitter_seed"`
+	// JitterSeed is the seed the jitter was drawn from. Since v2 it is
+	// written as a decimal string (exact in every JSON reader); v1 stored a
+	// JSON number, upcast digit for digit.
+	JitterSeed uint64 `json:"jitter_seed,string"`
 	// WindowEndsAt is the end of the 90 s retry window (Unix ms, 0 = none).
 	WindowEndsAt int64 `json:"window_ends_at,omitempty"`
 	// ResumeAt is when the retry call may start, Unix ms (decision time +

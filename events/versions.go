@@ -24,7 +24,11 @@ var currentVersions = []struct {
 	{"ProfileSucceeded", 2, map[int]Upcaster{1: upOptionalFieldsAdded}},
 	// Issue 22, rule revisions: v2 adds the optional rules. A v1 turn was
 	// decided by revision 1, what an absent rules means.
-	{"TurnStarted", 2, map[int]Upcaster{1: upOptionalFieldsAdded}},
+	// Issue 19, numbers JavaScript cannot hold: v3 writes seed as a
+	// decimal string (JSON.parse and jq round a number above 2^53).
+	{"TurnStarted", 3, map[int]Upcaster{1: upOptionalFieldsAdded, 2: upUint64AsString("seed")}},
+	// Issue 19: v2 writes jitter_seed as a decimal string.
+	{"RetryScheduled", 2, map[int]Upcaster{1: upUint64AsString("jitter_seed")}},
 }
 
 // upOptionalFieldsAdded is the upcaster of a version that only adds

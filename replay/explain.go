@@ -47,7 +47,9 @@ type Explanation struct {
 	AttemptLimit    int          `json:"attempt_limit"`
 	PinnedProfile   string       `json:"pinned_profile,omitempty"`
 	PinSource       string       `json:"pin_source,omitempty"`
-	Seed            uint64       `json:"seed"`
+	// Seed is TurnStarted.seed, written as a decimal string (a JSON
+	// number above 2^53 is rounded by JavaScript and jq).
+	Seed uint64 `json:"seed,string"`
 	// Steps are the turn's events in words, in stream order.
 	Steps []Step `json:"steps"`
 	// Notices are the user-visible notices (Delivered false = recorded,

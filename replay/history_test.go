@@ -22,6 +22,13 @@ import (
 // for byte, in order.
 func loadLedger(t *testing.T, name string) events.Store {
 	t.Helper()
+	return loadEditedLedger(t, name, nil)
+}
+
+// loadEditedLedger is loadLedger with each message's body passed through
+// edit (when not nil) before it is published: a ledger tampered with.
+func loadEditedLedger(t *testing.T, name string, edit func(seq uint64, data []byte) []byte) events.Store {
+	t.Helper()
 	st := openStore(t, events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
 	js, err := jetstream.New(natstest.DialWriter(t, st))
 	testutil.NoError(t, err)
@@ -38,6 +45,9 @@ func loadLedger(t *testing.T, name string) events.Store {
 			Data    json.RawMessage `json:"data"`
 		}
 		testutil.NoError(t, json.Unmarshal(sc.Bytes(), &m))
+		if edit != nil {
+			m.Data = edit(m.Seq, m.Data)
+		}
 		msg := &nats.Msg{Subject: m.Subject, Data: m.Data, Header: nats.Header{}}
 		msg.Header.Set(jetstream.MsgIDHeader, m.MsgID)
 		ack, err := js.PublishMsg(context.Background(), msg)

@@ -87,8 +87,10 @@ func TestSchemas_BadFieldsAreNamed(t *testing.T) {
 		{"TurnStarted", strings.Replace(turn, `"route_origin":"configured-fallback"`, `"route_origin":"sideways"`, 1), "chain/1/route_origin"},
 		{"TurnStarted", strings.Replace(turn, `"attempt_limit":40`, `"attempt_limit":"40"`, 1), "attempt_limit"},
 	}
+	reg := events.NewCatalogRegistry()
 	for _, c := range cases {
-		err := v.ValidatePayload(c.typ, 1, []byte(c.payload))
+		cur, _ := reg.Version(c.typ)
+		err := v.ValidatePayload(c.typ, cur, []byte(c.payload))
 		var fe *schemas.FieldError
 		if !errors.As(err, &fe) || fe.Field != c.field || !errors.Is(err, events.ErrInvalidPayload) {
 			t.Errorf("%s %s: error %v, want one naming %s", c.typ, c.payload, err, c.field)

@@ -1,10 +1,13 @@
 package schemas_test
 
 import (
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/schemas"
 )
 
@@ -47,27 +50,89 @@ func TestSchemas_V2AddsTheBlockFields(t *testing.T) {
 // Version 2 of TurnStarted (issue 22) adds only the optional rule
 // revision: a turn with rules validates against v2 and is refused by v1,
 // and a turn without it (revision 1, every earlier build) validates
-// against both.
+// against both. (Both stored the seed as a JSON number; v3 writes a
+// string, TestSchemas_SeedsAreDecimalStrings.)
 func TestSchemas_TurnStartedV2AddsTheRuleRevision(t *testing.T) {
 	v := schemas.NewValidator()
 	ts := events.TurnStarted{TurnID: "t", Session: "s", Chat: "direct", Requested: events.ModelRef{Provider: "openai", Model: "gpt-5"},
 		SelectionSource: "default", Chain: []events.Candidate{{Provider: "openai", Model: "gpt-5", RouteOrigin: "requested"}},
 		ConfigHash: "sha256:c", AttemptLimit: 32, Seed: 7, StartedAt: t0.UnixMilli()}
-	if cur, _ := events.NewCatalogRegistry().Version("TurnStarted"); cur != 2 {
-		t.Fatalf("TurnStarted is at version %d, want 2", cur)
-	}
-	old := encoded(t, ts)
+	old := numericSeed(t, encoded(t, ts), "seed")
 	for _, version := range []int{1, 2} {
 		if err := v.ValidatePayload("TurnStarted", version, old); err != nil {
 			t.Errorf("revision 1 turn, v%d: %v", version, err)
 		}
 	}
 	ts.Rules = 2
-	body := encoded(t, ts)
+	body := numericSeed(t, encoded(t, ts), "seed")
 	if err := v.ValidatePayload("TurnStarted", 2, body); err != nil {
 		t.Errorf("v2: %v", err)
 	}
 	if err := v.ValidatePayload("TurnStarted", 1, body); err == nil {
 		t.Error("v1 accepted rules")
+	}
+}
+
+// numericSeed is body with field's decimal string written as the JSON
+// number the versions before issue 19 stored.
+func numericSeed(t *testing.T, body []byte, field string) []byte {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	q := string(m[field])
+	out := strings.Replace(string(body), `"`+field+`":`+q, `"`+field+`":`+strings.Trim(q, `"`), 1)
+	if out == string(body) {
+		t.Fatalf("%s holds no string %s", body, field)
+	}
+	return []byte(out)
+}
+
+// TurnStarted v3 and RetryScheduled v2 (issue 19) write the seeds as
+// decimal strings: the current versions accept exactly the strings of a
+// uint64 and refuse a number; the earlier ones accept only the number.
+func TestSchemas_SeedsAreDecimalStrings(t *testing.T) {
+	v := schemas.NewValidator()
+	reg := events.NewCatalogRegistry()
+	for _, c := range []struct {
+		p           events.Payload
+		field       string
+		cur, before int
+	}{
+		{events.Examples()[11], "seed", 3, 2},
+		{events.Examples()[15], "jitter_seed", 2, 1},
+	} {
+		typ := c.p.EventType()
+		if cur, _ := reg.Version(typ); cur != c.cur {
+			t.Fatalf("%s is at version %d, want %d", typ, cur, c.cur)
+		}
+		body := string(encoded(t, c.p))
+		if err := v.ValidatePayload(typ, c.cur, []byte(body)); err != nil {
+			t.Errorf("%s v%d: %v", typ, c.cur, err)
+		}
+		number := numericSeed(t, []byte(body), c.field)
+		if err := v.ValidatePayload(typ, c.before, number); err != nil {
+			t.Errorf("%s v%d with a number: %v", typ, c.before, err)
+		}
+		var fe *schemas.FieldError
+		if err := v.ValidatePayload(typ, c.cur, number); !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("%s v%d accepted a number: %v", typ, c.cur, err)
+		}
+		if err := v.ValidatePayload(typ, c.before, []byte(body)); !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("%s v%d accepted a string: %v", typ, c.before, err)
+		}
+		var m map[string]json.RawMessage
+		testutil.NoError(t, json.Unmarshal([]byte(body), &m))
+		for s, ok := range map[string]bool{
+			`"0"`: true, `"9007199254740993"`: true, `"18446744073709551615"`: true,
+			`"012"`: false, `"-1"`: false, `""`: false, `"1.5"`: false, `"1e3"`: false, `" 1"`: false, `"123456789012345678901"`: false,
+		} {
+			m[c.field] = json.RawMessage(s)
+			b, _ := json.Marshal(m)
+			if err := v.ValidatePayload(typ, c.cur, b); (err == nil) != ok {
+				t.Errorf("%s v%d %s %s: %v, want accepted %v", typ, c.cur, c.field, s, err, ok)
+			}
+		}
 	}
 }

@@ -57,6 +57,24 @@ func TestHTTP_HugeValueDetailIsCut(t *testing.T) {
 	}
 }
 
+// A latency is stored (AttemptSucceeded/AttemptFailed.latency_ms) as a
+// JSON number: one above 2^53 − 1, which JavaScript would round, is
+// refused and nothing is appended.
+func TestHTTP_LatencyBeyondExactIntegersIsRefused(t *testing.T) {
+	srv, st := defaultServer(t, testutil.NewManualClock(testutil.T0))
+	_, err := srv.cl.Begin(testutil.Context(t), client.BeginRequest{Session: "s1", TurnID: "t1"})
+	testutil.NoError(t, err)
+	before := testutil.LastSeq(t, st)
+	status, b := do(t, "POST", srv.url+"/v1/turns/t1/outcomes", `{"attempt":1,"ok":true,"latency_ms":9007199254740992}`)
+	eb := errorBody(t, b)
+	if status != 400 || eb.Error != serve.CodeInvalidRequest || eb.Detail != "latency_ms must be from 0 to 9007199254740991 (2^53 − 1)" {
+		t.Fatalf("%d %s, want 400 invalid_request naming latency_ms and its range", status, b)
+	}
+	if now := testutil.LastSeq(t, st); now != before {
+		t.Fatalf("refused outcome appended (%d → %d)", before, now)
+	}
+}
+
 // JSON decode errors name the request's fields, never Go types.
 func TestHTTP_DecodeErrorsNameFields(t *testing.T) {
 	srv, _ := defaultServer(t, testutil.NewManualClock(testutil.T0))
@@ -72,6 +90,7 @@ func TestHTTP_DecodeErrorsNameFields(t *testing.T) {
 		{"/v1/turns/t1/outcomes", `{"attempt":1.5,"ok":true}`, "attempt: expected an integer, got number 1.5"},
 		{"/v1/turns/t1/outcomes", `{"attempt":1,"error":{"status":{}}}`, "error.status: "},
 		{"/v1/turns/t1/outcomes", `{"attempt":1,"error":{"code":[1]}}`, "error.code: "},
+		{"/v1/turns/t1/outcomes", `{"attempt":1,"error":{"status":"9007199254740993"}}`, `error: status: "9007199254740993" is not an HTTP status`},
 	} {
 		status, b := do(t, "POST", srv.url+c.path, c.body)
 		eb := errorBody(t, b)

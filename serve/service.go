@@ -376,8 +376,9 @@ func (s *Service) Outcome(ctx context.Context, r *OutcomeRequest) (*TurnStep, er
 	if r.OK == (r.Error != nil) {
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, `give exactly one of "ok": true and "error": {…}`)
 	}
-	if r.LatencyMs < 0 {
-		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "latency_ms must be ≥ 0")
+	if r.LatencyMs < 0 || r.LatencyMs > events.MaxExactInt {
+		// Stored as a JSON number: above 2^53 − 1 a JavaScript reader would round it.
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "latency_ms must be from 0 to 9007199254740991 (2^53 − 1)")
 	}
 	if r.Error != nil && r.Error.Status < 0 {
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "error.status must be ≥ 0")

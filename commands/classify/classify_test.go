@@ -112,6 +112,20 @@ func TestClassify_RequestSizeCeilingFailsOverWhateverTheStatus(t *testing.T) {
 			t.Fatalf("ceiling = %+v", c)
 		}
 	}
+	// A token count above 2^53 − 1 (stored as a JSON number, which
+	// JavaScript would round) is no real count: no ceiling is read.
+	for _, msg := range []string{
+		"Request too large for model on tokens per minute (TPM): Limit 12000, Requested 9007199254740992",
+		"Request too large for model on tokens per minute (TPM): Limit 9007199254740992, Requested 9007199254740993",
+	} {
+		if got := Classify(&ProviderError{Status: 413, Message: msg}); got.RequestSizeCeiling != nil {
+			t.Errorf("%s: ceiling %+v", msg, got.RequestSizeCeiling)
+		}
+	}
+	got := Classify(&ProviderError{Status: 413, Message: "Request too large for model on tokens per minute (TPM): Limit 12000, Requested 9007199254740991"})
+	if c := got.RequestSizeCeiling; c == nil || c.RequestedTokens != 9007199254740991 {
+		t.Errorf("ceiling at 2^53 − 1: %+v", c)
+	}
 }
 
 func TestClassify_ContextOverflowIsCompaction(t *testing.T) {
@@ -391,7 +405,7 @@ func TestProviderError_JSONShapes(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"status":"RESOURCE_EXHAUSTED"}`), &e); err != nil || e.Status != 0 || Classify(&e).Reason != ReasonRateLimit {
 		t.Fatalf("non-numeric status: %+v %v", e, err)
 	}
-	for _, bad := range []string{`{"status":true}`, `{"status":42.5}`, `{"status":-1}`, `{"provider":{"a":1}}`, `{"cause":5}`, `[1]`} {
+	for _, bad := range []string{`{"status":true}`, `{"status":42.5}`, `{"status":-1}`, `{"status":"-1"}`, `{"status":"1000"}`, `{"status":"9007199254740993"}`, `{"provider":{"a":1}}`, `{"cause":5}`, `[1]`} {
 		if err := json.Unmarshal([]byte(bad), &e); err == nil {
 			t.Errorf("%s: want an error", bad)
 		}

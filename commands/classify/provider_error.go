@@ -134,6 +134,12 @@ func (e *ProviderError) setStatus(raw json.RawMessage) error {
 		}
 		s = strings.TrimSpace(s)
 		if n, err := strconv.Atoi(s); err == nil {
+			// The range of a numeric status (below): the status is
+			// stored (AttemptFailed.status), and a number beyond 2^53
+			// would not read back in JavaScript.
+			if n < 0 || n > 999 {
+				return fmt.Errorf("status: %s is not an HTTP status", redact.Preview(string(raw), 40))
+			}
 			e.Status = n
 		} else if s != "" {
 			e.statusCode = s

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/fledger/fledger/events"
 )
 
 // statusRule applies reference §2.3 to status with the effective verdict
@@ -304,7 +306,10 @@ func detectCeiling(t *text) (*Ceiling, string) {
 	}
 	limit, err1 := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
 	req, err2 := strconv.ParseInt(strings.ReplaceAll(m[2], ",", ""), 10, 64)
-	if err1 != nil || err2 != nil || req <= limit {
+	// Token counts are stored (AttemptFailed.request_size_ceiling) as JSON
+	// numbers: one above 2^53 − 1, which JavaScript would round, is no real
+	// count, and the text states no ceiling.
+	if err1 != nil || err2 != nil || req <= limit || req > events.MaxExactInt {
 		return nil, ""
 	}
 	return &Ceiling{LimitTokens: limit, RequestedTokens: req}, m[0]

@@ -99,7 +99,8 @@ func (b *builder) profiles(c *policy.Config, m map[string]ProfileEntry) {
 	sort.Slice(c.Profiles, func(i, j int) bool { return c.Profiles[i].ID < c.Profiles[j].ID })
 }
 
-// expiry accepts RFC 3339 text or Unix milliseconds.
+// expiry accepts RFC 3339 text or Unix milliseconds (with bounds, at most
+// events.MaxExactInt).
 func (b *builder) expiry(path string, raw json.RawMessage) int64 {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -117,6 +118,12 @@ func (b *builder) expiry(path string, raw json.RawMessage) int64 {
 	var ms int64
 	if err := json.Unmarshal(raw, &ms); err != nil || ms < 0 {
 		b.bad(path, "%s is not an RFC 3339 time or non-negative Unix milliseconds", truncate(string(raw), 40))
+		return 0
+	}
+	if b.bounds && ms > events.MaxExactInt {
+		// Stored in ConfigApplied.config as a JSON number, which a
+		// JavaScript reader rounds above 2^53 − 1 (the year 287396).
+		b.bad(path, "%d Unix milliseconds is beyond 9007199254740991 (2^53 − 1, the year 287396)", ms)
 		return 0
 	}
 	return ms

@@ -180,6 +180,8 @@ func TestParse_Errors(t *testing.T) {
 			[]string{"auth.cooldowns.billingBackoffHours: give billingBackoffMs or billingBackoffHours, not both"}},
 		{"bad expiry", `auth: {profiles: {"openai:a": {provider: openai, type: oauth, expires: tomorrow}}}`,
 			[]string{`auth.profiles["openai:a"].expires: "tomorrow" is not an RFC 3339 time (e.g. 2026-12-01T00:00:00Z) or Unix milliseconds`}},
+		{"expiry beyond 2^53-1 ms", `auth: {profiles: {"openai:a": {provider: openai, type: oauth, expires: 9007199254740992}}}`,
+			[]string{`auth.profiles["openai:a"].expires: 9007199254740992 Unix milliseconds is beyond 9007199254740991 (2^53 − 1, the year 287396)`}},
 		{"top level not a mapping", "[1, 2]", []string{"the top level must be a mapping, got a list"}},
 		{"overflowing ladder step", "auth: {cooldowns: {ladderMs: [30000, 9223372036854775807]}}",
 			[]string{"auth.cooldowns.ladderMs[1]: 9223372036854775807 is longer than the limit of 31622400000 ms (366 days)"}},

@@ -106,6 +106,7 @@ type schema struct {
 	Const       any       `json:"const,omitempty"`
 	Format      string    `json:"format,omitempty"`
 	Enum        []string  `json:"enum,omitempty"`
+	Pattern     string    `json:"pattern,omitempty"`
 	Minimum     *int      `json:"minimum,omitempty"`
 	PrefixItems []*schema `json:"prefixItems,omitempty"`
 	Items       *schema   `json:"items,omitempty"`
@@ -208,6 +209,11 @@ func (b *builder) structSchema(t reflect.Type) (*schema, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s.%s: %w", t.Name(), f.Name, err)
 		}
+		if strings.Contains(","+opts+",", ",string,") {
+			if fs, typ, err = quotedSchema(f.Type); err != nil {
+				return nil, fmt.Errorf("%s.%s: %w", t.Name(), f.Name, err)
+			}
+		}
 		if e := f.Tag.Get("enum"); e != "" {
 			if fs.Type != "string" {
 				return nil, fmt.Errorf("%s.%s: enum tag on a non-string field", t.Name(), f.Name)
@@ -308,6 +314,21 @@ func (b *builder) typeSchema(t reflect.Type, nullable bool) (*schema, string, er
 		return &schema{Ref: "#/$defs/" + name}, "[" + name + "](#" + strings.ToLower(name) + ")", nil
 	}
 	return nil, "", fmt.Errorf("unsupported kind %s", t.Kind())
+}
+
+// uint64Pattern is a uint64 written as a decimal string: digits, no sign,
+// no leading zero, at most 20 digits (the reader refuses a value above
+// 18446744073709551615).
+const uint64Pattern = "^(0|[1-9][0-9]{0,19})$"
+
+// quotedSchema is the schema of a field with the ",string" option: an
+// integer written as a JSON string, so that readers whose numbers are
+// float64 (JavaScript, jq) read it exactly (issue 19). Only uint64 uses it.
+func quotedSchema(t reflect.Type) (*schema, string, error) {
+	if t.Kind() != reflect.Uint64 {
+		return nil, "", fmt.Errorf("the string option is only supported on uint64, not %s", t.Kind())
+	}
+	return &schema{Type: "string", Pattern: uint64Pattern}, "string: a decimal integer from 0 to 18446744073709551615", nil
 }
 
 // unitOf infers a field's unit from its JSON name, Go type and doc.
