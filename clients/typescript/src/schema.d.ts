@@ -324,7 +324,7 @@ export interface components {
             ok?: boolean;
             /** @description The call's error as the provider sent it */
             error?: components["schemas"]["ProviderError"];
-            /** @description How long the call took (ms) */
+            /** @description How long the call took (ms); at most 2^53 − 1, stored as a JSON number every reader holds exactly */
             latency_ms?: number;
             /** @description Assistant output had started: not replay-safe */
             output_started?: boolean;
