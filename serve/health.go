@@ -90,10 +90,15 @@ func (s *Service) Health(ctx context.Context) (*Health, int) {
 	return h, code
 }
 
-// logHealth logs the health status when it changes (not on every poll).
+// logHealth logs the health status when it changes (not on every poll),
+// starting from ok: a first ok is not news.
 func (s *Service) logHealth(h *Health) {
 	s.health.mu.Lock()
-	changed := h.Status != s.health.reported
+	prev := s.health.reported
+	if prev == "" {
+		prev = "ok" // nothing is logged while the first status is ok
+	}
+	changed := h.Status != prev
 	s.health.reported = h.Status
 	s.health.mu.Unlock()
 	switch {
