@@ -35,4 +35,3 @@ func dropTime(groups []string, a slog.Attr) slog.Attr {
 	}
 	return a
 }
-
