@@ -194,6 +194,7 @@ func (f *follower) run(ctx context.Context, yield func(StoredCommit, error) bool
 	t := time.NewTicker(stallCheck)
 	defer t.Stop()
 	since := time.Now() // when something was last yielded (or checked)
+	var suspect uint64  // the stream's last sequence when a stall was first seen (0: none)
 	for {
 		select {
 		case <-ctx.Done():
@@ -204,7 +205,7 @@ func (f *follower) run(ctx context.Context, yield func(StoredCommit, error) bool
 			if len(f.ch) > 0 || time.Since(since) < stallRestart {
 				continue
 			}
-			retry, err := f.checkStalled(ctx, time.Since(since))
+			retry, err := f.checkStalled(ctx, time.Since(since), &suspect)
 			if err != nil {
 				return err
 			}
@@ -234,18 +235,20 @@ func (f *follower) run(ctx context.Context, yield func(StoredCommit, error) bool
 			if !yield(d.c, nil) {
 				return nil
 			}
-			since = time.Now()
+			since, suspect = time.Now(), 0
 		}
 	}
 }
 
 // checkStalled asks the stream leader for the stream's last sequence and
-// recreates the consumer from f.next when the stream holds more than was
-// yielded. A stream that is gone ends following (the error); any other
-// failure (an election, a lost connection) is only logged, and asked again
-// later: at the next check when recreating failed (retry), else after
-// another stallRestart.
-func (f *follower) checkStalled(ctx context.Context, stalled time.Duration) (retry bool, err error) {
+// recreates the consumer from f.next when the stream held more than was
+// yielded at the previous check too (*suspect: a commit stored just
+// before the first look may still be on its way, and recreating the
+// consumer for it was a false alarm). A stream that is gone ends following
+// (the error); any other failure (an election, a lost connection) is only
+// logged, and asked again later: at the next check when a stall is
+// suspected or recreating failed (retry), else after another stallRestart.
+func (f *follower) checkStalled(ctx context.Context, stalled time.Duration, suspect *uint64) (retry bool, err error) {
 	actx, cancel := context.WithTimeout(ctx, DefaultAttemptTimeout)
 	defer cancel()
 	last, err := f.s.leaderLast(actx, "")
@@ -253,8 +256,14 @@ func (f *follower) checkStalled(ctx context.Context, stalled time.Duration) (ret
 		return false, fmt.Errorf("events: follow: %w", err)
 	}
 	if err != nil || last < f.next {
+		*suspect = 0
 		return false, nil
 	}
+	if *suspect == 0 {
+		*suspect = last
+		return true, nil
+	}
+	*suspect = 0
 	err = f.restart(actx)
 	f.restarts.Add(1)
 	f.s.logger().Warn("events: the stream consumer stood still while the stream moved on; recreated it",
