@@ -17,7 +17,8 @@ const momentRule = `Times and sequences: a flag named with a moment word (--sinc
 --at, --now) is always a time, RFC 3339 (2026-03-02T09:05:00Z; --since
 also takes a duration before now, e.g. 2h); a stream sequence is always
 --from-seq N / --to-seq N, both inclusive. A bare number given to a time
-flag is refused, naming the sequence flag.`
+flag is refused, naming the sequence flag (or, where this command takes
+none, the command that does).`
 
 // withMomentRule appends momentRule to cmd's long help.
 func withMomentRule(cmd *cobra.Command) *cobra.Command {
