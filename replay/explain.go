@@ -15,11 +15,51 @@ import (
 )
 
 // ErrTurnNotFound is returned by [Explain] when no TurnStarted has the id;
-// ErrAmbiguousTurn when several agents have a turn with it (name one).
+// ErrAmbiguousTurn when several agents have a turn with it (name one);
+// ErrSessionNotFound by [ExplainTimeline] when no event is of the session.
+// Each comes as a [*LookupError] that says which agents there are.
 var (
-	ErrTurnNotFound  = errors.New("replay: turn not found")
-	ErrAmbiguousTurn = errors.New("replay: several agents have a turn with this id")
+	ErrTurnNotFound    = errors.New("replay: turn not found")
+	ErrAmbiguousTurn   = errors.New("replay: several agents have a turn with this id")
+	ErrSessionNotFound = errors.New("replay: session not found")
 )
+
+// LookupError is a turn or session that [Explain] or [ExplainTimeline]
+// could not pick: Kind is one of the Err* values above, ID the turn or
+// session asked for, Agent the --agent given ("" = any), and Agents the
+// agents that have the turn (ErrAmbiguousTurn) or every agent of the
+// stream (not found), sorted.
+type LookupError struct {
+	Kind   error
+	ID     string
+	Agent  string
+	Agents []string
+}
+
+func (e *LookupError) Error() string {
+	return fmt.Sprintf("%v: %q (agents: %s)", e.Kind, e.ID, strings.Join(e.Agents, ", "))
+}
+
+// Unwrap makes errors.Is(err, ErrTurnNotFound) and the like hold.
+func (e *LookupError) Unwrap() error { return e.Kind }
+
+// agentSet collects agent ids; sorted lists them.
+type agentSet map[string]bool
+
+func (s agentSet) add(a string) {
+	if a != "" {
+		s[a] = true
+	}
+}
+
+func (s agentSet) sorted() []string {
+	out := make([]string, 0, len(s))
+	for a := range s {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // TimeLayout is how explanations print times: RFC 3339, UTC, milliseconds.
 const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
@@ -110,8 +150,10 @@ func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanatio
 	byAgent := map[string][]events.Event{}
 	f := &explainFold{configs: map[string]json.RawMessage{}, profiles: map[string]policy.ProfileState{}, before: map[string]policy.ProfileState{}}
 	probes := newProbeFold()
+	all := agentSet{}
 	err := walk(ctx, src, 1, 0, func(c *commit) error {
 		for _, ev := range c.Events {
+			all.add(ev.Agent)
 			if agent != "" && ev.Agent != agent {
 				continue
 			}
@@ -139,14 +181,14 @@ func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanatio
 	sort.Strings(agents)
 	switch len(agents) {
 	case 0:
-		return nil, fmt.Errorf("%w: %q", ErrTurnNotFound, turnID)
+		return nil, &LookupError{Kind: ErrTurnNotFound, ID: turnID, Agent: agent, Agents: all.sorted()}
 	case 1:
 		tc := turnContext{before: f.before, probeAt: probes.snaps[agents[0]+"\x00"+turnID], configs: f.configs}
 		x := explainWith(agents[0], turnID, byAgent[agents[0]], tc)
 		x.strictAgentWhy(f.configs[agents[0]+"\x00"+x.ConfigHash])
 		return x, nil
 	}
-	return nil, fmt.Errorf("%w: %q is a turn of %s; name one with --agent", ErrAmbiguousTurn, turnID, strings.Join(agents, ", "))
+	return nil, &LookupError{Kind: ErrAmbiguousTurn, ID: turnID, Agents: agents}
 }
 
 // explainFold is what Explain folds from every event before the turn's

@@ -3,6 +3,7 @@ package replay_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -48,7 +49,7 @@ func TestExplain_UnknownAndAmbiguousTurns(t *testing.T) {
 	if _, err := replay.Explain(context.Background(), st, "", "nope"); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("unknown turn: %v", err)
 	}
-	if _, err := replay.Explain(context.Background(), st, "", "storm"); err == nil || !strings.Contains(err.Error(), "--agent") {
+	if _, err := replay.Explain(context.Background(), st, "", "storm"); !errors.Is(err, replay.ErrAmbiguousTurn) {
 		t.Fatalf("ambiguous turn: %v", err)
 	}
 	x, err := replay.Explain(context.Background(), st, "b", "storm")

@@ -68,7 +68,7 @@ func writeExplanation(b *strings.Builder, x *Explanation, in string) {
 }
 
 // Timeline is a session's turns and session commands over a time range,
-// in stream order.
+// in stream order, with the agent-wide changes that bear on them.
 type Timeline struct {
 	Agent   string          `json:"agent,omitempty"`
 	Session string          `json:"session"`
@@ -78,7 +78,10 @@ type Timeline struct {
 }
 
 // TimelineEntry is a session command (Kind "command": Text lists its
-// events in words) or a turn (Kind "turn": Turn explains it).
+// events in words), a turn (Kind "turn": Turn explains it) or context
+// (Kind "context": a command of the session's own agent that is not about
+// the session but changes how its turns decide from then on, a stored auth
+// order or an applied config; Text says it in words).
 type TimelineEntry struct {
 	Seq   uint64       `json:"seq"`
 	At    time.Time    `json:"at"`
@@ -90,7 +93,11 @@ type TimelineEntry struct {
 
 // ExplainTimeline explains every turn of session (of agent, "" = any)
 // started within [from, to] (zero = unbounded), and the session commands
-// recorded in that range, in stream order.
+// recorded in that range, in stream order. Only the session's own events
+// and its turns' belong to it; an agent-wide command (AuthOrderSet,
+// ConfigApplied) of an agent the session belongs to is shown as context.
+// No event of the session at all (in any range) is a [*LookupError] of
+// [ErrSessionNotFound].
 func ExplainTimeline(ctx context.Context, src Source, agent, session string, from, to time.Time) (*Timeline, error) {
 	tl := &Timeline{Agent: agent, Session: session, Entries: []TimelineEntry{}}
 	if !from.IsZero() {
@@ -105,9 +112,11 @@ func ExplainTimeline(ctx context.Context, src Source, agent, session string, fro
 	turnEvs := map[tkey][]events.Event{}
 	configs := map[string]json.RawMessage{}
 	probes := newProbeFold()
+	all, owners := agentSet{}, agentSet{}
 	err := walk(ctx, src, 1, 0, func(c *commit) error {
-		var cmd []string
+		var cmd, ctxWords []string
 		for _, ev := range c.Events {
+			all.add(ev.Agent)
 			if agent != "" && ev.Agent != agent {
 				continue
 			}
@@ -115,6 +124,9 @@ func ExplainTimeline(ctx context.Context, src Source, agent, session string, fro
 				configs[ev.Agent+"\x00"+ca.Hash] = ca.Config
 			}
 			ts, started := ev.Data.(events.TurnStarted)
+			if (started && ts.Session == session) || (ev.Aggregate == events.AggSession && ev.Key == session) {
+				owners.add(ev.Agent)
+			}
 			explained := started && ts.Session == session && in(ev.At)
 			probes.fold(&ev, explained)
 			if explained {
@@ -130,28 +142,59 @@ func ExplainTimeline(ctx context.Context, src Source, agent, session string, fro
 				turnEvs[tkey{ev.Agent, id}] = append(turnEvs[tkey{ev.Agent, id}], ev)
 				continue
 			}
-			if ev.Aggregate == events.AggSession && ev.Key == session && ev.CorrelationID == "" && in(ev.At) {
+			if !in(ev.At) {
+				continue
+			}
+			if ev.Aggregate == events.AggSession && ev.Key == session && ev.CorrelationID == "" {
 				cmd = append(cmd, sessionWords(ev))
 			}
-			// The agent's stored auth order applies to every session's
-			// rotation from then on, so each timeline shows it.
-			if o, ok := ev.Data.(events.AuthOrderSet); ok && in(ev.At) {
-				cmd = append(cmd, orderWords(o))
+			if w := contextWords(ev); w != "" {
+				ctxWords = append(ctxWords, w)
 			}
 		}
 		if len(cmd) > 0 {
 			tl.Entries = append(tl.Entries, TimelineEntry{Seq: c.Seq, At: c.Events[0].At, Agent: c.agent(), Kind: "command", Text: strings.Join(cmd, "; ")})
+		}
+		if len(ctxWords) > 0 {
+			tl.Entries = append(tl.Entries, TimelineEntry{Seq: c.Seq, At: c.Events[0].At, Agent: c.agent(), Kind: "context", Text: strings.Join(ctxWords, "; ")})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	if len(owners) == 0 {
+		return nil, &LookupError{Kind: ErrSessionNotFound, ID: session, Agent: agent, Agents: all.sorted()}
+	}
+	// Context is kept for the agents the session belongs to; the turns'
+	// entry indexes move as the others are dropped.
+	kept := tl.Entries[:0]
+	moved := map[int]int{}
+	for i, e := range tl.Entries {
+		if e.Kind == "context" && !owners[e.Agent] {
+			continue
+		}
+		moved[i] = len(kept)
+		kept = append(kept, e)
+	}
+	tl.Entries = kept
 	for k, i := range turns {
 		tc := turnContext{probeAt: probes.snaps[k.agent+"\x00"+k.id], configs: configs}
-		tl.Entries[i].Turn = explainWith(k.agent, k.id, turnEvs[k], tc)
+		tl.Entries[moved[i]].Turn = explainWith(k.agent, k.id, turnEvs[k], tc)
 	}
 	return tl, nil
+}
+
+// contextWords says an agent-wide command that bears on every session of
+// its agent in words ("" for any other event).
+func contextWords(ev events.Event) string {
+	switch e := ev.Data.(type) {
+	case events.AuthOrderSet:
+		return orderWords(e)
+	case events.ConfigApplied:
+		return "config " + e.Hash + " applied"
+	}
+	return ""
 }
 
 // sessionWords says a session command's event in words.
@@ -203,8 +246,12 @@ func WriteTimeline(w io.Writer, tl *Timeline) error {
 	fmt.Fprintf(&b, "session %s, %s: %d %s\n", tl.Session, rng, len(tl.Entries), plural(len(tl.Entries), "entry"))
 	for _, e := range tl.Entries {
 		b.WriteString("\n")
-		if e.Kind == "command" {
+		switch e.Kind {
+		case "command":
 			fmt.Fprintf(&b, "%s  command (agent %s, seq %d): %s\n", e.At.UTC().Format(TimeLayout), e.Agent, e.Seq, e.Text)
+			continue
+		case "context":
+			fmt.Fprintf(&b, "%s  context (agent %s, seq %d, agent-wide): %s\n", e.At.UTC().Format(TimeLayout), e.Agent, e.Seq, e.Text)
 			continue
 		}
 		writeExplanation(&b, e.Turn, "")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -76,7 +77,9 @@ func completeAgents(g *globals) cobra.CompletionFunc {
 
 // completeTurnIDs completes the ids of the most recently started turns
 // (of --agent when given) that start with what is typed, most recent
-// first, each described by its agent, session, start and outcome.
+// first, each described by its agent, session, start and outcome. An id
+// several agents have is offered once, described by all of them (explain
+// then needs --agent).
 func completeTurnIDs(g *globals) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		var out []cobra.Completion
@@ -86,18 +89,42 @@ func completeTurnIDs(g *globals) cobra.CompletionFunc {
 			if err != nil {
 				return
 			}
-			var seen []string
-			for _, r := range refs {
-				if slices.Contains(seen, r.TurnID) {
-					continue // another agent's turn of that id: one entry
-				}
-				seen = append(seen, r.TurnID)
-				out = append(out, cobra.CompletionWithDesc(r.TurnID,
-					"agent "+r.Agent+", session "+r.SessionID+", started "+projTime(r.StartedAt)+", "+r.Outcome))
-			}
+			out = turnCompletions(refs)
 		})
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// turnCompletions is one completion per turn id of refs (most recent
+// first), described by the most recent turn of that id, or, when several
+// agents have it, by their names and "--agent AGENT picks one".
+func turnCompletions(refs []projections.TurnRef) []cobra.Completion {
+	var ids []string
+	byID := map[string][]projections.TurnRef{}
+	for _, r := range refs {
+		if byID[r.TurnID] == nil {
+			ids = append(ids, r.TurnID)
+		}
+		byID[r.TurnID] = append(byID[r.TurnID], r)
+	}
+	out := make([]cobra.Completion, 0, len(ids))
+	for _, id := range ids {
+		rs := byID[id]
+		var agents []string
+		for _, r := range rs {
+			if !slices.Contains(agents, r.Agent) {
+				agents = append(agents, r.Agent)
+			}
+		}
+		r := rs[0]
+		desc := "agent " + r.Agent + ", session " + r.SessionID + ", started " + projTime(r.StartedAt) + ", " + r.Outcome
+		if len(agents) > 1 {
+			slices.Sort(agents)
+			desc = "agents " + strings.Join(agents, ", ") + " (--agent AGENT picks one)"
+		}
+		out = append(out, cobra.CompletionWithDesc(id, desc))
+	}
+	return out
 }
 
 // withCompletionDB runs f on the projection database cmd would read,

@@ -3,8 +3,10 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fledger/fledger/projections"
 )
@@ -83,15 +85,18 @@ func TestCompletion_AgentsAndTurnIDsFromTheProjections(t *testing.T) {
 		{[]string{"turns", "--agent", ""}, []string{"alpha", "beta"}},
 		{[]string{"events", "--agent", ""}, []string{"alpha", "beta"}},
 		{[]string{"auth", "order", "get", "--agent", ""}, []string{"alpha", "beta"}},
-		// Most recent first; an id two agents have is offered once.
+		// Most recent first; an id two agents have is offered once,
+		// described by both.
 		{[]string{"explain", ""}, []string{
-			"still-cooling\tagent alpha, session slack-dm-bob, started 2026-03-02T14:01:00Z, succeeded",
-			"storm\tagent alpha, session slack-dm-bob, started 2026-03-02T14:00:00Z, succeeded"}},
+			"still-cooling\tagents alpha, beta (--agent AGENT picks one)",
+			"storm\tagents alpha, beta (--agent AGENT picks one)"}},
 		{[]string{"explain", "--agent", "beta", "sto"}, []string{
 			"storm\tagent beta, session slack-dm-bob, started 2026-03-02T14:00:00Z, succeeded"}},
 		{[]string{"explain", "storm", ""}, nil},
 		{[]string{"explain", "--session", "slack-dm-bob", ""}, nil},
 		{[]string{"decisions", "--turn", "still"}, []string{
+			"still-cooling\tagents alpha, beta (--agent AGENT picks one)"}},
+		{[]string{"decisions", "--agent", "alpha", "--turn", "still"}, []string{
 			"still-cooling\tagent alpha, session slack-dm-bob, started 2026-03-02T14:01:00Z, succeeded"}},
 		{[]string{"events", "--agent", "gamma", "--turn", ""}, nil},
 		// --db names the database to read.
@@ -120,5 +125,33 @@ func TestCompletion_EveryAgentAndTurnFlag(t *testing.T) {
 	}
 	if n < 14 {
 		t.Fatalf("only %d --agent/--turn flags", n)
+	}
+}
+
+// One completion per turn id, most recent first: described by its turn,
+// or by every agent that has it.
+func TestCompletion_TurnIDsDescribedByTheirAgents(t *testing.T) {
+	ref := func(agent, id string, min int) projections.TurnRef {
+		return projections.TurnRef{Agent: agent, TurnID: id, SessionID: "s-" + agent,
+			StartedAt: projections.UnixMillis(time.Date(2026, 3, 2, 14, min, 0, 0, time.UTC).UnixMilli()), Outcome: "succeeded"}
+	}
+	for _, c := range []struct {
+		name string
+		refs []projections.TurnRef
+		want []string
+	}{
+		{"none", nil, []string{}},
+		{"one agent", []projections.TurnRef{ref("main", "t1", 1)}, []string{
+			"t1\tagent main, session s-main, started 2026-03-02T14:01:00Z, succeeded"}},
+		{"shared and not", []projections.TurnRef{ref("zed", "storm", 3), ref("main", "calm", 2), ref("alpha", "storm", 1)}, []string{
+			"storm\tagents alpha, zed (--agent AGENT picks one)",
+			"calm\tagent main, session s-main, started 2026-03-02T14:02:00Z, succeeded"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := turnCompletions(c.refs)
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got  %q\nwant %q", got, c.want)
+			}
+		})
 	}
 }

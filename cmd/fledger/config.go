@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/fledger/fledger/commands/config"
 	"github.com/spf13/cobra"
@@ -36,18 +37,38 @@ type configCheckJSON struct {
 	Canonical json.RawMessage `json:"canonical,omitempty"`
 }
 
-// configInvalidJSON is `config check --json` of an invalid file (exit
-// status 1): every problem.
+// configInvalidJSON is `config check --json` and `config apply --json`
+// of an invalid or unreadable file (exit status 1): every problem; one
+// with path "" is about the file as a whole (it cannot be opened or
+// parsed). Agent is config apply's.
 type configInvalidJSON struct {
+	Agent    string        `json:"agent,omitempty"`
 	File     string        `json:"file"`
 	Valid    bool          `json:"valid"`
 	Problems []problemJSON `json:"problems"`
 }
 
-// problemJSON is a config problem or warning in --json output.
+// problemJSON is a config problem or warning in --json output (path ""
+// for the file as a whole).
 type problemJSON struct {
-	Path    string `json:"path,omitempty"`
+	Path    string `json:"path"`
 	Message string `json:"message"`
+}
+
+// printConfigInvalid prints why config.LoadFile refused file (err) as
+// configInvalidJSON and returns exit status 1.
+func printConfigInvalid(cmd *cobra.Command, agent, file string, err error) error {
+	res := configInvalidJSON{Agent: agent, File: file}
+	var ve *config.ValidationError
+	if errors.As(err, &ve) {
+		res.Problems = problemsJSON(ve.Problems)
+	} else {
+		res.Problems = []problemJSON{{Message: strings.TrimPrefix(err.Error(), "config: ")}}
+	}
+	if err := printJSON(cmd, res); err != nil {
+		return err
+	}
+	return &exitError{code: 1}
 }
 
 func problemsJSON(ps []config.Problem) []problemJSON {
@@ -76,19 +97,15 @@ prints the effective config with every default made explicit.
 
 --json prints one object: {"file", "valid", "hash", "profiles",
 "agent_entries", "warnings", "notes"} ("canonical" with --canonical), or
-for an invalid file {"file", "valid": false, "problems": [{"path",
-"message"}]}.
+for an invalid or unreadable file {"file", "valid": false, "problems":
+[{"path", "message"}]} (path "" when the file cannot be read or parsed).
 
 Exit status: 0 valid, 1 invalid or unreadable.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := config.LoadFile(args[0], loadOptions(allowUnknown)...)
-			var ve *config.ValidationError
-			if asJSON && errors.As(err, &ve) {
-				if err := printJSON(cmd, configInvalidJSON{File: args[0], Problems: problemsJSON(ve.Problems)}); err != nil {
-					return err
-				}
-				return &exitError{code: 1}
+			if asJSON && err != nil {
+				return printConfigInvalid(cmd, "", args[0], err)
 			}
 			if err != nil {
 				return err

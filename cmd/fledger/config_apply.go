@@ -33,13 +33,18 @@ rules. Applying the config already in force appends nothing (also when it
 was recorded by an earlier release in an older canonical format). Unknown
 keys are errors, as in config check; --allow-unknown-keys keeps them as
 warnings, recorded in the event. --json prints {"agent", "file", "hash",
-"applied", "seq", "warnings"}.
+"applied", "seq", "warnings"}; for an invalid or unreadable file, as
+config check does, {"agent", "file", "valid": false, "problems"} (exit
+status 1).
 
 The event store is the embedded NATS server under --data (created on first
 use) unless --nats names an existing server.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := config.LoadFile(args[0], loadOptions(allowUnknown)...)
+			if asJSON && err != nil {
+				return printConfigInvalid(cmd, agent, args[0], err)
+			}
 			if err != nil {
 				return err
 			}

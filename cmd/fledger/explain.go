@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,9 +31,16 @@ and the end. Times are RFC 3339 UTC with offsets from the turn's start.
 
 With --session (and optionally --since/--until, RFC 3339, both inclusive)
 it prints a timeline: every session command and every turn of that session
-started in the range.
+started in the range, and nothing of other sessions. An agent-wide command
+of an agent the session belongs to (a stored auth order, an applied
+config), which changes how the session's later turns decide, is shown as
+"context (agent A, seq N, agent-wide)"; other agents' are not shown.
+explain selects by time only; for a range of stream sequences use
+fledger events --from-seq N --to-seq M.
+
 --json prints the same as structured data. When turns of several agents
-share an id, name one with --agent.`,
+share an id, name one with --agent. An unknown turn or session is an
+error (exit status 1) that lists the stream's agents.`,
 		Example: `  fledger explain storm
   fledger explain storm --agent demo --json
   fledger explain --session dm-alice --since 2026-03-02T09:00:00Z --until 2026-03-02T09:10:00Z`,
@@ -51,11 +60,11 @@ share an id, name one with --agent.`,
 			if session == "" && (since != "" || until != "") {
 				return fmt.Errorf("--since and --until go with --session")
 			}
-			t1, err := moment{flag: "--since"}.parse(since, time.Time{})
+			t1, err := explainSince.parse(since, time.Time{})
 			if err != nil {
 				return err
 			}
-			t2, err := moment{flag: "--until"}.parse(until, time.Time{})
+			t2, err := explainUntil.parse(until, time.Time{})
 			if err != nil {
 				return err
 			}
@@ -67,7 +76,7 @@ share an id, name one with --agent.`,
 			if session != "" {
 				tl, err := replay.ExplainTimeline(ctx, st, agent, session, t1, t2)
 				if err != nil {
-					return err
+					return explainError(err)
 				}
 				if jsonOut {
 					return replay.WriteJSON(w, tl)
@@ -76,7 +85,7 @@ share an id, name one with --agent.`,
 			}
 			x, err := replay.Explain(ctx, st, agent, args[0])
 			if err != nil {
-				return err
+				return explainError(err)
 			}
 			if jsonOut {
 				return replay.WriteJSON(w, x)
@@ -93,4 +102,34 @@ share an id, name one with --agent.`,
 	deprecatedAlias(cmd, "from", "since")
 	deprecatedAlias(cmd, "to", "until")
 	return withMomentRule(cmd)
+}
+
+// explain's time flags: it selects no stream sequence, fledger events does.
+var (
+	explainSince = moment{flag: "--since", seq: "fledger events --from-seq"}
+	explainUntil = moment{flag: "--until", seq: "fledger events --to-seq"}
+)
+
+// explainError words replay's lookup errors as explain's: which turn or
+// session, the agents there are, and --agent for an id several agents have.
+func explainError(err error) error {
+	var le *replay.LookupError
+	if !errors.As(err, &le) {
+		return err
+	}
+	agents := strings.Join(le.Agents, ", ")
+	if agents == "" {
+		agents = "none"
+	}
+	of := ""
+	if le.Agent != "" {
+		of = " of agent " + le.Agent
+	}
+	switch {
+	case errors.Is(le, replay.ErrAmbiguousTurn):
+		return fmt.Errorf("explain: several agents have a turn %s (%s); --agent AGENT picks one", le.ID, agents)
+	case errors.Is(le, replay.ErrSessionNotFound):
+		return fmt.Errorf("explain: no events for session %s%s (agents: %s)", le.ID, of, agents)
+	}
+	return fmt.Errorf("explain: no turn %s%s (agents: %s)", le.ID, of, agents)
 }

@@ -13,30 +13,51 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/spf13/cobra"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := newRootCmd()
-	if err := root.ExecuteContext(ctx); err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			if ee.msg != "" {
-				fmt.Fprintln(os.Stderr, "fledger:", ee.msg)
-			}
-			os.Exit(ee.code)
-		}
-		fmt.Fprintln(os.Stderr, "fledger:", err)
-		os.Exit(1)
+	code := execute(ctx, newRootCmd())
+	stop()
+	os.Exit(code)
+}
+
+// execute runs root and returns the exit status, having reported the
+// error if any: with --json as one JSON object {"error": "…"} on the
+// command's output (see jsonError), else as "fledger: …" on root's error
+// output. An exitError with no message was reported by its command.
+func execute(ctx context.Context, root *cobra.Command) int {
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return 0
 	}
+	code, msg, inResult := 1, err.Error(), false
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code, msg, inResult = ee.code, ee.msg, ee.inResult
+	}
+	switch {
+	case msg == "":
+	case !inResult && cmd != nil && wantsJSON(cmd):
+		_ = writeJSONError(cmd.OutOrStdout(), msg)
+	default:
+		fmt.Fprintln(root.ErrOrStderr(), "fledger:", msg)
+	}
+	return code
 }
 
 // exitError ends the process with a specific status after cobra returns.
-// An empty msg prints nothing (the command already reported what went wrong).
+// An empty msg prints nothing (the command already reported what went
+// wrong). inResult says the result the command printed records the
+// failure (run's stop and mismatches): msg is then a summary for people,
+// on stderr also with --json.
 type exitError struct {
-	code int
-	msg  string
+	code     int
+	msg      string
+	inResult bool
 }
 
 func (e *exitError) Error() string { return fmt.Sprintf("exit status %d: %s", e.code, e.msg) }

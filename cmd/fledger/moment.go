@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 )
@@ -15,7 +17,8 @@ const momentRule = `Times and sequences: a flag named with a moment word (--sinc
 --at, --now) is always a time, RFC 3339 (2026-03-02T09:05:00Z; --since
 also takes a duration before now, e.g. 2h); a stream sequence is always
 --from-seq N / --to-seq N, both inclusive. A bare number given to a time
-flag is refused, naming the sequence flag.`
+flag is refused, naming the sequence flag (or, where this command takes
+none, the command that does).`
 
 // withMomentRule appends momentRule to cmd's long help.
 func withMomentRule(cmd *cobra.Command) *cobra.Command {
@@ -46,28 +49,30 @@ var (
 )
 
 // parse reads s ("" = the zero time): an RFC 3339 time, or with relative
-// a duration before now. A bare integer is a stream sequence given where
-// a time is meant: refused, naming m.seq.
+// a duration before now (not negative). Every refusal reads
+// "FLAG VALUE: not a time; …": a bare integer is a stream sequence given
+// where a time is meant, and the rest names m.seq (or, when m.seq is
+// another command's, says this one takes none); anything else says what
+// m wants.
 func (m moment) parse(s string, now time.Time) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	if _, err := strconv.ParseUint(s, 10, 64); err == nil {
-		if m.seq == "" {
-			return time.Time{}, fmt.Errorf("%s %s: not a time; %s", m.flag, s, m.want())
+	if _, err := strconv.ParseUint(s, 10, 64); err == nil && m.seq != "" {
+		if strings.HasPrefix(m.seq, "fledger ") {
+			return time.Time{}, fmt.Errorf("%s %s: not a time; this command takes no stream sequence, %s %s does", m.flag, s, m.seq, s)
 		}
 		return time.Time{}, fmt.Errorf("%s %s: not a time; a stream sequence is %s %s", m.flag, s, m.seq, s)
 	}
 	if m.relative {
-		if d, err := time.ParseDuration(s); err == nil {
+		if d, err := time.ParseDuration(s); err == nil && d >= 0 {
 			return now.Add(-d), nil
 		}
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%s %q: %s", m.flag, s, m.want())
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
 	}
-	return t, nil
+	return time.Time{}, fmt.Errorf("%s %s: not a time; %s", m.flag, shellWord(s), m.want())
 }
 
 // want says what m accepts.
@@ -78,6 +83,15 @@ func (m moment) want() string {
 	return "want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z"
 }
 
+// shellWord is s as typed, quoted only when it holds a space, a quote or
+// a control character.
+func shellWord(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == '"' || r == '\'' || !unicode.IsPrint(r) }) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
 // deprecatedAlias registers old as a hidden, deprecated spelling of the
 // flag name on the same variable: cobra accepts it for one more release
 // and prints "Flag --old has been deprecated, use --name instead".
@@ -86,4 +100,6 @@ func deprecatedAlias(cmd *cobra.Command, old, name string) {
 	nf := f.Lookup(name)
 	f.Var(nf.Value, old, "deprecated: use --"+name)
 	_ = f.MarkDeprecated(old, "use --"+name+" instead")
+	// Both spellings at once would silently keep the last one given.
+	cmd.MarkFlagsMutuallyExclusive(old, name)
 }

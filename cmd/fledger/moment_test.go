@@ -24,8 +24,12 @@ func TestMoment_ParseTimesAndRefuseSequences(t *testing.T) {
 		{"a sequence names the sequence flag", since, "120", time.Time{}, "--since 120: not a time; a stream sequence is --from-seq 120"},
 		{"0 is a sequence, not a zero duration", since, "0", time.Time{}, "--since 0: not a time; a stream sequence is --from-seq 0"},
 		{"no sequence flag there", at, "7", time.Time{}, "--at 7: not a time; want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z"},
-		{"a duration where only times are taken", at, "2h", time.Time{}, `--at "2h": want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z`},
-		{"neither", since, "yesterday", time.Time{}, `--since "yesterday": want an RFC 3339 time (2026-01-06T10:40:00Z) or a duration before now (15m)`},
+		{"a duration where only times are taken", at, "2h", time.Time{}, "--at 2h: not a time; want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z"},
+		{"a negative number", since, "-5", time.Time{}, "--since -5: not a time; want an RFC 3339 time (2026-01-06T10:40:00Z) or a duration before now (15m)"},
+		{"a negative duration", since, "-5m", time.Time{}, "--since -5m: not a time; want an RFC 3339 time (2026-01-06T10:40:00Z) or a duration before now (15m)"},
+		{"a value with a space is quoted", at, "next week", time.Time{}, `--at "next week": not a time; want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z`},
+		{"another command's sequence", moment{flag: "--until", seq: "fledger events --to-seq"}, "9", time.Time{}, "--until 9: not a time; this command takes no stream sequence, fledger events --to-seq 9 does"},
+		{"neither", since, "yesterday", time.Time{}, "--since yesterday: not a time; want an RFC 3339 time (2026-01-06T10:40:00Z) or a duration before now (15m)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := c.m.parse(c.in, now)
@@ -51,15 +55,23 @@ func TestMomentFlags_RefuseASequence(t *testing.T) {
 		err  string
 	}{
 		{[]string{"export", "--since", "120"}, "--since 120: not a time; a stream sequence is --from-seq 120"},
-		{[]string{"turns", "--since", "120"}, "--since 120: not a time; a stream sequence is fledger events --from-seq 120"},
+		{[]string{"turns", "--since", "120"}, "--since 120: not a time; this command takes no stream sequence, fledger events --from-seq 120 does"},
+		{[]string{"export", "--since", "-5"}, "--since -5: not a time; want an RFC 3339 time (2026-01-06T10:40:00Z) or a duration before now (15m)"},
 		{[]string{"decisions", "--since", "5"}, "--since 5: not a time; a stream sequence is --from-seq 5"},
 		{[]string{"replay", "--until", "13"}, "--until 13: not a time; a stream sequence is --to-seq 13"},
-		{[]string{"sessions", "--at", "120"}, "--at 120: not a time; a stream sequence is fledger replay --out FILE --to-seq 120"},
+		{[]string{"sessions", "--at", "120"}, "--at 120: not a time; this command takes no stream sequence, fledger replay --out FILE --to-seq 120 does"},
 		{[]string{"stats", "--now", "13"}, "--now 13: not a time; want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z"},
-		{[]string{"explain", "--session", "s", "--since", "3"}, "--since 3: not a time; want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z"},
+		{[]string{"explain", "--session", "s", "--since", "3"}, "--since 3: not a time; this command takes no stream sequence, fledger events --from-seq 3 does"},
+		{[]string{"explain", "--session", "s", "--until", "120"}, "--until 120: not a time; this command takes no stream sequence, fledger events --to-seq 120 does"},
+		{[]string{"explain", "--session", "s", "--since", "yesterday"}, "--since yesterday: not a time; want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z"},
 		{[]string{"classify", "--now", "1"}, "--now 1: not a time; want an RFC 3339 time, e.g. 2026-01-06T10:40:00Z"},
 		{[]string{"events", "--from-seq", "5", "--to-seq", "4"}, "--to-seq 4 is before --from-seq 5"},
 		{[]string{"export", "--since", "1h", "--from-seq", "3"}, "if any flags in the group [from-seq since] are set none of the others can be; [from-seq since] were all set"},
+		// A deprecated spelling and its flag together: refused, not the
+		// last one given.
+		{[]string{"events", "--from-seq", "3", "--from", "5"}, "if any flags in the group [from from-seq] are set none of the others can be; [from from-seq] were all set"},
+		{[]string{"explain", "--session", "s", "--from", "2026-03-02T09:00:00Z", "--since", "2026-03-02T09:00:00Z"}, "if any flags in the group [from since] are set none of the others can be; [from since] were all set"},
+		{[]string{"explain", "--session", "s", "--to", "2026-03-02T09:00:00Z", "--until", "2026-03-02T09:00:00Z"}, "if any flags in the group [to until] are set none of the others can be; [to until] were all set"},
 	} {
 		_, _, err := runFledger2(t, append([]string{"--data", data}, c.args...)...)
 		if err == nil || err.Error() != c.err {

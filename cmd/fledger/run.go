@@ -68,13 +68,13 @@ script steps are always skipped.`,
 				return err
 			}
 			if stopped {
-				return &exitError{code: 1, msg: fmt.Sprintf("%s: %v", args[0], runErr)}
+				return &exitError{code: 1, msg: fmt.Sprintf("%s: %v", args[0], runErr), inResult: true}
 			}
 			if runErr != nil {
 				return runErr
 			}
 			if check && len(rep.Mismatches) > 0 {
-				return &exitError{code: 1, msg: fmt.Sprintf("%s: %d expectations not met", args[0], len(rep.Mismatches))}
+				return &exitError{code: 1, msg: fmt.Sprintf("%s: %d expectations not met", args[0], len(rep.Mismatches)), inResult: true}
 			}
 			return nil
 		},
