@@ -394,7 +394,7 @@ func (e *Engine) turnLog(ctx context.Context, turnID string) ([]turnCommit, erro
 		w.FoldEvent(&ev)
 		c.after = w.Turn()
 		switch ev.Data.(type) {
-		case events.TurnSucceeded, events.TurnExhausted, events.TurnStopped:
+		case events.TurnSucceeded, events.TurnExhausted, events.TurnStopped, events.TurnSwitched:
 			ended = true
 		}
 	}
@@ -441,6 +441,8 @@ func nextOf(c *turnCommit, cfg *policy.Config) policy.Next {
 			}
 		case events.TurnStopped:
 			n.Kind, n.Disposition, n.Reason, n.Message = policy.NextStop, p.Disposition, p.Reason, p.Message
+		case events.TurnSwitched:
+			n.Kind, n.SwitchTo, n.ProfileID, n.Message = policy.NextSwitch, p.Model, p.ProfileID, p.Message
 		}
 	}
 	if n.Kind != "" {

@@ -156,6 +156,11 @@ type Response struct {
 	// whole-chain overload retry is off for the rest of the turn.
 	OutputStarted bool `json:"output_started,omitempty"`
 	ToolStarted   bool `json:"tool_started,omitempty"`
+	// During is a session command that arrives while this attempt is in
+	// flight (at the end of its latency, before its outcome is
+	// reported): a `/model` mid-turn marks a pending live switch the turn
+	// takes at its next step. Run on the response's first use only.
+	During *Command `json:"during,omitempty"`
 }
 
 // Problem is one thing wrong with a scenario file, at a path such as

@@ -82,6 +82,7 @@ type Next struct {
 	Disposition           string             `json:"disposition,omitempty"`
 	Reason                string             `json:"reason,omitempty"`
 	Message               string             `json:"message,omitempty"`
+	SwitchTo              string             `json:"switch_to,omitempty"`
 	Notices               []Notice           `json:"notices"`
 }
 

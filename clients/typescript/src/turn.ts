@@ -11,6 +11,7 @@ import {
   type NextDone,
   type NextExhausted,
   type NextStop,
+  type NextSwitch,
   type Notice,
   type ProviderError,
   type RequestBody,
@@ -71,14 +72,17 @@ interface Ended {
 }
 
 /**
- * How a turn ended: answered, exhausted or stopped. A done turn's value is
+ * How a turn ended: answered, exhausted, stopped or switched (the user
+ * selected `next.switch_to` during the run, outside the chain: run the same
+ * turn again, which starts on that selection). A done turn's value is
  * what the answering call resolved with (undefined only when a turn_id
  * given to runTurn names a turn that had already answered).
  */
 export type TurnResult<T> =
   | (Ended & { action: "done"; next: NextDone; value: T })
   | (Ended & { action: "exhausted"; next: NextExhausted })
-  | (Ended & { action: "stop"; next: NextStop });
+  | (Ended & { action: "stop"; next: NextStop })
+  | (Ended & { action: "switch"; next: NextSwitch });
 
 /** How many 425 answers a resume takes before giving up. */
 const maxEarlyResumes = 10;
@@ -88,7 +92,7 @@ const maxEarlyResumes = 10;
  * given, so a lost answer can be re-sent), calls `call` for each `call`
  * step and reports its outcome, sleeps out each `wait` and resumes, and
  * resolves when the turn is done (with the answering call's value),
- * exhausted or stopped.
+ * exhausted, stopped or switched.
  */
 export async function runTurn<T>(call: ProviderCall<T>, opts: RunTurnOptions): Promise<TurnResult<T>> {
   const { client, onNotice, onStep, signal, ...begin } = opts;
@@ -107,6 +111,8 @@ export async function runTurn<T>(call: ProviderCall<T>, opts: RunTurnOptions): P
         return { ...ended, action: "exhausted", next };
       case "stop":
         return { ...ended, action: "stop", next };
+      case "switch":
+        return { ...ended, action: "switch", next };
       case "wait":
         await sleep(next.ms ?? 0, signal);
         step = await resume(client, step, signal);
