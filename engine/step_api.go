@@ -91,7 +91,8 @@ type AttemptReport struct {
 	// OK is true when the call answered; Err is otherwise the call's
 	// error: a *classify.ProviderError (its Provider and Model default to
 	// the attempt's, ReceivedAt to the engine's now), any Go error
-	// (classify.FromError), either wrapped in a *[ReplayUnsafeError].
+	// (classify.FromError), either wrapped in a *[ReplayUnsafeError]
+	// and/or a *[ToolBatchSettledError].
 	OK  bool
 	Err error
 	// LatencyMs is how long the call took (0 = unknown).
@@ -260,7 +261,9 @@ func (e *Engine) outcome(r AttemptReport, cur events.AttemptStarted, at time.Tim
 			err = &cp
 		}
 	}
-	return outcomeOf(err, at, r.LatencyMs)
+	out := outcomeOf(err, at, r.LatencyMs)
+	out.ToolBatchSettled = toolBatchSettled(r.Err)
+	return out
 }
 
 // ResumeTurn continues a turn after a wait ([policy.NextWait]) once its

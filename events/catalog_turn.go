@@ -126,7 +126,8 @@ func (e AttemptStarted) EventKey() string        { return e.TurnID }
 
 // AttemptFailed records a failed provider call and its classification.
 // Version 2 adds reset and long_window; a v1 event has neither (upcast
-// unchanged).
+// unchanged). Version 3 adds tool_batch_settled; a v1 or v2 failure was
+// never reported so (upcast unchanged).
 type AttemptFailed struct {
 	TurnID    string `json:"turn_id"`
 	Attempt   int    `json:"attempt"`
@@ -160,6 +161,12 @@ type AttemptFailed struct {
 	// LongWindow is the evidence that the rate limit is a long usage window
 	// (v2): no same-model retry, rotation at once.
 	LongWindow *UsageWindow `json:"long_window,omitempty"`
+	// ToolBatchSettled is true when the gateway reported that the call
+	// continued the transcript after a settled tool batch (v3): with a
+	// transport failure before any output (reason timeout, no HTTP status,
+	// not replay_unsafe) the same call is continued up to twice a turn
+	// without rerunning the tools (rule revision 3, transport_recovery).
+	ToolBatchSettled bool `json:"tool_batch_settled,omitempty"`
 }
 
 func (AttemptFailed) EventType() string         { return "AttemptFailed" }

@@ -478,7 +478,7 @@ func outcomeOf(p events.Payload) policy.Outcome {
 	case events.AttemptFailed:
 		out := policy.Outcome{Reason: e.Reason, Status: e.Status, Code: e.Error.Code, Disposition: e.Disposition,
 			RetryAfterMs: e.RetryAfterMs, OutputStarted: e.ReplayUnsafe, Error: e.Error, Evidence: e.Evidence,
-			LatencyMs: e.LatencyMs, Reset: e.Reset, LongWindow: e.LongWindow}
+			LatencyMs: e.LatencyMs, Reset: e.Reset, LongWindow: e.LongWindow, ToolBatchSettled: e.ToolBatchSettled}
 		if len(e.RequestSizeCeiling) > 0 {
 			out.RequestSizeCeiling = true
 			out.CeilingTokens = append([]int64(nil), e.RequestSizeCeiling...)

@@ -138,7 +138,7 @@ func driveTurn(t *testing.T, ctx context.Context, cl *client.Client, begin clien
 				during(resp.During)
 			}
 			out := client.Outcome{Attempt: next.Attempt, LatencyMs: resp.LatencyMs, OK: resp.OK,
-				OutputStarted: resp.OutputStarted, ToolStarted: resp.ToolStarted}
+				OutputStarted: resp.OutputStarted, ToolStarted: resp.ToolStarted, ToolBatchSettled: resp.ToolBatchSettled}
 			if !resp.OK {
 				out.Error = wireError(t, resp.Error)
 			}

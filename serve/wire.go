@@ -70,6 +70,10 @@ type OutcomeRequest struct {
 	// started before the error, so the attempt may not be replayed.
 	OutputStarted bool `json:"output_started,omitempty"`
 	ToolStarted   bool `json:"tool_started,omitempty"`
+	// ToolBatchSettled: the call continued the transcript after a settled
+	// tool batch; a transport failure before any output qualifies for the
+	// bounded transport recovery (engine.ToolBatchSettledError).
+	ToolBatchSettled bool `json:"tool_batch_settled,omitempty"`
 }
 
 // TurnRef names a turn: POST /v1/turns/{turn_id}/resume, GET

@@ -198,6 +198,11 @@ type Outcome struct {
 	// started; the attempt is not replay-safe.
 	OutputStarted bool
 	ToolStarted   bool
+	// ToolBatchSettled: the call continued the transcript after a settled
+	// tool batch (the gateway says so); with a transport failure before
+	// any output it qualifies for the bounded transport recovery (rule
+	// revision 3).
+	ToolBatchSettled bool
 	// Error is the redacted provider error; Evidence the classifier's.
 	Error    events.ProviderErrorRecord
 	Evidence events.Evidence
@@ -672,7 +677,8 @@ func (d *decider) fail(out Outcome) Decision {
 	ev := events.AttemptFailed{TurnID: d.st.TurnID, Attempt: cur.Attempt, Provider: cur.Provider, Model: cur.Model,
 		ProfileID: cur.ProfileID, Error: out.Error, Reason: out.Reason, Status: out.Status, Disposition: disp,
 		Evidence: out.Evidence, RetryAfterMs: out.RetryAfterMs, LatencyMs: out.LatencyMs,
-		ReplayUnsafe: out.OutputStarted || out.ToolStarted, Reset: copyReset(out.Reset), LongWindow: copyWindow(out.LongWindow)}
+		ReplayUnsafe: out.OutputStarted || out.ToolStarted, Reset: copyReset(out.Reset), LongWindow: copyWindow(out.LongWindow),
+		ToolBatchSettled: out.ToolBatchSettled}
 	if out.RequestSizeCeiling {
 		ev.RequestSizeCeiling = append([]int64(nil), out.CeilingTokens...)
 	}
@@ -685,6 +691,9 @@ func (d *decider) fail(out Outcome) Decision {
 	}
 	limit := p.LoopLimit(len(d.cfg.ProviderProfiles(cur.Provider)))
 	underLimit := d.st.CandAttempts < limit
+	if underLimit && d.transportRecovery(out) {
+		return d.call(cur.CandidateIndex, cur.ProfileID, KindTransportRecovery, false)
+	}
 	if underLimit && !out.RequestSizeCeiling {
 		if dec, ok := d.retry(out); ok {
 			return dec

@@ -80,11 +80,15 @@ func (s *scriptCaller) Call(ctx context.Context, r engine.CallRequest) (engine.A
 		pe.Model = r.Model
 	}
 	pe.ReceivedAt = s.clock.Now()
+	var err error = &pe
 	if resp.OutputStarted || resp.ToolStarted {
 		// As `fledger serve` reports output_started / tool_started.
-		return engine.Answer{}, &engine.ReplayUnsafeError{Err: &pe, OutputStarted: resp.OutputStarted, ToolStarted: resp.ToolStarted}
+		err = &engine.ReplayUnsafeError{Err: err, OutputStarted: resp.OutputStarted, ToolStarted: resp.ToolStarted}
 	}
-	return engine.Answer{}, &pe
+	if resp.ToolBatchSettled {
+		err = &engine.ToolBatchSettledError{Err: err}
+	}
+	return engine.Answer{}, err
 }
 
 // firstUse reports whether resp (one of the turn's responses, or the

@@ -240,8 +240,8 @@ func (v *validator) response(path string, raw json.RawMessage, isDefault bool) *
 	if r.Repeat < 0 {
 		v.add(path+".repeat", "must be ≥ 1")
 	}
-	if r.OK && (r.OutputStarted || r.ToolStarted) {
-		v.add(path, "output_started and tool_started describe an error: an answer has neither")
+	if r.OK && (r.OutputStarted || r.ToolStarted || r.ToolBatchSettled) {
+		v.add(path, "output_started, tool_started and tool_batch_settled describe an error: an answer has none")
 	}
 	return &r
 }

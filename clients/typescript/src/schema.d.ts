@@ -330,6 +330,8 @@ export interface components {
             output_started?: boolean;
             /** @description A tool call had started: not replay-safe */
             tool_started?: boolean;
+            /** @description The call continued the transcript after a settled tool batch (every tool call had its result): a transport failure before any output (no HTTP status) is then continued on the same call, kind transport_recovery, up to twice a turn; do not rerun the tools */
+            tool_batch_settled?: boolean;
         };
         /** @description The provider's error as received. Secrets in it are redacted before anything is recorded; headers are used for classification (retry-after) and never stored. Other fields are ignored. */
         ProviderError: {

@@ -29,12 +29,20 @@ export class ProviderCallError extends Error {
   readonly error: ProviderError;
   readonly outputStarted: boolean;
   readonly toolStarted: boolean;
+  /**
+   * The call continued the transcript after a settled tool batch: a
+   * transport failure before any output is then continued on the same
+   * call (kind transport_recovery, at most twice a turn); do not rerun
+   * the tools.
+   */
+  readonly toolBatchSettled: boolean;
 
-  constructor(error: ProviderError, opts: { outputStarted?: boolean; toolStarted?: boolean } = {}) {
+  constructor(error: ProviderError, opts: { outputStarted?: boolean; toolStarted?: boolean; toolBatchSettled?: boolean } = {}) {
     super(typeof error.message === "string" ? error.message : "provider error");
     this.error = error;
     this.outputStarted = opts.outputStarted ?? false;
     this.toolStarted = opts.toolStarted ?? false;
+    this.toolBatchSettled = opts.toolBatchSettled ?? false;
   }
 }
 
@@ -155,6 +163,7 @@ async function attempt<T>(
     if (err instanceof ProviderCallError) {
       if (err.outputStarted) outcome.output_started = true;
       if (err.toolStarted) outcome.tool_started = true;
+      if (err.toolBatchSettled) outcome.tool_batch_settled = true;
     }
     return { outcome, aborted: false };
   } finally {

@@ -7,14 +7,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { FledgerClient, FledgerError, runTurn, type NextCall, type Notice, type TurnStep } from "../src/index.js";
+import { FledgerClient, FledgerError, ProviderCallError, runTurn, type NextCall, type Notice, type TurnStep } from "../src/index.js";
 import { startServe, type Served } from "./server.js";
 
 let served: Served;
 let client: FledgerClient;
 
 before(async () => {
-  served = await startServe(["main", "wait", "abort", "errors", "switch"], ["--max-body", "65536"]);
+  served = await startServe(["main", "wait", "abort", "errors", "switch", "transport"], ["--max-body", "65536"]);
   client = new FledgerClient({ baseUrl: served.url, token: served.token });
 });
 
@@ -86,6 +86,23 @@ describe("runTurn", () => {
     ]);
     const view = await client.getTurn(turn.turnId, { agent: "switch" });
     assert.deepEqual({ phase: view.phase, action: view.next?.action }, { phase: "switched", action: "switch" });
+  });
+
+  test("a connection reset after a settled tool batch is continued on the same call", async () => {
+    const calls: ReturnType<typeof callOf>[] = [];
+    const turn = await runTurn(
+      async (step) => {
+        calls.push(callOf(step));
+        if (step.attempt === 1) throw new ProviderCallError({ code: "ECONNRESET", message: "read ECONNRESET" }, { toolBatchSettled: true });
+        return "continued";
+      },
+      { client, agent: "transport", session: "tg:transport" },
+    );
+    assert.equal(turn.action, "done");
+    assert.deepEqual(calls, [
+      { provider: "anthropic", model: "claude-opus-4-6", profile: "anthropic:work", kind: "first", attempt: 1 },
+      { provider: "anthropic", model: "claude-opus-4-6", profile: "anthropic:work", kind: "transport_recovery", attempt: 2 },
+    ]);
   });
 
   test("sleeps out a wait, resumes and answers on the retry", async () => {
