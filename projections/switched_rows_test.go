@@ -23,7 +23,9 @@ func TestExactRows_SwitchedTurn(t *testing.T) {
 	testutil.NoError(t, err)
 	db := openDB(t, "")
 	catchUp(t, db, st, 0)
-	ms := func(d time.Duration) projections.UnixMillis { return projections.UnixMillis(sc.Start.Add(d).UnixMilli()) }
+	ms := func(d time.Duration) projections.UnixMillis {
+		return projections.UnixMillis(sc.Start.Add(d).UnixMilli())
+	}
 	got, err := db.Turns(context.Background(), projections.TurnFilter{Session: "dm-jon"})
 	testutil.NoError(t, err)
 	for i := range got {
