@@ -119,10 +119,16 @@ func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*
 			}
 			at := e.opt.clock.Now()
 			unlock := e.lockOutcome(next.Call.ProfileID, out.OK)
+			attempt := next.Call.Attempt
 			dec, evs, err = e.commit(ctx, at, h, req.TurnID, func() (policy.Decision, error) {
 				st, env, err := e.turnEnv(req.TurnID, at)
 				if err != nil {
 					return policy.Decision{}, err
+				}
+				if !st.InFlight || st.Current.Attempt != attempt {
+					// Decided again after losing the step (commit's
+					// retake): someone else decided this attempt.
+					return policy.Decision{}, ErrStepTaken
 				}
 				return policy.OnOutcome(st, env, out)
 			})
@@ -136,6 +142,9 @@ func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*
 				st, env, err := e.turnEnv(req.TurnID, at)
 				if err != nil {
 					return policy.Decision{}, err
+				}
+				if st.Phase != policy.PhaseWaiting {
+					return policy.Decision{}, ErrStepTaken
 				}
 				return policy.Resume(st, env)
 			})
