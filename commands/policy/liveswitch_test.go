@@ -212,3 +212,27 @@ func TestTransportRecovery_Conditions(t *testing.T) {
 		}
 	})
 }
+
+// A `/model p/m@profile` during the run pins that profile (user), and the
+// jump to the selection calls it rather than the order's first.
+func TestLiveSwitch_JumpUsesTheSelectionsPin(t *testing.T) {
+	h := startRules(t, RulesV3)
+	sel := m("openai", "gpt-5")
+	out, err := SelectModel(h.sess, "s1", sel, SourceUser, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWorld(TurnState{}, Env{Session: h.sess})
+	w.Fold(out...)
+	pin, err := h.cfg.PinProfile(w.Session(), "s1", "openai:key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = append(append(out, pin...), MarkLiveSwitch([]TurnState{h.st}, "s1", sel, "openai:key", SourceUser)...)
+	h.apply(Decision{Events: out}, nil)
+	wantCall(t, h.outcome(failed(ReasonOverloaded)), "openai", "gpt-5", "openai:key", KindLiveSwitch)
+	// Without the pin the order's first (OAuth before API key) is called.
+	h = startRules(t, RulesV3)
+	h.markSwitch(sel)
+	wantCall(t, h.outcome(failed(ReasonOverloaded)), "openai", "gpt-5", "openai:user", KindLiveSwitch)
+}

@@ -373,6 +373,14 @@ func (d *decider) order(c events.Candidate) []string {
 	if d.st.Pin != "" && d.pinProvider() == c.Provider {
 		pref = d.st.Pin
 	}
+	// Revision 3: after a live switch the selection's own user pin
+	// (`/model p/m@profile` during the run) leads on its provider, the
+	// persisted session over the turn's start (seed 000: "Live-session
+	// reconciliation prefers persisted session overrides over stale
+	// runtime model fields").
+	if s := d.session; d.v3() && d.st.Switched.Provider == c.Provider && s.PinSource == PinUser && s.PinProvider == c.Provider {
+		pref = s.Pin
+	}
 	return d.cfg.ResolveOrder(OrderInput{Provider: c.Provider, Model: c.Model, StoredOrder: d.orders[c.Provider],
 		States: d.profiles, Preferred: pref, Now: d.now()})
 }
