@@ -1,6 +1,9 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // CallRequest is one provider call the engine asks a [Caller] to make.
 type CallRequest struct {
@@ -61,3 +64,26 @@ func (e *ReplayUnsafeError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the wrapped error.
 func (e *ReplayUnsafeError) Unwrap() error { return e.Err }
+
+// ToolBatchSettledError wraps a call error of a call that continued the
+// transcript after a settled tool batch (every tool call of the batch had
+// its result). A transport failure before any output (no HTTP status,
+// classified timeout; not a *[ReplayUnsafeError]) is then continued on the
+// same call up to twice a turn, the tools not rerun (attempt kind
+// transport_recovery, rule revision 3), and not counted against the
+// profile's health.
+type ToolBatchSettledError struct {
+	Err error
+}
+
+func (e *ToolBatchSettledError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
+func (e *ToolBatchSettledError) Unwrap() error { return e.Err }
+
+// toolBatchSettled reports whether err says its call followed a settled
+// tool batch.
+func toolBatchSettled(err error) bool {
+	var tb *ToolBatchSettledError
+	return errors.As(err, &tb)
+}

@@ -96,7 +96,14 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 			}
 			return dec, nil, err
 		}
-		return e.settle(ctx, start, dec, req, res)
+		dec, evs, err := e.settle(ctx, start, dec, req, res)
+		if errors.Is(err, ErrStepTaken) && e.retake(h) {
+			// The step went to a live-switch mark (or, for a session
+			// command, to the turn's decision): decide again on it.
+			last = err
+			continue
+		}
+		return dec, evs, err
 	}
 	return policy.Decision{}, nil, &ConflictRetriesError{Subject: subject, Tries: e.opt.retries + 1, Last: last}
 }
@@ -137,6 +144,12 @@ func (e *Engine) decideLocked(h home, decide func() (policy.Decision, error), fl
 	req.Basis = e.st.applied
 	if h.agg == events.AggTurn {
 		req.MsgID = stepMsgID(e.agent, h.key, e.st.turnLast[h.key])
+	} else if t := markedTurn(dec.Events); t != "" {
+		// A session command that marks a live switch takes the marked
+		// turn's next step: the turn's pending decision and the mark
+		// cannot both be stored on one basis, so the turn's decision
+		// either saw the mark or is decided again on it.
+		req.MsgID = stepMsgID(e.agent, t, e.st.turnLast[t])
 	}
 	e.st.mu.RUnlock()
 	return dec, req, true, nil
@@ -267,6 +280,30 @@ func stepMsgID(agent, turnID string, prev uint64) string {
 	h.Write([]byte{0})
 	h.Write([]byte(strconv.FormatUint(prev, 10)))
 	return "step-" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// markedTurn is the turn a session command marks a live switch on ("" =
+// none).
+func markedTurn(ps []events.Payload) string {
+	for _, p := range ps {
+		if m, ok := p.(events.LiveSwitchMarked); ok {
+			return m.TurnID
+		}
+	}
+	return ""
+}
+
+// retake reports whether a decision that lost its step (ErrStepTaken) is
+// decided again: a session command always (its mark goes to the turn's
+// next step, or away when the turn ended); a turn decision when the step
+// went to a live-switch mark, so the turn is still where it was.
+func (e *Engine) retake(h home) bool {
+	if h.agg != events.AggTurn {
+		return true
+	}
+	e.st.mu.RLock()
+	defer e.st.mu.RUnlock()
+	return e.st.markSeq[h.key] != 0 && e.st.markSeq[h.key] == e.st.turnLast[h.key]
 }
 
 // sessionOf is the session a decision writes events of ("" = none; a

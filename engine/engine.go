@@ -171,7 +171,8 @@ func (e *Engine) Turn(id string) (policy.TurnState, bool) {
 }
 
 // Unfinished lists, sorted, the turns of session ("" = every session) that
-// have a TurnStarted but no TurnSucceeded, TurnExhausted or TurnStopped:
+// have a TurnStarted but no TurnSucceeded, TurnExhausted, TurnStopped or
+// TurnSwitched:
 // turns whose engine stopped (crash, cancellation) between two decisions.
 // They are never reported as succeeded.
 func (e *Engine) Unfinished(session string) []string {

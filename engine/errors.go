@@ -70,6 +70,24 @@ func (e *StoppedError) Error() string {
 	return b.String()
 }
 
+// SwitchError is returned by [Engine.RunTurn] when a user selected a
+// model outside the turn's candidate chain while it ran (a pending live
+// switch, rule revision 3; OpenClaw's LiveSessionModelSwitchError): the
+// turn ended (TurnSwitched) and its owner runs the same turn again as a
+// new turn, which starts from the session's selection, Model (pinned to
+// ProfileID when the selection named one). errors.As-able.
+type SwitchError struct {
+	TurnID    string
+	Session   string
+	Model     events.ModelRef
+	ProfileID string
+	// Message is "LiveSessionModelSwitchError: … was selected during the
+	// run; it is not in the candidate chain".
+	Message string
+}
+
+func (e *SwitchError) Error() string { return "turn switched: " + e.Message }
+
 // ConflictRetriesError is ErrConflictRetries with the subject that kept
 // conflicting.
 type ConflictRetriesError struct {

@@ -28,6 +28,7 @@ func outcomeOf(err error, now time.Time, latencyMs int64) policy.Outcome {
 	if errors.As(err, &unsafe) {
 		out.OutputStarted, out.ToolStarted = unsafe.OutputStarted, unsafe.ToolStarted
 	}
+	out.ToolBatchSettled = toolBatchSettled(err)
 	var pe *classify.ProviderError
 	if !errors.As(err, &pe) {
 		pe = classify.FromError(err)

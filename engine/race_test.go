@@ -488,7 +488,24 @@ func TestRace_SessionCommandAndTurn(t *testing.T) {
 				}
 				last = c[0].Seq
 			}
-			if n < 2 {
+			// A /model (rule revision 3) leaves the turn nothing to write
+			// when it comes first: the turn writes no auto pin over a
+			// user selection it did not run on (no stale pin).
+			selected, pinnedAfter := false, false
+			for c := range commitsOf(t, st) {
+				for _, ev := range c {
+					switch ev.Data.(type) {
+					case events.SessionModelSelected:
+						selected = true
+					case events.SessionAuthPinned:
+						pinnedAfter = pinnedAfter || selected
+					}
+				}
+			}
+			if pinnedAfter {
+				t.Fatal("the turn pinned a profile after the /model it lost its step to")
+			}
+			if n < 2 && (cmd == "reset" || !selected) {
 				t.Fatalf("%d commits wrote session s1, want the command's and the turn's", n)
 			}
 			verifyOK(t, st)

@@ -48,6 +48,10 @@ func (f *Fold) Turn(id string) (policy.TurnState, bool) {
 	return t, ok
 }
 
+// Running lists the session's running or waiting turns, sorted by id: the
+// turns the engine offers policy.MarkLiveSwitch for a model selection.
+func (f *Fold) Running(session string) []policy.TurnState { return f.st.running(session) }
+
 // Session returns a session's folded state.
 func (f *Fold) Session(key string) policy.SessionState {
 	if v := f.st.sessions[key]; v != nil {

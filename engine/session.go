@@ -14,7 +14,9 @@ import (
 // (a concurrent command on the same session makes one of them reload and
 // decide again). Each returns the events it appended (none when the
 // command changed nothing). A selection made while a turn runs applies
-// from the next turn (POLICY "Order, pins, chain, selection source").
+// from the next turn (POLICY "Order, pins, chain, selection source"); a
+// user selection also marks a pending live switch the running turn takes
+// at its next step (rule revision 3, [SelectionDecision]).
 
 // SelectModel records `/model provider/model` with its source (user,
 // default, auto, legacy, cron; "" = user). origin is the configured model
@@ -38,16 +40,44 @@ func (e *Engine) SelectModel(ctx context.Context, session string, m events.Model
 	if source == "" {
 		source = string(policy.SourceUser)
 	}
-	return e.sessionCommand(ctx, session, func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error) {
-		out, err := policy.SelectModel(s, session, m, policy.SelectionSource(source), origin)
-		if err != nil || profile == "" {
-			return out, err
+	if source == string(policy.SourceUser) {
+		// A user selection marks the session's running turn: decide it on
+		// every turn stored so far (a turn started on another instance
+		// included). A turn whose start is stored after this sync and
+		// before the selection's append is not marked (the selection's
+		// basis does not hold it; verify re-decides it so); that turn
+		// writes no auto pin over the selection (policy's
+		// selectionReplaced), and the next turn starts from it.
+		if err := e.Sync(ctx); err != nil {
+			return nil, err
 		}
+	}
+	return e.sessionCommand(ctx, session, func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error) {
+		return SelectionDecision(cfg, s, e.st.running(session), session, m, source, origin, profile)
+	})
+}
+
+// SelectionDecision decides `/model provider/model[@profile]` on session
+// state s: the selection (policy.SelectModel), the user pin of profile
+// when given, and the pending live switch a user selection marks on the
+// session's running turn (policy.MarkLiveSwitch, rule revision 3), in
+// that order. running lists the session's running turns. Replay's verify
+// re-decides a selection with it.
+func SelectionDecision(cfg *policy.Config, s policy.SessionState, running []policy.TurnState, session string, m events.ModelRef, source string, origin *events.ModelRef, profile string) ([]events.Payload, error) {
+	out, err := policy.SelectModel(s, session, m, policy.SelectionSource(source), origin)
+	if err != nil {
+		return nil, err
+	}
+	if profile != "" {
 		w := policy.NewWorld(policy.TurnState{}, policy.Env{Session: s})
 		w.Fold(out...)
 		pin, err := cfg.PinProfile(w.Session(), session, profile)
-		return append(out, pin...), err
-	})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pin...)
+	}
+	return append(out, policy.MarkLiveSwitch(running, session, m, profile, policy.SelectionSource(source))...), nil
 }
 
 // ClearModel records `/model default`: the override is cleared; a pin

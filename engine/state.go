@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -47,6 +48,10 @@ type state struct {
 	// of each turn (kept after the turn ends): the step a decision on the
 	// turn decides, named in its message id (stepMsgID).
 	turnLast map[string]uint64
+	// markSeq is the stream sequence of the last commit holding a
+	// LiveSwitchMarked of each turn: when it is the turn's last commit,
+	// a decision that lost its step to it decides again (commit).
+	markSeq map[string]uint64
 	// own holds commits this engine appended that are not folded yet
 	// because a commit before them is not known yet (follow.go).
 	own map[uint64]ownCommit
@@ -75,6 +80,7 @@ func newState(agent string) *state {
 		agent:      agent,
 		subjectSeq: map[string]uint64{},
 		turnLast:   map[string]uint64{},
+		markSeq:    map[string]uint64{},
 		own:        map[uint64]ownCommit{},
 		prefix:     events.AgentPrefix(agent),
 		profiles:   map[string]policy.ProfileState{},
@@ -126,6 +132,9 @@ func (s *state) foldCommit(seq uint64, subject string, evs []events.Event, derr 
 	for i := range evs {
 		if evs[i].Aggregate == events.AggTurn && evs[i].Agent == s.agent {
 			s.turnLast[evs[i].Key] = seq
+			if _, ok := evs[i].Data.(events.LiveSwitchMarked); ok {
+				s.markSeq[evs[i].Key] = seq
+			}
 		}
 		s.fold(&evs[i])
 	}
@@ -221,7 +230,7 @@ func (s *state) turnInputs(ev *events.Event) {
 func (s *state) FoldTurn(key string, p events.Payload) {
 	st := policy.EvolveTurn(s.turns[key], p)
 	switch st.Phase {
-	case policy.PhaseSucceeded, policy.PhaseExhausted, policy.PhaseStopped:
+	case policy.PhaseSucceeded, policy.PhaseExhausted, policy.PhaseStopped, policy.PhaseSwitched:
 		st = policy.TurnState{TurnID: st.TurnID, Session: st.Session, Phase: st.Phase, Attempts: st.Attempts,
 			ConfigHash: st.ConfigHash}
 	}
@@ -306,4 +315,18 @@ func (s *state) env(cfg *policy.Config, session string, now int64) policy.Env {
 		env.Session, env.SkipMarks, env.ProfileSkipMarks = v.state, v.skipMarks, v.profileSkipMarks
 	}
 	return env
+}
+
+// running lists the session's turns that are running or waiting, sorted
+// by id: the turns a user model selection may mark a live switch on
+// (policy.MarkLiveSwitch). Call with mu held.
+func (s *state) running(session string) []policy.TurnState {
+	var out []policy.TurnState
+	for _, t := range s.turns {
+		if t.Session == session && (t.Phase == policy.PhaseRunning || t.Phase == policy.PhaseWaiting) {
+			out = append(out, t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].TurnID < out[j].TurnID })
+	return out
 }

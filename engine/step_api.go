@@ -91,7 +91,8 @@ type AttemptReport struct {
 	// OK is true when the call answered; Err is otherwise the call's
 	// error: a *classify.ProviderError (its Provider and Model default to
 	// the attempt's, ReceivedAt to the engine's now), any Go error
-	// (classify.FromError), either wrapped in a *[ReplayUnsafeError].
+	// (classify.FromError), either wrapped in a *[ReplayUnsafeError]
+	// and/or a *[ToolBatchSettledError].
 	OK  bool
 	Err error
 	// LatencyMs is how long the call took (0 = unknown).
@@ -260,7 +261,9 @@ func (e *Engine) outcome(r AttemptReport, cur events.AttemptStarted, at time.Tim
 			err = &cp
 		}
 	}
-	return outcomeOf(err, at, r.LatencyMs)
+	out := outcomeOf(err, at, r.LatencyMs)
+	out.ToolBatchSettled = toolBatchSettled(r.Err)
+	return out
 }
 
 // ResumeTurn continues a turn after a wait ([policy.NextWait]) once its
@@ -394,7 +397,7 @@ func (e *Engine) turnLog(ctx context.Context, turnID string) ([]turnCommit, erro
 		w.FoldEvent(&ev)
 		c.after = w.Turn()
 		switch ev.Data.(type) {
-		case events.TurnSucceeded, events.TurnExhausted, events.TurnStopped:
+		case events.TurnSucceeded, events.TurnExhausted, events.TurnStopped, events.TurnSwitched:
 			ended = true
 		}
 	}
@@ -441,6 +444,8 @@ func nextOf(c *turnCommit, cfg *policy.Config) policy.Next {
 			}
 		case events.TurnStopped:
 			n.Kind, n.Disposition, n.Reason, n.Message = policy.NextStop, p.Disposition, p.Reason, p.Message
+		case events.TurnSwitched:
+			n.Kind, n.SwitchTo, n.ProfileID, n.Message = policy.NextSwitch, p.Model, p.ProfileID, p.Message
 		}
 	}
 	if n.Kind != "" {

@@ -21,6 +21,7 @@ const (
 	OutcomeSucceeded  = "succeeded"
 	OutcomeExhausted  = "exhausted"
 	OutcomeStopped    = "stopped"
+	OutcomeSwitched   = "switched"
 	OutcomeUnfinished = "unfinished"
 )
 
@@ -54,7 +55,7 @@ type TurnRequest struct {
 // TurnStarted was appended, also alongside an error.
 type TurnResult struct {
 	TurnID string
-	// Outcome is succeeded | exhausted | stopped, or unfinished when the
+	// Outcome is succeeded | exhausted | stopped | switched, or unfinished when the
 	// run ended early (context cancelled, append failed): the log then
 	// holds a TurnStarted without an end, and the turn is never reported
 	// as succeeded.
@@ -84,7 +85,9 @@ type TurnResult struct {
 // It returns the result and nil when a candidate answered; a
 // *[ExhaustedError] when every candidate failed; a *[StoppedError] when
 // the turn stopped (context overflow → compaction, refusal, abort,
-// coordination, final unknown). Any other error (context cancelled, store
+// coordination, final unknown); a *[SwitchError] when a live user switch
+// selected a model outside the chain (run the same turn again on it).
+// Any other error (context cancelled, store
 // failure, [ErrNoConfig], [ErrConflictRetries]) leaves the turn
 // unfinished: result.Outcome is "unfinished" when it had started.
 func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*TurnResult, error) {
@@ -116,10 +119,16 @@ func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*
 			}
 			at := e.opt.clock.Now()
 			unlock := e.lockOutcome(next.Call.ProfileID, out.OK)
+			attempt := next.Call.Attempt
 			dec, evs, err = e.commit(ctx, at, h, req.TurnID, func() (policy.Decision, error) {
 				st, env, err := e.turnEnv(req.TurnID, at)
 				if err != nil {
 					return policy.Decision{}, err
+				}
+				if !st.InFlight || st.Current.Attempt != attempt {
+					// Decided again after losing the step (commit's
+					// retake): someone else decided this attempt.
+					return policy.Decision{}, ErrStepTaken
 				}
 				return policy.OnOutcome(st, env, out)
 			})
@@ -134,6 +143,9 @@ func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*
 				if err != nil {
 					return policy.Decision{}, err
 				}
+				if st.Phase != policy.PhaseWaiting {
+					return policy.Decision{}, ErrStepTaken
+				}
 				return policy.Resume(st, env)
 			})
 		case policy.NextDone:
@@ -147,6 +159,9 @@ func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*
 		case policy.NextStop:
 			res.Outcome = OutcomeStopped
 			return res, &StoppedError{TurnID: req.TurnID, Disposition: next.Disposition, Reason: next.Reason, Message: next.Message}
+		case policy.NextSwitch:
+			res.Outcome = OutcomeSwitched
+			return res, &SwitchError{TurnID: req.TurnID, Session: req.Session, Model: next.SwitchTo, ProfileID: next.ProfileID, Message: next.Message}
 		default:
 			return res, fmt.Errorf("engine: unknown next step %q", next.Kind)
 		}

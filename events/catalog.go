@@ -17,6 +17,7 @@ func Catalog() []Payload {
 		AuthOrderSet{},
 		// Appended after the first release: the catalog only grows at the end.
 		ProfileUsed{},
+		LiveSwitchMarked{}, TurnSwitched{},
 	}
 }
 

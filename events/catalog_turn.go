@@ -95,7 +95,11 @@ func (TurnStarted) EventAggregate() Aggregate { return AggTurn }
 func (e TurnStarted) EventKey() string        { return e.TurnID }
 
 // AttemptStarted records one provider call about to be made.
-// Kind: first | retry | rotation | fallback | probe | chain_retry.
+// Kind: first | retry | rotation | fallback | probe | chain_retry |
+// live_switch (a jump to the candidate a live user switch selected, rule
+// revision 3) | transport_recovery (the bounded same-model continuation
+// after a transport failure that followed a settled tool batch, rule
+// revision 3).
 type AttemptStarted struct {
 	TurnID string `json:"turn_id"`
 	// Attempt is 1-based across the whole turn.
@@ -105,7 +109,7 @@ type AttemptStarted struct {
 	Provider       string `json:"provider"`
 	Model          string `json:"model"`
 	ProfileID      string `json:"profile_id,omitempty"`
-	Kind           string `json:"kind" enum:"first|retry|rotation|fallback|probe|chain_retry"`
+	Kind           string `json:"kind" enum:"first|retry|rotation|fallback|probe|chain_retry|live_switch|transport_recovery"`
 	// Round is the whole-chain overload retry round (0 for the first pass).
 	Round int `json:"round,omitempty"`
 	// StartedAt is when the call starts, Unix ms (the probe throttle is
@@ -122,7 +126,8 @@ func (e AttemptStarted) EventKey() string        { return e.TurnID }
 
 // AttemptFailed records a failed provider call and its classification.
 // Version 2 adds reset and long_window; a v1 event has neither (upcast
-// unchanged).
+// unchanged). Version 3 adds tool_batch_settled; a v1 or v2 failure was
+// never reported so (upcast unchanged).
 type AttemptFailed struct {
 	TurnID    string `json:"turn_id"`
 	Attempt   int    `json:"attempt"`
@@ -156,6 +161,12 @@ type AttemptFailed struct {
 	// LongWindow is the evidence that the rate limit is a long usage window
 	// (v2): no same-model retry, rotation at once.
 	LongWindow *UsageWindow `json:"long_window,omitempty"`
+	// ToolBatchSettled is true when the gateway reported that the call
+	// continued the transcript after a settled tool batch (v3): with a
+	// transport failure before any output (reason timeout, no HTTP status,
+	// not replay_unsafe) the same call is continued up to twice a turn
+	// without rerunning the tools (rule revision 3, transport_recovery).
+	ToolBatchSettled bool `json:"tool_batch_settled,omitempty"`
 }
 
 func (AttemptFailed) EventType() string         { return "AttemptFailed" }
@@ -241,12 +252,18 @@ type PreviousAttempt struct {
 // FallbackStepped is one model_fallback_decision record with OpenClaw's
 // field names (reference §8), so exporters can emit it unchanged.
 // Decision: candidate_failed | skip_candidate | probe_cooldown_candidate |
-// candidate_succeeded. The fallbackStep* fields are empty for
+// candidate_succeeded, or live_switch (rule revision 3): a pending live
+// switch taken by the run, with reason unknown (OpenClaw's reason on the
+// LiveSessionModelSwitchError path, reference §1), the error preview
+// naming the selected model and fallbackStepToModel the candidate jumped
+// to (fallbackStepFinalOutcome next_fallback), or none when the selection
+// is the current or an earlier candidate (final outcome continue). The
+// fallbackStep* fields are empty for
 // probe_cooldown_candidate and for a success with no previous attempt.
 type FallbackStepped struct {
 	TurnID                    string            `json:"turnId"`
 	SessionID                 string            `json:"sessionId,omitempty"`
-	Decision                  string            `json:"decision" enum:"candidate_failed|skip_candidate|probe_cooldown_candidate|candidate_succeeded"`
+	Decision                  string            `json:"decision" enum:"candidate_failed|skip_candidate|probe_cooldown_candidate|candidate_succeeded|live_switch"`
 	RequestedProvider         string            `json:"requestedProvider"`
 	RequestedModel            string            `json:"requestedModel"`
 	CandidateProvider         string            `json:"candidateProvider"`
@@ -372,3 +389,51 @@ type TurnStopped struct {
 func (TurnStopped) EventType() string         { return "TurnStopped" }
 func (TurnStopped) EventAggregate() Aggregate { return AggTurn }
 func (e TurnStopped) EventKey() string        { return e.TurnID }
+
+// LiveSwitchMarked records a pending live model switch on a running turn
+// (seed 000 "Session overrides and live model switching"; rule revision
+// 3): an explicit user model selection (`/model`, session_status(model=…),
+// sessions.patch) that arrived while the turn ran. It is appended in the
+// selection's own commit, which takes the turn's next step id, so the
+// turn's next decision either sees it or is decided again on it. The turn
+// takes it at its next step: a later candidate of its chain is called
+// next (FallbackStepped live_switch), a model outside the chain ends the
+// turn (TurnSwitched). System-driven changes never mark one.
+type LiveSwitchMarked struct {
+	TurnID  string `json:"turn_id"`
+	Session string `json:"session"`
+	// Model is the selected model.
+	Model ModelRef `json:"model"`
+	// ProfileID is the auth profile the selection pinned (`/model
+	// p/m@profile`), "" when none.
+	ProfileID string `json:"profile_id,omitempty"`
+	// Source is the selection source that marked it (always user: only
+	// an explicit user selection marks a live switch).
+	Source string `json:"source"`
+}
+
+func (LiveSwitchMarked) EventType() string         { return "LiveSwitchMarked" }
+func (LiveSwitchMarked) EventAggregate() Aggregate { return AggTurn }
+func (e LiveSwitchMarked) EventKey() string        { return e.TurnID }
+
+// TurnSwitched closes a turn whose pending live switch selected a model
+// outside its candidate chain (rule revision 3): the turn is handed back
+// to its owner (the agent, reply or cron retry owner) to run the same
+// turn again on Model (seed 000: "OpenClaw returns the original switch …
+// so the selected model can complete the same turn").
+type TurnSwitched struct {
+	TurnID  string `json:"turn_id"`
+	Session string `json:"session"`
+	// Model is the selected model the same turn is to run on.
+	Model ModelRef `json:"model"`
+	// ProfileID is the auth profile the selection pinned, "" when none.
+	ProfileID string `json:"profile_id,omitempty"`
+	// Message is the text of the switch: "LiveSessionModelSwitchError: …".
+	Message    string `json:"message"`
+	Attempts   int    `json:"attempts"`
+	DurationMs int64  `json:"duration_ms"`
+}
+
+func (TurnSwitched) EventType() string         { return "TurnSwitched" }
+func (TurnSwitched) EventAggregate() Aggregate { return AggTurn }
+func (e TurnSwitched) EventKey() string        { return e.TurnID }

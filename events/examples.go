@@ -107,5 +107,10 @@ func Examples() []Payload {
 		AuthOrderSet{Provider: "openai", ProfileIDs: []string{"openai:work@example.com", "openai:user@example.com"}, By: "cli"},
 		ProfileUsed{ProfileID: "openai:work@example.com", Provider: "openai", Model: "gpt-5",
 			TurnID: "turn-01JH9A", Attempt: 1, LastUsed: t0 + 5100},
+		LiveSwitchMarked{TurnID: "turn-01JHA1", Session: "agent:main:telegram:direct:42",
+			Model: ModelRef{Provider: "google-gemini", Model: "gemini-2.5-pro"}, Source: "user"},
+		TurnSwitched{TurnID: "turn-01JHA1", Session: "agent:main:telegram:direct:42",
+			Model:   ModelRef{Provider: "google-gemini", Model: "gemini-2.5-pro"},
+			Message: "LiveSessionModelSwitchError: google-gemini/gemini-2.5-pro was selected during the run; it is not in the candidate chain", Attempts: 1, DurationMs: 900},
 	}
 }

@@ -16,7 +16,9 @@ var currentVersions = []struct {
 }{
 	// Issue 17, provider reset times: v2 adds the optional reset and
 	// long_window. A v1 failure carried neither.
-	{"AttemptFailed", 2, map[int]Upcaster{1: upOptionalFieldsAdded}},
+	// Issue 23, transport recovery: v3 adds the optional
+	// tool_batch_settled. No v1 or v2 failure was reported so.
+	{"AttemptFailed", 3, map[int]Upcaster{1: upOptionalFieldsAdded, 2: upOptionalFieldsAdded}},
 	// v2 adds the subscription block (blocked_*, reset, block_bounded).
 	// No v1 failure set a block.
 	{"ProfileFailureRecorded", 2, map[int]Upcaster{1: upOptionalFieldsAdded}},

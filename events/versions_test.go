@@ -22,8 +22,9 @@ func firstReleaseRegistry(t *testing.T) *events.Registry {
 
 // Events are forever: a v1 AttemptFailed, ProfileFailureRecorded,
 // ProfileSucceeded and TurnStarted written by an earlier build read at
-// their current version (v2; TurnStarted v3) with the same fields and no
-// reset, block, long window or rule revision.
+// their current version (v2; TurnStarted and AttemptFailed v3) with the
+// same fields and no reset, block, long window, rule revision or settled
+// tool batch.
 func TestVersions_V1PayloadsReadAsV2Unchanged(t *testing.T) {
 	old := []events.Payload{
 		events.AttemptFailed{TurnID: "t1", Attempt: 1, Provider: "openai", Model: "gpt-5", Reason: "rate_limit",
@@ -55,7 +56,7 @@ func TestVersions_V1PayloadsReadAsV2Unchanged(t *testing.T) {
 	}
 	for i, ev := range got {
 		cur, _ := reg.Version(ev.Type)
-		if want := map[string]int{"TurnStarted": 3}[ev.Type]; cur != max(want, 2) || ev.SchemaVersion != cur || !reflect.DeepEqual(ev.Data, old[i]) {
+		if want := map[string]int{"TurnStarted": 3, "AttemptFailed": 3}[ev.Type]; cur != max(want, 2) || ev.SchemaVersion != cur || !reflect.DeepEqual(ev.Data, old[i]) {
 			t.Errorf("%s read as v%d (current v%d) %+v, want %+v", ev.Type, ev.SchemaVersion, cur, ev.Data, old[i])
 		}
 	}

@@ -310,7 +310,7 @@ type Turn struct {
 	AnsweredProfileID string `json:"answeredProfileId,omitempty"`
 	// Attempts is the number of provider calls started.
 	Attempts int `json:"attempts"`
-	// Outcome: succeeded | exhausted | stopped | unfinished.
+	// Outcome: succeeded | exhausted | stopped | switched | unfinished.
 	Outcome     string     `json:"outcome"`
 	Reason      string     `json:"reason,omitempty"`
 	Disposition string     `json:"disposition,omitempty"`

@@ -10,9 +10,15 @@ const (
 	OutcomeSucceeded = "succeeded"
 	OutcomeExhausted = "exhausted"
 	OutcomeStopped   = "stopped"
+	// OutcomeSwitched: a live user switch outside the chain handed the
+	// turn back (TurnSwitched, rule revision 3); disposition live_switch.
+	OutcomeSwitched = "switched"
 	// OutcomeUnfinished: TurnStarted with no terminal event yet.
 	OutcomeUnfinished = "unfinished"
 )
+
+// DispositionLiveSwitch is turns.disposition of a switched turn.
+const DispositionLiveSwitch = "live_switch"
 
 // turns is the turns table: one row per (agent, turn id), the turn's
 // folded [policy.TurnState] plus what its terminal event says. Every turn
@@ -37,7 +43,7 @@ var turns = register(&table{
 		events.TurnStarted{}, events.AttemptStarted{}, events.AttemptFailed{}, events.AttemptSucceeded{},
 		events.RetryScheduled{}, events.CandidateSkipped{}, events.FallbackStepped{},
 		events.ChainRetryScheduled{}, events.NoticeSent{}, events.TurnSucceeded{}, events.TurnExhausted{},
-		events.TurnStopped{},
+		events.TurnStopped{}, events.LiveSwitchMarked{}, events.TurnSwitched{},
 	},
 	rows: keyed(func(k key) keyedRow { return &turnRow{key: k} }, opensTurn),
 })
@@ -77,6 +83,8 @@ func (r *turnRow) outcome() string {
 		return OutcomeExhausted
 	case policy.PhaseStopped:
 		return OutcomeStopped
+	case policy.PhaseSwitched:
+		return OutcomeSwitched
 	}
 	return OutcomeUnfinished
 }
@@ -106,6 +114,10 @@ func (r *turnRow) fold(ev *events.Event) {
 	case events.TurnStopped:
 		if e.TurnID == r.st.TurnID {
 			r.reason, r.disposition, r.endedAt, r.durationMs = e.Reason, e.Disposition, ev.At.UnixMilli(), e.DurationMs
+		}
+	case events.TurnSwitched:
+		if e.TurnID == r.st.TurnID {
+			r.reason, r.disposition, r.endedAt, r.durationMs = "", DispositionLiveSwitch, ev.At.UnixMilli(), e.DurationMs
 		}
 	}
 }
@@ -144,6 +156,8 @@ func phaseOf(outcome string) policy.TurnPhase {
 		return policy.PhaseExhausted
 	case OutcomeStopped:
 		return policy.PhaseStopped
+	case OutcomeSwitched:
+		return policy.PhaseSwitched
 	}
 	return policy.PhaseRunning
 }

@@ -326,6 +326,10 @@ func attemptWhy(e events.AttemptStarted) string {
 		return "a cooldown probe of the primary"
 	case policy.KindChainRetry:
 		return fmt.Sprintf("whole-chain overload retry, round %d", e.Round)
+	case policy.KindLiveSwitch:
+		return fmt.Sprintf("the candidate the user selected during the run (position %d): a live switch jumps straight there, no candidate in between tried", e.CandidateIndex+1)
+	case policy.KindTransportRecovery:
+		return "the same call continued from the transcript after a transport failure that followed a settled tool batch, before any output (tools not rerun; at most twice a turn; not counted against the profile)"
 	}
 	return e.Kind
 }

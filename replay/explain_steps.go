@@ -90,6 +90,14 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) bool {
 		if why := stopWhy(e); why != "" {
 			st.Details = append(st.Details, why)
 		}
+	case events.LiveSwitchMarked:
+		st.Kind = "live_switch"
+		st.Text = fmt.Sprintf("the user selected %s%s while the turn ran: a pending live switch, taken at the next step", e.Model, atProfile(e.ProfileID))
+	case events.TurnSwitched:
+		x.Outcome, x.Attempts, x.DurationMs = "switched", e.Attempts, e.DurationMs
+		x.End = fmt.Sprintf("switched after %d %s (%s): the user selected %s%s, outside the chain; the same turn runs again on it", e.Attempts, plural(e.Attempts, "attempt"), msDur(e.DurationMs), e.Model, atProfile(e.ProfileID))
+		st.Kind, st.Text = "end", x.End
+		st.Details = append(st.Details, e.Message)
 	case events.ConfigApplied, events.ProfileCleared, events.SessionModelSelected, events.SessionReset,
 		events.CompactionCompleted, events.AuthOrderSet:
 		// Not part of a turn's story: no words, no step.
@@ -256,6 +264,14 @@ func fallbackStep(st *Step, e events.FallbackStepped) {
 		}
 	case policy.DecisionCandidateSucceeded:
 		st.Kind, st.Text = "decision", fmt.Sprintf("decision record: %s/%s succeeded at chain position %d", e.CandidateProvider, e.CandidateModel, e.Attempt)
+	case policy.DecisionLiveSwitch:
+		st.Kind = "live_switch"
+		if e.FallbackStepToModel != "" {
+			st.Text = fmt.Sprintf("↪ live switch %s → %s (the user's selection, a later candidate; reason %s)", e.FallbackStepFromModel, e.FallbackStepToModel, e.Reason)
+		} else {
+			st.Text = fmt.Sprintf("live switch taken on %s: the selection is the current or an earlier candidate, the run continues", e.FallbackStepFromModel)
+		}
+		st.Details = append(st.Details, e.ErrorPreview)
 	}
 }
 

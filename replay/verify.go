@@ -253,6 +253,11 @@ func (v *verifier) check(f *engine.Fold, c *commit) {
 		}
 		switch ev.Aggregate {
 		case events.AggTurn:
+			if _, mark := ev.Data.(events.LiveSwitchMarked); mark {
+				// Part of the user selection that marked it
+				// (checkSession).
+				continue
+			}
 			if turnEv == nil {
 				turnEv = ev
 			}
@@ -473,7 +478,7 @@ func outcomeOf(p events.Payload) policy.Outcome {
 	case events.AttemptFailed:
 		out := policy.Outcome{Reason: e.Reason, Status: e.Status, Code: e.Error.Code, Disposition: e.Disposition,
 			RetryAfterMs: e.RetryAfterMs, OutputStarted: e.ReplayUnsafe, Error: e.Error, Evidence: e.Evidence,
-			LatencyMs: e.LatencyMs, Reset: e.Reset, LongWindow: e.LongWindow}
+			LatencyMs: e.LatencyMs, Reset: e.Reset, LongWindow: e.LongWindow, ToolBatchSettled: e.ToolBatchSettled}
 		if len(e.RequestSizeCeiling) > 0 {
 			out.RequestSizeCeiling = true
 			out.CeilingTokens = append([]int64(nil), e.RequestSizeCeiling...)
@@ -506,14 +511,11 @@ func (v *verifier) checkSession(f *engine.Fold, c *commit, first *events.Event) 
 	var err error
 	switch e := first.Data.(type) {
 	case events.SessionModelSelected:
-		out, err = policy.SelectModel(s, session, e.Model, policy.SelectionSource(e.Source), e.Origin)
-		if err == nil && lastPin != nil && policy.PinSource(lastPin.Source) == policy.PinUser {
-			w := policy.NewWorld(policy.TurnState{}, policy.Env{Session: s})
-			w.Fold(out...)
-			var pin []events.Payload
-			pin, err = cfg.PinProfile(w.Session(), session, lastPin.ProfileID)
-			out = append(out, pin...)
+		profile := ""
+		if lastPin != nil && policy.PinSource(lastPin.Source) == policy.PinUser {
+			profile = lastPin.ProfileID
 		}
+		out, err = engine.SelectionDecision(cfg, s, f.Running(session), session, e.Model, e.Source, e.Origin, profile)
 	case events.SessionReset:
 		out = policy.ResetSession(s, session, e.Kind)
 	case events.CompactionCompleted:

@@ -291,6 +291,8 @@ func pathOf(ps []events.Payload) Path {
 			p.Outcome, p.End = "exhausted", "exhausted: "+oneLine(e.Summary, 160)
 		case events.TurnStopped:
 			p.Outcome, p.End = "stopped", fmt.Sprintf("stopped: %s (%s)", e.Disposition, e.Reason)
+		case events.TurnSwitched:
+			p.Outcome, p.End = "switched", "switched: "+e.Model.String()
 		}
 	}
 	return p

@@ -30,7 +30,9 @@ func TestSchemas_V2AddsTheBlockFields(t *testing.T) {
 	}
 	reg := events.NewCatalogRegistry()
 	for _, p := range cases {
-		if cur, _ := reg.Version(p.EventType()); cur != 2 {
+		// AttemptFailed is at 3 since issue 23 (tool_batch_settled,
+		// TestSchemas_AttemptFailedV3AddsToolBatchSettled).
+		if cur, _ := reg.Version(p.EventType()); cur != 2 && !(p.EventType() == "AttemptFailed" && cur == 3) {
 			t.Fatalf("%s is at version %d, want 2", p.EventType(), cur)
 		}
 		body := encoded(t, p)
@@ -44,6 +46,31 @@ func TestSchemas_V2AddsTheBlockFields(t *testing.T) {
 	bad := strings.Replace(string(encoded(t, cases[1])), `"subscription_limit"`, `"weekly"`, 1)
 	if err := v.ValidatePayload("ProfileFailureRecorded", 2, []byte(bad)); err == nil {
 		t.Error("blocked_reason weekly accepted")
+	}
+}
+
+// Version 3 of AttemptFailed (issue 23) adds only the optional
+// tool_batch_settled: a failure with it validates against v3 and is
+// refused by v2, and one without it validates against v1, v2 and v3.
+func TestSchemas_AttemptFailedV3AddsToolBatchSettled(t *testing.T) {
+	v := schemas.NewValidator()
+	af := events.AttemptFailed{TurnID: "t", Attempt: 1, Provider: "anthropic", Model: "claude-opus-4-6", Reason: "timeout", Disposition: "failover",
+		Evidence: events.Evidence{Rule: "code.ECONNRESET"}, Error: events.ProviderErrorRecord{Code: "ECONNRESET", MessagePreview: "read ECONNRESET"}}
+	if cur, _ := events.NewCatalogRegistry().Version("AttemptFailed"); cur != 3 {
+		t.Fatalf("AttemptFailed is at version %d, want 3", cur)
+	}
+	for ver := 1; ver <= 3; ver++ {
+		if err := v.ValidatePayload("AttemptFailed", ver, encoded(t, af)); err != nil {
+			t.Errorf("without tool_batch_settled, v%d: %v", ver, err)
+		}
+	}
+	af.ToolBatchSettled = true
+	body := encoded(t, af)
+	if err := v.ValidatePayload("AttemptFailed", 3, body); err != nil {
+		t.Errorf("v3: %v", err)
+	}
+	if err := v.ValidatePayload("AttemptFailed", 2, body); err == nil || !strings.Contains(err.Error(), "v2") {
+		t.Errorf("v2 accepted tool_batch_settled: %v", err)
 	}
 }
 

@@ -97,6 +97,9 @@ func nextCases() []struct {
 		{"exhausted min", false, policy.Next{Kind: policy.NextExhausted}},
 		{"stop full", true, policy.Next{Kind: policy.NextStop, Notices: notices, Disposition: string(events.DispositionFailover), Reason: "format", Message: "bad request"}},
 		{"stop min", false, policy.Next{Kind: policy.NextStop, Disposition: string(events.DispositionAbort)}},
+		{"switch full", true, policy.Next{Kind: policy.NextSwitch, Notices: notices, SwitchTo: policy.ModelRef{Provider: "google-gemini", Model: "gemini-2.5-pro"},
+			ProfileID: "google-gemini:me", Message: policy.LiveSwitchText(policy.ModelRef{Provider: "google-gemini", Model: "gemini-2.5-pro"}, "it is not in the candidate chain")}},
+		{"switch min", false, policy.Next{Kind: policy.NextSwitch, SwitchTo: policy.ModelRef{Provider: "groq", Model: "llama"}, Message: "LiveSessionModelSwitchError"}},
 	}
 }
 
@@ -104,7 +107,7 @@ func nextCases() []struct {
 // Next oneOf, and matches the variant its action maps to: the variant's
 // required fields are present, every field written is declared with the
 // JSON kind written, and a fully set Next writes exactly the variant's
-// fields. The discriminator maps exactly the engine's five actions.
+// fields. The discriminator maps exactly the engine's six actions.
 func TestOpenAPI_NextVariantsMatchServer(t *testing.T) {
 	doc := openAPIDoc(t)
 	next := componentSchema(t, doc, "Next")
@@ -113,7 +116,7 @@ func TestOpenAPI_NextVariantsMatchServer(t *testing.T) {
 		t.Fatalf("Next discriminator %v, want propertyName action", disc)
 	}
 	mapping, _ := disc["mapping"].(map[string]any)
-	wantActions := []string{string(policy.NextCall), string(policy.NextDone), string(policy.NextExhausted), string(policy.NextStop), string(policy.NextWait)}
+	wantActions := []string{string(policy.NextCall), string(policy.NextDone), string(policy.NextExhausted), string(policy.NextStop), string(policy.NextSwitch), string(policy.NextWait)}
 	if got := slices.Sorted(maps.Keys(mapping)); !slices.Equal(got, wantActions) {
 		t.Fatalf("Next discriminator maps %v, want %v", got, wantActions)
 	}
@@ -207,8 +210,10 @@ func TestOpenAPI_NextEnumsMatchEngine(t *testing.T) {
 		{"NextDone", "action", []string{"done"}},
 		{"NextExhausted", "action", []string{"exhausted"}},
 		{"NextStop", "action", []string{"stop"}},
+		{"NextSwitch", "action", []string{"switch"}},
 		{"NextCall", "kind", []string{string(policy.KindFirst), string(policy.KindRetry), string(policy.KindRotation),
-			string(policy.KindFallback), string(policy.KindProbe), string(policy.KindChainRetry)}},
+			string(policy.KindFallback), string(policy.KindProbe), string(policy.KindChainRetry),
+			string(policy.KindLiveSwitch), string(policy.KindTransportRecovery)}},
 		{"NextStop", "disposition", dispositions},
 		{"Notice", "kind", []string{string(policy.NoticeFallback), string(policy.NoticeFallbackCleared), string(policy.NoticeOverloadWait)}},
 	} {

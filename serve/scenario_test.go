@@ -64,7 +64,7 @@ func driveScenario(t *testing.T, ctx context.Context, sc *scenario.Scenario, srv
 		}
 		tr := s.Turn
 		begin := client.BeginRequest{Agent: "main", Session: tr.Session, Chat: tr.Chat, Model: tr.Model, Source: tr.Source, Fallbacks: tr.Fallbacks, FallbacksOverride: tr.FallbacksOverride, TurnID: tr.ID}
-		driveTurn(t, ctx, srv.cl, begin, tr, sc.Default, srv.clock)
+		driveTurn(t, ctx, srv.cl, begin, tr, sc.Default, srv.clock, func(c *scenario.Command) { driveCommand(t, ctx, srv, sc, c) })
 	}
 }
 
@@ -102,7 +102,7 @@ func driveCommand(t *testing.T, ctx context.Context, srv *gateway, sc *scenario.
 	case "use":
 		tr := &scenario.Turn{ID: c.TurnID(), Session: c.Session, Responses: []scenario.Response{{Candidate: c.Model, Profile: c.Profile, OK: true}}}
 		begin := client.BeginRequest{Agent: "main", Session: c.Session, Model: c.Model + "@" + c.Profile, TurnID: c.TurnID()}
-		driveTurn(t, ctx, cl, begin, tr, nil, srv.clock)
+		driveTurn(t, ctx, cl, begin, tr, nil, srv.clock, nil)
 	case "remove_profile":
 		srv.restart(t, c.Config())
 	case "restart":
@@ -114,8 +114,10 @@ func driveCommand(t *testing.T, ctx context.Context, srv *gateway, sc *scenario.
 }
 
 // driveTurn begins a turn and answers its calls from tr's responses (then
-// def), sleeping each latency and wait on the clock, until it ends.
-func driveTurn(t *testing.T, ctx context.Context, cl *client.Client, begin client.BeginRequest, tr *scenario.Turn, def *scenario.Response, clock *scenario.Clock) {
+// def), sleeping each latency and wait on the clock, until it ends. A
+// response's during command is sent at the end of its latency, before
+// the outcome is reported, as `fledger run` does.
+func driveTurn(t *testing.T, ctx context.Context, cl *client.Client, begin client.BeginRequest, tr *scenario.Turn, def *scenario.Response, clock *scenario.Clock, during func(*scenario.Command)) {
 	t.Helper()
 	step, err := cl.Begin(ctx, begin)
 	testutil.NoError(t, err)
@@ -132,8 +134,11 @@ func driveTurn(t *testing.T, ctx context.Context, cl *client.Client, begin clien
 				t.Fatalf("turn %s attempt %d: no scripted response", tr.ID, next.Attempt)
 			}
 			_ = clock.Sleep(ctx, time.Duration(resp.LatencyMs)*time.Millisecond)
+			if resp.During != nil && during != nil && firstUse(tr, used, resp) {
+				during(resp.During)
+			}
 			out := client.Outcome{Attempt: next.Attempt, LatencyMs: resp.LatencyMs, OK: resp.OK,
-				OutputStarted: resp.OutputStarted, ToolStarted: resp.ToolStarted}
+				OutputStarted: resp.OutputStarted, ToolStarted: resp.ToolStarted, ToolBatchSettled: resp.ToolBatchSettled}
 			if !resp.OK {
 				out.Error = wireError(t, resp.Error)
 			}
@@ -182,6 +187,17 @@ func (g *gateway) restart(t *testing.T, cfg *config.Loaded) {
 	}
 	g.server = startServer(t, g.st, serve.Config{Config: g.cfg, ConfigSource: scenario.ConfigSource(g.sc),
 		EngineOptions: []engine.Option{engine.WithClock(g.clock), engine.WithSeeds(seeds)}})
+}
+
+// firstUse reports whether resp, one of tr's responses, answers its
+// first attempt.
+func firstUse(tr *scenario.Turn, used []int, resp *scenario.Response) bool {
+	for i := range tr.Responses {
+		if &tr.Responses[i] == resp {
+			return used[i] == 1
+		}
+	}
+	return false
 }
 
 // pick answers a call the way `fledger run` does: the first unused

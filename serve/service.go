@@ -393,6 +393,9 @@ func (s *Service) Outcome(ctx context.Context, r *OutcomeRequest) (*TurnStep, er
 		if r.OutputStarted || r.ToolStarted {
 			callErr = &engine.ReplayUnsafeError{Err: callErr, OutputStarted: r.OutputStarted, ToolStarted: r.ToolStarted}
 		}
+		if r.ToolBatchSettled {
+			callErr = &engine.ToolBatchSettledError{Err: callErr}
+		}
 		rep.Err = callErr
 	}
 	st, err := e.ReportOutcome(ctx, r.TurnID, rep)

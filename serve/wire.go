@@ -70,6 +70,10 @@ type OutcomeRequest struct {
 	// started before the error, so the attempt may not be replayed.
 	OutputStarted bool `json:"output_started,omitempty"`
 	ToolStarted   bool `json:"tool_started,omitempty"`
+	// ToolBatchSettled: the call continued the transcript after a settled
+	// tool batch; a transport failure before any output qualifies for the
+	// bounded transport recovery (engine.ToolBatchSettledError).
+	ToolBatchSettled bool `json:"tool_batch_settled,omitempty"`
 }
 
 // TurnRef names a turn: POST /v1/turns/{turn_id}/resume, GET
@@ -80,7 +84,7 @@ type TurnRef struct {
 }
 
 // Next is what the gateway does now. Action is call | wait | done |
-// exhausted | stop; only that action's fields are set.
+// exhausted | stop | switch; only that action's fields are set.
 type Next struct {
 	Action string `json:"action"`
 	// call: make the call with this provider, model and auth profile
@@ -114,6 +118,11 @@ type Next struct {
 	Disposition string `json:"disposition,omitempty"`
 	Reason      string `json:"reason,omitempty"`
 	Message     string `json:"message,omitempty"`
+	// switch: the user selected SwitchTo ("provider/model", with Profile
+	// when the selection pinned one) during the run, outside the chain:
+	// run the same turn again as a new turn, which starts from that
+	// selection; Message is the switch in words.
+	SwitchTo string `json:"switch_to,omitempty"`
 	// Notices to show the user now (Delivered false: recorded, not shown
 	// in group and channel chats).
 	Notices []Notice `json:"notices"`
@@ -144,6 +153,8 @@ func nextJSON(n policy.Next) Next {
 		out.Summary, out.RawError, out.Attempts, out.SoonestCooldownExpiry = n.Summary, n.RawError, n.Attempts, n.SoonestCooldownExpiry
 	case policy.NextStop:
 		out.Disposition, out.Reason, out.Message = n.Disposition, n.Reason, n.Message
+	case policy.NextSwitch:
+		out.SwitchTo, out.Profile, out.Message = n.SwitchTo.String(), n.ProfileID, n.Message
 	}
 	return out
 }

@@ -40,7 +40,7 @@ func reasonValues() []string { return events.Spellings(events.Reasons) }
 
 // outcomeValues are a turn's outcomes (turns --outcome).
 var outcomeValues = []string{projections.OutcomeSucceeded, projections.OutcomeExhausted,
-	projections.OutcomeStopped, projections.OutcomeUnfinished}
+	projections.OutcomeStopped, projections.OutcomeSwitched, projections.OutcomeUnfinished}
 
 // completeFromProjections registers, on every command of the tree under
 // root, completion of --agent (the agents in the projections) and --turn

@@ -34,10 +34,10 @@ func TestCompletion_FixedValues(t *testing.T) {
 	}{
 		{[]string{"events", "--type", ""}, []string{"AttemptFailed", "AttemptStarted", "AttemptSucceeded", "AuthOrderSet",
 			"CandidateSkipped", "ChainRetryScheduled", "CompactionCompleted", "ConfigApplied", "FallbackNoticeStateChanged",
-			"FallbackStepped", "NoticeSent", "ProfileCleared", "ProfileFailureRecorded", "ProfileSucceeded", "ProfileUsed",
+			"FallbackStepped", "LiveSwitchMarked", "NoticeSent", "ProfileCleared", "ProfileFailureRecorded", "ProfileSucceeded", "ProfileUsed",
 			"RetryScheduled", "SessionAuthPinned", "SessionAuthUnpinned", "SessionModelCleared", "SessionModelSelected",
-			"SessionReset", "TurnExhausted", "TurnStarted", "TurnStopped", "TurnSucceeded"}},
-		{[]string{"turns", "--outcome", ""}, []string{"succeeded", "exhausted", "stopped", "unfinished"}},
+			"SessionReset", "TurnExhausted", "TurnStarted", "TurnStopped", "TurnSucceeded", "TurnSwitched"}},
+		{[]string{"turns", "--outcome", ""}, []string{"succeeded", "exhausted", "stopped", "switched", "unfinished"}},
 		{[]string{"decisions", "--reason", ""}, []string{"auth", "auth_permanent", "format", "rate_limit", "overloaded",
 			"billing", "server_error", "timeout", "tls_certificate", "context_overflow", "model_not_found",
 			"session_expired", "empty_response", "no_error_details", "unclassified", "unknown"}},

@@ -25,8 +25,17 @@ const (
 	// final unclassified error stops like a final unknown one; exhaustion
 	// summaries keep each provider message on one line.
 	RulesV2 Rules = 2
+	// RulesV3 (issue 23): a user model selection that arrives while the
+	// turn runs marks a pending live switch the turn takes at its next
+	// step (a later candidate is called next, a model outside the chain
+	// hands the turn back: TurnSwitched), and the turn writes no auto pin
+	// once a user selection replaced the one it ran on; a transport
+	// failure after a settled tool batch, before any output, is continued
+	// on the same call up to twice (transport_recovery), outside profile
+	// health.
+	RulesV3 Rules = 3
 	// CurrentRules is the revision the engine starts new turns with.
-	CurrentRules = RulesV2
+	CurrentRules = RulesV3
 )
 
 // ErrRulesTooNew is returned for a turn recorded with a rule revision
@@ -64,6 +73,9 @@ func (d *decider) rules() Rules { return RulesOf(d.st.Rules) }
 
 // v2 reports whether the turn is decided by revision 2 or later.
 func (d *decider) v2() bool { return d.rules() >= RulesV2 }
+
+// v3 reports whether the turn is decided by revision 3 or later.
+func (d *decider) v3() bool { return d.rules() >= RulesV3 }
 
 // skipMarks is the skip cache the turn's revision reads: revision 1 a
 // failure marked under every profile of its provider, revision 2 under

@@ -13,6 +13,20 @@ const (
 	DecisionSkipCandidate      = "skip_candidate"
 	DecisionProbeCandidate     = "probe_cooldown_candidate"
 	DecisionCandidateSucceeded = "candidate_succeeded"
+	// DecisionLiveSwitch records a pending live switch taken (rule
+	// revision 3; not one of OpenClaw's four decisions, which logs the
+	// jump as a LiveSessionModelSwitchError with reason unknown).
+	DecisionLiveSwitch = "live_switch"
+)
+
+// fallbackStepFinalOutcome values.
+const (
+	StepNextFallback   = "next_fallback"
+	StepChainExhausted = "chain_exhausted"
+	StepSucceeded      = "succeeded"
+	// StepContinue: a live switch to the current or an earlier candidate
+	// is recorded and the run continues as it would have.
+	StepContinue = "continue"
 )
 
 // NextKind is what the engine does after a decision ([Next.Kind]).
@@ -34,6 +48,10 @@ const (
 	// NextStop: the turn stopped without exhausting the chain
 	// (Next.Disposition, Next.Reason).
 	NextStop NextKind = "stop"
+	// NextSwitch: a live switch selected a model outside the chain; run
+	// the same turn again on Next.SwitchTo (with Next.ProfileID when the
+	// selection pinned one), as a new turn (rule revision 3).
+	NextSwitch NextKind = "switch"
 )
 
 // Call is one provider call to make.
@@ -85,6 +103,8 @@ type Next struct {
 	RawError              bool
 	Attempts              []events.ExhaustedAttempt
 	SoonestCooldownExpiry int64
+	// SwitchTo is set for NextSwitch (with ProfileID and Message).
+	SwitchTo ModelRef
 	// Disposition, Reason and Message are set for NextStop.
 	Disposition string
 	Reason      string
@@ -178,6 +198,11 @@ type Outcome struct {
 	// started; the attempt is not replay-safe.
 	OutputStarted bool
 	ToolStarted   bool
+	// ToolBatchSettled: the call continued the transcript after a settled
+	// tool batch (the gateway says so); with a transport failure before
+	// any output it qualifies for the bounded transport recovery (rule
+	// revision 3).
+	ToolBatchSettled bool
 	// Error is the redacted provider error; Evidence the classifier's.
 	Error    events.ProviderErrorRecord
 	Evidence events.Evidence
@@ -302,6 +327,18 @@ func Resume(st TurnState, env Env) (Decision, error) {
 		d.notice(NoticeOverloadWait, OverloadNoticeText)
 		return d.done(Next{Kind: NextWait, WaitMs: st.ResumeAt - env.Now, ResumeAt: st.ResumeAt}), nil
 	}
+	// Rule revision 3: a pending live switch is taken at the end of the
+	// wait (during a whole-chain wait every candidate is later).
+	from := -1
+	var failed *Outcome
+	if st.Pending == PendingRetry {
+		from = st.Current.CandidateIndex
+		f := failureOutcome(st.LastFailure)
+		failed = &f
+	}
+	if dec, ok := d.takeSwitch(from, failed, nil); ok {
+		return dec, nil
+	}
 	if st.Pending == PendingRetry {
 		c := st.Current
 		return d.call(c.CandidateIndex, c.ProfileID, KindRetry, false), nil
@@ -335,6 +372,14 @@ func (d *decider) order(c events.Candidate) []string {
 	pref := ""
 	if d.st.Pin != "" && d.pinProvider() == c.Provider {
 		pref = d.st.Pin
+	}
+	// Revision 3: after a live switch the selection's own user pin
+	// (`/model p/m@profile` during the run) leads on its provider, the
+	// persisted session over the turn's start (seed 000: "Live-session
+	// reconciliation prefers persisted session overrides over stale
+	// runtime model fields").
+	if s := d.session; d.v3() && d.st.Switched.Provider == c.Provider && s.PinSource == PinUser && s.PinProvider == c.Provider {
+		pref = s.Pin
 	}
 	return d.cfg.ResolveOrder(OrderInput{Provider: c.Provider, Model: c.Model, StoredOrder: d.orders[c.Provider],
 		States: d.profiles, Preferred: pref, Now: d.now()})
@@ -384,9 +429,9 @@ func (d *decider) probeOpen(provider string) bool {
 // kind; past the end it ends the pass.
 func (d *decider) advance(i int, kind AttemptKind) Decision {
 	p := d.cfg.Params
-	for ; i < len(d.st.Chain); i++ {
+	for start := i; i < len(d.st.Chain); i++ {
 		c := d.st.Chain[i]
-		if kind == KindFirst && i > 0 {
+		if kind == KindFirst && i > 0 || kind == KindLiveSwitch && i > start {
 			kind = KindFallback
 		}
 		if contains(d.st.TLSBanned, c.Provider) {
@@ -485,12 +530,12 @@ func (d *decider) step(r *events.FallbackStepped, i int, reason, detail string) 
 	r.FallbackStepType = "fallback_step"
 	r.FallbackStepFromModel = ModelRef{Provider: c.Provider, Model: c.Model}.String()
 	r.FallbackStepFromReason, r.FallbackStepFromDetail, r.FallbackStepChainPosition = reason, detail, i+1
-	r.FallbackStepFinalOutcome = "chain_exhausted"
+	r.FallbackStepFinalOutcome = StepChainExhausted
 	if j := d.nextIndex(i); j >= 0 {
 		n := d.st.Chain[j]
 		r.NextCandidateProvider, r.NextCandidateModel, r.NextCandidateRouteOrigin = n.Provider, n.Model, n.RouteOrigin
 		r.FallbackStepToModel = ModelRef{Provider: n.Provider, Model: n.Model}.String()
-		r.FallbackStepFinalOutcome = "next_fallback"
+		r.FallbackStepFinalOutcome = StepNextFallback
 	}
 	r.ConsoleMessage = fmt.Sprintf("model fallback %s: %s (%s) -> %s", r.Decision, r.FallbackStepFromModel, reason, r.FallbackStepFinalOutcome)
 	if r.FallbackStepToModel != "" {
@@ -640,7 +685,8 @@ func (d *decider) fail(out Outcome) Decision {
 	ev := events.AttemptFailed{TurnID: d.st.TurnID, Attempt: cur.Attempt, Provider: cur.Provider, Model: cur.Model,
 		ProfileID: cur.ProfileID, Error: out.Error, Reason: out.Reason, Status: out.Status, Disposition: disp,
 		Evidence: out.Evidence, RetryAfterMs: out.RetryAfterMs, LatencyMs: out.LatencyMs,
-		ReplayUnsafe: out.OutputStarted || out.ToolStarted, Reset: copyReset(out.Reset), LongWindow: copyWindow(out.LongWindow)}
+		ReplayUnsafe: out.OutputStarted || out.ToolStarted, Reset: copyReset(out.Reset), LongWindow: copyWindow(out.LongWindow),
+		ToolBatchSettled: out.ToolBatchSettled}
 	if out.RequestSizeCeiling {
 		ev.RequestSizeCeiling = append([]int64(nil), out.CeilingTokens...)
 	}
@@ -648,19 +694,20 @@ func (d *decider) fail(out Outcome) Decision {
 	if disp != DispositionFailover {
 		return d.stop(disp, out.Reason, out.Error.MessagePreview)
 	}
+	if dec, ok := d.takeSwitch(cur.CandidateIndex, &out, func() { d.recordFailure(out) }); ok {
+		return dec
+	}
 	limit := p.LoopLimit(len(d.cfg.ProviderProfiles(cur.Provider)))
 	underLimit := d.st.CandAttempts < limit
+	if underLimit && d.transportRecovery(out) {
+		return d.call(cur.CandidateIndex, cur.ProfileID, KindTransportRecovery, false)
+	}
 	if underLimit && !out.RequestSizeCeiling {
 		if dec, ok := d.retry(out); ok {
 			return dec
 		}
 	}
-	if prof, ok := d.cfg.Profile(cur.ProfileID); ok {
-		if e, rec := p.RecordFailure(d.state(prof), prof, Failure{Reason: out.Reason, Model: cur.Model,
-			TurnID: d.st.TurnID, Attempt: cur.Attempt, Reset: copyReset(out.Reset)}, d.now()); rec {
-			d.emit(e)
-		}
-	}
+	d.recordFailure(out)
 	i := cur.CandidateIndex
 	// The next candidate skips TLS-banned providers (reference §7 steps
 	// 2 and 7.7).
@@ -686,6 +733,25 @@ func (d *decider) fail(out Outcome) Decision {
 	if d.terminal(out.Reason, later) {
 		return d.stop(DispositionFailover, out.Reason, d.surfaced(out))
 	}
+	d.emit(d.failedRecord(i, out))
+	return d.advance(i+1, KindFallback)
+}
+
+// recordFailure records the failure of the attempt in flight against its
+// profile's health (usageStats), when the policy counts it.
+func (d *decider) recordFailure(out Outcome) {
+	cur := d.st.Current
+	if prof, ok := d.cfg.Profile(cur.ProfileID); ok {
+		if e, rec := d.cfg.RecordFailure(d.state(prof), prof, Failure{Reason: out.Reason, Model: cur.Model,
+			TurnID: d.st.TurnID, Attempt: cur.Attempt, Reset: copyReset(out.Reset)}, d.now()); rec {
+			d.emit(e)
+		}
+	}
+}
+
+// failedRecord is the candidate_failed model_fallback_decision of
+// candidate i failing with out.
+func (d *decider) failedRecord(i int, out Outcome) events.FallbackStepped {
 	r := d.record(DecisionCandidateFailed, i)
 	r.Reason, r.Status, r.Code = out.Reason, out.Status, out.Error.Code
 	if r.Code == "" {
@@ -700,8 +766,7 @@ func (d *decider) fail(out Outcome) Decision {
 	if r.ErrorPreview == "" {
 		r.ErrorPreview = humanReason(out.Reason)
 	}
-	d.emit(r)
-	return d.advance(i+1, KindFallback)
+	return r
 }
 
 // retry decides a same-profile transient retry (reference §9; seed 000:
@@ -773,7 +838,7 @@ func (d *decider) succeed(out Outcome) Decision {
 			r.FallbackStepFromModel = ModelRef{Provider: last.Provider, Model: last.Model}.String()
 			r.FallbackStepToModel = ModelRef{Provider: cur.Provider, Model: cur.Model}.String()
 			r.FallbackStepFromReason, r.FallbackStepFromDetail = last.Reason, last.Error
-			r.FallbackStepChainPosition, r.FallbackStepFinalOutcome = cur.CandidateIndex+1, "succeeded"
+			r.FallbackStepChainPosition, r.FallbackStepFinalOutcome = cur.CandidateIndex+1, StepSucceeded
 			r.ConsoleMessage = fmt.Sprintf("model fallback %s: %s (after %s) -> %s", r.Decision,
 				r.FallbackStepToModel, r.FallbackStepFromReason, r.FallbackStepFinalOutcome)
 		}
@@ -781,10 +846,12 @@ func (d *decider) succeed(out Outcome) Decision {
 	}
 	answered := ModelRef{Provider: cur.Provider, Model: cur.Model}
 	sess := d.session
+	selected := d.selected()
 	// Auto pin (seed 000 "Session stickiness"): the profile that answered on
-	// the selected provider, unless a user pin exists.
-	if cur.ProfileID != "" && cur.Provider == st.Requested.Provider && sess.PinSource != PinUser &&
-		(sess.Pin != cur.ProfileID || sess.PinSource != PinAuto) {
+	// the selected provider, unless a user pin exists; from revision 3 not
+	// once a user selection replaced the one the turn ran on.
+	if cur.ProfileID != "" && cur.Provider == selected.Provider && sess.PinSource != PinUser &&
+		(sess.Pin != cur.ProfileID || sess.PinSource != PinAuto) && !(d.v3() && d.selectionReplaced(selected)) {
 		if sess.Pin != "" {
 			d.emit(events.SessionAuthUnpinned{Session: st.Session, ProfileID: sess.Pin, Source: string(sess.PinSource), Cause: UnpinReplaced})
 		}
@@ -796,7 +863,7 @@ func (d *decider) succeed(out Outcome) Decision {
 	if st.AutoOriginProbe && answered == st.Requested && sess.Source == SourceAuto && sess.Origin == st.Requested {
 		d.emit(events.SessionModelCleared{Session: st.Session, Previous: sess.Model, PreviousSource: string(SourceAuto), Cause: "auto_recovered"})
 	}
-	d.noticeState(answered)
+	d.noticeState(selected, answered)
 	d.emit(events.TurnSucceeded{TurnID: st.TurnID, AnsweredBy: answered, ProfileID: cur.ProfileID,
 		Attempts: d.st.Attempts, DurationMs: d.now() - st.StartedAt})
 	return d.done(Next{Kind: NextDone, AnsweredBy: answered, ProfileID: cur.ProfileID})
@@ -805,9 +872,9 @@ func (d *decider) succeed(out Outcome) Decision {
 // noticeState updates the session's fallback-notice state and sends a
 // notice once per change of the selected/active pair (seed 000
 // "User-visible fallback notices"; reference §10).
-func (d *decider) noticeState(answered ModelRef) {
+func (d *decider) noticeState(selectedModel, answered ModelRef) {
 	st, prev := d.st, d.session.Notice
-	selected, active := st.Requested.String(), answered.String()
+	selected, active := selectedModel.String(), answered.String()
 	if active != selected {
 		if prev.Selected == selected && prev.Active == active {
 			return

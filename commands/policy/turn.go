@@ -14,6 +14,12 @@ const (
 	KindFallback   AttemptKind = "fallback"
 	KindProbe      AttemptKind = "probe"
 	KindChainRetry AttemptKind = "chain_retry"
+	// KindLiveSwitch is the call a pending live switch jumps to (rule
+	// revision 3).
+	KindLiveSwitch AttemptKind = "live_switch"
+	// KindTransportRecovery continues the same call after a transport
+	// failure that followed a settled tool batch (rule revision 3).
+	KindTransportRecovery AttemptKind = "transport_recovery"
 )
 
 // TurnPhase is where a turn is ([TurnState.Phase]).
@@ -26,6 +32,8 @@ const (
 	PhaseSucceeded TurnPhase = "succeeded"
 	PhaseExhausted TurnPhase = "exhausted"
 	PhaseStopped   TurnPhase = "stopped"
+	// PhaseSwitched: a live switch handed the turn back (TurnSwitched).
+	PhaseSwitched TurnPhase = "switched"
 )
 
 // PendingWait is the wait a turn is in ([TurnState.Pending]; "" = none).
@@ -104,6 +112,16 @@ type TurnState struct {
 	TLSBanned    []string
 	ReplayUnsafe bool
 	Probes       []ProbeMark
+
+	// Live switching (rule revision 3). Switch is the pending live switch
+	// (LiveSwitchMarked) the next decision takes, nil when none; Switched
+	// is the model a taken switch jumped to (zero = none): the model the
+	// user selected for this turn from then on.
+	Switch   *events.LiveSwitchMarked
+	Switched ModelRef
+	// TransportRecoveries counts transport_recovery attempts (at most
+	// TransportRecoveryMax a turn).
+	TransportRecoveries int
 }
 
 // grow appends to a copy, never to a shared backing array, so EvolveTurn
@@ -161,6 +179,12 @@ func (s *TurnState) apply(p events.Payload) bool {
 		s.RoundSkips++
 		s.Summary = grow(s.Summary, events.ExhaustedAttempt{Provider: e.Provider, Model: e.Model, Reason: e.Reason, Error: e.Message})
 	case events.FallbackStepped:
+		if e.Decision == DecisionLiveSwitch {
+			s.Switch = nil
+			if e.FallbackStepFinalOutcome == StepNextFallback {
+				s.Switched = ModelRef{Provider: e.NextCandidateProvider, Model: e.NextCandidateModel}
+			}
+		}
 		if e.Decision == DecisionCandidateFailed {
 			r := e.Reason
 			if r == "" {
@@ -184,6 +208,11 @@ func (s *TurnState) apply(p events.Payload) bool {
 		s.Phase = PhaseExhausted
 	case events.TurnStopped:
 		s.Phase = PhaseStopped
+	case events.LiveSwitchMarked:
+		m := e
+		s.Switch = &m
+	case events.TurnSwitched:
+		s.Phase, s.Switch = PhaseSwitched, nil
 	default:
 		return false
 	}
@@ -206,7 +235,11 @@ func startTurn(ts events.TurnStarted) TurnState {
 // rotation) restarts the candidate's counters; a rotation counts against
 // the reason that caused it.
 func (s *TurnState) attemptStarted(e events.AttemptStarted) {
-	if AttemptKind(e.Kind) != KindRetry && AttemptKind(e.Kind) != KindRotation {
+	switch AttemptKind(e.Kind) {
+	case KindRetry, KindRotation:
+	case KindTransportRecovery:
+		s.TransportRecoveries++
+	default:
 		s.resetCandidate()
 	}
 	if AttemptKind(e.Kind) == KindRotation {

@@ -112,10 +112,12 @@ func TestVocabulary_EveryClosedSetIsTheStoredOne(t *testing.T) {
 		{"attempt kinds", "", "AttemptKind", map[string]string{
 			"KindFirst": string(KindFirst), "KindRetry": string(KindRetry), "KindRotation": string(KindRotation),
 			"KindFallback": string(KindFallback), "KindProbe": string(KindProbe), "KindChainRetry": string(KindChainRetry),
+			"KindLiveSwitch": string(KindLiveSwitch), "KindTransportRecovery": string(KindTransportRecovery),
 		}, storedEnum(t, events.AttemptStarted{}, "Kind")},
 		{"next kinds", "", "NextKind", map[string]string{
 			"NextCall": string(NextCall), "NextWait": string(NextWait), "NextDone": string(NextDone),
 			"NextExhausted": string(NextExhausted), "NextStop": string(NextStop),
+			"NextSwitch": string(NextSwitch),
 		}, nil},
 		{"notice kinds", "", "NoticeKind", map[string]string{
 			"NoticeFallback": string(NoticeFallback), "NoticeFallbackCleared": string(NoticeFallbackCleared),
@@ -131,6 +133,7 @@ func TestVocabulary_EveryClosedSetIsTheStoredOne(t *testing.T) {
 		{"turn phases", "", "TurnPhase", map[string]string{
 			"PhaseRunning": string(PhaseRunning), "PhaseWaiting": string(PhaseWaiting), "PhaseSucceeded": string(PhaseSucceeded),
 			"PhaseExhausted": string(PhaseExhausted), "PhaseStopped": string(PhaseStopped),
+			"PhaseSwitched": string(PhaseSwitched),
 		}, nil},
 		{"pending waits", "", "PendingWait", map[string]string{
 			"PendingRetry": string(PendingRetry), "PendingChain": string(PendingChain),
@@ -143,6 +146,7 @@ func TestVocabulary_EveryClosedSetIsTheStoredOne(t *testing.T) {
 		{"fallback decisions", "Decision", "", map[string]string{
 			"DecisionCandidateFailed": DecisionCandidateFailed, "DecisionSkipCandidate": DecisionSkipCandidate,
 			"DecisionProbeCandidate": DecisionProbeCandidate, "DecisionCandidateSucceeded": DecisionCandidateSucceeded,
+			"DecisionLiveSwitch": DecisionLiveSwitch,
 		}, storedEnum(t, events.FallbackStepped{}, "Decision")},
 		{"route origins", "Origin", "", map[string]string{
 			"OriginRequested": OriginRequested, "OriginConfiguredFallback": OriginConfiguredFallback,

@@ -20,6 +20,10 @@ type scriptCaller struct {
 	cancel  context.CancelFunc
 	used    []int
 	missing error
+	// during runs a response's During command (runner.duringCommand);
+	// failed is its error, which stops the run.
+	during func(ctx context.Context, attempt int, c *Command) error
+	failed error
 }
 
 func newScriptCaller(t *Turn, def *Response, clock *Clock, cancel context.CancelFunc) *scriptCaller {
@@ -54,6 +58,13 @@ func (s *scriptCaller) Call(ctx context.Context, r engine.CallRequest) (engine.A
 	if err := s.clock.Sleep(ctx, time.Duration(resp.LatencyMs)*time.Millisecond); err != nil {
 		return engine.Answer{}, err
 	}
+	if resp.During != nil && s.during != nil && s.firstUse(resp) {
+		if err := s.during(ctx, r.Attempt, resp.During); err != nil {
+			s.failed = fmt.Errorf("turn %s attempt %d: during: %w", r.TurnID, r.Attempt, err)
+			s.cancel()
+			return engine.Answer{}, s.failed
+		}
+	}
 	if resp.OK {
 		text := resp.Text
 		if text == "" {
@@ -69,11 +80,26 @@ func (s *scriptCaller) Call(ctx context.Context, r engine.CallRequest) (engine.A
 		pe.Model = r.Model
 	}
 	pe.ReceivedAt = s.clock.Now()
+	var err error = &pe
 	if resp.OutputStarted || resp.ToolStarted {
 		// As `fledger serve` reports output_started / tool_started.
-		return engine.Answer{}, &engine.ReplayUnsafeError{Err: &pe, OutputStarted: resp.OutputStarted, ToolStarted: resp.ToolStarted}
+		err = &engine.ReplayUnsafeError{Err: err, OutputStarted: resp.OutputStarted, ToolStarted: resp.ToolStarted}
 	}
-	return engine.Answer{}, &pe
+	if resp.ToolBatchSettled {
+		err = &engine.ToolBatchSettledError{Err: err}
+	}
+	return engine.Answer{}, err
+}
+
+// firstUse reports whether resp (one of the turn's responses, or the
+// default) is answering its first attempt.
+func (s *scriptCaller) firstUse(resp *Response) bool {
+	for i := range s.turn.Responses {
+		if &s.turn.Responses[i] == resp {
+			return s.used[i] == 1
+		}
+	}
+	return false
 }
 
 // missingText says what an attempt nothing answers lacks: a use step's

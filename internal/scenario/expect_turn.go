@@ -24,6 +24,7 @@ func checkTurn(sc *Scenario, where string, ex *TurnExpect, tr *TurnReport, miss 
 	str("disposition", ex.Disposition, tr.Disposition)
 	str("reason", ex.Reason, tr.Reason)
 	str("message", ex.Message, tr.Message)
+	str("switched_to", ex.SwitchedTo, tr.SwitchedTo)
 	if ex.Attempts != nil && *ex.Attempts != tr.Attempts {
 		miss(where, "attempts", strconv.Itoa(*ex.Attempts), strconv.Itoa(tr.Attempts))
 	}

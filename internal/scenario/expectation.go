@@ -18,8 +18,11 @@ func absent(want string) string {
 // TurnExpect is what a turn must do. Unset fields are not checked; a
 // text field set to [None] expects the value to be absent.
 type TurnExpect struct {
-	// Outcome: succeeded | exhausted | stopped | unfinished.
+	// Outcome: succeeded | exhausted | stopped | switched | unfinished.
 	Outcome string `json:"outcome,omitempty"`
+	// SwitchedTo is the model a live switch outside the chain handed the
+	// turn back to (outcome switched), None for none.
+	SwitchedTo string `json:"switched_to,omitempty"`
 	// AnsweredBy is "provider/model"; Profile the answering profile.
 	AnsweredBy string `json:"answered_by,omitempty"`
 	Profile    string `json:"profile,omitempty"`
@@ -45,7 +48,8 @@ type TurnExpect struct {
 	// TriedCandidates, TriedProfiles and AttemptKinds describe every
 	// attempt, in order: its candidate, its auth profile (None: the
 	// provider's default credentials) and its kind (first | retry |
-	// rotation | fallback | probe | chain_retry).
+	// rotation | fallback | probe | chain_retry | live_switch |
+	// transport_recovery).
 	TriedCandidates *[]string `json:"tried_candidates,omitempty"`
 	TriedProfiles   *[]string `json:"tried_profiles,omitempty"`
 	AttemptKinds    *[]string `json:"attempt_kinds,omitempty"`

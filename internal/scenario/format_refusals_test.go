@@ -34,7 +34,7 @@ func TestParse_NewFieldsRefusedWithPaths(t *testing.T) {
 		{"cron fallbacks entry with an @profile", turn(`, model: openai/gpt-5, source: cron, fallbacks: ["anthropic/claude-opus-4-6@anthropic:a"]`),
 			`script[0].turn.fallbacks[0]: "anthropic/claude-opus-4-6@anthropic:a": a fallback takes no @profile`, true},
 		{"output_started on an answer", "script:\n  - at: \"+0s\"\n    turn: {session: s, responses: [{candidate: openai/gpt-5, ok: true, output_started: true}]}\n",
-			"script[0].turn.responses[0]: output_started and tool_started describe an error", true},
+			"script[0].turn.responses[0]: output_started, tool_started and tool_batch_settled describe an error", true},
 		{"unknown attempt kind", turn(`, expect: {attempt_kinds: [first, retyr]}`),
 			`script[0].turn.expect.attempt_kinds[1]: "retyr" is not first|retry|rotation|fallback|probe|chain_retry`, true},
 		{"tried candidate not provider/model", turn(`, expect: {tried_candidates: [gpt-5]}`),

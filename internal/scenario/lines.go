@@ -68,6 +68,12 @@ func (rep *Report) turnReport(res *engine.TurnResult) *TurnReport {
 				add(ev, "fallback", "↪ fallback %s → %s (%s)", e.FallbackStepFromModel, to, e.Reason)
 			case "probe_cooldown_candidate":
 				add(ev, "probe", "probe %s/%s in cooldown (%s)", e.CandidateProvider, e.CandidateModel, e.Reason)
+			case "live_switch":
+				to := e.FallbackStepToModel
+				if to == "" {
+					to = "no jump: the run continues"
+				}
+				add(ev, "live_switch", "↪ live switch %s → %s", e.FallbackStepFromModel, to)
 			}
 		case events.ChainRetryScheduled:
 			add(ev, "chain_retry", "every candidate overloaded: whole-chain retry round %d in %d ms", e.Round, e.DelayMs)
@@ -90,6 +96,11 @@ func (rep *Report) turnReport(res *engine.TurnResult) *TurnReport {
 			tr.DurationMs = e.DurationMs
 		case events.TurnStopped:
 			tr.DurationMs = e.DurationMs
+		case events.LiveSwitchMarked:
+			add(ev, "live_switch", "   /model %s (user) while the turn runs: pending live switch", e.Model)
+		case events.TurnSwitched:
+			tr.DurationMs = e.DurationMs
+			add(ev, "switched", "switched: run the same turn again on %s (outside the chain)", e.Model)
 		}
 	}
 	return tr

@@ -100,6 +100,8 @@ func writeOutcome(b *strings.Builder, rep *Report, t *TurnReport) {
 		}
 	case "stopped":
 		fmt.Fprintf(b, "  ⇒ stopped after %d %s: %s (%s)\n", t.Attempts, plural(t.Attempts, "attempt"), t.Disposition, t.Reason)
+	case "switched":
+		fmt.Fprintf(b, "  ⇒ switched after %d %s: run the same turn again on %s (selected during the run, outside the chain)\n", t.Attempts, plural(t.Attempts, "attempt"), t.SwitchedTo)
 	default:
 		fmt.Fprintf(b, "  ⇒ %s after %d %s\n", t.Outcome, t.Attempts, plural(t.Attempts, "attempt"))
 	}

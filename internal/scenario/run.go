@@ -102,6 +102,9 @@ type TurnReport struct {
 	Disposition     string     `json:"disposition,omitempty"`
 	Reason          string     `json:"reason,omitempty"`
 	Message         string     `json:"message,omitempty"`
+	// SwitchedTo is the model a live switch outside the chain handed the
+	// turn back to (outcome switched).
+	SwitchedTo string `json:"switched_to,omitempty"`
 	// Tried lists every attempt in order; Skips every skipped candidate
 	// ("provider/model: <text>"); AnsweredAt is when the answer arrived.
 	Tried      []AttemptReport `json:"tried"`
@@ -120,7 +123,7 @@ type TurnReport struct {
 // AttemptReport is one provider call of a turn: its number, candidate
 // ("provider/model"), auth profile ("" = the provider's default
 // credentials), kind (first | retry | rotation | fallback | probe |
-// chain_retry) and start offset.
+// chain_retry | live_switch | transport_recovery) and start offset.
 type AttemptReport struct {
 	Attempt   int    `json:"attempt"`
 	Candidate string `json:"candidate"`
@@ -288,18 +291,34 @@ func (r *runner) turn(ctx context.Context, t *Turn, def *Response) (*TurnReport,
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	caller := newScriptCaller(t, def, r.clock, cancel)
+	during := map[int][]Line{}
+	caller.during = func(ctx context.Context, attempt int, c *Command) error {
+		cr, err := r.command(ctx, c)
+		if err == nil {
+			during[attempt] = append(during[attempt], Line{Offset: rep.offset(events.Millis(r.clock.Now())), Kind: "command",
+				Text: fmt.Sprintf("   during attempt #%d: %s → %s", attempt, cr.Text, strings.Join(cr.Events, ", "))})
+		}
+		return err
+	}
 	res, err := eng.RunTurn(tctx, req, caller)
 	if caller.missing != nil {
 		err = caller.missing
 	}
+	if caller.failed != nil {
+		err = caller.failed
+	}
 	var ex *engine.ExhaustedError
 	var stop *engine.StoppedError
-	if err != nil && !errors.As(err, &ex) && !errors.As(err, &stop) && res == nil {
+	var sw *engine.SwitchError
+	if err != nil && !errors.As(err, &ex) && !errors.As(err, &stop) && !errors.As(err, &sw) && res == nil {
 		return nil, err
 	}
 	tr := rep.turnReport(res)
+	tr.Lines = mergeLines(tr.Lines, during)
 	tr.Unused = caller.unused()
 	switch {
+	case sw != nil:
+		tr.SwitchedTo, tr.Message = sw.Model.String(), sw.Message
 	case ex != nil:
 		tr.Summary = ex.Summary
 		if ex.SoonestCooldownExpiry > 0 {
@@ -315,10 +334,28 @@ func (r *runner) turn(ctx context.Context, t *Turn, def *Response) (*TurnReport,
 	}
 	sr := sessionReport(t.Session, eng.Session(t.Session))
 	tr.SessionState = &sr
-	if ex != nil || stop != nil {
+	if ex != nil || stop != nil || sw != nil {
 		err = nil
 	}
 	return tr, err
+}
+
+// mergeLines puts the lines of commands that ran during a turn's
+// attempts (by attempt number) after that attempt's line.
+func mergeLines(turn []Line, during map[int][]Line) []Line {
+	if len(during) == 0 {
+		return turn
+	}
+	out := make([]Line, 0, len(turn)+len(during))
+	n := 0
+	for _, l := range turn {
+		out = append(out, l)
+		if l.Kind == "attempt" {
+			n++
+			out = append(out, during[n]...)
+		}
+	}
+	return out
 }
 
 // request builds the turn's engine.TurnRequest as `fledger serve` does

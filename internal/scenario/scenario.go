@@ -156,6 +156,16 @@ type Response struct {
 	// whole-chain overload retry is off for the rest of the turn.
 	OutputStarted bool `json:"output_started,omitempty"`
 	ToolStarted   bool `json:"tool_started,omitempty"`
+	// ToolBatchSettled (errors only): the call continued the transcript
+	// after a settled tool batch (engine.ToolBatchSettledError): a
+	// transport failure before any output is then continued on the same
+	// call, up to twice a turn (transport_recovery, rule revision 3).
+	ToolBatchSettled bool `json:"tool_batch_settled,omitempty"`
+	// During is a session command that arrives while this attempt is in
+	// flight (at the end of its latency, before its outcome is
+	// reported): a `/model` mid-turn marks a pending live switch the turn
+	// takes at its next step. Run on the response's first use only.
+	During *Command `json:"during,omitempty"`
 }
 
 // Problem is one thing wrong with a scenario file, at a path such as

@@ -130,13 +130,36 @@ func (v *validator) turn(path string, t *Turn, raw json.RawMessage) {
 	}
 	_ = json.Unmarshal(raw, &rr)
 	for i, r := range rr.Turn.Responses {
-		if resp := v.response(fmt.Sprintf("%s.responses[%d]", path, i), r, false); resp != nil && i < len(t.Responses) {
+		rp := fmt.Sprintf("%s.responses[%d]", path, i)
+		if resp := v.response(rp, r, false); resp != nil && i < len(t.Responses) {
+			v.during(rp+".during", t, resp)
 			t.Responses[i] = *resp
 		}
 	}
 	if t.Expect != nil {
 		v.turnExpect(path+".expect", t.Expect)
 	}
+}
+
+// duringDos are the commands a response's during may run: session
+// commands (the gateway's own steps do not arrive mid-call).
+const duringDos = "model|model_default|pin|new|reset|sessions_reset|compaction"
+
+// during checks a response's during command: a session command, on the
+// turn's session unless it names one.
+func (v *validator) during(path string, t *Turn, r *Response) {
+	c := r.During
+	if c == nil {
+		return
+	}
+	if !strings.Contains("|"+duringDos+"|", "|"+c.Do+"|") {
+		v.add(path+".do", fmt.Sprintf("%q is not %s: only a session command arrives during a call", c.Do, duringDos))
+		return
+	}
+	if c.Session == "" {
+		c.Session = t.Session
+	}
+	v.command(path, c)
 }
 
 // fallbacks checks a turn's payload.fallbacks: a cron payload's, each
@@ -217,8 +240,8 @@ func (v *validator) response(path string, raw json.RawMessage, isDefault bool) *
 	if r.Repeat < 0 {
 		v.add(path+".repeat", "must be ≥ 1")
 	}
-	if r.OK && (r.OutputStarted || r.ToolStarted) {
-		v.add(path, "output_started and tool_started describe an error: an answer has neither")
+	if r.OK && (r.OutputStarted || r.ToolStarted || r.ToolBatchSettled) {
+		v.add(path, "output_started, tool_started and tool_batch_settled describe an error: an answer has none")
 	}
 	return &r
 }

@@ -12,13 +12,13 @@ import (
 // attemptKinds are the attempt kinds attempt_kinds may name
 // (AttemptStarted.kind).
 var attemptKinds = []policy.AttemptKind{policy.KindFirst, policy.KindRetry, policy.KindRotation,
-	policy.KindFallback, policy.KindProbe, policy.KindChainRetry}
+	policy.KindFallback, policy.KindProbe, policy.KindChainRetry, policy.KindLiveSwitch, policy.KindTransportRecovery}
 
 func (v *validator) turnExpect(path string, e *TurnExpect) {
 	switch e.Outcome {
-	case "", "succeeded", "exhausted", "stopped", "unfinished":
+	case "", "succeeded", "exhausted", "stopped", "switched", "unfinished":
 	default:
-		v.add(path+".outcome", fmt.Sprintf("%q is not succeeded|exhausted|stopped|unfinished", e.Outcome))
+		v.add(path+".outcome", fmt.Sprintf("%q is not succeeded|exhausted|stopped|switched|unfinished", e.Outcome))
 	}
 	if e.AnsweredBy != "" && e.AnsweredBy != None {
 		v.model(path+".answered_by", e.AnsweredBy)

@@ -234,6 +234,8 @@ func (m *Metrics) Apply(ev events.Event) {
 		m.turns.WithLabelValues(ev.Agent, "exhausted", d.Reason).Inc()
 	case events.TurnStopped:
 		m.turns.WithLabelValues(ev.Agent, "stopped", d.Reason).Inc()
+	case events.TurnSwitched:
+		m.turns.WithLabelValues(ev.Agent, "switched", "").Inc()
 	}
 	m.profileFold.agent = ev.Agent
 	policy.FoldEvent(&m.profileFold, &ev)

@@ -65,7 +65,7 @@ var perTypeDocs = map[string]string{
 	"SessionModelCleared.cause":  "Why the selection was cleared: `/model default`, auto override recovered, or /new and /reset.",
 	"SessionAuthUnpinned.cause":  "Why the pin was cleared.",
 	"SessionReset.kind":          "`new` for /new, `reset` for /reset.",
-	"AttemptStarted.kind":        "Why this call is made: first call, same-model retry, profile rotation, model fallback, cooldown probe, whole-chain retry.",
+	"AttemptStarted.kind":        "Why this call is made: first call, same-model retry, profile rotation, model fallback, cooldown probe, whole-chain retry, a jump to the candidate a live user switch selected (live_switch), the bounded same-model continuation after a transport failure (transport_recovery).",
 	"CandidateSkipped.decision":  "`skip` the candidate, or `suspend` the turn until the soonest expiry.",
 	"NoticeSent.kind":            "Which notice: fallback engaged, fallback cleared, or waiting on overload.",
 	"TurnStopped.disposition":    "Why the turn stopped (POLICY dispositions; failover with reason unknown for a final unknown error).",

@@ -82,6 +82,7 @@ type Next struct {
 	Disposition           string             `json:"disposition,omitempty"`
 	Reason                string             `json:"reason,omitempty"`
 	Message               string             `json:"message,omitempty"`
+	SwitchTo              string             `json:"switch_to,omitempty"`
 	Notices               []Notice           `json:"notices"`
 }
 
@@ -145,6 +146,8 @@ type Outcome struct {
 	LatencyMs     int64          `json:"latency_ms,omitempty"`
 	OutputStarted bool           `json:"output_started,omitempty"`
 	ToolStarted   bool           `json:"tool_started,omitempty"`
+	// ToolBatchSettled: the call continued after a settled tool batch.
+	ToolBatchSettled bool `json:"tool_batch_settled,omitempty"`
 }
 
 // Begin opens a turn: POST /v1/turns.

@@ -16,6 +16,8 @@ export type NextWait = Extract<Next, { action: "wait" }>;
 export type NextDone = Extract<Next, { action: "done" }>;
 export type NextExhausted = Extract<Next, { action: "exhausted" }>;
 export type NextStop = Extract<Next, { action: "stop" }>;
+/** The user selected a model outside the chain mid-turn: run the same turn again on it. */
+export type NextSwitch = Extract<Next, { action: "switch" }>;
 export type Notice = Next["notices"][number];
 export type ProviderError = Schemas["ProviderError"];
 export type ErrorBody = Schemas["ErrorBody"];

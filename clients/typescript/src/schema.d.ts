@@ -330,6 +330,8 @@ export interface components {
             output_started?: boolean;
             /** @description A tool call had started: not replay-safe */
             tool_started?: boolean;
+            /** @description The call continued the transcript after a settled tool batch (every tool call had its result): a transport failure before any output (no HTTP status) is then continued on the same call, kind transport_recovery, up to twice a turn; do not rerun the tools */
+            tool_batch_settled?: boolean;
         };
         /** @description The provider's error as received. Secrets in it are redacted before anything is recorded; headers are used for classification (retry-after) and never stored. Other fields are ignored. */
         ProviderError: {
@@ -379,7 +381,7 @@ export interface components {
             replayed?: boolean;
         };
         /** @description What the gateway does now, discriminated by action: each action has its own fields (a generated client narrows on action). Every variant carries notices. */
-        Next: components["schemas"]["NextCall"] | components["schemas"]["NextWait"] | components["schemas"]["NextDone"] | components["schemas"]["NextExhausted"] | components["schemas"]["NextStop"];
+        Next: components["schemas"]["NextCall"] | components["schemas"]["NextWait"] | components["schemas"]["NextDone"] | components["schemas"]["NextExhausted"] | components["schemas"]["NextStop"] | components["schemas"]["NextSwitch"];
         /** @description Make the call with this provider, model and auth profile, then report its outcome for attempt. */
         NextCall: {
             /**
@@ -396,10 +398,10 @@ export interface components {
             /** @description Report the outcome for this attempt */
             attempt: number;
             /**
-             * @description Why this call: the turn's first, a same-profile retry, another profile, the next candidate, a probe of a cooling-down primary, a whole-chain overload round
+             * @description Why this call: the turn's first, a same-profile retry, another profile, the next candidate, a probe of a cooling-down primary, a whole-chain overload round, the later candidate a user selected during the run (live_switch), the same call continued from the transcript after a transport failure that followed a settled tool batch (transport_recovery: do not rerun the tools)
              * @enum {string}
              */
-            kind: "first" | "retry" | "rotation" | "fallback" | "probe" | "chain_retry";
+            kind: "first" | "retry" | "rotation" | "fallback" | "probe" | "chain_retry" | "live_switch" | "transport_recovery";
             /** @description 0-based chain position (absent = 0) */
             candidate_index?: number;
             /** @description Whole-chain overload round (absent = 0) */
@@ -472,6 +474,22 @@ export interface components {
             /** @description Notices to show the user now */
             notices: components["schemas"]["Notices"];
         };
+        /** @description The user selected a model outside the turn's candidate chain while it ran (a live switch, rule revision 3): the turn ended; run the same turn again as a new turn (POST /v1/turns), which starts from that selection. */
+        NextSwitch: {
+            /**
+             * @description Run the same turn again on the selected model (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "switch";
+            /** @description provider/model the user selected */
+            switch_to: string;
+            /** @description The auth profile the selection pinned (absent: none) */
+            profile?: string;
+            /** @description The switch in words: LiveSessionModelSwitchError: … was selected during the run; it is not in the candidate chain */
+            message: string;
+            /** @description Notices to show the user now */
+            notices: components["schemas"]["Notices"];
+        };
         ExhaustedAttempt: {
             /** @description The candidate's provider */
             provider: string;
@@ -510,7 +528,7 @@ export interface components {
              * @description Where the turn is
              * @enum {unknown}
              */
-            phase: "running" | "waiting" | "succeeded" | "exhausted" | "stopped";
+            phase: "running" | "waiting" | "succeeded" | "exhausted" | "stopped" | "switched";
             /** @description Provider calls started */
             attempts: number;
             /** @description The current step */
@@ -697,7 +715,7 @@ export interface components {
             tags: [
                 "error_handling",
                 "model_fallback",
-                "candidate_failed" | "skip_candidate" | "probe_cooldown_candidate" | "candidate_succeeded"
+                "candidate_failed" | "skip_candidate" | "probe_cooldown_candidate" | "candidate_succeeded" | "live_switch"
             ];
             /** @description JetStream stream sequence of the commit that carried the event; the records of one commit share it. */
             seq: number;
@@ -718,7 +736,7 @@ export interface components {
              * @description model_fallback_decision field `decision` (reference §8).
              * @enum {string}
              */
-            decision: "candidate_failed" | "skip_candidate" | "probe_cooldown_candidate" | "candidate_succeeded";
+            decision: "candidate_failed" | "skip_candidate" | "probe_cooldown_candidate" | "candidate_succeeded" | "live_switch";
             /** @description model_fallback_decision field `requestedProvider` (reference §8). */
             requestedProvider: string;
             /** @description model_fallback_decision field `requestedModel` (reference §8). */

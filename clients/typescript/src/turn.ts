@@ -11,6 +11,7 @@ import {
   type NextDone,
   type NextExhausted,
   type NextStop,
+  type NextSwitch,
   type Notice,
   type ProviderError,
   type RequestBody,
@@ -28,12 +29,20 @@ export class ProviderCallError extends Error {
   readonly error: ProviderError;
   readonly outputStarted: boolean;
   readonly toolStarted: boolean;
+  /**
+   * The call continued the transcript after a settled tool batch: a
+   * transport failure before any output is then continued on the same
+   * call (kind transport_recovery, at most twice a turn); do not rerun
+   * the tools.
+   */
+  readonly toolBatchSettled: boolean;
 
-  constructor(error: ProviderError, opts: { outputStarted?: boolean; toolStarted?: boolean } = {}) {
+  constructor(error: ProviderError, opts: { outputStarted?: boolean; toolStarted?: boolean; toolBatchSettled?: boolean } = {}) {
     super(typeof error.message === "string" ? error.message : "provider error");
     this.error = error;
     this.outputStarted = opts.outputStarted ?? false;
     this.toolStarted = opts.toolStarted ?? false;
+    this.toolBatchSettled = opts.toolBatchSettled ?? false;
   }
 }
 
@@ -71,14 +80,17 @@ interface Ended {
 }
 
 /**
- * How a turn ended: answered, exhausted or stopped. A done turn's value is
+ * How a turn ended: answered, exhausted, stopped or switched (the user
+ * selected `next.switch_to` during the run, outside the chain: run the same
+ * turn again, which starts on that selection). A done turn's value is
  * what the answering call resolved with (undefined only when a turn_id
  * given to runTurn names a turn that had already answered).
  */
 export type TurnResult<T> =
   | (Ended & { action: "done"; next: NextDone; value: T })
   | (Ended & { action: "exhausted"; next: NextExhausted })
-  | (Ended & { action: "stop"; next: NextStop });
+  | (Ended & { action: "stop"; next: NextStop })
+  | (Ended & { action: "switch"; next: NextSwitch });
 
 /** How many 425 answers a resume takes before giving up. */
 const maxEarlyResumes = 10;
@@ -88,7 +100,7 @@ const maxEarlyResumes = 10;
  * given, so a lost answer can be re-sent), calls `call` for each `call`
  * step and reports its outcome, sleeps out each `wait` and resumes, and
  * resolves when the turn is done (with the answering call's value),
- * exhausted or stopped.
+ * exhausted, stopped or switched.
  */
 export async function runTurn<T>(call: ProviderCall<T>, opts: RunTurnOptions): Promise<TurnResult<T>> {
   const { client, onNotice, onStep, signal, ...begin } = opts;
@@ -107,6 +119,8 @@ export async function runTurn<T>(call: ProviderCall<T>, opts: RunTurnOptions): P
         return { ...ended, action: "exhausted", next };
       case "stop":
         return { ...ended, action: "stop", next };
+      case "switch":
+        return { ...ended, action: "switch", next };
       case "wait":
         await sleep(next.ms ?? 0, signal);
         step = await resume(client, step, signal);
@@ -149,6 +163,7 @@ async function attempt<T>(
     if (err instanceof ProviderCallError) {
       if (err.outputStarted) outcome.output_started = true;
       if (err.toolStarted) outcome.tool_started = true;
+      if (err.toolBatchSettled) outcome.tool_batch_settled = true;
     }
     return { outcome, aborted: false };
   } finally {

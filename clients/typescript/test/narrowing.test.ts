@@ -23,15 +23,21 @@ function describeNext(next: Next): string {
       return `exhausted: ${next.summary ?? ""} (${next.attempts?.length ?? 0} attempts)`;
     case "stop":
       return `stop ${next.disposition}: ${next.message ?? ""}`;
+    case "switch":
+      // @ts-expect-error a switch has no disposition
+      void next.disposition;
+      return `switch to ${next.switch_to}${next.profile ? "@" + next.profile : ""}: ${next.message}`;
   }
 }
 
 test("Next narrows on action", () => {
   const call: Next = { action: "call", provider: "openai", model: "gpt-5", attempt: 1, kind: "first", notices: [] };
   const wait: Next = { action: "wait", ms: 1000, resume_at: 1796534116364, notices: [] };
+  const sw: Next = { action: "switch", switch_to: "google-gemini/gemini-2.5-pro", message: "LiveSessionModelSwitchError", notices: [] };
   if (call.action === "call") assert.equal(call.provider, "openai");
-  assert.deepEqual([describeNext(call), describeNext(wait)], [
+  assert.deepEqual([describeNext(call), describeNext(wait), describeNext(sw)], [
     "call openai/gpt-5 default credentials attempt 1 (first)",
     "wait 1000 ms until 1796534116364",
+    "switch to google-gemini/gemini-2.5-pro: LiveSessionModelSwitchError",
   ]);
 });

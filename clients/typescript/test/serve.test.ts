@@ -7,14 +7,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { FledgerClient, FledgerError, runTurn, type NextCall, type Notice, type TurnStep } from "../src/index.js";
+import { FledgerClient, FledgerError, ProviderCallError, runTurn, type NextCall, type Notice, type TurnStep } from "../src/index.js";
 import { startServe, type Served } from "./server.js";
 
 let served: Served;
 let client: FledgerClient;
 
 before(async () => {
-  served = await startServe(["main", "wait", "abort", "errors"], ["--max-body", "65536"]);
+  served = await startServe(["main", "wait", "abort", "errors", "switch", "transport"], ["--max-body", "65536"]);
   client = new FledgerClient({ baseUrl: served.url, token: served.token });
 });
 
@@ -57,6 +57,52 @@ describe("runTurn", () => {
 
     const view = await client.getTurn(turn.turnId, { agent: "main" });
     assert.deepEqual({ phase: view.phase, attempts: view.attempts, action: view.next?.action }, { phase: "succeeded", attempts: 3, action: "done" });
+  });
+
+  test("a /model outside the chain mid-turn returns switch; the same turn again runs on the selection", async () => {
+    const calls: ReturnType<typeof callOf>[] = [];
+    const session = "tg:switch";
+    const call = async (step: NextCall) => {
+      calls.push(callOf(step));
+      if (step.provider === "anthropic") {
+        // The user picks another model while this call is in flight.
+        await client.selectModel("switch", session, { model: "google/gemini-2.5-pro", source: "user" });
+        throw sdkError(529, "Overloaded", {});
+      }
+      return `answer from ${step.provider}/${step.model}`;
+    };
+    const turn = await runTurn(call, { client, agent: "switch", session });
+    assert.equal(turn.action, "switch");
+    if (turn.action !== "switch") return;
+    assert.deepEqual({ switch_to: turn.next.switch_to, message: turn.next.message }, {
+      switch_to: "google/gemini-2.5-pro",
+      message: "LiveSessionModelSwitchError: google/gemini-2.5-pro was selected during the run; it is not in the candidate chain",
+    });
+    const again = await runTurn(call, { client, agent: "switch", session });
+    assert.equal(again.action, "done");
+    assert.deepEqual(calls, [
+      { provider: "anthropic", model: "claude-opus-4-6", profile: "anthropic:work", kind: "first", attempt: 1 },
+      { provider: "google", model: "gemini-2.5-pro", profile: undefined, kind: "first", attempt: 1 },
+    ]);
+    const view = await client.getTurn(turn.turnId, { agent: "switch" });
+    assert.deepEqual({ phase: view.phase, action: view.next?.action }, { phase: "switched", action: "switch" });
+  });
+
+  test("a connection reset after a settled tool batch is continued on the same call", async () => {
+    const calls: ReturnType<typeof callOf>[] = [];
+    const turn = await runTurn(
+      async (step) => {
+        calls.push(callOf(step));
+        if (step.attempt === 1) throw new ProviderCallError({ code: "ECONNRESET", message: "read ECONNRESET" }, { toolBatchSettled: true });
+        return "continued";
+      },
+      { client, agent: "transport", session: "tg:transport" },
+    );
+    assert.equal(turn.action, "done");
+    assert.deepEqual(calls, [
+      { provider: "anthropic", model: "claude-opus-4-6", profile: "anthropic:work", kind: "first", attempt: 1 },
+      { provider: "anthropic", model: "claude-opus-4-6", profile: "anthropic:work", kind: "transport_recovery", attempt: 2 },
+    ]);
   });
 
   test("sleeps out a wait, resumes and answers on the retry", async () => {
