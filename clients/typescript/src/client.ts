@@ -66,7 +66,10 @@ export interface FledgerClientOptions {
   timeoutMs?: number;
   /** How many times a request is sent at most when it may be re-sent (default 5). */
   maxTries?: number;
-  /** The fetch to use (default the global fetch). */
+  /**
+   * The fetch to use (default the global fetch). A path with a "." or ".."
+   * segment, which fetch cannot send, goes through node:http(s) instead.
+   */
   fetch?: typeof fetch;
 }
 
