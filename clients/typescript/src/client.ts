@@ -327,6 +327,9 @@ function rawPathFetch(base: URL, target: string): Send {
           const chunks: Buffer[] = [];
           res.on("data", (c: Buffer) => chunks.push(c));
           res.on("error", fail);
+          res.on("close", () => {
+            if (!res.complete) fail(new Error("the connection closed before the answer ended"));
+          });
           res.on("end", () => {
             const headers = new Headers();
             for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
