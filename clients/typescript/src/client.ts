@@ -68,7 +68,10 @@ export interface FledgerClientOptions {
   timeoutMs?: number;
   /** How many times a request is sent at most when it may be re-sent (default 5). */
   maxTries?: number;
-  /** The fetch to use (default the global fetch). */
+  /**
+   * The fetch to use (default the global fetch). A path with a "." or ".."
+   * segment, which fetch cannot send, goes through node:http(s) instead.
+   */
   fetch?: typeof fetch;
 }
 
@@ -99,7 +102,27 @@ export interface SendOptions extends RequestOptions {
   text?: boolean;
 }
 
-const seg = (s: string): string => encodeURIComponent(s);
+/**
+ * One path segment: percent-encoded with encodeURIComponent, and "." and
+ * ".." (which encodeURIComponent leaves as they are, and a URL resolves
+ * away) as "%2E" and "%2E%2E", which fledger serve decodes back to the
+ * name. A path holding such a segment is sent by {@link rawPathFetch}.
+ */
+export function pathSegment(s: string): string {
+  if (s === ".") return "%2E";
+  if (s === "..") return "%2E%2E";
+  return encodeURIComponent(s);
+}
+
+const seg = pathSegment;
+
+/**
+ * Whether a path has a segment a WHATWG URL (and so fetch) removes: ".",
+ * "..", or their percent-encoded forms ("%2E", ".%2e", "%2E%2E", …).
+ */
+export function hasDotSegment(path: string): boolean {
+  return path.split("/").some((s) => /^(?:\.|%2e){1,2}$/i.test(s));
+}
 
 /** Whether err is fetch's own failure (a lost answer), not a refusal or the caller's abort. */
 function lostAnswer(err: unknown, signal: AbortSignal | undefined): boolean {
@@ -232,10 +255,17 @@ export class FledgerClient {
    * with fetch's error.
    */
   async request<T>(method: string, path: string, opts: SendOptions = {}): Promise<T> {
-    const url = new URL(this.baseUrl + path);
+    const url = new URL(this.baseUrl);
+    const params = new URLSearchParams();
     for (const [k, v] of Object.entries(opts.query ?? {})) {
-      if (v !== undefined) url.searchParams.set(k, String(v));
+      if (v !== undefined) params.set(k, String(v));
     }
+    const query = params.toString();
+    const target = url.pathname.replace(/\/+$/, "") + path + (query === "" ? "" : `?${query}`);
+    const href = url.origin + target;
+    // fetch would resolve a "." or ".." segment away and reach another
+    // route; such a path goes out as it is, through node:http(s).
+    const send = hasDotSegment(path) ? rawPathFetch(url, target) : this.#fetch;
     const headers: Record<string, string> = { Accept: "application/json" };
     if (this.#token !== undefined && this.#token !== "") headers.Authorization = `Bearer ${this.#token}`;
     let body: string | undefined;
@@ -248,7 +278,7 @@ export class FledgerClient {
       const timeout = AbortSignal.timeout(this.#timeoutMs);
       let res: Response;
       try {
-        res = await this.#fetch(url, {
+        res = await send(href, {
           method,
           headers,
           body,
@@ -269,6 +299,55 @@ export class FledgerClient {
       await sleep(err.retryAfterMs ?? backoffMs(attempt), opts.signal);
     }
   }
+}
+
+type Send = (href: string, init: { method: string; headers: Record<string, string>; body: string | undefined; signal: AbortSignal }) => Promise<Response>;
+
+/**
+ * A fetch that sends the request target as given, through node:http or
+ * node:https (imported when first needed): the only way to reach a path
+ * with a "%2E" or "%2E%2E" segment, which fetch's URL parsing resolves
+ * away. It fails as fetch does: TypeError on a network error, the
+ * signal's reason on an abort or timeout.
+ */
+function rawPathFetch(base: URL, target: string): Send {
+  return async (_href, init) => {
+    const http = base.protocol === "https:" ? await import("node:https") : await import("node:http");
+    init.signal.throwIfAborted();
+    return new Promise<Response>((resolve, reject) => {
+      const req = http.request(
+        {
+          protocol: base.protocol,
+          hostname: base.hostname.replace(/^\[(.*)\]$/, "$1"),
+          port: base.port,
+          path: target,
+          method: init.method,
+          headers: init.body === undefined ? init.headers : { ...init.headers, "Content-Length": String(Buffer.byteLength(init.body)) },
+          signal: init.signal,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("error", fail);
+          res.on("close", () => {
+            if (!res.complete) fail(new Error("the connection closed before the answer ended"));
+          });
+          res.on("end", () => {
+            const headers = new Headers();
+            for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+            const status = res.statusCode ?? 500;
+            const empty = status === 204 || status === 205 || status === 304;
+            resolve(new Response(empty ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage ?? "", headers }));
+          });
+        },
+      );
+      function fail(err: unknown): void {
+        reject(init.signal.aborted ? init.signal.reason : new TypeError("fetch failed", { cause: err }));
+      }
+      req.on("error", fail);
+      req.end(init.body);
+    });
+  };
 }
 
 function backoffMs(attempt: number): number {

@@ -13,38 +13,10 @@ import {
   type NextStop,
   type NextSwitch,
   type Notice,
-  type ProviderError,
   type RequestBody,
   type TurnStep,
 } from "./client.js";
-
-/**
- * Thrown by a call function to report a provider error as it is, with
- * whether output or a tool call had started (the attempt is then never
- * retried). Any other thrown value is reported through
- * {@link toProviderError}.
- */
-export class ProviderCallError extends Error {
-  override readonly name = "ProviderCallError";
-  readonly error: ProviderError;
-  readonly outputStarted: boolean;
-  readonly toolStarted: boolean;
-  /**
-   * The call continued the transcript after a settled tool batch: a
-   * transport failure before any output is then continued on the same
-   * call (kind transport_recovery, at most twice a turn); do not rerun
-   * the tools.
-   */
-  readonly toolBatchSettled: boolean;
-
-  constructor(error: ProviderError, opts: { outputStarted?: boolean; toolStarted?: boolean; toolBatchSettled?: boolean } = {}) {
-    super(typeof error.message === "string" ? error.message : "provider error");
-    this.error = error;
-    this.outputStarted = opts.outputStarted ?? false;
-    this.toolStarted = opts.toolStarted ?? false;
-    this.toolBatchSettled = opts.toolBatchSettled ?? false;
-  }
-}
+import { minimalError, ProviderCallError, toProviderError } from "./provider-error.js";
 
 /** What a call function is given besides the step: the turn and an abort signal. */
 export interface CallContext {
@@ -128,7 +100,7 @@ export async function runTurn<T>(call: ProviderCall<T>, opts: RunTurnOptions): P
       case "call": {
         const r = await attempt(call, step, next, signal);
         value = r.value;
-        step = await client.reportOutcome(step.turn_id, { agent: step.agent, ...r.outcome });
+        step = await report(client, step, r.outcome);
         if (r.aborted) {
           onStep?.(step);
           throw signal?.reason;
@@ -171,6 +143,22 @@ async function attempt<T>(
   }
 }
 
+/**
+ * Reports an attempt's outcome. A failed attempt whose report the server
+ * refuses as malformed or too large (400, 413) is reported again with its
+ * error's status, code and message alone, so the attempt is recorded and
+ * the turn goes on whatever the provider's error looked like.
+ */
+async function report(client: FledgerClient, step: TurnStep, outcome: Outcome): Promise<TurnStep> {
+  try {
+    return await client.reportOutcome(step.turn_id, { agent: step.agent, ...outcome });
+  } catch (err) {
+    const refused = err instanceof FledgerError && (err.status === 400 || err.status === 413);
+    if (!refused || outcome.error === undefined) throw err;
+    return client.reportOutcome(step.turn_id, { agent: step.agent, ...outcome, error: minimalError(outcome.error) });
+  }
+}
+
 /** Resumes a waiting turn, sleeping out 425 wait_not_over answers. */
 async function resume(client: FledgerClient, step: TurnStep, signal: AbortSignal | undefined): Promise<TurnStep> {
   for (let i = 1; ; i++) {
@@ -181,43 +169,6 @@ async function resume(client: FledgerClient, step: TurnStep, signal: AbortSignal
       await sleep(err.retryAfterMs ?? 1000, signal);
     }
   }
-}
-
-/**
- * The ProviderError fields of a thrown value: an SDK error's status,
- * code, type, message, name, body (or error), headers (a Headers or a
- * plain object) and cause, as fledger classifies them.
- */
-export function toProviderError(err: unknown, depth = 0): ProviderError {
-  if (err instanceof ProviderCallError) return err.error;
-  if (typeof err !== "object" || err === null) return { message: String(err) };
-  const o = err as Record<string, unknown>;
-  const out: ProviderError = {};
-  if (typeof o.status === "number" || typeof o.status === "string") out.status = o.status;
-  else if (typeof o.statusCode === "number") out.status = o.statusCode;
-  if (typeof o.code === "string" || typeof o.code === "number") out.code = o.code;
-  if (typeof o.type === "string") out.type = o.type;
-  if (typeof o.name === "string") out.name = o.name;
-  if (o.message !== undefined) out.message = o.message;
-  const body = o.body ?? o.error;
-  if (body !== undefined && !(body instanceof Error)) out.body = body;
-  const headers = headerRecord(o.headers);
-  if (headers) out.headers = headers;
-  if (typeof o.provider === "string") out.provider = o.provider;
-  if (typeof o.model === "string") out.model = o.model;
-  if (o.cause !== undefined && depth < 4) out.cause = toProviderError(o.cause, depth + 1);
-  return out;
-}
-
-function headerRecord(h: unknown): Record<string, string> | undefined {
-  if (typeof h !== "object" || h === null) return undefined;
-  const out: Record<string, string> = {};
-  const entries = h instanceof Headers ? [...h.entries()] : Object.entries(h);
-  for (const [k, v] of entries) {
-    if (typeof v === "string") out[k.toLowerCase()] = v;
-    else if (typeof v === "number") out[k.toLowerCase()] = String(v);
-  }
-  return out;
 }
 
 /** A UUIDv7 (RFC 9562): 48 bits of Unix ms, then random bits. */

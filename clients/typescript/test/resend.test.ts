@@ -7,18 +7,21 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
 
-import { FledgerClient, FledgerError } from "../src/index.js";
+import { FledgerClient, FledgerError, runTurn } from "../src/index.js";
 
 /** One scripted answer: a status with a JSON body and headers, or "drop" (the connection is closed unanswered). */
 type Answer = "drop" | { status: number; body: unknown; headers?: Record<string, string> };
 
 let script: Answer[] = [];
 let seen: string[] = [];
+let bodies: string[] = [];
 let baseUrl = "";
 const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-  req.resume();
+  const chunks: Buffer[] = [];
+  req.on("data", (c: Buffer) => chunks.push(c));
   req.on("end", () => {
     seen.push(`${req.method} ${req.url}`);
+    bodies.push(Buffer.concat(chunks).toString());
     const a = script.shift() ?? { status: 500, body: { error: "internal", detail: "script ran out" } };
     if (a === "drop") {
       req.socket.destroy();
@@ -87,3 +90,63 @@ for (const c of cases) {
     assert.equal(seen.length, c.sent, `sent ${seen.join(", ")}`);
   });
 }
+
+const callStep = (turnId: string): Answer => ({
+  status: 200,
+  body: {
+    turn_id: turnId,
+    agent: "main",
+    next: { action: "call", provider: "a", model: "b", profile: "a:p", kind: "first", attempt: 1, notices: [] },
+  },
+});
+const doneStep = (turnId: string): Answer => ({ status: 200, body: { turn_id: turnId, agent: "main", next: { action: "done", answered_by: "a/b", notices: [] } } });
+
+for (const refusal of [
+  { status: 413, body: { error: "body_too_large", detail: "the request is larger than 65536 bytes" } },
+  { status: 400, body: { error: "invalid_request", detail: "error: status: not an HTTP status" } },
+]) {
+  test(`a report refused with ${refusal.status} is sent again with status, code and message alone`, async () => {
+    script = [callStep("t1"), refusal, doneStep("t1")];
+    seen = [];
+    bodies = [];
+    const turn = await runTurn(
+      () => Promise.reject(Object.assign(new Error("Bad gateway"), { status: 502, code: "E502", type: "api_error", body: "<html>…</html>", headers: { "x-a": "b" } })),
+      { client: client(), agent: "main", session: "s", turn_id: "t1" },
+    );
+    assert.equal(turn.action, "done");
+    assert.deepEqual(seen, ["POST /v1/turns", "POST /v1/turns/t1/outcomes", "POST /v1/turns/t1/outcomes"]);
+    const [full, minimal] = bodies.slice(1).map((b) => JSON.parse(b) as { attempt: number; error: unknown });
+    assert.deepEqual(full?.error, { status: 502, code: "E502", type: "api_error", name: "Error", message: "Bad gateway", body: "<html>…</html>", headers: { "x-a": "b" } });
+    assert.deepEqual(minimal?.error, { status: 502, code: "E502", message: "Bad gateway" });
+    assert.equal(minimal?.attempt, 1);
+  });
+}
+
+test("a report refused with 409 is not sent again", async () => {
+  script = [callStep("t1"), { status: 409, body: { error: "outcome_mismatch", detail: "attempt 1 was recorded as succeeded" } }];
+  seen = [];
+  await assert.rejects(
+    runTurn(() => Promise.reject(new Error("x")), { client: client(), agent: "main", session: "s", turn_id: "t1" }),
+    (err: unknown) => err instanceof FledgerError && err.status === 409,
+  );
+  assert.equal(seen.length, 2);
+});
+
+test(". and .. path segments reach the server as %2E and %2E%2E", async () => {
+  script = [callStep("."), doneStep("."), session, session];
+  seen = [];
+  bodies = [];
+  await runTurn(async () => "ok", { client: client(), agent: "main", session: "s", turn_id: "." });
+  const { latency_ms: _, ...outcome } = JSON.parse(bodies[1] ?? "") as Record<string, unknown>;
+  assert.deepEqual(outcome, { agent: "main", attempt: 1, ok: true });
+  await client().getSession("..", "..");
+  await client().request("GET", "/v1/sessions/main/%2E", { query: { a: "1 2" } });
+  assert.deepEqual(seen, ["POST /v1/turns", "POST /v1/turns/%2E/outcomes", "GET /v1/sessions/%2E%2E/%2E%2E", "GET /v1/sessions/main/%2E?a=1+2"]);
+});
+
+test("a lost answer on a . path is a TypeError, re-sent like fetch's", async () => {
+  script = ["drop", session];
+  seen = [];
+  await client().getSession("main", "..");
+  assert.deepEqual(seen, ["GET /v1/sessions/main/%2E%2E", "GET /v1/sessions/main/%2E%2E"]);
+});

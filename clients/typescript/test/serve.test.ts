@@ -14,7 +14,7 @@ let served: Served;
 let client: FledgerClient;
 
 before(async () => {
-  served = await startServe(["main", "wait", "abort", "errors", "switch", "transport"], ["--max-body", "65536"]);
+  served = await startServe(["main", "wait", "abort", "errors", "switch", "transport", "html", "cycle", "bigint", "dots"], ["--max-body", "262144"]);
   client = new FledgerClient({ baseUrl: served.url, token: served.token });
 });
 
@@ -146,6 +146,86 @@ describe("runTurn", () => {
   });
 });
 
+describe("runTurn reports any shape of provider error", () => {
+  const selfBody: Record<string, unknown> = { error: { type: "api_error", message: "upstream failed" } };
+  selfBody.self = selfBody;
+  const cases: { agent: string; name: string; thrown: () => unknown }[] = [
+    {
+      agent: "html",
+      name: "a 10 MB HTML body",
+      thrown: () => Object.assign(new Error("Bad gateway"), { status: 502, body: "<html>" + "x".repeat(10 << 20) + "</html>" }),
+    },
+    { agent: "cycle", name: "a body that refers to itself", thrown: () => Object.assign(new Error("Bad gateway"), { status: 502, body: selfBody }) },
+    {
+      agent: "bigint",
+      name: "a BigInt in the body",
+      thrown: () => Object.assign(new Error("Bad gateway"), { status: 502, body: { request_id: 12345678901234567890n } }),
+    },
+  ];
+  for (const c of cases) {
+    test(`${c.name}: the attempt is recorded and the turn goes on`, async () => {
+      const outcomes: number[] = [];
+      const spy: typeof fetch = (input, init) => {
+        if (String(input).endsWith("/outcomes")) outcomes.push(String(init?.body ?? "").length);
+        return fetch(input, init);
+      };
+      const spied = new FledgerClient({ baseUrl: served.url, token: served.token, fetch: spy });
+      const attempts: number[] = [];
+      const turn = await runTurn(
+        async (step) => {
+          attempts.push(step.attempt);
+          if (step.attempt === 1) throw c.thrown();
+          return "ok";
+        },
+        { client: spied, agent: c.agent, session: "tg:shape" },
+      );
+      assert.equal(turn.action, "done");
+      assert.deepEqual(attempts, [1, 2]);
+      // One report an attempt: the bounded report was accepted as it was.
+      assert.equal(outcomes.length, 2);
+      assert.ok((outcomes[0] ?? 0) < 100_000, `report of ${outcomes[0]} characters`);
+      // Attempt 2 is planned only once attempt 1's outcome is recorded.
+      const view = await client.getTurn(turn.turnId, { agent: c.agent });
+      assert.deepEqual({ phase: view.phase, attempts: view.attempts }, { phase: "succeeded", attempts: 2 });
+    });
+  }
+});
+
+describe("path segments . and ..", () => {
+  /**
+   * What a request on a "." or ".." name may end with: its answer, or a
+   * 400 refusal of the name (a server may refuse such turn ids and session
+   * keys); never a route miss (404 not_found, 405).
+   */
+  async function answerOrRefusal<T>(p: Promise<T>): Promise<T | undefined> {
+    try {
+      return await p;
+    } catch (err) {
+      assert.ok(err instanceof FledgerError, `got ${String(err)}`);
+      assert.equal(err.status, 400, `${err.status} ${err.code}: ${err.detail}`);
+      return undefined;
+    }
+  }
+
+  for (const name of [".", ".."]) {
+    test(`getSession of a session named ${name} reaches the session route`, async () => {
+      const s = await answerOrRefusal(client.getSession("dots", name));
+      if (s !== undefined) assert.deepEqual({ agent: s.agent, session: s.session }, { agent: "dots", session: name });
+    });
+  }
+
+  test("runTurn with turn_id . reports to its own turn", async () => {
+    const fail502 = Object.assign(new Error("Bad gateway"), { status: 502 });
+    const turn = await answerOrRefusal(
+      runTurn(async (step) => (step.attempt === 1 ? Promise.reject(fail502) : "ok"), { client, agent: "dots", session: "tg:dots", turn_id: "." }),
+    );
+    if (turn === undefined) return;
+    assert.deepEqual({ action: turn.action, turnId: turn.turnId }, { action: "done", turnId: "." });
+    const view = await client.getTurn(".", { agent: "dots" });
+    assert.deepEqual({ phase: view.phase, attempts: view.attempts }, { phase: "succeeded", attempts: 2 });
+  });
+});
+
 describe("FledgerClient errors", () => {
   /** Begins a turn of agent errors, answered with its first call. */
   const begin = (session: string, model?: string) => client.beginTurn({ agent: "errors", session, model });
@@ -181,7 +261,7 @@ describe("FledgerClient errors", () => {
       name: "a body over --max-body",
       status: 413,
       code: "body_too_large",
-      run: () => client.beginTurn({ agent: "errors", session: "tg:413", fallbacks_override: ["x/" + "y".repeat(70_000)] }),
+      run: () => client.beginTurn({ agent: "errors", session: "tg:413", fallbacks_override: ["x/" + "y".repeat(300_000)] }),
     },
     {
       name: "a body that is not application/json",
