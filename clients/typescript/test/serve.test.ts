@@ -57,6 +57,17 @@ describe("runTurn", () => {
 
     const view = await client.getTurn(turn.turnId, { agent: "main" });
     assert.deepEqual({ phase: view.phase, attempts: view.attempts, action: view.next?.action }, { phase: "succeeded", attempts: 3, action: "done" });
+
+    // Its model_fallback_decision records, typed by the generated DecisionRecord.
+    const page = await client.listDecisions({ agent: "main" });
+    const mine = page.decisions.filter((d) => d.turnId === turn.turnId);
+    assert.deepEqual(
+      mine.map((d) => ({ decision: d.decision, candidate: `${d.candidateProvider}/${d.candidateModel}`, reason: d.reason, next: d.nextCandidateProvider, tags: d.tags })),
+      [
+        { decision: "candidate_failed", candidate: "anthropic/claude-opus-4-6", reason: "rate_limit", next: "openai", tags: ["error_handling", "model_fallback", "candidate_failed"] },
+        { decision: "candidate_succeeded", candidate: "openai/gpt-5", reason: undefined, next: undefined, tags: ["error_handling", "model_fallback", "candidate_succeeded"] },
+      ],
+    );
   });
 
   test("a /model outside the chain mid-turn returns switch; the same turn again runs on the selection", async () => {
