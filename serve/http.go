@@ -299,39 +299,16 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, requ
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
 		return apiErr(http.StatusUnsupportedMediaType, CodeInvalidRequest, "Content-Type %q is not application/json", ct)
 	}
-	// raw keeps what the decoder read, to describe a refused field by its
-	// path (decodeDetail).
-	var raw bytes.Buffer
-	dec := json.NewDecoder(io.TeeReader(http.MaxBytesReader(w, r.Body, limit), &raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if errors.Is(err, io.EOF) && !required {
-		return nil
-	}
-	if err == nil {
-		if _, err2 := dec.Token(); !errors.Is(err2, io.EOF) {
-			err = errors.New("more than one JSON value in the body")
-			var mb *http.MaxBytesError
-			if errors.As(err2, &mb) {
-				err = err2
-			}
-		}
-	}
-	if err == nil {
-		// encoding/json reads invalid UTF-8 in a string as U+FFFD, so two
-		// different ids would be stored as one: refuse it, naming the field.
-		return invalidUTF8(raw.Bytes(), v)
-	}
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mb *http.MaxBytesError
 	switch {
 	case errors.As(err, &mb):
 		drainBody(w, r)
 		return tooLarge(mb.Limit)
-	case errors.Is(err, io.EOF):
-		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "the request body is empty; a JSON object is required")
-	default:
-		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "%s", decodeDetail(err, v, raw.Bytes()))
+	case err != nil:
+		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "the request body could not be read: %v", err)
 	}
+	return decodeRequest(raw, v, required)
 }
 
 // maxDrainBytes bounds how much of an oversized body is read and
