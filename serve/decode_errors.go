@@ -26,7 +26,7 @@ func decodeDetail(err error, v any, raw []byte) string {
 		return "the body ends inside a JSON value"
 	case errors.As(err, &te):
 		if te.Field == "" {
-			return "body must be a JSON object"
+			return "body must be a JSON object, got " + gotKind(te.Value)
 		}
 		field := te.Field
 		// The lenient provider error is read through its own wire shape;
