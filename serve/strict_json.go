@@ -75,9 +75,9 @@ func strictScan(data []byte, v any, utf8Only bool) *APIError {
 		wantKey bool
 		key     string
 		idx     int
-		seen    map[string]bool
+		seen    keySet
 	}
-	var stack []*frame
+	var stack []frame
 	// pointer is the JSON pointer of key in the innermost object.
 	pointer := func(key string) string {
 		var b strings.Builder
@@ -126,7 +126,7 @@ func strictScan(data []byte, v any, utf8Only bool) *APIError {
 		if len(stack) == 0 {
 			return reflect.TypeOf(v), false
 		}
-		f := stack[len(stack)-1]
+		f := &stack[len(stack)-1]
 		if f.t == nil {
 			return nil, f.lenient
 		}
@@ -149,7 +149,7 @@ func strictScan(data []byte, v any, utf8Only bool) *APIError {
 	}
 	value := func() {
 		if n := len(stack); n > 0 {
-			if f := stack[n-1]; f.obj {
+			if f := &stack[n-1]; f.obj {
 				f.wantKey = true
 			} else {
 				f.idx++
@@ -176,7 +176,7 @@ func strictScan(data []byte, v any, utf8Only bool) *APIError {
 				if ct != nil && deref(ct) == providerErrorType {
 					lenient = true
 				}
-				stack = append(stack, &frame{t: ct, obj: t == '{', wantKey: t == '{', lenient: lenient})
+				stack = append(stack, frame{t: ct, obj: t == '{', wantKey: t == '{', lenient: lenient})
 			default:
 				stack = stack[:len(stack)-1]
 				value()
@@ -184,7 +184,7 @@ func strictScan(data []byte, v any, utf8Only bool) *APIError {
 		case string:
 			var f *frame
 			if n := len(stack); n > 0 {
-				f = stack[n-1]
+				f = &stack[n-1]
 			}
 			key := f != nil && f.obj && f.wantKey
 			if f == nil || !f.lenient {
@@ -197,14 +197,18 @@ func strictScan(data []byte, v any, utf8Only bool) *APIError {
 				value()
 				break
 			}
-			if ae := strictKey(f.t, f.lenient, f.seen, t, pointer); ae != nil && !utf8Only {
+			if ae := strictKey(f.t, f.lenient, &f.seen, t, pointer); ae != nil && !utf8Only {
 				return ae
 			}
-			if f.seen == nil {
-				f.seen = map[string]bool{}
-			}
-			f.seen[foldKey(t, f.lenient)] = true
 			f.key, f.wantKey = t, false
+			if ct, lenient := child(); ct == nil && lenient {
+				// The provider's free JSON: not checked, read in one step.
+				var skip json.RawMessage
+				if dec.Decode(&skip) != nil {
+					return nil
+				}
+				value()
+			}
 		default:
 			value()
 		}
@@ -217,11 +221,11 @@ func strictScan(data []byte, v any, utf8Only bool) *APIError {
 // strictKey refuses key in an object read into t (nil = free JSON, not
 // checked): given before (seen, folded when lenient), or naming a field of
 // struct t only without regard to case.
-func strictKey(t reflect.Type, lenient bool, seen map[string]bool, key string, pointer func(string) string) *APIError {
+func strictKey(t reflect.Type, lenient bool, seen *keySet, key string, pointer func(string) string) *APIError {
 	if t == nil {
 		return nil
 	}
-	if seen[foldKey(key, lenient)] {
+	if !seen.add(foldKey(key, lenient)) {
 		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "key %q is given twice (at %s); a key may appear once in an object", key, pointer(key))
 	}
 	if st := deref(t); !lenient && st.Kind() == reflect.Struct {
@@ -234,6 +238,38 @@ func strictKey(t reflect.Type, lenient bool, seen map[string]bool, key string, p
 		}
 	}
 	return nil
+}
+
+// keySet is the keys seen in one object: a slice while small (no map
+// allocated for the usual handful of keys), a map beyond.
+type keySet struct {
+	list []string
+	set  map[string]struct{}
+}
+
+// add adds key and reports whether it was new.
+func (k *keySet) add(key string) bool {
+	if k.set != nil {
+		if _, ok := k.set[key]; ok {
+			return false
+		}
+		k.set[key] = struct{}{}
+		return true
+	}
+	for _, s := range k.list {
+		if s == key {
+			return false
+		}
+	}
+	k.list = append(k.list, key)
+	if len(k.list) > 16 {
+		k.set = make(map[string]struct{}, 2*len(k.list))
+		for _, s := range k.list {
+			k.set[s] = struct{}{}
+		}
+		k.list = nil
+	}
+	return true
 }
 
 func foldKey(key string, lenient bool) string {
