@@ -65,6 +65,9 @@ func TestHTTP_StrictInputRefused(t *testing.T) {
 			serve.CodeInvalidJSON, `key "code" is given twice (at /error/cause/code); a key may appear once in an object`},
 		{"pointer escapes", "POST", "/v1/turns/t1/outcomes", `{"attempt":1,"error":{"headers":{"a/b~c":"1","a/b~c":"2"}}}`, "",
 			serve.CodeInvalidJSON, `key "a/b~c" is given twice (at /error/headers/a~1b~0c); a key may appear once in an object`},
+		// Nesting deeper than encoding/json's 10 000 levels, anywhere.
+		{"deep nesting", "POST", "/v1/turns/t1/outcomes", `{"attempt":1,"error":{"body":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}}`, "turns.outcome",
+			serve.CodeInvalidJSON, `malformed JSON at byte 10028: invalid character '[' exceeded max depth`},
 		// Keys that name a field only without case.
 		{"upper-case key", "POST", "/v1/turns", `{"SESSION":"upper-only"}`, "turns.begin",
 			serve.CodeInvalidJSON, `key "SESSION" (at /SESSION) is not a field; keys are case-sensitive: the field is "session"`},
