@@ -1,12 +1,10 @@
 package serve
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"reflect"
 	"strings"
 	"unicode/utf16"
@@ -28,7 +26,7 @@ func decodeDetail(err error, v any, raw []byte) string {
 		return "the body ends inside a JSON value"
 	case errors.As(err, &te):
 		if te.Field == "" {
-			return "body must be a JSON object"
+			return "body must be a JSON object, got " + gotKind(te.Value)
 		}
 		field := te.Field
 		// The lenient provider error is read through its own wire shape;
@@ -44,7 +42,7 @@ func decodeDetail(err error, v any, raw []byte) string {
 	msg := strings.TrimPrefix(err.Error(), "json: ")
 	if strings.HasPrefix(msg, "unknown field ") {
 		// A key that is not UTF-8 is unknown as U+FFFD: say why.
-		if ae := invalidUTF8(raw, v); ae != nil {
+		if ae := strictScan(raw, v, true); ae != nil {
 			return ae.Detail
 		}
 		return msg
@@ -176,121 +174,6 @@ func gotKind(v string) string {
 		return "another value"
 	}
 	return v
-}
-
-// invalidUTF8 refuses a request body (already decoded without error)
-// holding a string that is not valid UTF-8 — raw bytes that are not
-// UTF-8, or a \u escape of a lone surrogate. encoding/json reads either as
-// U+FFFD, so "inv\xffalid" and "inv\xfealid" would become the same id.
-// The error names the field ("session", "profiles[1]"; a key is named "a
-// key in <field>"). v is the request decoded: inside an outcome report's
-// "error" — the provider's own text, which may arrive truncated mid
-// character, redacted into a preview and never an id — strings are read
-// leniently, as the rest of that object is.
-func invalidUTF8(raw []byte, v any) *APIError {
-	if utf8.Valid(raw) && !bytes.Contains(raw, []byte(`\u`)) {
-		return nil
-	}
-	lenient := ""
-	if _, ok := v.(*OutcomeRequest); ok {
-		lenient = "error"
-	}
-	field, off, bad := badUTF8String(raw, lenient)
-	if !bad {
-		return nil
-	}
-	return apiErr(http.StatusBadRequest, CodeInvalidJSON, "%s: not valid UTF-8 (string at byte %d); every string must be UTF-8", field, off)
-}
-
-// badUTF8String walks the JSON value in raw and returns the path of the
-// first string (key or value) that is not valid UTF-8, and its offset;
-// strings inside the top-level member lenient ("" = none) are not checked.
-func badUTF8String(raw []byte, lenient string) (field string, off int64, bad bool) {
-	type frame struct {
-		obj, wantKey bool
-		key          string
-		idx          int
-	}
-	var stack []*frame
-	// name is the path of the value in the innermost container, or (key)
-	// "a key in <path of that container>".
-	name := func(key bool) string {
-		frames := stack
-		if key {
-			frames = stack[:len(stack)-1]
-		}
-		var b strings.Builder
-		for _, f := range frames {
-			if f.obj {
-				if b.Len() > 0 {
-					b.WriteByte('.')
-				}
-				b.WriteString(f.key)
-			} else {
-				fmt.Fprintf(&b, "[%d]", f.idx)
-			}
-		}
-		if key {
-			if b.Len() == 0 {
-				return "a key"
-			}
-			return "a key in " + b.String()
-		}
-		if b.Len() == 0 {
-			return "body"
-		}
-		return b.String()
-	}
-	// value is called after a complete value (scalar or closed container)
-	// inside the top frame.
-	value := func() {
-		if n := len(stack); n > 0 {
-			if f := stack[n-1]; f.obj {
-				f.wantKey = true
-			} else {
-				f.idx++
-			}
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	for {
-		start := dec.InputOffset()
-		tok, err := dec.Token()
-		if err != nil {
-			return "", 0, false
-		}
-		end := dec.InputOffset()
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{', '[':
-				stack = append(stack, &frame{obj: t == '{', wantKey: t == '{'})
-			default:
-				stack = stack[:len(stack)-1]
-				value()
-			}
-		case string:
-			lit := raw[start:end]
-			if q := bytes.IndexByte(lit, '"'); q >= 0 {
-				skip := lenient != "" && len(stack) > 1 && stack[0].key == lenient
-				if !skip && !validJSONString(lit[q:]) {
-					key := len(stack) > 0 && stack[len(stack)-1].obj && stack[len(stack)-1].wantKey
-					return name(key), start + int64(q), true
-				}
-			}
-			if n := len(stack); n > 0 && stack[n-1].obj && stack[n-1].wantKey {
-				stack[n-1].key, stack[n-1].wantKey = t, false
-				continue
-			}
-			value()
-		default:
-			value()
-		}
-		if len(stack) == 0 {
-			return "", 0, false
-		}
-	}
 }
 
 // validJSONString reports whether the JSON string literal lit (starting

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path"
 	"slices"
 	"sort"
@@ -123,10 +124,7 @@ func (s *Service) Handler() http.Handler {
 	}
 	for _, rt := range Routes {
 		op := rt.Method + " " + rt.Path
-		if rt.Method == http.MethodGet {
-			h[op] = onlyQuery(op, RouteQuery[op], h[op])
-		}
-		mux.Handle(op, h[op])
+		mux.Handle(op, strictRequest(op, RouteQuery[op], h[op]))
 	}
 	return s.guard(mux)
 }
@@ -135,26 +133,55 @@ func (s *Service) Handler() http.Handler {
 // of load balancers and orchestrators).
 var OpenRoutes = []string{"GET /healthz", "GET /readyz"}
 
-// RouteQuery lists the query parameters each GET route takes (every other
-// one, or one given twice, is refused with 400 naming these;
-// schemas/openapi.v1.yaml declares the same, a test checks it). A GET route
-// that is not here takes none.
+// RouteQuery lists the query parameters each route takes, every route
+// (every other parameter, or one given twice, is refused with 400 naming
+// these; schemas/openapi.v1.yaml declares the same, a test checks it).
+// No POST takes any: its request is its body.
 var RouteQuery = map[string][]string{
-	"GET /v1/turns/{turn_id}": {"agent"},
-	"GET /v1/profiles":        {"agent"},
-	"GET /v1/decisions":       {"agent", "from_seq", "since", "limit"},
+	"POST /v1/turns":                                 {},
+	"GET /v1/turns/{turn_id}":                        {"agent"},
+	"POST /v1/turns/{turn_id}/outcomes":              {},
+	"POST /v1/turns/{turn_id}/resume":                {},
+	"GET /v1/sessions/{agent}/{session}":             {},
+	"POST /v1/sessions/{agent}/{session}/model":      {},
+	"POST /v1/sessions/{agent}/{session}/reset":      {},
+	"POST /v1/sessions/{agent}/{session}/pin":        {},
+	"POST /v1/sessions/{agent}/{session}/compaction": {},
+	"POST /v1/agents/{agent}/auth/order/{provider}":  {},
+	"GET /v1/profiles":                               {"agent"},
+	"GET /v1/decisions":                              {"agent", "from_seq", "since", "limit"},
+	"GET /healthz":                                   {},
+	"GET /readyz":                                    {},
+	"GET /metrics":                                   {},
 }
 
-// onlyQuery refuses a request to op whose query has a parameter op does not
-// take, or one it takes given more than once: a misspelt or repeated
-// parameter would otherwise be ignored, or its first value silently win.
-func onlyQuery(op string, takes []string, next http.Handler) http.Handler {
+// strictRequest refuses, before op runs (so before anything is
+// recorded), a request to op whose query has a pair Go cannot parse (a
+// ";" in it, a bad %-escape: url.Values would drop it silently), a
+// parameter op does not take, or one it takes given more than once (a
+// misspelt or repeated parameter would otherwise be ignored, or its first
+// value silently win); and a GET that carries a body, which it would
+// ignore.
+func strictRequest(op string, takes []string, next http.Handler) http.Handler {
 	known := map[string]bool{}
 	for _, n := range takes {
 		known[n] = true
 	}
+	takesWhat := "no query parameters"
+	if len(takes) > 0 {
+		takesWhat = "only " + strings.Join(takes, ", ") + ", each at most once"
+	}
+	get := strings.HasPrefix(op, http.MethodGet+" ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
+		if get && r.ContentLength != 0 {
+			writeError(w, apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s takes no request body; send its input in the path and query", op))
+			return
+		}
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			writeError(w, apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s: %s takes %s", badQueryPair(r.URL.RawQuery), op, takesWhat))
+			return
+		}
 		names := make([]string, 0, len(q))
 		for n := range q {
 			names = append(names, n)
@@ -170,15 +197,25 @@ func onlyQuery(op string, takes []string, next http.Handler) http.Handler {
 			default:
 				continue
 			}
-			takesWhat := "no query parameters"
-			if len(takes) > 0 {
-				takesWhat = "only " + strings.Join(takes, ", ") + ", each at most once"
-			}
 			writeError(w, apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s: %s takes %s", what, op, takesWhat))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// badQueryPair names the first pair of a raw query that url.ParseQuery
+// refuses, and why.
+func badQueryPair(raw string) string {
+	for pair := range strings.SplitSeq(raw, "&") {
+		if _, err := url.ParseQuery(pair); err != nil {
+			if strings.Contains(pair, ";") {
+				return fmt.Sprintf("query pair %q has a \";\" (separate parameters with \"&\", escape a \";\" in a value as %%3B)", pair)
+			}
+			return fmt.Sprintf("query pair %q is not URL-encoded: %v", pair, err)
+		}
+	}
+	return fmt.Sprintf("query %q does not parse", raw)
 }
 
 // guard wraps the mux: recover, metrics, auth, JSON 404/405.
@@ -299,39 +336,16 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, requ
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
 		return apiErr(http.StatusUnsupportedMediaType, CodeInvalidRequest, "Content-Type %q is not application/json", ct)
 	}
-	// raw keeps what the decoder read, to describe a refused field by its
-	// path (decodeDetail).
-	var raw bytes.Buffer
-	dec := json.NewDecoder(io.TeeReader(http.MaxBytesReader(w, r.Body, limit), &raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if errors.Is(err, io.EOF) && !required {
-		return nil
-	}
-	if err == nil {
-		if _, err2 := dec.Token(); !errors.Is(err2, io.EOF) {
-			err = errors.New("more than one JSON value in the body")
-			var mb *http.MaxBytesError
-			if errors.As(err2, &mb) {
-				err = err2
-			}
-		}
-	}
-	if err == nil {
-		// encoding/json reads invalid UTF-8 in a string as U+FFFD, so two
-		// different ids would be stored as one: refuse it, naming the field.
-		return invalidUTF8(raw.Bytes(), v)
-	}
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mb *http.MaxBytesError
 	switch {
 	case errors.As(err, &mb):
 		drainBody(w, r)
 		return tooLarge(mb.Limit)
-	case errors.Is(err, io.EOF):
-		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "the request body is empty; a JSON object is required")
-	default:
-		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "%s", decodeDetail(err, v, raw.Bytes()))
+	case err != nil:
+		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "the request body could not be read: %v", err)
 	}
+	return decodeRequest(raw, v, required)
 }
 
 // maxDrainBytes bounds how much of an oversized body is read and

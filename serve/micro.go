@@ -1,13 +1,10 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -152,23 +149,9 @@ func microOp[Req, Resp any](s *Service, op func(context.Context, *Req) (*Resp, e
 			microError(r, apiErr(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the request is larger than %d bytes", s.cfg.MaxBodyBytes))
 			return
 		}
-		if len(bytes.TrimSpace(data)) > 0 {
-			dec := json.NewDecoder(bytes.NewReader(data))
-			dec.DisallowUnknownFields()
-			err := dec.Decode(q)
-			if err == nil {
-				if _, err2 := dec.Token(); !errors.Is(err2, io.EOF) {
-					err = errors.New("more than one JSON value in the request")
-				}
-			}
-			if err != nil {
-				microError(r, apiErr(http.StatusBadRequest, CodeInvalidJSON, "%s", decodeDetail(err, q, data)))
-				return
-			}
-			if ae := invalidUTF8(data, q); ae != nil {
-				microError(r, ae)
-				return
-			}
+		if ae := decodeRequest(data, q, false); ae != nil {
+			microError(r, ae)
+			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), microTimeout)
 		defer cancel()

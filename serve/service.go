@@ -198,6 +198,9 @@ func (s *Service) turnEngine(ctx context.Context, agent, id string) (*engine.Eng
 	if id == "" {
 		return nil, "", apiErr(http.StatusBadRequest, CodeInvalidRequest, "turn_id is required")
 	}
+	if err := checkKey("turn_id", events.AggTurn, id); err != nil {
+		return nil, "", err
+	}
 	if agent != "" {
 		e, a, err := s.engine(agent)
 		return e, a, err
@@ -636,6 +639,11 @@ func (s *Service) Decisions(ctx context.Context, r *DecisionsRequest) (*Decision
 	if err != nil {
 		return nil, err
 	}
+	if r.FromSeq > events.MaxExactInt {
+		// next_from_seq is read back into from_seq: above 2^53 − 1 a
+		// JavaScript reader would round it.
+		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "from_seq must be at most 9007199254740991 (2^53 − 1)")
+	}
 	limit := r.Limit
 	switch {
 	case limit == 0:
@@ -679,7 +687,8 @@ func parseSince(x string) (time.Time, error) {
 	if x == "" {
 		return time.Time{}, nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, x)
+	// RFC 3339 allows "t" and "z" in lower case; Go's layout does not.
+	t, err := time.Parse(time.RFC3339Nano, strings.ToUpper(x))
 	if err == nil {
 		return t, nil
 	}

@@ -90,8 +90,14 @@ func modelList(field string, list *[]string) (*[]policy.ModelRef, error) {
 }
 
 // checkKey refuses an id that could never be stored as an aggregate key
-// (400 naming the field and the limit) before anything is recorded.
+// (400 naming the field and the limit) before anything is recorded, and
+// the ids "." and "..": a URL path segment of either is a dot segment that
+// fetch, curl and browsers remove, so such a turn or session could never
+// be addressed by its path.
 func checkKey(field string, agg events.Aggregate, key string) error {
+	if key == "." || key == ".." {
+		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is a dot segment, which a URL path cannot hold: choose another id", field, key)
+	}
 	if err := engine.ValidateKey(agg, key); err != nil {
 		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %v", field, err)
 	}

@@ -43,7 +43,11 @@ var methods = []string{"get", "put", "post", "delete", "options", "head", "patch
 //   - every operation has an operationId, camelCase and unique;
 //   - every local $ref resolves (and no $ref leaves the document);
 //   - every schema property and every parameter has a description;
-//   - no property name contains white space.
+//   - no property name contains white space;
+//   - no property of a request body (at any depth, through $refs) has a
+//     default: a generator (openapi-typescript without flags) types a
+//     property with a default as required, so a client built with default
+//     options would have to send it; "absent = X" goes in the description.
 func Lint(raw []byte) []string {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -64,6 +68,7 @@ func Lint(raw []byte) []string {
 		}
 	})
 	lintOperations(tree, add)
+	lintRequestDefaults(tree, add)
 	if doc, err := Load(raw); err != nil {
 		add("kin-openapi: %v", err)
 	} else if err := doc.Validate(context.Background(), openapi3.EnableExamplesValidation(),
@@ -126,6 +131,62 @@ func lintOperations(root any, add func(string, ...any)) {
 				add("%s: operationId %q is also %s's", at, id, first)
 			} else {
 				seen[id] = at
+			}
+		}
+	}
+}
+
+// lintRequestDefaults reports every property with a default in the
+// schema of an operation's request body, following $refs, properties and
+// items (each schema once).
+func lintRequestDefaults(root any, add func(string, ...any)) {
+	seen := map[string]bool{}
+	var visit func(ptr string, v any)
+	visit = func(ptr string, v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		if ref, ok := m["$ref"].(string); ok && strings.HasPrefix(ref, "#/") {
+			if seen[ref] {
+				return
+			}
+			seen[ref] = true
+			if target, ok := resolve(root, ref); ok {
+				visit(ref, target)
+			}
+			return
+		}
+		props, _ := m["properties"].(map[string]any)
+		for _, name := range sortedKeys(props) {
+			at := ptr + "/properties/" + escape(name)
+			if p, ok := props[name].(map[string]any); ok {
+				if _, has := p["default"]; has {
+					add("%s: a request body property has a default (a generator then types it required); say \"absent = …\" in its description", at)
+				}
+			}
+			visit(at, props[name])
+		}
+		for _, k := range []string{"items", "additionalProperties"} {
+			visit(ptr+"/"+k, m[k])
+		}
+		for _, k := range []string{"oneOf", "anyOf", "allOf"} {
+			list, _ := m[k].([]any)
+			for i, x := range list {
+				visit(ptr+"/"+k+"/"+strconv.Itoa(i), x)
+			}
+		}
+	}
+	paths, _ := root.(map[string]any)["paths"].(map[string]any)
+	for _, p := range sortedKeys(paths) {
+		item, _ := paths[p].(map[string]any)
+		for _, method := range methods {
+			op, _ := item[method].(map[string]any)
+			body, _ := op["requestBody"].(map[string]any)
+			content, _ := body["content"].(map[string]any)
+			for _, ct := range sortedKeys(content) {
+				media, _ := content[ct].(map[string]any)
+				visit("#/paths/"+escape(p)+"/"+method+"/requestBody/content/"+escape(ct)+"/schema", media["schema"])
 			}
 		}
 	}

@@ -31,8 +31,25 @@ paths:
         - {name: limit, in: query, description: "At most this many", schema: {type: integer, default: 5}}
       responses:
         "200": {description: The things}
+    post:
+      operationId: addThing
+      requestBody:
+        content:
+          application/json:
+            schema: {$ref: "#/components/schemas/ThingRequest"}
+      responses:
+        "200": {description: Added}
 components:
   schemas:
+    ThingRequest:
+      type: object
+      properties:
+        kind: {enum: [a, b], description: "The kind (absent = a)"}
+        tags: {type: array, items: {$ref: "#/components/schemas/Tag"}, description: "Tags"}
+    Tag:
+      type: object
+      properties:
+        weight: {type: integer, description: "The weight (absent = 1)"}
     Thing:
       type: object
       properties:
@@ -75,6 +92,12 @@ func TestLint_ReportsEachMistake(t *testing.T) {
 		}},
 		{"parameter without description", `description: "At most this many", `, "", []string{
 			"#/paths/~1v1~1things/get/parameters/0: parameter limit has no description",
+		}},
+		{"default in a request body", `kind: {enum: [a, b], description`, `kind: {enum: [a, b], default: a, description`, []string{
+			`#/components/schemas/ThingRequest/properties/kind: a request body property has a default (a generator then types it required); say "absent = …" in its description`,
+		}},
+		{"default in a request body, nested", `weight: {type: integer, description`, `weight: {type: integer, default: 1, description`, []string{
+			`#/components/schemas/Tag/properties/weight: a request body property has a default (a generator then types it required); say "absent = …" in its description`,
 		}},
 		{"default not of its schema (kin-openapi)", "default: 5", `default: "five"`, []string{
 			"kin-openapi: ",

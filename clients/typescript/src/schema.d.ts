@@ -289,19 +289,17 @@ export interface components {
         BeginRequest: {
             /** @description Agent id: stream namespace and OpenClaw agent (default: the server's default agent) */
             agent?: string;
-            /** @description Session key, 1..512 bytes of UTF-8 (a longer key is refused with 400) */
+            /** @description Session key, 1..512 bytes of UTF-8, not . or .. (which a URL path cannot hold); another is refused with 400 */
             session: string;
             /**
-             * @description The chat kind (group and channel notices are recorded, not delivered)
-             * @default direct
+             * @description The chat kind (group and channel notices are recorded, not delivered); absent = direct
              * @enum {unknown}
              */
             chat?: "direct" | "group" | "channel";
             /** @description provider/model[@profile] selected for the session first, @profile also pinning that profile (cron: this turn only, no @profile) */
             model?: string;
             /**
-             * @description The selection source of model
-             * @default user
+             * @description The selection source of model; absent = user
              * @enum {unknown}
              */
             source?: "user" | "default" | "auto" | "legacy" | "cron";
@@ -309,7 +307,7 @@ export interface components {
             fallbacks?: string[];
             /** @description The caller's fallbacksOverride, provider/model each, any source: the chain is the selected model then exactly these, no configured primary appended; [] makes the turn strict. Absent: the selection source's own fallbacks. Not together with fallbacks */
             fallbacks_override?: string[];
-            /** @description Client-chosen turn id (1..512 bytes); a re-sent begin (same id and session) returns the current step */
+            /** @description Client-chosen turn id (1..512 bytes of UTF-8, not . or ..); a re-sent begin (same id and session) returns the current step. Absent or empty = the server generates one */
             turn_id?: string;
         };
         /** @description Exactly one of ok true and error. */
@@ -320,7 +318,7 @@ export interface components {
             agent?: string;
             /** @description next.attempt of the call being reported */
             attempt: number;
-            /** @description The call answered */
+            /** @description true: the call answered (then no error). false is the same as absent: give it only beside error */
             ok?: boolean;
             /** @description The call's error as the provider sent it */
             error?: components["schemas"]["ProviderError"];
@@ -542,8 +540,7 @@ export interface components {
             /** @description provider/model[@profile], or default. The profile is split off at the last @ (an @ that starts a provider:name profile id wins, so e-mail profile ids stay whole) and pinned as a user pin; an unknown profile or one of another provider is 422 */
             model: string;
             /**
-             * @description The selection source
-             * @default user
+             * @description The selection source; absent = user
              * @enum {unknown}
              */
             source?: "user" | "default" | "auto" | "legacy" | "cron";
@@ -558,8 +555,7 @@ export interface components {
             /** @description Must equal the path's when given */
             session?: string;
             /**
-             * @description /new or /reset
-             * @default reset
+             * @description /new or /reset; absent = reset
              * @enum {unknown}
              */
             kind?: "new" | "reset";
@@ -572,8 +568,7 @@ export interface components {
             /** @description A configured auth profile id */
             profile: string;
             /**
-             * @description Who pins it: the user, or the gateway itself
-             * @default user
+             * @description Who pins it: the user, or the gateway itself; absent = user
              * @enum {unknown}
              */
             source?: "user" | "auto";
@@ -842,7 +837,7 @@ export interface components {
                 };
             };
         };
-        /** @description invalid_json (the body is not one JSON object of the request's fields and types, or a string is not UTF-8) or invalid_request (a value is refused; on a GET, a query parameter the operation does not take, or one given twice) */
+        /** @description invalid_json (the body is not one JSON object of the request's fields and types: a key given twice at any depth, a key matching a field only without case, a string that is not UTF-8; the detail names the key and its JSON pointer) or invalid_request (a value is refused; a query pair that does not parse, a query parameter the operation does not take (a POST takes none), or one given twice; a body on a GET) */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -950,11 +945,11 @@ export interface components {
         };
     };
     parameters: {
-        /** @description The turn id (1..512 bytes) */
+        /** @description The turn id, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
         TurnID: string;
         /** @description A served agent id (another is 404 unknown_agent) */
         Agent: string;
-        /** @description Session key, percent-encoded (at most 512 bytes before encoding) */
+        /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
         Session: string;
         /** @description A served agent id (another is 404 unknown_agent; default: the server's default agent; turn routes: every served agent) */
         AgentQuery: string;
@@ -1002,7 +997,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The turn id (1..512 bytes) */
+                /** @description The turn id, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
                 turn_id: components["parameters"]["TurnID"];
             };
             cookie?: never;
@@ -1033,7 +1028,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The turn id (1..512 bytes) */
+                /** @description The turn id, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
                 turn_id: components["parameters"]["TurnID"];
             };
             cookie?: never;
@@ -1061,7 +1056,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The turn id (1..512 bytes) */
+                /** @description The turn id, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
                 turn_id: components["parameters"]["TurnID"];
             };
             cookie?: never;
@@ -1092,7 +1087,7 @@ export interface operations {
             path: {
                 /** @description A served agent id (another is 404 unknown_agent) */
                 agent: components["parameters"]["Agent"];
-                /** @description Session key, percent-encoded (at most 512 bytes before encoding) */
+                /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
                 session: components["parameters"]["Session"];
             };
             cookie?: never;
@@ -1124,7 +1119,7 @@ export interface operations {
             path: {
                 /** @description A served agent id (another is 404 unknown_agent) */
                 agent: components["parameters"]["Agent"];
-                /** @description Session key, percent-encoded (at most 512 bytes before encoding) */
+                /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
                 session: components["parameters"]["Session"];
             };
             cookie?: never;
@@ -1154,7 +1149,7 @@ export interface operations {
             path: {
                 /** @description A served agent id (another is 404 unknown_agent) */
                 agent: components["parameters"]["Agent"];
-                /** @description Session key, percent-encoded (at most 512 bytes before encoding) */
+                /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
                 session: components["parameters"]["Session"];
             };
             cookie?: never;
@@ -1183,7 +1178,7 @@ export interface operations {
             path: {
                 /** @description A served agent id (another is 404 unknown_agent) */
                 agent: components["parameters"]["Agent"];
-                /** @description Session key, percent-encoded (at most 512 bytes before encoding) */
+                /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
                 session: components["parameters"]["Session"];
             };
             cookie?: never;
@@ -1213,7 +1208,7 @@ export interface operations {
             path: {
                 /** @description A served agent id (another is 404 unknown_agent) */
                 agent: components["parameters"]["Agent"];
-                /** @description Session key, percent-encoded (at most 512 bytes before encoding) */
+                /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
                 session: components["parameters"]["Session"];
             };
             cookie?: never;
@@ -1326,9 +1321,9 @@ export interface operations {
             query?: {
                 /** @description A served agent id (another is 404 unknown_agent; default: the server's default agent; turn routes: every served agent) */
                 agent?: components["parameters"]["AgentQuery"];
-                /** @description First stream sequence read, inclusive (0 or absent: from the start); pass next_from_seq to read on */
+                /** @description First stream sequence read, inclusive (0 or absent: from the start); pass next_from_seq to read on. At most 2^53 − 1, which JavaScript holds exactly */
                 from_seq?: number;
-                /** @description Only records decided at or after this RFC 3339 time (e.g. 2026-01-02T15:04:05Z); a number here is refused with 400 naming from_seq */
+                /** @description Only records decided at or after this RFC 3339 time (e.g. 2026-01-02T15:04:05Z; t and z in lower case too); a number here is refused with 400 naming from_seq */
                 since?: string;
                 /** @description Records per page (a commit is never split) */
                 limit?: number;
