@@ -81,11 +81,29 @@ func SelectionDecision(cfg *policy.Config, s policy.SessionState, running []poli
 }
 
 // ClearModel records `/model default`: the override is cleared; a pin
-// compatible with agent's default primary is kept.
+// compatible with agent's default primary is kept. A user's model change
+// like `/model`, it also marks a pending live switch to the agent's
+// default primary on the session's running turn (rule revision 3,
+// [ClearDecision]); like SelectModel it first syncs, so a turn started on
+// another instance is marked too.
 func (e *Engine) ClearModel(ctx context.Context, session, agent string) ([]events.Event, error) {
+	if err := e.Sync(ctx); err != nil {
+		return nil, err
+	}
 	return e.sessionCommand(ctx, session, func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error) {
-		return cfg.ClearModel(s, session, agent), nil
+		return ClearDecision(cfg, s, e.st.running(session), session, agent), nil
 	})
+}
+
+// ClearDecision decides `/model default` on session state s: the clear
+// (policy.Config.ClearModel) and, when it cleared a model override, the
+// pending live switch to agent's default primary it marks on the
+// session's running turn (policy.Config.MarkDefaultSwitch, rule revision
+// 3), in that order. running lists the session's running turns. Replay's
+// verify re-decides a `/model default` with it.
+func ClearDecision(cfg *policy.Config, s policy.SessionState, running []policy.TurnState, session, agent string) []events.Payload {
+	out := cfg.ClearModel(s, session, agent)
+	return append(out, cfg.MarkDefaultSwitch(running, session, agent, s.Model != (policy.ModelRef{}))...)
 }
 
 // PinProfile pins an auth profile on the session. source user is

@@ -529,9 +529,10 @@ func (v *verifier) checkSession(f *engine.Fold, c *commit, first *events.Event) 
 			break
 		}
 		// `/model default`: the agent is not recorded; try each.
-		out = cfg.ClearModel(s, session, "")
+		running := f.Running(session)
+		out = engine.ClearDecision(cfg, s, running, session, "")
 		for id := range cfg.Agents {
-			if o := cfg.ClearModel(s, session, id); samePayloads(o, c.Events) {
+			if o := engine.ClearDecision(cfg, s, running, session, id); samePayloads(o, c.Events) {
 				out = o
 				break
 			}

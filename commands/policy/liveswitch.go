@@ -36,6 +36,21 @@ func MarkLiveSwitch(turns []TurnState, session string, m ModelRef, profile strin
 	return []events.Payload{events.LiveSwitchMarked{TurnID: pick.TurnID, Session: session, Model: m, ProfileID: profile, Source: string(source)}}
 }
 
+// MarkDefaultSwitch decides the pending live switch a user's `/model
+// default` marks when it clears the session's model override (cleared
+// true): a switch to the agent's configured default primary (the agent's
+// own primary, else agents.defaults.model.primary), taken like any other
+// (a later candidate: jump; outside the chain: switched; the current or
+// an earlier one: continue). A `/model default` that clears no override
+// leaves the model as it was and marks nothing.
+func (c Config) MarkDefaultSwitch(turns []TurnState, session, agent string, cleared bool) []events.Payload {
+	primary := c.configuredPrimary(agent)
+	if !cleared || primary == (ModelRef{}) {
+		return nil
+	}
+	return MarkLiveSwitch(turns, session, primary, "", SourceUser)
+}
+
 // LiveSwitchText is the error text of a taken live switch (OpenClaw's
 // LiveSessionModelSwitchError): where the selected model is relative to
 // the candidate the run is on.
@@ -140,15 +155,27 @@ func failureOutcome(e events.AttemptFailed) Outcome {
 
 // selectionReplaced reports whether the selection the turn ran on was
 // replaced while it ran (rule revision 3): a live switch it did not take,
-// or a stored selection of another model (a cron turn's session selection
-// is not its own). The turn then writes no auto pin (seed 004's lesson:
-// recovery owns only the fields it wrote).
+// a stored selection of another model (a cron turn's session selection
+// is not its own), or, for a turn that ran on the session's stored
+// selection (user, legacy, auto), that selection cleared (`/model
+// default`, whatever became of the switch it marked). The turn then
+// writes no auto pin (seed 004's lesson: recovery owns only the fields it
+// wrote; issue 23: a turn never writes a pin or selection that a later
+// user command replaced).
 func (d *decider) selectionReplaced(selected ModelRef) bool {
 	if d.st.Switch != nil {
 		return true
 	}
 	s := d.session
-	return SelectionSource(d.st.SelectionSource) != SourceCron && s.Model != (ModelRef{}) && s.Model != selected
+	switch SelectionSource(d.st.SelectionSource) {
+	case SourceCron:
+		return false
+	case SourceUser, SourceLegacy, SourceAuto:
+		if s.Model == (ModelRef{}) {
+			return true
+		}
+	}
+	return s.Model != (ModelRef{}) && s.Model != selected
 }
 
 // selected is the model the turn runs for: the requested model, or from
