@@ -236,3 +236,37 @@ func TestLiveSwitch_JumpUsesTheSelectionsPin(t *testing.T) {
 	h.markSwitch(sel)
 	wantCall(t, h.outcome(failed(ReasonOverloaded)), "openai", "gpt-5", "openai:user", KindLiveSwitch)
 }
+
+// A failure that qualifies for the transport recovery is not counted
+// against the profile when a pending live switch is taken instead; once
+// both recoveries are used it is counted as any failure.
+func TestTransportRecovery_NotCountedWhenASwitchIsTaken(t *testing.T) {
+	reset := Outcome{Reason: ReasonTimeout, ToolBatchSettled: true, Error: events.ProviderErrorRecord{Code: "ECONNRESET", MessagePreview: "read ECONNRESET"}}
+	cases := []struct {
+		name       string
+		recoveries int // transport recoveries before the mark
+		sel        ModelRef
+		want       NextKind
+		wantErrors int
+	}{
+		{"jump to a later candidate", 0, m("google", "gemini"), NextCall, 0},
+		{"switched outside the chain", 0, m("mistral", "large"), NextSwitch, 0},
+		{"recoveries used up", 2, m("google", "gemini"), NextCall, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := startRules(t, RulesV3)
+			for range tc.recoveries {
+				wantCall(t, h.outcome(reset), "anthropic", "claude", "anthropic:a", KindTransportRecovery)
+			}
+			h.markSwitch(tc.sel)
+			n := h.outcome(reset)
+			if n.Kind != tc.want || n.Kind == NextCall && n.Call.Kind != KindLiveSwitch {
+				t.Fatalf("next %+v %+v, want %s", n, n.Call, tc.want)
+			}
+			if got := h.profiles["anthropic:a"].ErrorCount; got != tc.wantErrors || len(h.payloads("ProfileFailureRecorded")) != tc.wantErrors {
+				t.Fatalf("anthropic:a errorCount %d, want %d", got, tc.wantErrors)
+			}
+		})
+	}
+}

@@ -694,12 +694,20 @@ func (d *decider) fail(out Outcome) Decision {
 	if disp != DispositionFailover {
 		return d.stop(disp, out.Reason, out.Error.MessagePreview)
 	}
-	if dec, ok := d.takeSwitch(cur.CandidateIndex, &out, func() { d.recordFailure(out) }); ok {
-		return dec
-	}
 	limit := p.LoopLimit(len(d.cfg.ProviderProfiles(cur.Provider)))
 	underLimit := d.st.CandAttempts < limit
-	if underLimit && d.transportRecovery(out) {
+	recovers := underLimit && d.transportRecovery(out)
+	// A failure that qualifies for the transport recovery is never
+	// counted against the profile, also when a pending live switch is
+	// taken instead of the recovery (rule revision 3).
+	record := func() { d.recordFailure(out) }
+	if recovers {
+		record = nil
+	}
+	if dec, ok := d.takeSwitch(cur.CandidateIndex, &out, record); ok {
+		return dec
+	}
+	if recovers {
 		return d.call(cur.CandidateIndex, cur.ProfileID, KindTransportRecovery, false)
 	}
 	if underLimit && !out.RequestSizeCeiling {
