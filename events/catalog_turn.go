@@ -257,7 +257,9 @@ type PreviousAttempt struct {
 // LiveSessionModelSwitchError path, reference §1), the error preview
 // naming the selected model and fallbackStepToModel the candidate jumped
 // to (fallbackStepFinalOutcome next_fallback), or none when the selection
-// is the current or an earlier candidate (final outcome continue). The
+// is the current or an earlier candidate (final outcome continue). A
+// live switch outside the chain records the failed candidate's
+// candidate_failed with no next candidate (final outcome switched). The
 // fallbackStep* fields are empty for
 // probe_cooldown_candidate and for a success with no previous attempt.
 type FallbackStepped struct {

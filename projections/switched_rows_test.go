@@ -2,6 +2,7 @@ package projections_test
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -44,6 +45,24 @@ func TestExactRows_SwitchedTurn(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("turns\n got %+v\nwant %+v", got, want)
+	}
+	// The hand-back records the failed candidate (no next candidate,
+	// final outcome switched) so exporters see the failure.
+	decs, err := db.Decisions(context.Background(), projections.DecisionFilter{Session: "dm-jon"})
+	testutil.NoError(t, err)
+	var gotDecs []string
+	for _, d := range decs {
+		gotDecs = append(gotDecs, fmt.Sprintf("%s %s %s/%s %d/%d %s %d next=%s/%s step=%s→%s %s pos=%d | %s",
+			d.TurnID, d.Decision, d.CandidateProvider, d.CandidateModel, d.Attempt, d.Total, d.Reason, d.Status,
+			d.NextCandidateProvider, d.NextCandidateModel, d.FallbackStepFromModel, d.FallbackStepToModel,
+			d.FallbackStepFinalOutcome, d.FallbackStepChainPosition, d.ConsoleMessage))
+	}
+	wantDecs := []string{
+		"handed-back candidate_failed anthropic/claude-opus-4-6 1/2 overloaded 529 next=/ step=anthropic/claude-opus-4-6→ switched pos=1 | " +
+			"model fallback candidate_failed: anthropic/claude-opus-4-6 (overloaded) -> switched",
+	}
+	if !reflect.DeepEqual(gotDecs, wantDecs) {
+		t.Fatalf("fallback_decisions\n got %q\nwant %q", gotDecs, wantDecs)
 	}
 	switched, err := db.Turns(context.Background(), projections.TurnFilter{Outcome: projections.OutcomeSwitched})
 	testutil.NoError(t, err)

@@ -105,10 +105,13 @@ type Explanation struct {
 	AnsweredBy string `json:"answered_by,omitempty"`
 	Profile    string `json:"profile,omitempty"`
 
-	failures int              // AttemptFailed events seen
-	ctx      turnContext      // what the stream says before the turn
-	cfg      *policy.Config   // the config the turn ran under (nil: not known)
-	probes   map[string]int64 // the turn's own primary probes: provider → StartedAt
+	failures   int              // AttemptFailed events seen
+	recoveries int              // transport_recovery attempts seen
+	rules      int              // TurnStarted.rules as recorded
+	rest       []events.Event   // the turn's events after the one described
+	ctx        turnContext      // what the stream says before the turn
+	cfg        *policy.Config   // the config the turn ran under (nil: not known)
+	probes     map[string]int64 // the turn's own primary probes: provider → StartedAt
 }
 
 // ChainEntry is one candidate of the chain with its route origin
@@ -151,7 +154,9 @@ func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanatio
 	f := &explainFold{configs: map[string]json.RawMessage{}, profiles: map[string]policy.ProfileState{}, before: map[string]policy.ProfileState{}}
 	probes := newProbeFold()
 	all := agentSet{}
+	marks := map[string]bool{}
 	err := walk(ctx, src, 1, 0, func(c *commit) error {
+		defaultMarks(c, marks)
 		for _, ev := range c.Events {
 			all.add(ev.Agent)
 			if agent != "" && ev.Agent != agent {
@@ -183,7 +188,7 @@ func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanatio
 	case 0:
 		return nil, &LookupError{Kind: ErrTurnNotFound, ID: turnID, Agent: agent, Agents: all.sorted()}
 	case 1:
-		tc := turnContext{before: f.before, probeAt: probes.snaps[agents[0]+"\x00"+turnID], configs: f.configs}
+		tc := turnContext{before: f.before, probeAt: probes.snaps[agents[0]+"\x00"+turnID], configs: f.configs, defaultMarks: marks}
 		x := explainWith(agents[0], turnID, byAgent[agents[0]], tc)
 		x.strictAgentWhy(f.configs[agents[0]+"\x00"+x.ConfigHash])
 		return x, nil
@@ -243,9 +248,10 @@ func explainWith(agent, turnID string, evs []events.Event, tc turnContext) *Expl
 		}
 	}
 	x.StartedAt = events.FromMillis(start)
-	for _, ev := range evs {
+	for k, ev := range evs {
 		raw, _, _ := canonical(ev.Data)
 		st := Step{Seq: ev.Seq, Index: ev.Index, At: ev.At, Offset: offset(events.Millis(ev.At), start), Type: ev.Type, Event: raw}
+		x.rest = evs[k+1:]
 		x.describe(&st, ev, start)
 		if st.Text != "" {
 			x.Steps = append(x.Steps, st)

@@ -30,6 +30,9 @@ type turnContext struct {
 	before  map[string]policy.ProfileState
 	probeAt map[string]int64
 	configs map[string]json.RawMessage
+	// defaultMarks holds the ids of the LiveSwitchMarked events a
+	// `/model default` made ([defaultMarks]).
+	defaultMarks map[string]bool
 }
 
 // probeFold follows the last primary cooldown probe of every agent's

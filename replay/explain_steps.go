@@ -26,6 +26,9 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) bool {
 	case events.TurnStarted:
 		x.started(st, e)
 	case events.AttemptStarted:
+		if policy.AttemptKind(e.Kind) == policy.KindTransportRecovery {
+			x.recoveries++
+		}
 		st.Kind = "attempt"
 		st.Text = fmt.Sprintf("attempt #%d %s: %s/%s%s", e.Attempt, e.Kind, e.Provider, e.Model, atProfile(e.ProfileID))
 		st.Details = append(st.Details, attemptWhy(e))
@@ -38,6 +41,11 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) bool {
 		x.failures++
 		st.Kind = "failed"
 		st.Text, st.Details = failedText(e, at)
+		if policy.RulesOf(x.rules) >= policy.RulesV3 {
+			if why := transportWhy(e, x.recoveries, x.rest); why != "" {
+				st.Details = append(st.Details, why)
+			}
+		}
 	case events.RetryScheduled:
 		st.Kind = "retry"
 		st.Text, st.Details = retryText(e, at)
@@ -53,7 +61,7 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) bool {
 	case events.CandidateSkipped:
 		x.skipped(st, e, events.Millis(ev.At), at)
 	case events.FallbackStepped:
-		fallbackStep(st, e)
+		fallbackStep(st, e, jumpAfter(x.rest))
 	case events.ChainRetryScheduled:
 		st.Kind = "chain_retry"
 		st.Text = fmt.Sprintf("every candidate overloaded: whole-chain retry round %d in %d ms, at %s", e.Round, e.DelayMs, at(e.ResumeAt))
@@ -92,7 +100,7 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) bool {
 		}
 	case events.LiveSwitchMarked:
 		st.Kind = "live_switch"
-		st.Text = fmt.Sprintf("the user selected %s%s while the turn ran: a pending live switch, taken at the next step", e.Model, atProfile(e.ProfileID))
+		st.Text = markText(e, x.ctx.defaultMarks[ev.ID], x.rest)
 	case events.TurnSwitched:
 		x.Outcome, x.Attempts, x.DurationMs = "switched", e.Attempts, e.DurationMs
 		x.End = fmt.Sprintf("switched after %d %s (%s): the user selected %s%s, outside the chain; the same turn runs again on it", e.Attempts, plural(e.Attempts, "attempt"), msDur(e.DurationMs), e.Model, atProfile(e.ProfileID))
@@ -113,6 +121,7 @@ func (x *Explanation) started(st *Step, e events.TurnStarted) {
 	x.Session, x.Chat, x.ConfigHash = e.Session, e.Chat, e.ConfigHash
 	x.Requested, x.SelectionSource, x.Strict, x.AutoOriginProbe = e.Requested.String(), e.SelectionSource, e.Strict, e.AutoOriginProbe
 	x.AttemptLimit, x.PinnedProfile, x.PinSource, x.Seed = e.AttemptLimit, e.PinnedProfile, e.PinSource, e.Seed
+	x.rules = e.Rules
 	x.cfg = x.policyConfig(e.ConfigHash)
 	payload := cronPayloadChain(e, x.cfg)
 	var names []string
@@ -248,12 +257,21 @@ func (x *Explanation) skipped(st *Step, e events.CandidateSkipped, now int64, at
 }
 
 // fallbackStep words a model_fallback_decision record: a fallback, a
-// probe, or the record of a success.
-func fallbackStep(st *Step, e events.FallbackStepped) {
+// probe, or the record of a success. jump is the model a live switch
+// jumps to right after this record ("" = none): the candidate_failed
+// record before it names the jump's target, and is worded as the jump's.
+func fallbackStep(st *Step, e events.FallbackStepped, jump string) {
 	switch e.Decision {
 	case policy.DecisionCandidateFailed:
-		to := firstNonEmpty(e.FallbackStepToModel, "end of chain")
-		st.Kind, st.Text = "fallback", fmt.Sprintf("↪ fallback %s → %s (%s)", e.FallbackStepFromModel, to, e.Reason)
+		switch {
+		case jump != "" && jump == e.FallbackStepToModel:
+			st.Kind, st.Text = "decision", fmt.Sprintf("decision record: %s failed (%s); the live switch jumps to %s, no fallback", e.FallbackStepFromModel, e.Reason, jump)
+		case e.FallbackStepFinalOutcome == policy.StepSwitched:
+			st.Kind, st.Text = "decision", fmt.Sprintf("decision record: %s failed (%s); no next candidate: the live switch hands the turn back", e.FallbackStepFromModel, e.Reason)
+		default:
+			to := firstNonEmpty(e.FallbackStepToModel, "end of chain")
+			st.Kind, st.Text = "fallback", fmt.Sprintf("↪ fallback %s → %s (%s)", e.FallbackStepFromModel, to, e.Reason)
+		}
 	case policy.DecisionProbeCandidate:
 		st.Kind = "probe"
 		st.Text = fmt.Sprintf("probe %s/%s although its profiles are unavailable (%s)", e.CandidateProvider, e.CandidateModel, e.Reason)

@@ -113,7 +113,9 @@ func ExplainTimeline(ctx context.Context, src Source, agent, session string, fro
 	configs := map[string]json.RawMessage{}
 	probes := newProbeFold()
 	all, owners := agentSet{}, agentSet{}
+	marks := map[string]bool{}
 	err := walk(ctx, src, 1, 0, func(c *commit) error {
+		defaultMarks(c, marks)
 		var cmd, ctxWords []string
 		for _, ev := range c.Events {
 			all.add(ev.Agent)
@@ -179,7 +181,7 @@ func ExplainTimeline(ctx context.Context, src Source, agent, session string, fro
 	}
 	tl.Entries = kept
 	for k, i := range turns {
-		tc := turnContext{probeAt: probes.snaps[k.agent+"\x00"+k.id], configs: configs}
+		tc := turnContext{probeAt: probes.snaps[k.agent+"\x00"+k.id], configs: configs, defaultMarks: marks}
 		tl.Entries[moved[i]].Turn = explainWith(k.agent, k.id, turnEvs[k], tc)
 	}
 	return tl, nil

@@ -106,9 +106,11 @@ func (d *decider) switchRecord(i, j int, where string) events.FallbackStepped {
 // the step is the end of a wait): a later candidate of the chain is
 // called next with kind live_switch, no candidate in between tried (the
 // failed candidate's candidate_failed record names it as the next); a
-// model outside the chain ends the turn (TurnSwitched, Next switch). For
-// the current or an earlier candidate the switch is recorded (final
-// outcome continue) and ok is false: the run continues as it would have.
+// model outside the chain ends the turn (TurnSwitched, Next switch) after
+// the failed candidate's candidate_failed record with no next
+// (handbackRecord). For the current or an earlier candidate the switch is
+// recorded (final outcome continue) and ok is false: the run continues as
+// it would have.
 // record, when set, records the failed attempt's profile failure before a
 // jump or a hand-back.
 func (d *decider) takeSwitch(i int, failed *Outcome, record func()) (Decision, bool) {
@@ -122,6 +124,9 @@ func (d *decider) takeSwitch(i int, failed *Outcome, record func()) (Decision, b
 	case j == switchHandback:
 		if record != nil {
 			record()
+		}
+		if failed != nil && i >= 0 {
+			d.emit(d.handbackRecord(i, *failed))
 		}
 		msg := LiveSwitchText(sw.Model, switchOutside)
 		d.emit(events.TurnSwitched{TurnID: d.st.TurnID, Session: d.st.Session, Model: sw.Model, ProfileID: sw.ProfileID,
@@ -145,6 +150,19 @@ func (d *decider) takeSwitch(i int, failed *Outcome, record func()) (Decision, b
 	}
 	d.emit(d.switchRecord(at, -1, switchCurrent))
 	return Decision{}, false
+}
+
+// handbackRecord is the candidate_failed model_fallback_decision of
+// candidate i failing with out when a live switch outside the chain hands
+// the turn back: no next candidate (OpenClaw throws the
+// LiveSessionModelSwitchError there and records nothing more), final
+// outcome switched.
+func (d *decider) handbackRecord(i int, out Outcome) events.FallbackStepped {
+	r := d.failedRecord(i, out)
+	r.NextCandidateProvider, r.NextCandidateModel, r.NextCandidateRouteOrigin, r.FallbackStepToModel = "", "", "", ""
+	r.FallbackStepFinalOutcome = StepSwitched
+	r.ConsoleMessage = fmt.Sprintf("model fallback %s: %s (%s) -> %s", r.Decision, r.FallbackStepFromModel, out.Reason, StepSwitched)
+	return r
 }
 
 // failureOutcome is the Outcome a recorded AttemptFailed carries, as far

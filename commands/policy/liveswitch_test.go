@@ -119,6 +119,17 @@ func TestLiveSwitch_TakenAtTheNextStep(t *testing.T) {
 		if ts.Attempts != 1 || ts.Model != m("mistral", "large") || ts.Message != want {
 			t.Fatalf("TurnSwitched %+v", ts)
 		}
+		// The failed candidate is recorded, with no next candidate.
+		steps := h.payloads("FallbackStepped")
+		if len(steps) != 1 {
+			t.Fatalf("%d FallbackStepped, want one candidate_failed", len(steps))
+		}
+		cf := steps[0].(events.FallbackStepped)
+		if cf.Decision != DecisionCandidateFailed || cf.Reason != ReasonOverloaded || cf.FallbackStepFromModel != "anthropic/claude" ||
+			cf.FallbackStepToModel != "" || cf.NextCandidateProvider != "" || cf.FallbackStepFinalOutcome != StepSwitched ||
+			cf.ConsoleMessage != "model fallback candidate_failed: anthropic/claude (overloaded) -> switched" {
+			t.Fatalf("candidate_failed %+v", cf)
+		}
 	})
 	t.Run("the current candidate: recorded, the run goes on", func(t *testing.T) {
 		h := startRules(t, RulesV3)

@@ -27,6 +27,10 @@ const (
 	// StepContinue: a live switch to the current or an earlier candidate
 	// is recorded and the run continues as it would have.
 	StepContinue = "continue"
+	// StepSwitched: the failed candidate's run ended there, handed back
+	// to a model outside the chain by a live switch (no next candidate;
+	// rule revision 3).
+	StepSwitched = "switched"
 )
 
 // NextKind is what the engine does after a decision ([Next.Kind]).

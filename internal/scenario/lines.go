@@ -20,7 +20,7 @@ func (rep *Report) turnReport(res *engine.TurnResult) *TurnReport {
 	add := func(ev events.Event, kind, format string, a ...any) {
 		tr.Lines = append(tr.Lines, Line{Offset: rep.offset(events.Millis(ev.At)), Kind: kind, Text: fmt.Sprintf(format, a...)})
 	}
-	for _, ev := range res.Events {
+	for k, ev := range res.Events {
 		tr.types = append(tr.types, ev.Type)
 		switch e := ev.Data.(type) {
 		case events.TurnStarted:
@@ -62,10 +62,17 @@ func (rep *Report) turnReport(res *engine.TurnResult) *TurnReport {
 			switch e.Decision {
 			case "candidate_failed":
 				to := e.FallbackStepToModel
-				if to == "" {
-					to = "end of chain"
+				switch {
+				case to != "" && liveSwitchTo(res.Events[k+1:]) == to:
+					add(ev, "fallback", "   candidate_failed recorded (%s): the live switch jumps to %s, no fallback", e.Reason, to)
+				case e.FallbackStepFinalOutcome == "switched":
+					add(ev, "fallback", "   candidate_failed recorded (%s): no next candidate, the live switch hands the turn back", e.Reason)
+				default:
+					if to == "" {
+						to = "end of chain"
+					}
+					add(ev, "fallback", "↪ fallback %s → %s (%s)", e.FallbackStepFromModel, to, e.Reason)
 				}
-				add(ev, "fallback", "↪ fallback %s → %s (%s)", e.FallbackStepFromModel, to, e.Reason)
 			case "probe_cooldown_candidate":
 				add(ev, "probe", "probe %s/%s in cooldown (%s)", e.CandidateProvider, e.CandidateModel, e.Reason)
 			case "live_switch":
@@ -104,6 +111,17 @@ func (rep *Report) turnReport(res *engine.TurnResult) *TurnReport {
 		}
 	}
 	return tr
+}
+
+// liveSwitchTo is the model the live_switch record first in evs jumps to
+// ("" = evs does not start with one).
+func liveSwitchTo(evs []events.Event) string {
+	if len(evs) > 0 {
+		if ls, ok := evs[0].Data.(events.FallbackStepped); ok && ls.Decision == "live_switch" {
+			return ls.FallbackStepToModel
+		}
+	}
+	return ""
 }
 
 // failureEffects says what a recorded failure did to the profile, as a

@@ -153,7 +153,7 @@ func New(opts ...Option) *Metrics {
 	}, []string{"agent", "decision", "provider", "reason"})
 	m.steps = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "fallback_steps_total",
-		Help: "Fallback steps (decisions with fallbackStep* fields) by agent and fallbackStepFinalOutcome (succeeded | next_fallback | chain_exhausted).",
+		Help: "Fallback steps (decisions with fallbackStep* fields) by agent and fallbackStepFinalOutcome (succeeded | next_fallback | chain_exhausted | continue | switched).",
 	}, []string{"agent", "outcome"})
 	m.turns = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "turns_total",
