@@ -137,6 +137,25 @@ func (s *state) foldCommit(seq uint64, subject string, evs []events.Event, derr 
 			}
 		}
 		s.fold(&evs[i])
+		s.noteSeq(&evs[i], seq)
+	}
+}
+
+// noteSeq notes the sequence of a turn start on its turn and of a user
+// session command on its session (policy.NoteSeq): a rule-revision-3
+// turn writes no auto pin once a user command followed its start.
+func (s *state) noteSeq(ev *events.Event, seq uint64) {
+	if ev.Agent != s.agent {
+		return
+	}
+	switch ev.Aggregate {
+	case events.AggTurn:
+		if t, ok := s.turns[ev.Key]; ok {
+			policy.NoteSeq(&t, nil, ev.Data, seq)
+			s.turns[ev.Key] = t
+		}
+	case events.AggSession:
+		policy.NoteSeq(nil, &s.session(ev.Key).state, ev.Data, seq)
 	}
 }
 

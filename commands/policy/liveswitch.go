@@ -172,7 +172,9 @@ func failureOutcome(e events.AttemptFailed) Outcome {
 }
 
 // selectionReplaced reports whether the selection the turn ran on was
-// replaced while it ran (rule revision 3): a live switch it did not take,
+// replaced while it ran (rule revision 3): any user session command
+// (select, clear, /new or /reset, user pin) stored after the turn started
+// ([UserCommand]), a live switch it did not take,
 // a stored selection of another model (a cron turn's session selection
 // is not its own), or, for a turn that ran on the session's stored
 // selection (user, legacy, auto), that selection cleared (`/model
@@ -181,7 +183,7 @@ func failureOutcome(e events.AttemptFailed) Outcome {
 // wrote; issue 23: a turn never writes a pin or selection that a later
 // user command replaced).
 func (d *decider) selectionReplaced(selected ModelRef) bool {
-	if d.st.Switch != nil {
+	if d.st.Switch != nil || d.commandedSince() {
 		return true
 	}
 	s := d.session

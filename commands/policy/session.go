@@ -77,6 +77,9 @@ type SessionState struct {
 	CompactionCount int
 	// LastReset is the kind of the last /new or /reset ("" = none).
 	LastReset string
+	// UserCommandSeq is the stream sequence of the last user session
+	// command stored ([UserCommand], [NoteSeq]; 0 = none known).
+	UserCommandSeq uint64
 }
 
 // EvolveSession folds one session event into the state; events of other

@@ -122,6 +122,13 @@ type TurnState struct {
 	// TransportRecoveries counts transport_recovery attempts (at most
 	// TransportRecoveryMax a turn).
 	TransportRecoveries int
+	// StartSeq is the stream sequence of the commit that started the turn
+	// (0 = not known: the turn is being started; [NoteSeq]); MarkSeq that
+	// of the pending switch's LiveSwitchMarked and SwitchedSeq that of the
+	// switch the turn took (the user's selection it jumped to).
+	StartSeq    uint64
+	MarkSeq     uint64
+	SwitchedSeq uint64
 }
 
 // grow appends to a copy, never to a shared backing array, so EvolveTurn
@@ -183,6 +190,7 @@ func (s *TurnState) apply(p events.Payload) bool {
 			s.Switch = nil
 			if e.FallbackStepFinalOutcome == StepNextFallback {
 				s.Switched = ModelRef{Provider: e.NextCandidateProvider, Model: e.NextCandidateModel}
+				s.SwitchedSeq = s.MarkSeq
 			}
 		}
 		if e.Decision == DecisionCandidateFailed {

@@ -49,7 +49,23 @@ func (w *World) Fold(ps ...events.Payload) {
 }
 
 // FoldEvent folds a stored event, as [FoldEvent] routes it.
-func (w *World) FoldEvent(ev *events.Event) { w.fold(ev.Aggregate, ev.Key, ev.Data) }
+// The stream sequence of a turn start or a user command is noted
+// ([NoteSeq]).
+func (w *World) FoldEvent(ev *events.Event) {
+	w.fold(ev.Aggregate, ev.Key, ev.Data)
+	if ev.Seq == 0 {
+		return
+	}
+	var t *TurnState
+	var s *SessionState
+	if ev.Aggregate == events.AggTurn && ev.Key == w.st.TurnID {
+		t = &w.st
+	}
+	if ev.Aggregate == events.AggSession && w.session.owns(ev.Key) {
+		s = &w.session
+	}
+	NoteSeq(t, s, ev.Data, ev.Seq)
+}
 
 // fold is route with the World's methods called directly: through the
 // Folder interface the World, and the decider that holds it, would escape

@@ -1,0 +1,53 @@
+package policy
+
+import "github.com/fledger/fledger/events"
+
+// User session commands and the turns they follow (rule revision 3; issue
+// 23: "A turn never writes a pin or selection that a later user command
+// replaced"). Which came first is the stream's order, so both sides are
+// stream sequences, set by the callers that fold stored events (the
+// engine's state and Fold, [World.FoldEvent]) with [NoteSeq]: the
+// sequence of the commit that started a turn (TurnState.StartSeq) and of
+// the last user command stored for a session (SessionState.UserCommandSeq).
+
+// UserCommand reports whether p is a user's session command: a model
+// selection (`/model`, the picker, sessions.patch, any source), a
+// `/model default` clear, a `/new` or `/reset`, a user pin
+// (`/model …@profile`). What turns write (auto pins and unpins, the
+// auto-override recovery's clear, notice state) and compactions are not.
+func UserCommand(p events.Payload) bool {
+	switch e := p.(type) {
+	case events.SessionModelSelected, events.SessionReset:
+		return true
+	case events.SessionModelCleared:
+		return e.Cause != "auto_recovered"
+	case events.SessionAuthPinned:
+		return PinSource(e.Source) == PinUser
+	}
+	return false
+}
+
+// NoteSeq records the stream sequence seq of a stored event p on the
+// states it concerns: a TurnStarted's or a LiveSwitchMarked's on its turn
+// (t), a user command's on its session (s). Either state may be nil.
+func NoteSeq(t *TurnState, s *SessionState, p events.Payload, seq uint64) {
+	if t != nil {
+		switch p.(type) {
+		case events.TurnStarted:
+			t.StartSeq = seq
+		case events.LiveSwitchMarked:
+			t.MarkSeq = seq
+		}
+	}
+	if UserCommand(p) && s != nil {
+		s.UserCommandSeq = seq
+	}
+}
+
+// commandedSince reports whether a user session command was stored for
+// the turn's session after the turn started (both sequences known), other
+// than the selection whose live switch the turn took (the model it runs
+// for from then on is that selection).
+func (d *decider) commandedSince() bool {
+	return d.st.StartSeq > 0 && d.session.UserCommandSeq > max(d.st.StartSeq, d.st.SwitchedSeq)
+}
