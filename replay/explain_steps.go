@@ -284,9 +284,12 @@ func fallbackStep(st *Step, e events.FallbackStepped, jump string) {
 		st.Kind, st.Text = "decision", fmt.Sprintf("decision record: %s/%s succeeded at chain position %d", e.CandidateProvider, e.CandidateModel, e.Attempt)
 	case policy.DecisionLiveSwitch:
 		st.Kind = "live_switch"
-		if e.FallbackStepToModel != "" {
+		switch {
+		case e.FallbackStepToModel != "":
 			st.Text = fmt.Sprintf("↪ live switch %s → %s (the user's selection, a later candidate; reason %s)", e.FallbackStepFromModel, e.FallbackStepToModel, e.Reason)
-		} else {
+		case e.FallbackStepFinalOutcome == policy.StepSwitched:
+			st.Text = fmt.Sprintf("live switch taken on %s: the selection is outside the chain, the live switch hands the turn back (switched)", e.FallbackStepFromModel)
+		default:
 			st.Text = fmt.Sprintf("live switch taken on %s: the selection is the current or an earlier candidate, the run continues", e.FallbackStepFromModel)
 		}
 		st.Details = append(st.Details, e.ErrorPreview)

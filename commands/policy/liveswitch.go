@@ -127,6 +127,11 @@ func (d *decider) takeSwitch(i int, failed *Outcome, record func()) (Decision, b
 		}
 		if failed != nil && i >= 0 {
 			d.emit(d.handbackRecord(i, *failed))
+		} else {
+			// At the end of a whole-chain wait the failures' records
+			// were written before it: the switch's own record says
+			// switched.
+			d.emit(d.switchedRecord(at))
 		}
 		msg := LiveSwitchText(sw.Model, switchOutside)
 		d.emit(events.TurnSwitched{TurnID: d.st.TurnID, Session: d.st.Session, Model: sw.Model, ProfileID: sw.ProfileID,
@@ -150,6 +155,17 @@ func (d *decider) takeSwitch(i int, failed *Outcome, record func()) (Decision, b
 	}
 	d.emit(d.switchRecord(at, -1, switchCurrent))
 	return Decision{}, false
+}
+
+// switchedRecord is the live_switch model_fallback_decision of a switch
+// outside the chain taken at candidate i with no failure to record with
+// it (the end of a whole-chain overload wait): no next candidate, final
+// outcome switched.
+func (d *decider) switchedRecord(i int) events.FallbackStepped {
+	r := d.switchRecord(i, -1, switchOutside)
+	r.FallbackStepFinalOutcome = StepSwitched
+	r.ConsoleMessage = fmt.Sprintf("model fallback %s: %s selected, outside the chain -> %s", r.Decision, d.st.Switch.Model, StepSwitched)
+	return r
 }
 
 // handbackRecord is the candidate_failed model_fallback_decision of

@@ -73,3 +73,46 @@ func TestLiveSwitch_ModelDefault(t *testing.T) {
 		}
 	})
 }
+
+// A switch outside the chain taken at the end of a whole-chain overload
+// wait has its own record saying switched (the failures' records were
+// written before the wait): strict user selection gpt-5 overloaded, then
+// `/model default` during the wait.
+func TestLiveSwitch_SwitchedAtTheEndOfAChainWait(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxRetries = 0
+	h := newHarness(t, cfg)
+	sel, err := SelectModel(h.sess, "s1", m("openai", "gpt-5"), SourceUser, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.apply(Decision{Events: sel}, nil)
+	h.apply(StartTurn(h.selectDefault(), h.env(), StartInput{TurnID: "turn-1", Session: "s1", Chat: "direct", Seed: 42, Rules: RulesV3}))
+	n := h.next
+	for i := 0; n.Kind == NextCall && i < 4; i++ {
+		n = h.outcome(failed(ReasonOverloaded))
+	}
+	if n.Kind != NextWait || h.st.Pending != PendingChain {
+		t.Fatalf("next %+v pending %q, want the whole-chain wait", n, h.st.Pending)
+	}
+	h.log = nil
+	h.apply(Decision{Events: append(h.cfg.ClearModel(h.sess, "s1", ""), h.cfg.MarkDefaultSwitch([]TurnState{h.st}, "s1", "", true)...)}, nil)
+	h.next = n
+	if n = h.resume(); n.Kind != NextSwitch || n.SwitchTo != m("anthropic", "claude") {
+		t.Fatalf("next %+v, want switched to anthropic/claude", n)
+	}
+	steps := h.payloads("FallbackStepped")
+	if len(steps) != 1 {
+		t.Fatalf("%d FallbackStepped after the wait, want one", len(steps))
+	}
+	got := steps[0].(events.FallbackStepped)
+	if got.Decision != DecisionLiveSwitch || got.Reason != ReasonUnknown || got.FallbackStepFinalOutcome != StepSwitched ||
+		got.FallbackStepFromModel != "openai/gpt-5" || got.FallbackStepToModel != "" || got.NextCandidateModel != "" ||
+		got.ErrorPreview != "LiveSessionModelSwitchError: anthropic/claude was selected during the run; it is not in the candidate chain" ||
+		got.ConsoleMessage != "model fallback live_switch: anthropic/claude selected, outside the chain -> switched" {
+		t.Fatalf("record %+v", got)
+	}
+	if ts := h.payloads("TurnSwitched"); len(ts) != 1 || h.st.Phase != PhaseSwitched {
+		t.Fatalf("TurnSwitched %v phase %s", ts, h.st.Phase)
+	}
+}

@@ -77,7 +77,10 @@ func (rep *Report) turnReport(res *engine.TurnResult) *TurnReport {
 				add(ev, "probe", "probe %s/%s in cooldown (%s)", e.CandidateProvider, e.CandidateModel, e.Reason)
 			case "live_switch":
 				to := e.FallbackStepToModel
-				if to == "" {
+				switch {
+				case e.FallbackStepFinalOutcome == "switched":
+					to = "switched: the selection is outside the chain, the live switch hands the turn back"
+				case to == "":
 					to = "no jump: the run continues"
 				}
 				add(ev, "live_switch", "↪ live switch %s → %s", e.FallbackStepFromModel, to)
