@@ -875,7 +875,7 @@ func (d *decider) succeed(out Outcome) Decision {
 	if st.AutoOriginProbe && answered == st.Requested && sess.Source == SourceAuto && sess.Origin == st.Requested {
 		d.emit(events.SessionModelCleared{Session: st.Session, Previous: sess.Model, PreviousSource: string(SourceAuto), Cause: "auto_recovered"})
 	}
-	d.noticeState(selected, answered)
+	d.noticeState(d.noticeSelected(selected, answered), answered)
 	d.emit(events.TurnSucceeded{TurnID: st.TurnID, AnsweredBy: answered, ProfileID: cur.ProfileID,
 		Attempts: d.st.Attempts, DurationMs: d.now() - st.StartedAt})
 	return d.done(Next{Kind: NextDone, AnsweredBy: answered, ProfileID: cur.ProfileID})
@@ -891,7 +891,13 @@ func (d *decider) noticeState(selectedModel, answered ModelRef) {
 		if prev.Selected == selected && prev.Active == active {
 			return
 		}
-		reason := ReasonSummary(st.Summary)
+		summary := st.Summary
+		if d.v3() && len(summary) == 0 {
+			// Answered in a whole-chain overload retry's first call:
+			// the reason is that of the pass before.
+			summary = st.PassSummary
+		}
+		reason := ReasonSummary(summary)
 		d.emit(events.FallbackNoticeStateChanged{Session: st.Session, Selected: selected, Active: active,
 			Reason: reason, Previous: prev.Active, TurnID: st.TurnID})
 		d.notice(NoticeFallback, FallbackNoticeText(active, selected, reason))

@@ -107,6 +107,10 @@ type TurnState struct {
 	RoundOnlyOverload  bool
 	RoundSkips         int
 	Summary            []events.ExhaustedAttempt
+	// PassSummary is the Summary of the last chain pass that had one,
+	// kept when a whole-chain overload retry starts the next: the reason
+	// of a fallback notice after the retry (rule revision 3).
+	PassSummary []events.ExhaustedAttempt
 
 	// Whole turn.
 	TLSBanned    []string
@@ -119,6 +123,9 @@ type TurnState struct {
 	// user selected for this turn from then on.
 	Switch   *events.LiveSwitchMarked
 	Switched ModelRef
+	// LastMark is the model of the turn's latest LiveSwitchMarked, taken
+	// or not (zero = none): a `/model default` marks the default primary.
+	LastMark ModelRef
 	// TransportRecoveries counts transport_recovery attempts (at most
 	// TransportRecoveryMax a turn).
 	TransportRecoveries int
@@ -202,6 +209,9 @@ func (s *TurnState) apply(p events.Payload) bool {
 				Reason: r, Status: e.Status, Code: e.Code, Error: e.ErrorPreview})
 		}
 	case events.ChainRetryScheduled:
+		if len(s.Summary) > 0 {
+			s.PassSummary = s.Summary
+		}
 		s.Round, s.WaitedMs = e.Round, e.WaitedMs+e.DelayMs
 		s.Pending, s.ResumeAt, s.Phase = PendingChain, e.ResumeAt, PhaseWaiting
 		s.ProbeSlots, s.RoundFailures, s.RoundOnlyOverload, s.RoundSkips, s.Summary = nil, 0, true, 0, nil
@@ -218,7 +228,7 @@ func (s *TurnState) apply(p events.Payload) bool {
 		s.Phase = PhaseStopped
 	case events.LiveSwitchMarked:
 		m := e
-		s.Switch = &m
+		s.Switch, s.LastMark = &m, e.Model
 	case events.TurnSwitched:
 		s.Phase, s.Switch = PhaseSwitched, nil
 	default:

@@ -51,3 +51,27 @@ func NoteSeq(t *TurnState, s *SessionState, p events.Payload, seq uint64) {
 func (d *decider) commandedSince() bool {
 	return d.st.StartSeq > 0 && d.session.UserCommandSeq > max(d.st.StartSeq, d.st.SwitchedSeq)
 }
+
+// noticeSelected is the selected model a fallback notice names when the
+// turn answered on answered while running for selected (rule revision 3):
+// once a user session command was stored after the turn started and the
+// answer is not on selected, the session's selection as it is now — its
+// stored model, else the model the turn would run without one (the
+// requested model of a turn started on none, else the default primary a
+// `/model default` marked, else the configured default primary). A
+// selection the user cleared is never named, and an answer on the
+// current selection is no fallback.
+func (d *decider) noticeSelected(selected, answered ModelRef) ModelRef {
+	if !d.v3() || answered == selected || d.st.StartSeq == 0 || d.session.UserCommandSeq <= d.st.StartSeq {
+		return selected
+	}
+	switch {
+	case d.session.Model != (ModelRef{}):
+		return d.session.Model
+	case SelectionSource(d.st.SelectionSource) == SourceDefault || SelectionSource(d.st.SelectionSource) == SourceAgent:
+		return d.st.Requested
+	case d.st.LastMark != (ModelRef{}):
+		return d.st.LastMark
+	}
+	return d.cfg.Defaults.Primary
+}
