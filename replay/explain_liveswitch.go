@@ -104,10 +104,10 @@ next:
 	switch {
 	case e.Error.Status != 0:
 		return no + fmt.Sprintf("the provider answered (HTTP %d), so it is not a transport failure", e.Error.Status)
-	case !e.ToolBatchSettled:
-		return no + "the call did not continue the transcript after a settled tool batch"
 	case e.ReplayUnsafe:
 		return no + "output or a tool call had started (a partial response or an unfinished tool batch)"
+	case !e.ToolBatchSettled:
+		return no + "the call did not continue the transcript after a settled tool batch"
 	case recoveries >= policy.TransportRecoveryMax:
 		return no + fmt.Sprintf("the turn's %d recoveries were used", policy.TransportRecoveryMax)
 	case switched:

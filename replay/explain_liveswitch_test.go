@@ -86,6 +86,10 @@ func TestExplain_LiveSwitchWords(t *testing.T) {
 			"failed: no transport recovery: output or a tool call had started (a partial response or an unfinished tool batch)",
 			"decision: decision record: openai/gpt-5 succeeded at chain position 2",
 		}},
+		{"transport-recovery", "unfinished-batch", []string{
+			"failed: no transport recovery: output or a tool call had started (a partial response or an unfinished tool batch)",
+			"decision: decision record: openai/gpt-5 succeeded at chain position 2",
+		}},
 		{"transport-recovery", "no-tool-batch", []string{
 			"failed: no transport recovery: the call did not continue the transcript after a settled tool batch",
 			"decision: decision record: openai/gpt-5 succeeded at chain position 2",
