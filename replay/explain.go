@@ -155,6 +155,7 @@ func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanatio
 	probes := newProbeFold()
 	all := agentSet{}
 	marks := map[string]bool{}
+	open := map[string]string{} // agent → the session of its running turn turnID
 	err := walk(ctx, src, 1, 0, func(c *commit) error {
 		defaultMarks(c, marks)
 		for _, ev := range c.Events {
@@ -165,8 +166,11 @@ func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanatio
 			mine := (ev.Aggregate == events.AggTurn && ev.Key == turnID) || ev.CorrelationID == turnID
 			f.fold(&ev, mine)
 			probes.fold(&ev, mine)
-			if mine {
+			if mine || duringTurn(open, &ev) {
 				byAgent[ev.Agent] = append(byAgent[ev.Agent], ev)
+			}
+			if mine {
+				openTurn(open, &ev)
 			}
 		}
 		return nil

@@ -115,3 +115,32 @@ next:
 	}
 	return no + "the candidate's attempt limit was reached"
 }
+
+// openTurn keeps, by agent, the session of the explained turn while it
+// runs: from its TurnStarted to its end.
+func openTurn(open map[string]string, ev *events.Event) {
+	switch e := ev.Data.(type) {
+	case events.TurnStarted:
+		open[ev.Agent] = e.Session
+	case events.TurnSucceeded, events.TurnExhausted, events.TurnStopped, events.TurnSwitched:
+		delete(open, ev.Agent)
+	}
+}
+
+// duringTurn reports whether ev is a `/new` or `/reset` of the explained
+// turn's session stored while the turn ran: the explanation shows it.
+func duringTurn(open map[string]string, ev *events.Event) bool {
+	_, reset := ev.Data.(events.SessionReset)
+	s, ok := open[ev.Agent]
+	return reset && ok && ev.Key == s
+}
+
+// resetText words a `/new` or `/reset` stored while the turn ran: from
+// rule revision 3 the turn writes no automatic pin after it.
+func resetText(e events.SessionReset, rules int) string {
+	t := fmt.Sprintf("the user ran /%s while the turn ran: the session's automatic pin and automatic selection are cleared", e.Kind)
+	if policy.RulesOf(rules) >= policy.RulesV3 {
+		t += "; the turn writes no automatic pin after it"
+	}
+	return t
+}

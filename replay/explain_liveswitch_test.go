@@ -19,7 +19,7 @@ func switchWords(x *replay.Explanation) []string {
 	var out []string
 	for _, s := range x.Steps {
 		switch s.Kind {
-		case "live_switch", "decision":
+		case "live_switch", "decision", "command":
 			out = append(out, s.Kind+": "+s.Text)
 		case "failed":
 			for _, d := range s.Details {
@@ -35,10 +35,10 @@ func switchWords(x *replay.Explanation) []string {
 // Explain words what became of a pending live switch, a `/model default`
 // that marked one, a jump's candidate_failed record as the jump's (not a
 // fallback), a hand-back's record, and why a transport failure was not
-// recovered (rule revision 3).
+// recovered, and a /reset stored while the turn ran (rule revision 3).
 func TestExplain_LiveSwitchWords(t *testing.T) {
 	st := openStore(t)
-	for _, name := range []string{"live-switch-model-default", "live-switch-later-candidate", "live-switch-transport", "live-switch-outside-chain", "transport-recovery"} {
+	for _, name := range []string{"live-switch-model-default", "live-switch-later-candidate", "live-switch-transport", "live-switch-outside-chain", "transport-recovery", "live-switch-command-after-start"} {
 		runScenario(t, st, name, name)
 	}
 	const (
@@ -85,6 +85,9 @@ func TestExplain_LiveSwitchWords(t *testing.T) {
 		{"transport-recovery", "output-started", []string{
 			"failed: no transport recovery: output or a tool call had started (a partial response or an unfinished tool batch)",
 			"decision: decision record: openai/gpt-5 succeeded at chain position 2",
+		}},
+		{"live-switch-command-after-start", "reset-during", []string{
+			"command: the user ran /reset while the turn ran: the session's automatic pin and automatic selection are cleared; the turn writes no automatic pin after it",
 		}},
 		{"transport-recovery", "unfinished-batch", []string{
 			"failed: no transport recovery: output or a tool call had started (a partial response or an unfinished tool batch)",

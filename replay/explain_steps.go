@@ -106,7 +106,10 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) bool {
 		x.End = fmt.Sprintf("switched after %d %s (%s): the user selected %s%s, outside the chain; the same turn runs again on it", e.Attempts, plural(e.Attempts, "attempt"), msDur(e.DurationMs), e.Model, atProfile(e.ProfileID))
 		st.Kind, st.Text = "end", x.End
 		st.Details = append(st.Details, e.Message)
-	case events.ConfigApplied, events.ProfileCleared, events.SessionModelSelected, events.SessionReset,
+	case events.SessionReset:
+		// Only a /new or /reset stored while the turn ran reaches here.
+		st.Kind, st.Text = "command", resetText(e, x.rules)
+	case events.ConfigApplied, events.ProfileCleared, events.SessionModelSelected,
 		events.CompactionCompleted, events.AuthOrderSet:
 		// Not part of a turn's story: no words, no step.
 	default:
