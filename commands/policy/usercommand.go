@@ -53,16 +53,20 @@ func (d *decider) commandedSince() bool {
 }
 
 // noticeSelected is the selected model a fallback notice names when the
-// turn answered on answered while running for selected (rule revision 3):
-// once a user session command was stored after the turn started and the
-// answer is not on selected, the session's selection as it is now — its
-// stored model, else the model the turn would run without one (the
-// requested model of a turn started on none, else the default primary a
-// `/model default` marked, else the configured default primary). A
-// selection the user cleared is never named, and an answer on the
-// current selection is no fallback.
+// turn answered on answered while running for selected (rule revision 3).
+// Once a user session command was stored after the turn started it is the
+// session's selection as it is now: its stored model, else the model a
+// turn runs without one (the requested model of a turn started on none,
+// else the default primary a `/model default` marked, else the configured
+// default primary). A selection the user cleared is never named, and an
+// answer on the current selection is no fallback. An answer on the run's
+// own model with nothing failed (it stood while the user changed the
+// selection) is no fallback either.
 func (d *decider) noticeSelected(selected, answered ModelRef) ModelRef {
-	if !d.v3() || answered == selected || d.st.StartSeq == 0 || d.session.UserCommandSeq <= d.st.StartSeq {
+	if !d.v3() || d.st.StartSeq == 0 || d.session.UserCommandSeq <= d.st.StartSeq {
+		return selected
+	}
+	if answered == selected && len(d.st.Summary) == 0 && len(d.st.PassSummary) == 0 {
 		return selected
 	}
 	switch {
