@@ -1,0 +1,44 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/fledger/fledger/events"
+)
+
+// What counts as a user session command, and the sequences NoteSeq keeps.
+func TestUserCommand_WhatCountsAndNoteSeq(t *testing.T) {
+	cases := []struct {
+		name string
+		p    events.Payload
+		want bool
+	}{
+		{"user selection", events.SessionModelSelected{Session: "s1", Model: m("openai", "gpt-5"), Source: "user"}, true},
+		{"auto selection", events.SessionModelSelected{Session: "s1", Model: m("openai", "gpt-5"), Source: "auto"}, true},
+		{"/model default", events.SessionModelCleared{Session: "s1", Cause: "default_command"}, true},
+		{"reset clear", events.SessionModelCleared{Session: "s1", Cause: "reset"}, true},
+		{"auto override recovered", events.SessionModelCleared{Session: "s1", Cause: "auto_recovered"}, false},
+		{"/reset", events.SessionReset{Session: "s1", Kind: "reset"}, true},
+		{"user pin", events.SessionAuthPinned{Session: "s1", ProfileID: "openai:key", Source: "user"}, true},
+		{"auto pin", events.SessionAuthPinned{Session: "s1", ProfileID: "openai:key", Source: "auto"}, false},
+		{"unpin", events.SessionAuthUnpinned{Session: "s1", ProfileID: "openai:key", Cause: "reset"}, false},
+		{"notice state", events.FallbackNoticeStateChanged{Session: "s1"}, false},
+		{"compaction", events.CompactionCompleted{Session: "s1", CompactionCount: 1}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var s SessionState
+			NoteSeq(nil, &s, tc.p, 7)
+			if got := UserCommand(tc.p); got != tc.want || (s.UserCommandSeq == 7) != tc.want {
+				t.Fatalf("UserCommand %v seq %d, want %v", got, s.UserCommandSeq, tc.want)
+			}
+		})
+	}
+	var st TurnState
+	NoteSeq(&st, nil, events.TurnStarted{TurnID: "turn-1"}, 3)
+	NoteSeq(&st, nil, events.LiveSwitchMarked{TurnID: "turn-1", Model: m("google", "gemini")}, 5)
+	NoteSeq(&st, nil, events.AttemptStarted{TurnID: "turn-1"}, 6)
+	if st.StartSeq != 3 || st.MarkSeq != 5 {
+		t.Fatalf("start %d mark %d, want 3 and 5", st.StartSeq, st.MarkSeq)
+	}
+}
