@@ -514,6 +514,8 @@ func (v *verifier) checkSession(f *engine.Fold, c *commit, first *events.Event) 
 		profile := ""
 		if lastPin != nil && policy.PinSource(lastPin.Source) == policy.PinUser {
 			profile = lastPin.ProfileID
+		} else if lastPin == nil {
+			profile = repeatedPin(c, s)
 		}
 		out, err = engine.SelectionDecision(cfg, s, f.Running(session), session, e.Model, e.Source, e.Origin, profile)
 	case events.SessionReset:
@@ -725,4 +727,21 @@ func legacyDecision(exp []events.Payload) []events.Payload {
 			TurnID: u.TurnID, Attempt: u.Attempt, LastUsed: u.LastUsed}
 	}
 	return out
+}
+
+// repeatedPin is the profile of a `/model p/m@profile` whose profile was
+// already the session's user pin: the command stores no pin then, and the
+// only trace of its profile is the live switch it marked. A mark naming
+// the session's user pin can come from nothing else (a profile that was
+// not the pin would have been pinned in the same commit), so that is the
+// command's profile; any other mark's profile is left to the re-decision
+// to refuse ("" = none).
+func repeatedPin(c *commit, s policy.SessionState) string {
+	for _, ev := range c.Events {
+		if m, ok := ev.Data.(events.LiveSwitchMarked); ok && m.ProfileID != "" &&
+			m.ProfileID == s.Pin && s.PinSource == policy.PinUser {
+			return m.ProfileID
+		}
+	}
+	return ""
 }

@@ -80,6 +80,10 @@ type SessionState struct {
 	// UserCommandSeq is the stream sequence of the last user session
 	// command stored ([UserCommand], [NoteSeq]; 0 = none known).
 	UserCommandSeq uint64
+	// OtherCommandSeq is the stream sequence of the last user session
+	// command stored that is not a model selection (a `/model default`,
+	// `/new`, `/reset`, a user pin; 0 = none known).
+	OtherCommandSeq uint64
 }
 
 // EvolveSession folds one session event into the state; events of other

@@ -41,15 +41,23 @@ func NoteSeq(t *TurnState, s *SessionState, p events.Payload, seq uint64) {
 	}
 	if UserCommand(p) && s != nil {
 		s.UserCommandSeq = seq
+		if _, sel := p.(events.SessionModelSelected); !sel {
+			s.OtherCommandSeq = seq
+		}
 	}
 }
 
 // commandedSince reports whether a user session command was stored for
 // the turn's session after the turn started (both sequences known), other
 // than the selection whose live switch the turn took (the model it runs
-// for from then on is that selection).
+// for from then on is that selection). A command that is not a selection
+// (`/new`, `/reset`, `/model default`, a user pin) counts even when a
+// selection the turn took came after it.
 func (d *decider) commandedSince() bool {
-	return d.st.StartSeq > 0 && d.session.UserCommandSeq > max(d.st.StartSeq, d.st.SwitchedSeq)
+	if d.st.StartSeq == 0 {
+		return false
+	}
+	return d.session.OtherCommandSeq > d.st.StartSeq || d.session.UserCommandSeq > max(d.st.StartSeq, d.st.SwitchedSeq)
 }
 
 // noticeSelected is the selected model a fallback notice names when the
