@@ -488,25 +488,28 @@ func TestRace_SessionCommandAndTurn(t *testing.T) {
 				}
 				last = c[0].Seq
 			}
-			// A /model (rule revision 3) leaves the turn nothing to write
-			// when it comes first: the turn writes no auto pin over a
-			// user selection it did not run on (no stale pin).
-			selected, pinnedAfter := false, false
+			// A user command stored first (rule revision 3) leaves the
+			// turn nothing to write on the session: a turn writes no auto
+			// pin once a user command followed its start (no stale pin).
+			// Stored second, the command follows the turn's pin.
+			commandFirst, commanded, pinnedAfter := false, false, false
 			for c := range commitsOf(t, st) {
 				for _, ev := range c {
 					switch ev.Data.(type) {
-					case events.SessionModelSelected:
-						selected = true
+					case events.SessionModelSelected, events.SessionReset:
+						commanded = true
+					case events.TurnSucceeded:
+						commandFirst = commanded
 					case events.SessionAuthPinned:
-						pinnedAfter = pinnedAfter || selected
+						pinnedAfter = pinnedAfter || commanded
 					}
 				}
 			}
 			if pinnedAfter {
-				t.Fatal("the turn pinned a profile after the /model it lost its step to")
+				t.Fatalf("the turn pinned a profile after the %s stored before its success", cmd)
 			}
-			if n < 2 && (cmd == "reset" || !selected) {
-				t.Fatalf("%d commits wrote session s1, want the command's and the turn's", n)
+			if want := map[bool]int{true: 1, false: 2}[commandFirst]; n != want {
+				t.Fatalf("%d commits wrote session s1, want %d (command stored first: %v)", n, want, commandFirst)
 			}
 			verifyOK(t, st)
 		})
