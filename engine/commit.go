@@ -303,7 +303,8 @@ func (e *Engine) retake(h home) bool {
 	}
 	e.st.mu.RLock()
 	defer e.st.mu.RUnlock()
-	return e.st.markSeq[h.key] != 0 && e.st.markSeq[h.key] == e.st.turnLast[h.key]
+	mark := e.st.turns[h.key].MarkSeq // policy.NoteSeq, folded with the commit
+	return mark != 0 && mark == e.st.turnLast[h.key]
 }
 
 // sessionOf is the session a decision writes events of ("" = none; a

@@ -48,10 +48,6 @@ type state struct {
 	// of each turn (kept after the turn ends): the step a decision on the
 	// turn decides, named in its message id (stepMsgID).
 	turnLast map[string]uint64
-	// markSeq is the stream sequence of the last commit holding a
-	// LiveSwitchMarked of each turn: when it is the turn's last commit,
-	// a decision that lost its step to it decides again (commit).
-	markSeq map[string]uint64
 	// own holds commits this engine appended that are not folded yet
 	// because a commit before them is not known yet (follow.go).
 	own map[uint64]ownCommit
@@ -80,7 +76,6 @@ func newState(agent string) *state {
 		agent:      agent,
 		subjectSeq: map[string]uint64{},
 		turnLast:   map[string]uint64{},
-		markSeq:    map[string]uint64{},
 		own:        map[uint64]ownCommit{},
 		prefix:     events.AgentPrefix(agent),
 		profiles:   map[string]policy.ProfileState{},
@@ -132,9 +127,6 @@ func (s *state) foldCommit(seq uint64, subject string, evs []events.Event, derr 
 	for i := range evs {
 		if evs[i].Aggregate == events.AggTurn && evs[i].Agent == s.agent {
 			s.turnLast[evs[i].Key] = seq
-			if _, ok := evs[i].Data.(events.LiveSwitchMarked); ok {
-				s.markSeq[evs[i].Key] = seq
-			}
 		}
 		s.fold(&evs[i])
 		s.noteSeq(&evs[i], seq)
