@@ -105,19 +105,9 @@ func (s *Service) Timeline(ctx context.Context, r *TimelineRequest) (*replay.Ran
 	if r.Limit < 0 || r.Limit > replay.MaxRangeTurns {
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "limit must be in 1..%d", replay.MaxRangeTurns)
 	}
-	if !since.IsZero() && until.IsZero() {
-		// since alone: up to the ledger's end, not since + 1 h.
-		until = time.UnixMilli(1<<53 - 1)
-	}
-	tl, err := replay.ReadRange(ctx, s.cfg.Store, replay.RangeOptions{Agent: agent, Since: since, Until: until, Limit: r.Limit})
+	tl, err := s.readRange(ctx, agent, since, until, r.Limit)
 	if err != nil {
 		return nil, err
-	}
-	if until.UnixMilli() == 1<<53-1 {
-		tl.Until = tl.LedgerLast
-		if tl.Until == "" {
-			tl.Until = replay.FormatTime(since)
-		}
 	}
 	if err := e.Sync(ctx); err != nil {
 		return nil, err
@@ -141,6 +131,44 @@ func (s *Service) Timeline(ctx context.Context, r *TimelineRequest) (*replay.Ran
 		})
 	}
 	return tl, nil
+}
+
+// readRange is replay.ReadRange of the agent over [since, until] (a
+// since without until: to the ledger's end), or the same answer kept
+// from an earlier request when the stream has not grown since. The
+// answer is a copy the caller may change.
+func (s *Service) readRange(ctx context.Context, agent string, since, until time.Time, limit int) (*replay.RangeTimeline, error) {
+	key := timelineKey{agent: agent, limit: limit}
+	if !since.IsZero() {
+		key.since = replay.FormatTime(since)
+	}
+	if !until.IsZero() {
+		key.until = replay.FormatTime(until)
+	}
+	last, err := s.cfg.Store.LastSeq(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	tl := s.timelines.get(key, last)
+	if tl == nil {
+		toEnd := !since.IsZero() && until.IsZero()
+		if toEnd {
+			until = time.UnixMilli(1<<53 - 1)
+		}
+		if tl, err = replay.ReadRange(ctx, s.cfg.Store, replay.RangeOptions{Agent: agent, Since: since, Until: until, Limit: limit}); err != nil {
+			return nil, err
+		}
+		if toEnd {
+			tl.Until = tl.LedgerLast
+			if tl.Until == "" {
+				tl.Until = replay.FormatTime(since)
+			}
+		}
+		s.timelines.put(key, tl)
+	}
+	cp := *tl
+	cp.Profiles = append([]replay.ProfileLane(nil), tl.Profiles...)
+	return &cp, nil
 }
 
 // Explanation is `fledger explain TURN_ID --agent A --json` (GET

@@ -284,10 +284,26 @@ func TestView_RefusesWrites(t *testing.T) {
 	if after != before {
 		t.Fatalf("the read-only server wrote: last sequence %d, was %d", after, before)
 	}
-	// A writing server takes the same reads.
+	// A writing server takes the same reads; the read-only one sees what
+	// it records (a kept answer is not served once the stream grew).
 	srv2 := startServer(t, st, serve.Config{})
 	if code, b := do(t, "GET", srv2.url+"/v1/timeline", ""); code != 200 {
 		t.Fatalf("serve GET /v1/timeline: %d %s", code, b)
+	}
+	turns := func() []replay.TurnMark {
+		_, b := do(t, "GET", srv.url+"/v1/timeline?since=2026-03-02T09:00:00Z", "")
+		var tl replay.RangeTimeline
+		testutil.NoError(t, json.Unmarshal(b, &tl))
+		return tl.Turns
+	}
+	if n := len(turns()); n != 5 {
+		t.Fatalf("%d turns before, want 5", n)
+	}
+	if code, b := do(t, "POST", srv2.url+"/v1/turns", `{"session":"dm-bob","turn_id":"live"}`); code != 200 {
+		t.Fatalf("begin on the writing server: %d %s", code, b)
+	}
+	if got := turns(); len(got) != 6 || got[5].TurnID != "live" || got[5].Outcome != "running" || got[5].EndedAt != "" {
+		t.Fatalf("after a begin: %+v", got)
 	}
 }
 
