@@ -174,8 +174,8 @@ func (s *Service) readRange(ctx context.Context, agent string, since, until time
 // Explanation is `fledger explain TURN_ID --agent A --json` (GET
 // /v1/turns/{turn_id}/explanation).
 func (s *Service) Explanation(ctx context.Context, r *ExplanationRequest) (*replay.Explanation, error) {
-	if r.TurnID == "" || len(r.TurnID) > events.MaxKeyLen {
-		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "turn_id must be 1..%d bytes", events.MaxKeyLen)
+	if err := checkKey("turn_id", events.AggTurn, r.TurnID); err != nil {
+		return nil, err
 	}
 	_, agent, err := s.engine(r.Agent)
 	if err != nil {
