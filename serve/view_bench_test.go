@@ -1,13 +1,16 @@
 package serve_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,14 +31,7 @@ import (
 func benchLedger(b *testing.B, st events.Store, profiles, turns int) time.Time {
 	b.Helper()
 	ctx := context.Background()
-	var y string
-	y += "auth:\n  profiles:\n"
-	for i := range profiles {
-		prov := []string{"anthropic", "openai"}[i%2]
-		y += fmt.Sprintf("    \"%s:k%03d\": {provider: %s, type: api_key}\n", prov, i, prov)
-	}
-	y += "agents:\n  defaults:\n    model:\n      primary: anthropic/claude-opus-4-6\n      fallbacks: [openai/gpt-5]\n"
-	loaded, err := config.Parse([]byte(y), "bench")
+	loaded, err := config.Parse([]byte(benchConfig(profiles)), "bench")
 	testutil.NoError(b, err)
 	cfg := loaded.Policy
 	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
@@ -111,8 +107,23 @@ func benchLedger(b *testing.B, st events.Store, profiles, turns int) time.Time {
 	return start
 }
 
+// benchConfig has profiles auth profiles, half anthropic, half openai;
+// primary anthropic/claude-opus-4-6, fallback openai/gpt-5.
+func benchConfig(profiles int) string {
+	var b strings.Builder
+	b.WriteString("auth:\n  profiles:\n")
+	for i := range profiles {
+		prov := []string{"anthropic", "openai"}[i%2]
+		fmt.Fprintf(&b, "    \"%s:k%03d\": {provider: %s, type: api_key}\n", prov, i, prov)
+	}
+	b.WriteString("agents:\n  defaults:\n    model:\n      primary: anthropic/claude-opus-4-6\n      fallbacks: [openai/gpt-5]\n")
+	return b.String()
+}
+
 // GET /v1/timeline over a range holding 10,000 turns of 100 profiles: the
-// endpoint's time (one stream read and fold, then the JSON answer).
+// endpoint's time (one stream read and fold, then the JSON answer), cold
+// and kept; and on the same ledger one turn's explanation and a what-if of
+// every turn.
 // go test ./serve/ -run '^$' -bench Timeline -benchtime 3x
 func BenchmarkTimeline_10kTurns100Profiles(b *testing.B) {
 	st := testutil.Store(b, testutil.NoFsync)
@@ -152,6 +163,35 @@ func BenchmarkTimeline_10kTurns100Profiles(b *testing.B) {
 		}
 		b.ReportMetric(float64(last), "commits")
 		b.ReportMetric(float64(windows), "windows")
+	})
+	// explanation: one turn of the ledger (the stream is read).
+	b.Run("explanation", func(b *testing.B) {
+		for range b.N {
+			resp, err := http.Get(hs.URL + "/v1/turns/t05000/explanation")
+			testutil.NoError(b, err)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				b.Fatalf("explanation: %d", resp.StatusCode)
+			}
+		}
+	})
+	// what-if: the 10,000 turns re-decided without the fallback.
+	b.Run("what-if", func(b *testing.B) {
+		cfg := strings.Replace(benchConfig(100), "fallbacks: [openai/gpt-5]", "fallbacks: []", 1)
+		body, _ := json.Marshal(serve.WhatIfRequest{Config: cfg})
+		for range b.N {
+			resp, err := http.Post(hs.URL+"/v1/what-if", "application/json", bytes.NewReader(body))
+			testutil.NoError(b, err)
+			var rep serve.WhatIfReport
+			err = json.NewDecoder(resp.Body).Decode(&rep)
+			resp.Body.Close()
+			testutil.NoError(b, err)
+			if rep.Turns != 10000 {
+				b.Fatalf("what-if: %d turns", rep.Turns)
+			}
+			b.ReportMetric(float64(len(rep.Changed)), "changed")
+		}
 	})
 	// cached: the same range again, the stream unchanged.
 	b.Run("cached", func(b *testing.B) {
