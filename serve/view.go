@@ -91,16 +91,9 @@ func (s *Service) Timeline(ctx context.Context, r *TimelineRequest) (*replay.Ran
 	if err != nil {
 		return nil, err
 	}
-	since, err := parseTime("since", r.Since)
+	since, until, err := parseRange(r.Since, r.Until)
 	if err != nil {
 		return nil, err
-	}
-	until, err := parseTime("until", r.Until)
-	if err != nil {
-		return nil, err
-	}
-	if !since.IsZero() && !until.IsZero() && since.After(until) {
-		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "since %s is after until %s", r.Since, r.Until)
 	}
 	if r.Limit < 0 || r.Limit > replay.MaxRangeTurns {
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "limit must be in 1..%d", replay.MaxRangeTurns)
@@ -131,6 +124,21 @@ func (s *Service) Timeline(ctx context.Context, r *TimelineRequest) (*replay.Ran
 		})
 	}
 	return tl, nil
+}
+
+// parseRange reads a request's since and until (RFC 3339, "" = none) and
+// refuses a since after the until.
+func parseRange(sinceText, untilText string) (since, until time.Time, err error) {
+	if since, err = parseTime("since", sinceText); err != nil {
+		return since, until, err
+	}
+	if until, err = parseTime("until", untilText); err != nil {
+		return since, until, err
+	}
+	if !since.IsZero() && !until.IsZero() && since.After(until) {
+		return since, until, apiErr(http.StatusBadRequest, CodeInvalidRequest, "since %s is after until %s", sinceText, untilText)
+	}
+	return since, until, nil
 }
 
 // readRange is replay.ReadRange of the agent over [since, until] (a
@@ -199,16 +207,9 @@ func (s *Service) WhatIf(ctx context.Context, r *WhatIfRequest) (*WhatIfReport, 
 	if strings.TrimSpace(r.Config) == "" {
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "config is required: the config file's text, YAML or JSON")
 	}
-	since, err := parseTime("since", r.Since)
+	since, until, err := parseRange(r.Since, r.Until)
 	if err != nil {
 		return nil, err
-	}
-	until, err := parseTime("until", r.Until)
-	if err != nil {
-		return nil, err
-	}
-	if !since.IsZero() && !until.IsZero() && since.After(until) {
-		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "since %s is after until %s", r.Since, r.Until)
 	}
 	cfg, err := config.Parse([]byte(r.Config), "config")
 	if err != nil {
