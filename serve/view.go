@@ -141,8 +141,7 @@ func parseRange(sinceText, untilText string) (since, until time.Time, err error)
 	return since, until, nil
 }
 
-// readRange is replay.ReadRange of the agent over [since, until] (a
-// since without until: to the ledger's end), or the same answer kept
+// readRange is replay.ReadRange of the agent over [since, until], or the same answer kept
 // from an earlier request when the stream has not grown since. The
 // answer is a copy the caller may change.
 func (s *Service) readRange(ctx context.Context, agent string, since, until time.Time, limit int) (*replay.RangeTimeline, error) {
@@ -159,18 +158,8 @@ func (s *Service) readRange(ctx context.Context, agent string, since, until time
 	}
 	tl := s.timelines.get(key, last)
 	if tl == nil {
-		toEnd := !since.IsZero() && until.IsZero()
-		if toEnd {
-			until = time.UnixMilli(1<<53 - 1)
-		}
 		if tl, err = replay.ReadRange(ctx, s.cfg.Store, replay.RangeOptions{Agent: agent, Since: since, Until: until, Limit: limit}); err != nil {
 			return nil, err
-		}
-		if toEnd {
-			tl.Until = tl.LedgerLast
-			if tl.Until == "" {
-				tl.Until = replay.FormatTime(since)
-			}
 		}
 		s.timelines.put(key, tl)
 	}

@@ -348,3 +348,49 @@ func TestView_BadInput(t *testing.T) {
 		}
 	}
 }
+
+// The windows of two more fixture scenarios, exactly as recorded: a
+// cooldown widened from one model to the whole profile (a new window from
+// the failure that widened it) and cleared early by the sibling's
+// successful probe (ended_at and cleared_seq of that success); a provider
+// block still running at the ledger's last event (no ended_at).
+func TestView_TimelineWindows(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		want     map[string][]replay.ProfileWindow
+	}{
+		{"primary-probe-slot", map[string][]replay.ProfileWindow{
+			"anthropic:work": {
+				{State: "cooldown", Reason: "rate_limit", Model: "claude-opus-4-6", From: "2026-03-05T09:00:00.300Z", Until: "2026-03-05T09:00:30.300Z",
+					EndedAt: "2026-03-05T09:00:00.600Z", SetSeq: 3, ClearedSeq: 4},
+				{State: "cooldown", Reason: "rate_limit", From: "2026-03-05T09:00:00.600Z", Until: "2026-03-05T09:00:30.300Z",
+					EndedAt: "2026-03-05T09:00:20.400Z", SetSeq: 4, ClearedSeq: 10},
+			},
+			"openai:backup": {},
+		}},
+		{"codex-usage-limit", map[string][]replay.ProfileWindow{
+			"openai:dana@example.com": {
+				{State: "blocked", Reason: "subscription_limit", Model: "gpt-5", Source: "codex_rate_limits", From: "2026-03-10T08:00:00.300Z",
+					Until: "2026-03-11T08:00:00.300Z", SetSeq: 3},
+			},
+		}},
+	} {
+		st := scenarioStore(t, "../fixtures/scenarios/"+tc.scenario+".yaml")
+		srv := viewServer(t, st)
+		code, b := do(t, "GET", srv.url+"/v1/timeline?since=2026-03-01T00:00:00Z", "")
+		if code != 200 {
+			t.Fatalf("%s: %d %s", tc.scenario, code, b)
+		}
+		var tl replay.RangeTimeline
+		testutil.NoError(t, json.Unmarshal(b, &tl))
+		got := map[string][]replay.ProfileWindow{}
+		for _, l := range tl.Profiles {
+			if len(l.Windows) > 0 || tc.want[l.ProfileID] != nil {
+				got[l.ProfileID] = l.Windows
+			}
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: windows\n got %+v\nwant %+v", tc.scenario, got, tc.want)
+		}
+	}
+}
