@@ -3,9 +3,11 @@ package serve_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fledger/fledger/events"
@@ -392,5 +394,60 @@ func TestView_TimelineWindows(t *testing.T) {
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: windows\n got %+v\nwant %+v", tc.scenario, got, tc.want)
 		}
+	}
+}
+
+// Several clients at once, while a writing server on the same stream
+// records turns: every timeline answer is whole (its turns are those of
+// the stream at its last_seq: 5 recorded plus the live ones it saw), and
+// the what-if and explanation answers are unchanged.
+func TestView_Concurrent(t *testing.T) {
+	st := scenarioStore(t, "../fixtures/scenarios/incident-day.yaml")
+	view := viewServer(t, st)
+	writer := startServer(t, st, serve.Config{})
+	body, _ := json.Marshal(serve.WhatIfRequest{Config: incidentNoFallback})
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for i := range 4 {
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			code, b := do(t, "POST", writer.url+"/v1/turns", fmt.Sprintf(`{"session":"live-%d","turn_id":"live-%d"}`, i, i))
+			if code != 200 {
+				errs <- fmt.Sprintf("begin %d: %d %s", i, code, b)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				code, b := do(t, "GET", view.url+"/v1/timeline?since=2026-03-02T09:00:00Z", "")
+				var tl replay.RangeTimeline
+				if code != 200 || json.Unmarshal(b, &tl) != nil || len(tl.Turns) < 5 || tl.Turns[0].TurnID != "storm" {
+					errs <- fmt.Sprintf("timeline: %d %s", code, b)
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			code, b := do(t, "POST", view.url+"/v1/what-if", string(body))
+			var rep serve.WhatIfReport
+			if code != 200 || json.Unmarshal(b, &rep) != nil || len(rep.Changed) != 1 || rep.Changed[0].TurnID != "storm" {
+				errs <- fmt.Sprintf("what-if: %d %s", code, b)
+			}
+			if code, b := do(t, "GET", view.url+"/v1/turns/storm/explanation", ""); code != 200 || !bytes.Contains(b, []byte(`"turn_id": "storm"`)) {
+				errs <- fmt.Sprintf("explanation: %d %s", code, b)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	_, b := do(t, "GET", view.url+"/v1/timeline?since=2026-03-02T09:00:00Z", "")
+	var tl replay.RangeTimeline
+	testutil.NoError(t, json.Unmarshal(b, &tl))
+	if len(tl.Turns) != 9 {
+		t.Fatalf("after the begins: %d turns, want 5 recorded + 4 live", len(tl.Turns))
 	}
 }
