@@ -405,7 +405,9 @@ func TestView_Concurrent(t *testing.T) {
 	st := scenarioStore(t, "../fixtures/scenarios/incident-day.yaml")
 	view := viewServer(t, st)
 	writer := startServer(t, st, serve.Config{})
-	body, _ := json.Marshal(serve.WhatIfRequest{Config: incidentNoFallback})
+	// The recorded morning only: the live turns begun meanwhile (running,
+	// never answered) would be unknown under any config.
+	body, _ := json.Marshal(serve.WhatIfRequest{Config: incidentNoFallback, Until: "2026-03-02T10:00:00Z"})
 	var wg sync.WaitGroup
 	errs := make(chan string, 64)
 	for i := range 4 {
