@@ -36,6 +36,14 @@ type Engine struct {
 
 	plocks profileLocks
 
+	// snaps takes snapshots (snapshot_run.go; nil = none); snapSeq is the
+	// sequence of the last snapshot started from or saved, snapshots the
+	// number saved.
+	snaps     *snapshotter
+	snapSeq   atomic.Uint64
+	snapshots atomic.Uint64
+	ready     atomic.Bool
+
 	commits, conflicts atomic.Uint64
 	// skipSince is when this engine's auth skip cache began (Unix ms; 0 =
 	// it started on an empty stream): TurnStarted.SkipCacheSince.
@@ -74,13 +82,16 @@ func New(ctx context.Context, store events.Store, agent string, opts ...Option) 
 			return nil, err
 		}
 	}
-	e := &Engine{store: store, agent: agent, opt: o, st: newState(agent)}
+	e := &Engine{store: store, agent: agent, opt: o}
+	e.st = e.startState(ctx)
+	e.startSnapshots()
 	e.fol = e.st.follow(store)
 	e.stop = e.fol.stop
 	if err := e.Sync(ctx); err != nil {
 		e.Close()
 		return nil, err
 	}
+	e.ready.Store(true)
 	// The auth skip cache is process-local (seed 000: it "clears on
 	// Gateway restart"): an engine started on a stream that already held
 	// commits reads no mark set before now, and records when its cache
@@ -95,12 +106,14 @@ func New(ctx context.Context, store events.Store, agent string, opts ...Option) 
 // Agent is the agent id the engine writes and reads.
 func (e *Engine) Agent() string { return e.agent }
 
-// Close stops following the stream. It does not close the store.
+// Close stops following the stream and saves a last snapshot of the
+// state when it moved since the last one. It does not close the store.
 func (e *Engine) Close() {
 	e.closeOnce.Do(func() {
 		if e.stop != nil {
 			e.stop()
 		}
+		e.stopSnapshots(e.ready.Load())
 		e.st.fail(ErrClosed)
 	})
 }
