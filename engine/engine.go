@@ -208,3 +208,28 @@ func (e *Engine) Config() (*policy.Config, bool) {
 	c := e.st.configs[e.st.current]
 	return c, c != nil
 }
+
+// LookupTurn is [Engine.Turn] for a turn that may have been evicted: a
+// finished turn older than the last [WithFinishedTurns] is no longer in
+// memory, and is then read back from the stream (its subject, then its
+// commits from its start to its end) and returned as the fold keeps a
+// finished turn. A turn the engine has in memory, or any id while the
+// engine has evicted none, costs no request.
+func (e *Engine) LookupTurn(ctx context.Context, id string) (policy.TurnState, bool, error) {
+	e.st.mu.RLock()
+	t, ok := e.st.turns[id]
+	evicted := e.st.evicted
+	e.st.mu.RUnlock()
+	if (ok && t.Phase != "") || evicted == 0 {
+		return t, ok && t.Phase != "", nil
+	}
+	log, err := e.turnLog(ctx, id)
+	if err != nil || len(log) == 0 {
+		return policy.TurnState{}, false, err
+	}
+	st := log[len(log)-1].after
+	if finishedPhase(st.Phase) {
+		st = policy.TurnState{TurnID: st.TurnID, Session: st.Session, Phase: st.Phase, Attempts: st.Attempts, ConfigHash: st.ConfigHash}
+	}
+	return st, st.Phase != "", nil
+}

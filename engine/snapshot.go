@@ -317,3 +317,8 @@ func (s *state) parseConfig(hash string, text json.RawMessage) bool {
 	s.configText[hash] = append(json.RawMessage(nil), text...)
 	return true
 }
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
