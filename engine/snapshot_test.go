@@ -136,7 +136,9 @@ func (f fixedSnapshot) LoadSnapshot(context.Context, string) ([]byte, uint64, er
 func (f fixedSnapshot) SaveSnapshot(context.Context, string, uint64, []byte) (bool, error) {
 	return false, nil
 }
-func (f fixedSnapshot) SnapshotAgents(context.Context) ([]string, error) { return []string{"main"}, nil }
+func (f fixedSnapshot) SnapshotAgents(context.Context) ([]string, error) {
+	return []string{"main"}, nil
+}
 
 // TestSnapshot_DiscardedWithOneLine: a snapshot this engine cannot use is
 // discarded with one log line naming why, and the engine folds from
