@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -87,7 +88,7 @@ func New(ctx context.Context, store events.Store, agent string, opts ...Option) 
 	e.startSnapshots()
 	e.fol = e.st.follow(store)
 	e.stop = e.fol.stop
-	if err := e.Sync(ctx); err != nil {
+	if err := e.catchUp(ctx); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -131,6 +132,26 @@ func (e *Engine) Sync(ctx context.Context) error {
 		return err
 	}
 	return e.st.waitFold(ctx, last, events.NotStored)
+}
+
+// catchUp is Sync for New: the first fold of a long stream (from
+// sequence 1, or from an old snapshot) may take longer than the bound of
+// one wait (foldBound), so the wait is renewed as long as the fold moved
+// during it; a fold that stands still for foldBound fails as Sync does.
+func (e *Engine) catchUp(ctx context.Context) error {
+	last, err := e.store.LastSeq(ctx, "")
+	if err != nil {
+		return err
+	}
+	for {
+		before := e.Position()
+		err := e.st.waitFold(ctx, last, events.NotStored)
+		var ue *events.UnavailableError
+		if errors.As(err, &ue) && e.Position() > before {
+			continue
+		}
+		return err
+	}
 }
 
 // SyncTo waits until the engine's state includes every commit up to stream

@@ -36,7 +36,7 @@ type options struct {
 
 // DefaultFinishedTurns is how many finished turns an engine keeps in
 // memory (the newest; [WithFinishedTurns]).
-const DefaultFinishedTurns = 4096
+const DefaultFinishedTurns = 1024
 
 // DefaultSnapshotEvery is how many stream sequences an engine folds
 // between two snapshots ([WithSnapshotEvery]).

@@ -76,9 +76,12 @@ type snapState struct {
 	TurnLast   map[string]uint64              `json:"turn_last"`
 	Profiles   map[string]policy.ProfileState `json:"profiles"`
 	Sessions   map[string]snapSession         `json:"sessions"`
-	Turns      map[string]policy.TurnState    `json:"turns"`
-	ProbeAt    map[string]int64               `json:"probe_at"`
-	Orders     map[string][]string            `json:"orders"`
+	// Turns holds the open turns (running or waiting) in full and Done
+	// the finished ones as the fold keeps them (FoldTurn).
+	Turns   map[string]policy.TurnState `json:"turns"`
+	Done    map[string]doneTurn         `json:"done"`
+	ProbeAt map[string]int64            `json:"probe_at"`
+	Orders  map[string][]string         `json:"orders"`
 	// Configs holds each ConfigApplied's text by hash, parsed again on
 	// load (config.Parse is deterministic).
 	Configs    map[string]json.RawMessage `json:"configs"`
@@ -88,6 +91,14 @@ type snapState struct {
 	// Evicted how many turns it has evicted.
 	Finished []string `json:"finished"`
 	Evicted  uint64   `json:"evicted"`
+}
+
+// doneTurn is a finished turn as the fold keeps it (id = its key).
+type doneTurn struct {
+	Session    string           `json:"session"`
+	Phase      policy.TurnPhase `json:"phase"`
+	Attempts   int              `json:"attempts"`
+	ConfigHash string           `json:"config_hash"`
 }
 
 type snapSession struct {
@@ -101,8 +112,16 @@ type snapSession struct {
 // reading at least).
 func (s *state) encodeState() ([]byte, error) {
 	ss := snapState{Applied: s.applied, SubjectSeq: s.subjectSeq, TurnLast: s.turnLast, Profiles: s.profiles,
-		Sessions: make(map[string]snapSession, len(s.sessions)), Turns: s.turns, ProbeAt: s.probeAt, Orders: s.orders,
+		Sessions: make(map[string]snapSession, len(s.sessions)), Turns: map[string]policy.TurnState{}, Done: map[string]doneTurn{},
+		ProbeAt: s.probeAt, Orders: s.orders,
 		Configs: s.configText, Current: s.current, DecodeErrs: s.decodeErrs, Finished: s.finished, Evicted: s.evicted}
+	for id, t := range s.turns {
+		if finishedPhase(t.Phase) && t.TurnID == id {
+			ss.Done[id] = doneTurn{Session: t.Session, Phase: t.Phase, Attempts: t.Attempts, ConfigHash: t.ConfigHash}
+		} else {
+			ss.Turns[id] = t
+		}
+	}
 	for k, v := range s.sessions {
 		ss.Sessions[k] = snapSession{State: v.state, LastAutoProbeAt: v.lastAutoProbeAt, SkipMarks: v.skipMarks, ProfileSkipMarks: v.profileSkipMarks}
 	}
@@ -187,6 +206,9 @@ func restoreState(agent string, keep int, sn *Snapshot) (*state, error) {
 	s.turnLast = orEmpty(ss.TurnLast)
 	s.profiles = orEmpty(ss.Profiles)
 	s.turns = orEmpty(ss.Turns)
+	for id, d := range ss.Done {
+		s.turns[id] = policy.TurnState{TurnID: id, Session: d.Session, Phase: d.Phase, Attempts: d.Attempts, ConfigHash: d.ConfigHash}
+	}
 	s.probeAt = orEmpty(ss.ProbeAt)
 	s.orders = orEmpty(ss.Orders)
 	s.current, s.decodeErrs, s.finished, s.evicted = ss.Current, ss.DecodeErrs, ss.Finished, ss.Evicted

@@ -180,7 +180,7 @@ func TestSnapshot_DiscardedWithOneLine(t *testing.T) {
 			sn.Digest = digestOf(sn.State)
 		})},
 		{"digest", "does not match", edit(func(sn *Snapshot) {
-			sn.State = bytes.Replace(sn.State, []byte(`"Phase":"succeeded"`), []byte(`"Phase":"exhausted"`), 1)
+			sn.State = bytes.Replace(sn.State, []byte(`"phase":"succeeded"`), []byte(`"phase":"exhausted"`), 1)
 		})},
 		{"not a snapshot", "does not decode", []byte("{")},
 	} {
