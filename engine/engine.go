@@ -43,6 +43,8 @@ type Engine struct {
 	snaps     *snapshotter
 	snapSeq   atomic.Uint64
 	snapshots atomic.Uint64
+	// startedFrom is the sequence of the snapshot New started from.
+	startedFrom uint64
 	ready     atomic.Bool
 
 	commits, conflicts atomic.Uint64

@@ -54,6 +54,7 @@ func (e *Engine) startState(ctx context.Context) *state {
 	}
 	e.opt.logger.Info("engine: started from snapshot", "agent", e.agent, "seq", sn.Seq, "bytes", len(data))
 	e.snapSeq.Store(sn.Seq)
+	e.startedFrom = sn.Seq
 	return st
 }
 
@@ -161,3 +162,7 @@ func (e *Engine) logSaveError(err error) {
 // SnapshotSeq is the sequence of the last snapshot this engine started
 // from or saved (0 = none).
 func (e *Engine) SnapshotSeq() uint64 { return e.snapSeq.Load() }
+
+// StartedFrom is the sequence of the snapshot the engine started from (0 =
+// it folded from sequence 1).
+func (e *Engine) StartedFrom() uint64 { return e.startedFrom }

@@ -95,8 +95,8 @@ func TestSnapshot_RestartDecidesAsFoldFromOne(t *testing.T) {
 	var logs syncBuf
 	e2 := newEngineNoConfig(t, st, clock, WithLogger(logTo(&logs)))
 	e3 := newEngineNoConfig(t, st, clock, WithSnapshotEvery(0))
-	if e2.SnapshotSeq() != e1.Position() || e2.SnapshotSeq() == 0 {
-		t.Fatalf("restarted from snapshot seq %d, want %d", e2.SnapshotSeq(), e1.Position())
+	if e2.StartedFrom() != e1.Position() || e2.StartedFrom() == 0 || e3.StartedFrom() != 0 {
+		t.Fatalf("restarted from snapshot seq %d (and %d), want %d (and 0)", e2.StartedFrom(), e3.StartedFrom(), e1.Position())
 	}
 	if l := logs.lines(); len(l) != 1 || !strings.Contains(l[0], "started from snapshot") {
 		t.Fatalf("log lines %q, want one 'started from snapshot'", l)
@@ -193,8 +193,8 @@ func TestSnapshot_DiscardedWithOneLine(t *testing.T) {
 			if len(l) != 1 || !strings.Contains(l[0], "snapshot discarded, folding from sequence 1") || !strings.Contains(l[0], tc.reason) {
 				t.Fatalf("log lines %q, want one discard naming %q", l, tc.reason)
 			}
-			if e.SnapshotSeq() != 0 {
-				t.Fatalf("started from snapshot seq %d", e.SnapshotSeq())
+			if e.StartedFrom() != 0 {
+				t.Fatalf("started from snapshot seq %d", e.StartedFrom())
 			}
 			sameState(t, "folded from 1", want, stateOf(t, e))
 		})
@@ -350,8 +350,8 @@ func TestSnapshot_ConcurrentEngines(t *testing.T) {
 	testutil.NoError(t, err)
 	sameState(t, "stored snapshot vs FoldTo", b, sn.State)
 	last := newEngineNoConfig(t, st, clock, WithFinishedTurns(4))
-	if last.SnapshotSeq() != seq {
-		t.Fatalf("started from %d, want the stored %d", last.SnapshotSeq(), seq)
+	if last.StartedFrom() != seq {
+		t.Fatalf("started from %d, want the stored %d", last.StartedFrom(), seq)
 	}
 	sameState(t, "restored vs FoldTo the end", foldedFromOne(t, st, 4), stateOf(t, last))
 }

@@ -47,7 +47,7 @@ func startup(ctx context.Context, st events.Store, evs int) (startupResult, erro
 		return r, fmt.Errorf("engine start from sequence 1: %w", err)
 	}
 	r.FromOne = time.Since(t)
-	if e.SnapshotSeq() != 0 {
+	if e.StartedFrom() != 0 {
 		e.Close()
 		return r, fmt.Errorf("engine start from sequence 1: a snapshot was stored already")
 	}
@@ -61,7 +61,7 @@ func startup(ctx context.Context, st events.Store, evs int) (startupResult, erro
 			return r, fmt.Errorf("engine start from snapshot: %w", err)
 		}
 		d := time.Since(t)
-		r.SnapshotSeq = e.SnapshotSeq()
+		r.SnapshotSeq = e.StartedFrom()
 		e.Close()
 		if r.FromSnapshot == 0 || d < r.FromSnapshot {
 			r.FromSnapshot = d
