@@ -45,7 +45,7 @@ type Engine struct {
 	snapshots atomic.Uint64
 	// startedFrom is the sequence of the snapshot New started from.
 	startedFrom uint64
-	ready     atomic.Bool
+	ready       atomic.Bool
 
 	commits, conflicts atomic.Uint64
 	// skipSince is when this engine's auth skip cache began (Unix ms; 0 =
