@@ -198,7 +198,9 @@ func (e *Engine) Session(key string) policy.SessionState {
 }
 
 // Turn returns a turn's state (a finished turn keeps only its id, session,
-// phase and attempt count) and whether it is known.
+// phase and attempt count) and whether it is in memory: a finished turn
+// older than the last [WithFinishedTurns] is not ([Engine.LookupTurn]
+// reads it back).
 func (e *Engine) Turn(id string) (policy.TurnState, bool) {
 	e.st.mu.RLock()
 	defer e.st.mu.RUnlock()

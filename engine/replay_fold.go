@@ -17,7 +17,8 @@ import (
 // with [Fold.Apply]. A Fold is not safe for concurrent use.
 type Fold struct{ st *state }
 
-// NewFold returns an empty fold for agent.
+// NewFold returns an empty fold for agent. It keeps
+// [DefaultFinishedTurns] finished turns, as an engine does by default.
 func NewFold(agent string) *Fold { return &Fold{st: newState(agent)} }
 
 // Apply folds one commit (all its events, stored at seq under subject; ""
