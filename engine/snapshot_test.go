@@ -70,16 +70,23 @@ func sameState(t *testing.T, what string, want, got []byte) {
 	}
 }
 
+// memFixture is an in-memory store (closed at the test's end) and a
+// manual clock.
+func memFixture(t *testing.T) (context.Context, events.Store, *testutil.ManualClock) {
+	t.Helper()
+	st, err := events.OpenMemory()
+	testutil.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	return testutil.Context(t), st, testutil.NewManualClock(time.UnixMilli(1_700_000_000_000))
+}
+
 // TestSnapshot_RestartDecidesAsFoldFromOne: an engine started from the
 // snapshot another saved on Close has the state of one folded from
 // sequence 1, byte for byte, and a turn begun before the restart goes on
 // to the same end on both.
 func TestSnapshot_RestartDecidesAsFoldFromOne(t *testing.T) {
-	ctx := testutil.Context(t)
-	st, err := events.OpenMemory()
-	testutil.NoError(t, err)
-	defer st.Close()
-	clock := testutil.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	ctx, st, clock := memFixture(t)
+	var err error
 	e1 := newEngine(t, st, clock)
 	for i := range 4 {
 		_, _ = e1.RunTurn(ctx, TurnRequest{TurnID: fmt.Sprintf("t%d", i), Session: "s1"}, script{"anthropic/claude-sonnet-4": rateLimit()})
@@ -144,11 +151,8 @@ func (f fixedSnapshot) SnapshotAgents(context.Context) ([]string, error) {
 // discarded with one log line naming why, and the engine folds from
 // sequence 1.
 func TestSnapshot_DiscardedWithOneLine(t *testing.T) {
-	ctx := testutil.Context(t)
-	st, err := events.OpenMemory()
-	testutil.NoError(t, err)
-	defer st.Close()
-	clock := testutil.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	ctx, st, clock := memFixture(t)
+	var err error
 	e1 := newEngine(t, st, clock)
 	_, err = e1.RunTurn(ctx, TurnRequest{TurnID: "t1", Session: "s1"}, script{})
 	testutil.NoError(t, err)
@@ -209,11 +213,8 @@ func digestOf(b []byte) string { return sha256Hex(b) }
 // replays it for its session and is refused for another, a late duplicate
 // outcome is replayed, a mismatched one refused, its current step read.
 func TestEviction_FinishedTurnsLookedUp(t *testing.T) {
-	ctx := testutil.Context(t)
-	st, err := events.OpenMemory()
-	testutil.NoError(t, err)
-	defer st.Close()
-	clock := testutil.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	ctx, st, clock := memFixture(t)
+	var err error
 	e := newEngine(t, st, clock, WithFinishedTurns(2))
 	full := newEngineNoConfig(t, st, clock, WithFinishedTurns(1000), WithSnapshotEvery(0))
 	first, err := e.BeginTurn(ctx, TurnRequest{TurnID: "t0", Session: "s"})
@@ -315,11 +316,8 @@ func TestEviction_FinishedTurnsLookedUp(t *testing.T) {
 // equals the fold from sequence 1 to its seq, and an engine started last
 // (from the newest) has the state of the fold of the whole stream.
 func TestSnapshot_ConcurrentEngines(t *testing.T) {
-	ctx := testutil.Context(t)
-	st, err := events.OpenMemory()
-	testutil.NoError(t, err)
-	defer st.Close()
-	clock := testutil.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	ctx, st, clock := memFixture(t)
+	var err error
 	base := newEngine(t, st, clock, WithSnapshotEvery(0))
 	_ = base
 	var saved []*Engine

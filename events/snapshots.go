@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -202,10 +204,5 @@ func (m *memStore) SnapshotAgents(ctx context.Context) ([]string, error) {
 	}
 	m.snaps.mu.Lock()
 	defer m.snaps.mu.Unlock()
-	out := make([]string, 0, len(m.snaps.byAg))
-	for a := range m.snaps.byAg {
-		out = append(out, a)
-	}
-	sort.Strings(out)
-	return out, nil
+	return slices.Sorted(maps.Keys(m.snaps.byAg)), nil
 }
