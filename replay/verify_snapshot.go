@@ -39,6 +39,8 @@ func (c SnapshotCheck) String() string {
 // VerifySnapshots checks the engine snapshot stored for each agent (only
 // agent when not ""): digest, then state against [engine.FoldTo] at the
 // snapshot's sequence. A store that keeps no snapshots has none to check.
+// The embedded server's read-only user may read them (natsserver grants
+// it the object store's stream).
 func VerifySnapshots(ctx context.Context, st events.Store, agent string) ([]SnapshotCheck, error) {
 	ss, ok := st.(events.Snapshots)
 	if !ok {
