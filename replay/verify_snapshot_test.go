@@ -44,11 +44,9 @@ func TestVerify_LedgerOfARestartedEngine(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
 	runScenario(t, st, "cooldown-ladder", "main")
-	first, _, err := st.(events.Snapshots).LoadSnapshot(ctx, "main")
-	testutil.NoError(t, err)
+	first, _ := storedSnapshot(t, st)
 	runScenario(t, st, "rate-limit-storm", "main")
-	second, seq, err := st.(events.Snapshots).LoadSnapshot(ctx, "main")
-	testutil.NoError(t, err)
+	second, seq := storedSnapshot(t, st)
 	if bytes.Equal(first, second) {
 		t.Fatal("the second run saved no newer snapshot")
 	}
@@ -59,6 +57,14 @@ func TestVerify_LedgerOfARestartedEngine(t *testing.T) {
 	if !rep.OK() || len(rep.Snapshots) != 1 || rep.Snapshots[0].Seq != seq {
 		t.Fatalf("verify: ok %v, %d divergences, snapshots %+v", rep.OK(), rep.Diverged, rep.Snapshots)
 	}
+}
+
+// storedSnapshot is agent main's stored snapshot and its seq.
+func storedSnapshot(t *testing.T, st events.Store) ([]byte, uint64) {
+	t.Helper()
+	data, seq, err := st.(events.Snapshots).LoadSnapshot(context.Background(), "main")
+	testutil.NoError(t, err)
+	return data, seq
 }
 
 // tampered serves a snapshot changed by the test.
@@ -83,8 +89,7 @@ func TestVerifySnapshots_Tampered(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
 	runScenario(t, st, "cooldown-ladder", "main")
-	good, seq, err := st.(events.Snapshots).LoadSnapshot(ctx, "main")
-	testutil.NoError(t, err)
+	good, seq := storedSnapshot(t, st)
 	sn, err := engine.DecodeSnapshot(good)
 	testutil.NoError(t, err)
 	count := regexp.MustCompile(`"ErrorCount":[0-9]+`)
