@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -35,6 +36,16 @@ type Engine struct {
 	fol       *follower // the stream consumer and its watchdog
 
 	plocks profileLocks
+
+	// snaps takes snapshots (snapshot_run.go; nil = none); snapSeq is the
+	// sequence of the last snapshot started from or saved, snapshots the
+	// number saved.
+	snaps     *snapshotter
+	snapSeq   atomic.Uint64
+	snapshots atomic.Uint64
+	// startedFrom is the sequence of the snapshot New started from.
+	startedFrom uint64
+	ready       atomic.Bool
 
 	commits, conflicts atomic.Uint64
 	// skipSince is when this engine's auth skip cache began (Unix ms; 0 =
@@ -74,13 +85,16 @@ func New(ctx context.Context, store events.Store, agent string, opts ...Option) 
 			return nil, err
 		}
 	}
-	e := &Engine{store: store, agent: agent, opt: o, st: newState(agent)}
+	e := &Engine{store: store, agent: agent, opt: o}
+	e.st = e.startState(ctx)
+	e.startSnapshots()
 	e.fol = e.st.follow(store)
 	e.stop = e.fol.stop
-	if err := e.Sync(ctx); err != nil {
+	if err := e.catchUp(ctx); err != nil {
 		e.Close()
 		return nil, err
 	}
+	e.ready.Store(true)
 	// The auth skip cache is process-local (seed 000: it "clears on
 	// Gateway restart"): an engine started on a stream that already held
 	// commits reads no mark set before now, and records when its cache
@@ -95,12 +109,14 @@ func New(ctx context.Context, store events.Store, agent string, opts ...Option) 
 // Agent is the agent id the engine writes and reads.
 func (e *Engine) Agent() string { return e.agent }
 
-// Close stops following the stream. It does not close the store.
+// Close stops following the stream and saves a last snapshot of the
+// state when it moved since the last one. It does not close the store.
 func (e *Engine) Close() {
 	e.closeOnce.Do(func() {
 		if e.stop != nil {
 			e.stop()
 		}
+		e.stopSnapshots(e.ready.Load())
 		e.st.fail(ErrClosed)
 	})
 }
@@ -118,6 +134,26 @@ func (e *Engine) Sync(ctx context.Context) error {
 		return err
 	}
 	return e.st.waitFold(ctx, last, events.NotStored)
+}
+
+// catchUp is Sync for New: the first fold of a long stream (from
+// sequence 1, or from an old snapshot) may take longer than the bound of
+// one wait (foldBound), so the wait is renewed as long as the fold moved
+// during it; a fold that stands still for foldBound fails as Sync does.
+func (e *Engine) catchUp(ctx context.Context) error {
+	last, err := e.store.LastSeq(ctx, "")
+	if err != nil {
+		return err
+	}
+	for {
+		before := e.Position()
+		err := e.st.waitFold(ctx, last, events.NotStored)
+		var ue *events.UnavailableError
+		if errors.As(err, &ue) && e.Position() > before {
+			continue
+		}
+		return err
+	}
 }
 
 // SyncTo waits until the engine's state includes every commit up to stream
@@ -162,7 +198,9 @@ func (e *Engine) Session(key string) policy.SessionState {
 }
 
 // Turn returns a turn's state (a finished turn keeps only its id, session,
-// phase and attempt count) and whether it is known.
+// phase and attempt count) and whether it is in memory: a finished turn
+// older than the last [WithFinishedTurns] is not ([Engine.LookupTurn]
+// reads it back).
 func (e *Engine) Turn(id string) (policy.TurnState, bool) {
 	e.st.mu.RLock()
 	defer e.st.mu.RUnlock()
@@ -194,4 +232,29 @@ func (e *Engine) Config() (*policy.Config, bool) {
 	defer e.st.mu.RUnlock()
 	c := e.st.configs[e.st.current]
 	return c, c != nil
+}
+
+// LookupTurn is [Engine.Turn] for a turn that may have been evicted: a
+// finished turn older than the last [WithFinishedTurns] is no longer in
+// memory, and is then read back from the stream (its subject, then its
+// commits from its start to its end) and returned as the fold keeps a
+// finished turn. A turn the engine has in memory, or any id while the
+// engine has evicted none, costs no request.
+func (e *Engine) LookupTurn(ctx context.Context, id string) (policy.TurnState, bool, error) {
+	e.st.mu.RLock()
+	t, ok := e.st.turns[id]
+	evicted := e.st.evicted
+	e.st.mu.RUnlock()
+	if (ok && t.Phase != "") || evicted == 0 {
+		return t, ok && t.Phase != "", nil
+	}
+	log, err := e.turnLog(ctx, id)
+	if err != nil || len(log) == 0 {
+		return policy.TurnState{}, false, err
+	}
+	st := log[len(log)-1].after
+	if finishedPhase(st.Phase) {
+		st = policy.TurnState{TurnID: st.TurnID, Session: st.Session, Phase: st.Phase, Attempts: st.Attempts, ConfigHash: st.ConfigHash}
+	}
+	return st, st.Phase != "", nil
 }

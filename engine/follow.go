@@ -31,7 +31,7 @@ func (s *state) follow(st events.Store) *follower {
 	f := &follower{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
-		for c, err := range st.Follow(ctx, events.FollowOptions{From: 1, Decode: s.mine, Skip: s.folded}) {
+		for c, err := range st.Follow(ctx, events.FollowOptions{From: s.applied + 1, Decode: s.mine, Skip: s.folded}) {
 			if err != nil {
 				s.fail(fmt.Errorf("engine: follow %s: %w", s.agent, err))
 				return
@@ -44,6 +44,9 @@ func (s *state) follow(st events.Store) *follower {
 				derr = c.Err
 			}
 			s.apply(c.Seq, c.Subject, c.Events, derr)
+			if s.afterApply != nil {
+				s.afterApply(c.Seq)
+			}
 		}
 	}()
 	return f

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/fledger/fledger/commands/policy"
@@ -26,10 +27,62 @@ type options struct {
 	rules policy.Rules
 	// appendObserver: see WithAppendObserver (append_observer.go).
 	appendObserver func(time.Duration)
+	// keepFinished, snapshotEvery, logger: see WithFinishedTurns,
+	// WithSnapshotEvery, WithLogger.
+	keepFinished  int
+	snapshotEvery uint64
+	logger        *slog.Logger
+}
+
+// DefaultFinishedTurns is how many finished turns an engine keeps in
+// memory (the newest; [WithFinishedTurns]).
+const DefaultFinishedTurns = 1024
+
+// DefaultSnapshotEvery is how many stream sequences an engine folds
+// between two snapshots ([WithSnapshotEvery]).
+const DefaultSnapshotEvery = 16384
+
+// WithFinishedTurns keeps the last k finished turns in memory (default
+// [DefaultFinishedTurns], at least 1); older ones are evicted in stream
+// order, the same on every engine and in [Fold], and looked up in the
+// store when asked for. Every engine of an agent should use the same k: a
+// snapshot taken with another is not loaded.
+func WithFinishedTurns(k int) Option {
+	return func(o *options) error {
+		if k < 1 {
+			return fmt.Errorf("%w: finished turns kept %d < 1", ErrBadRequest, k)
+		}
+		o.keepFinished = k
+		return nil
+	}
+}
+
+// WithSnapshotEvery takes a snapshot of the engine's state every n folded
+// stream sequences, in the background, and one on Close (default
+// [DefaultSnapshotEvery]; 0 = never take one, and start from sequence 1).
+// Snapshots are kept by stores that implement [events.Snapshots].
+func WithSnapshotEvery(n uint64) Option {
+	return func(o *options) error {
+		o.snapshotEvery = n
+		return nil
+	}
+}
+
+// WithLogger sets the logger the engine reports snapshot loads, discards
+// and saves to (default slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) error {
+		if l == nil {
+			return fmt.Errorf("%w: nil logger", ErrBadRequest)
+		}
+		o.logger = l
+		return nil
+	}
 }
 
 func defaultOptions() options {
-	return options{clock: RealClock{}, seeds: randomSeed, retries: DefaultConflictRetries, rules: policy.CurrentRules}
+	return options{clock: RealClock{}, seeds: randomSeed, retries: DefaultConflictRetries, rules: policy.CurrentRules,
+		keepFinished: DefaultFinishedTurns, snapshotEvery: DefaultSnapshotEvery, logger: slog.Default()}
 }
 
 // WithClock sets the clock (default [RealClock]).

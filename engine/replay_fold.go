@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"fmt"
 	"sort"
 
 	"github.com/fledger/fledger/commands/policy"
@@ -15,7 +17,8 @@ import (
 // with [Fold.Apply]. A Fold is not safe for concurrent use.
 type Fold struct{ st *state }
 
-// NewFold returns an empty fold for agent.
+// NewFold returns an empty fold for agent. It keeps
+// [DefaultFinishedTurns] finished turns, as an engine does by default.
 func NewFold(agent string) *Fold { return &Fold{st: newState(agent)} }
 
 // Apply folds one commit (all its events, stored at seq under subject; ""
@@ -93,4 +96,44 @@ func (f *Fold) ProfileIDs() []string {
 // none): the policy.Env.StoredOrder entry the engine passes.
 func (f *Fold) StoredOrder(provider string) []string {
 	return append([]string(nil), f.st.orders[provider]...)
+}
+
+// FoldTo folds agent's commits of st from sequence 1 to seq exactly as an
+// engine's follower does (the same consumer, subjects and undecodable
+// messages included), keeping keep finished turns: the state a snapshot
+// taken at seq must equal. It fails when the stream ends before seq.
+func FoldTo(ctx context.Context, st events.Store, agent string, keep int, seq uint64) (*Fold, error) {
+	s := newState(agent)
+	s.keep = keep
+	last, err := st.LastSeq(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	if last < seq {
+		return nil, fmt.Errorf("engine: the stream ends at sequence %d, before %d", last, seq)
+	}
+	if seq == 0 {
+		return &Fold{st: s}, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for c, err := range st.Follow(ctx, events.FollowOptions{From: 1, Decode: s.mine}) {
+		if err != nil {
+			return nil, fmt.Errorf("engine: fold %s to %d: %w", agent, seq, err)
+		}
+		if c.Seq > seq {
+			break
+		}
+		if c.Err == nil || !c.Err.Gap() {
+			var derr error
+			if c.Err != nil {
+				derr = c.Err
+			}
+			s.apply(c.Seq, c.Subject, c.Events, derr)
+		}
+		if c.Seq >= seq || (c.Err != nil && c.Err.Gap() && c.Err.Through >= seq) {
+			break
+		}
+	}
+	return &Fold{st: s}, nil
 }

@@ -2,13 +2,13 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 
-	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
 )
@@ -65,10 +65,26 @@ type state struct {
 	// configs holds every config seen, by hash; current is the hash of the
 	// agent's last ConfigApplied.
 	configs map[string]*policy.Config
-	current string
+	// configText is the text of each config in configs (the snapshot
+	// stores it and parses it again).
+	configText map[string]json.RawMessage
+	current    string
 	// decodeErrs counts stored messages that could not be decoded (they
 	// are skipped; the events command names them).
 	decodeErrs int
+
+	// keep bounds the finished turns kept (WithFinishedTurns): finished
+	// holds them in the order they finished, and once it is longer the
+	// oldest is evicted from turns, turnLast and subjectSeq (evict).
+	// evicted counts the turns evicted: while it is 0 every turn ever
+	// started is in turns, so an unknown id needs no look-up in the store.
+	keep     int
+	finished []string
+	evicted  uint64
+
+	// afterApply, when set, is called by the follower (outside mu) after
+	// each commit it folds: the engine's snapshot kick.
+	afterApply func(applied uint64)
 }
 
 func newState(agent string) *state {
@@ -84,6 +100,8 @@ func newState(agent string) *state {
 		probeAt:    map[string]int64{},
 		orders:     map[string][]string{},
 		configs:    map[string]*policy.Config{},
+		configText: map[string]json.RawMessage{},
+		keep:       DefaultFinishedTurns,
 	}
 	s.changed = sync.NewCond(s.mu.RLocker())
 	return s
@@ -131,6 +149,40 @@ func (s *state) foldCommit(seq uint64, subject string, evs []events.Event, derr 
 		s.fold(&evs[i])
 		s.noteSeq(&evs[i], seq)
 	}
+	s.evict()
+}
+
+// evict drops the oldest finished turns beyond keep: their state, the
+// sequence of their last commit and their subject's last sequence. A
+// decision never reads a finished turn; the step API and BeginTurn look an
+// evicted turn up in the store (lookupTurn). It runs in the fold, so every
+// engine and every [Fold] of the same prefix evicts the same turns.
+func (s *state) evict() {
+	for len(s.finished) > s.keep {
+		id := s.finished[0]
+		s.finished = s.finished[1:]
+		if t, ok := s.turns[id]; !ok || !finishedPhase(t.Phase) {
+			continue // started again since (a writer that did not check)
+		}
+		delete(s.turns, id)
+		delete(s.turnLast, id)
+		if subj, err := events.Subject(s.agent, events.AggTurn, id); err == nil {
+			delete(s.subjectSeq, subj)
+		}
+		s.evicted++
+	}
+	if cap(s.finished) > 2*s.keep+64 && len(s.finished) <= s.keep {
+		s.finished = append(make([]string, 0, s.keep+1), s.finished...)
+	}
+}
+
+// finishedPhase reports whether a turn in phase p has ended.
+func finishedPhase(p policy.TurnPhase) bool {
+	switch p {
+	case policy.PhaseSucceeded, policy.PhaseExhausted, policy.PhaseStopped, policy.PhaseSwitched:
+		return true
+	}
+	return false
 }
 
 // noteSeq notes the sequence of a turn start on its turn and of a user
@@ -193,11 +245,7 @@ func (s *state) foldConfig(p events.Payload) bool {
 		return false
 	}
 	if _, seen := s.configs[c.Hash]; !seen {
-		if l, err := config.Parse(c.Config, "ConfigApplied "+c.Hash, config.Stored()); err == nil {
-			pc := l.Policy
-			pc.Hash = c.Hash
-			s.configs[c.Hash] = &pc
-		}
+		s.parseConfig(c.Hash, c.Config)
 	}
 	if _, ok := s.configs[c.Hash]; ok {
 		s.current = c.Hash
@@ -237,13 +285,21 @@ func (s *state) turnInputs(ev *events.Event) {
 }
 
 // FoldTurn folds a turn event with policy.EvolveTurn. A finished turn is
-// kept only as its id, session, phase, attempt count and config hash.
+// kept only as its id, session, phase, attempt count and config hash, and
+// queued for eviction (evict); an event of a turn not started (or
+// evicted) keeps nothing.
 func (s *state) FoldTurn(key string, p events.Payload) {
-	st := policy.EvolveTurn(s.turns[key], p)
-	switch st.Phase {
-	case policy.PhaseSucceeded, policy.PhaseExhausted, policy.PhaseStopped, policy.PhaseSwitched:
+	prev, known := s.turns[key]
+	st := policy.EvolveTurn(prev, p)
+	if !known && st.Phase == "" {
+		return
+	}
+	if finishedPhase(st.Phase) {
 		st = policy.TurnState{TurnID: st.TurnID, Session: st.Session, Phase: st.Phase, Attempts: st.Attempts,
 			ConfigHash: st.ConfigHash}
+		if !finishedPhase(prev.Phase) {
+			s.finished = append(s.finished, key)
+		}
 	}
 	s.turns[key] = st
 }

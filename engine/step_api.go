@@ -135,9 +135,9 @@ func (e *Engine) BeginTurn(ctx context.Context, req TurnRequest) (*Step, error) 
 }
 
 func (e *Engine) existingTurn(ctx context.Context, req TurnRequest) (*Step, bool, error) {
-	t, ok := e.Turn(req.TurnID)
-	if !ok || t.Phase == "" {
-		return nil, false, nil
+	t, ok, err := e.LookupTurn(ctx, req.TurnID)
+	if err != nil || !ok {
+		return nil, false, err
 	}
 	if t.Session != req.Session {
 		return nil, true, fmt.Errorf("%w: %q (session %q)", ErrTurnExists, req.TurnID, t.Session)
@@ -174,8 +174,11 @@ func (e *Engine) ReportOutcome(ctx context.Context, turnID string, r AttemptRepo
 	if err := e.Sync(ctx); err != nil {
 		return nil, err
 	}
-	st, ok := e.Turn(turnID)
-	if !ok || st.Phase == "" {
+	st, ok, err := e.LookupTurn(ctx, turnID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTurn, turnID)
 	}
 	if r.Attempt > st.Attempts {
@@ -281,8 +284,11 @@ func (e *Engine) ResumeTurn(ctx context.Context, turnID string) (*Step, error) {
 	if err := e.Sync(ctx); err != nil {
 		return nil, err
 	}
-	st, ok := e.Turn(turnID)
-	if !ok || st.Phase == "" {
+	st, ok, err := e.LookupTurn(ctx, turnID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTurn, turnID)
 	}
 	if st.Phase == policy.PhaseWaiting {
@@ -318,7 +324,10 @@ func (e *Engine) CurrentStep(ctx context.Context, turnID string) (*Step, error) 
 	if err := e.Sync(ctx); err != nil {
 		return nil, err
 	}
-	if t, ok := e.Turn(turnID); !ok || t.Phase == "" {
+	if _, ok, err := e.LookupTurn(ctx, turnID); err != nil || !ok {
+		if err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTurn, turnID)
 	}
 	log, err := e.turnLog(ctx, turnID)

@@ -98,6 +98,14 @@ func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*
 	if err != nil {
 		return nil, err
 	}
+	if _, ok, err := e.LookupTurn(ctx, req.TurnID); err != nil || ok {
+		if err != nil {
+			return nil, err
+		}
+		// The fold checks a turn it holds (decideStart); this one was
+		// evicted (or is not folded yet).
+		return nil, fmt.Errorf("%w: %q", ErrTurnExists, req.TurnID)
+	}
 	h := home{agg: events.AggTurn, key: req.TurnID}
 	now := e.opt.clock.Now()
 	dec, evs, err := e.commit(ctx, now, h, req.TurnID, e.decideStart(req, now))

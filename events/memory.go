@@ -100,6 +100,7 @@ type memStore struct {
 	ids     map[string]memID  // message id -> where it was stored, within the window
 	idQueue []string          // ids in the order stored, for expiry
 	cursors map[string]*memCursor
+	snaps   memSnapshots
 	changed chan struct{} // closed and replaced on every append, ack and nak
 
 	closed    atomic.Bool

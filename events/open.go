@@ -46,6 +46,7 @@ func (s *store) connectEmbedded(cfg config) error {
 		ReaderPassword: cfg.readerPW,
 		Stream:         StreamName,
 		Subjects:       []string{SubjectPrefix + ".>"},
+		ReadStreams:    []string{"OBJ_" + SnapshotBucket},
 		ReaderRequests: cfg.readerRequests,
 		SyncAlways:     cfg.syncAlways,
 		SyncInterval:   cfg.syncInterval,

@@ -129,11 +129,22 @@ type VerifyReport struct {
 	// stored commit is gone, so its decision cannot be verified and the
 	// ones after it were taken on state verify no longer has.
 	Missing []Finding `json:"missing,omitempty"`
+	// Snapshots holds the check of each agent's stored engine snapshot
+	// ([VerifySnapshots]; set by the caller that has the store).
+	Snapshots []SnapshotCheck `json:"snapshots,omitempty"`
 }
 
-// OK reports whether every recorded decision matched and no sequence is
-// missing. Quarantined messages do not make it false (see [StrictOK]).
-func (r *VerifyReport) OK() bool { return r.Diverged == 0 && len(r.Missing) == 0 }
+// OK reports whether every recorded decision matched, no sequence is
+// missing and every stored snapshot compared equals the fold.
+// Quarantined messages do not make it false (see [StrictOK]).
+func (r *VerifyReport) OK() bool {
+	for _, c := range r.Snapshots {
+		if !c.OK && c.Skipped == "" {
+			return false
+		}
+	}
+	return r.Diverged == 0 && len(r.Missing) == 0
+}
 
 // StrictOK is OK with no quarantined message either.
 func (r *VerifyReport) StrictOK() bool { return r.OK() && len(r.Quarantined) == 0 }

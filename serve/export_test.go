@@ -1,5 +1,7 @@
 package serve
 
+import "github.com/fledger/fledger/engine"
+
 // ErrorAnswer is a status and error code the server answers.
 type ErrorAnswer struct {
 	Status int
@@ -16,3 +18,6 @@ func ErrorTableAnswers() []ErrorAnswer {
 	}
 	return out
 }
+
+// EngineOf is the service's engine of agent.
+func EngineOf(s *Service, agent string) *engine.Engine { return s.engines[agent] }

@@ -230,7 +230,11 @@ func (s *Service) turnEngine(ctx context.Context, agent, id string) (*engine.Eng
 	for ; ; synced = true {
 		var found []string
 		for _, a := range s.cfg.Agents {
-			if t, ok := s.engines[a].Turn(id); ok && t.Phase != "" {
+			ok, err := s.hasTurn(ctx, a, id)
+			if err != nil {
+				return nil, "", err
+			}
+			if ok {
 				found = append(found, a)
 			}
 		}
@@ -373,7 +377,11 @@ func (s *Service) turnIDFree(ctx context.Context, agent, id string) error {
 		if a == agent {
 			continue
 		}
-		if t, ok := s.engines[a].Turn(id); ok && t.Phase != "" {
+		ok, err := s.hasTurn(ctx, a, id)
+		if err != nil {
+			return err
+		}
+		if ok {
 			return apiErr(http.StatusConflict, CodeTurnExists, "turn %q exists in agent %q: turn ids are unique across the agents served here", id, a)
 		}
 	}
@@ -448,7 +456,10 @@ func (s *Service) Turn(ctx context.Context, r *TurnRef) (*TurnView, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, _ := e.Turn(r.TurnID)
+	t, _, err := e.LookupTurn(ctx, r.TurnID)
+	if err != nil {
+		return nil, err
+	}
 	return &TurnView{TurnID: r.TurnID, Agent: agent, Session: t.Session, Phase: string(t.Phase), Attempts: t.Attempts, Next: nextJSON(st.Next)}, nil
 }
 
@@ -762,4 +773,11 @@ func (s *Service) SetAuthOrder(ctx context.Context, r *AuthOrderRequest) (*AuthO
 		out.Events = append(out.Events, ev.Type)
 	}
 	return out, nil
+}
+
+// hasTurn reports whether agent's engine knows turn id, an evicted
+// finished turn included (engine.LookupTurn).
+func (s *Service) hasTurn(ctx context.Context, agent, id string) (bool, error) {
+	_, ok, err := s.engines[agent].LookupTurn(ctx, id)
+	return ok, err
 }

@@ -65,7 +65,7 @@ func TestJSON_SingleResultCommands(t *testing.T) {
 		{"replay --to-seq", []string{"replay", "--out", db, "--to-seq", "2", "--json"},
 			`{"database":"` + db + `","events":2,"commits":2,"last_seq":2,"quarantined":0,"elapsed_ms":0,"events_per_s":0}`, false, []string{"elapsed_ms", "events_per_s"}},
 		{"replay --verify", []string{"replay", "--verify", "--json"},
-			`{"commits":3,"events":3,"last_seq":3,"turns":0,"checked":{"auth_order":2,"config":1},"diverged":0}`, false, nil},
+			`{"commits":3,"events":3,"last_seq":3,"turns":0,"checked":{"auth_order":2,"config":1},"diverged":0,"snapshots":[{"agent":"main","seq":3,"ok":true}]}`, false, nil},
 		{"version", []string{"version", "--json"}, `{"version":"dev","go":"` + goVer + `"}`, false, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

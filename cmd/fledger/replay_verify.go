@@ -20,6 +20,9 @@ func runReplayVerify(cmd *cobra.Command, w io.Writer, st events.Store, o *replay
 	if err != nil {
 		return err
 	}
+	if rep.Snapshots, err = replay.VerifySnapshots(ctx, st, o.agent); err != nil {
+		return err
+	}
 	if o.jsonOut {
 		if err := replay.WriteJSON(w, rep); err != nil {
 			return err
@@ -55,6 +58,9 @@ func writeVerify(w interface{ Write([]byte) (int, error) }, rep *replay.VerifyRe
 	}
 	for _, f := range rep.Missing {
 		fmt.Fprintf(w, "missing: %s\n", f)
+	}
+	for _, c := range rep.Snapshots {
+		fmt.Fprintln(w, c)
 	}
 	if len(rep.Quarantined) > 0 {
 		fmt.Fprintf(w, "%s skipped as every reader skips %s: no decision was taken on %s\n",

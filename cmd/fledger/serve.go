@@ -36,6 +36,8 @@ type serveFlags struct {
 	noMicro                  bool
 	maxBody                  int64
 	natsListen               int
+	snapshotEvery            uint64
+	finishedTurns            int
 	// announce, when set, is told the URL listened on once serving
 	// (`fledger view` prints it).
 	announce func(url string)
@@ -71,6 +73,10 @@ service, finishes the projector's batch and closes the store.`,
 	f.BoolVar(&o.noMicro, "no-micro", false, "do not register the NATS micro service")
 	f.IntVar(&o.natsListen, "nats-listen", 0, "with the embedded server: also listen for NATS clients on this loopback port (micro service for other processes)")
 	f.Int64Var(&o.maxBody, "max-body", serve.DefaultMaxBodyBytes, "request body limit in bytes")
+	f.Uint64Var(&o.snapshotEvery, "snapshot-every", engine.DefaultSnapshotEvery,
+		"save each engine's snapshot every N stream sequences and on shutdown, and start from it (0 = off: fold from sequence 1)")
+	f.IntVar(&o.finishedTurns, "finished-turns", engine.DefaultFinishedTurns,
+		"finished turns each engine keeps in memory (older ones are read from the stream when asked for); the same on every instance")
 	return cmd
 }
 
@@ -107,7 +113,8 @@ func runServe(cmd *cobra.Command, g *globals, o *serveFlags) error {
 	defer stopMetrics()
 	svc, err := serve.New(ctx, serve.Config{Store: st, Agents: o.agents, Config: loaded, ConfigSource: o.cfgFile,
 		Projections: db, Token: o.token, MaxBodyBytes: o.maxBody, Log: log, Metrics: pm.Registry(),
-		EngineOptions: []engine.Option{engine.WithAppendObserver(pm.ObserveAppend)}})
+		EngineOptions: []engine.Option{engine.WithAppendObserver(pm.ObserveAppend), engine.WithLogger(log),
+			engine.WithSnapshotEvery(o.snapshotEvery), engine.WithFinishedTurns(o.finishedTurns)}})
 	if err != nil {
 		return err
 	}

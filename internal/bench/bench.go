@@ -49,7 +49,9 @@ type sizes struct {
 	upserts, classifyRounds                                int
 	attemptsFsync, attempts                                int
 	events                                                 int
-	stepTime                                               time.Duration
+	// startup is the small ledger of the start-up rows (startup.go).
+	startup  int
+	stepTime time.Duration
 	// The concurrency sweep: wall time per level and the levels (nil =
 	// sweepEngineLevels, sweepHTTPLevels).
 	levelTime                time.Duration
@@ -72,11 +74,11 @@ func sizesFor(o Options) sizes {
 	}
 	s := sizes{syncPub: 50_000, asyncPub: 300_000, syncPubFsync: 5_000, asyncPubFsync: 5_000, fsyncs: 2_000,
 		upserts: 1_000_000, classifyRounds: 1_000, attemptsFsync: 5_000, attempts: 10_000, events: 1_000_000,
-		stepTime: time.Second}
+		startup: 10_000, stepTime: time.Second}
 	if o.Quick {
 		s = sizes{syncPub: 10_000, asyncPub: 50_000, syncPubFsync: 1_000, asyncPubFsync: 1_000, fsyncs: 500,
 			upserts: 100_000, classifyRounds: 200, attemptsFsync: 1_000, attempts: 2_000, events: 100_000,
-			stepTime: 200 * time.Millisecond}
+			startup: 10_000, stepTime: 200 * time.Millisecond}
 	}
 	if o.Events > 0 {
 		s.events = o.Events
@@ -274,6 +276,11 @@ func (b *runner) all() (*Report, error) {
 	}
 	defer rbSt.Close()
 	if err := b.rebuildRows(rbSt); err != nil {
+		return nil, err
+	}
+	// 4b. Engine start-up from a snapshot and from sequence 1
+	// (startup.go), on the rebuild's stream and a small one.
+	if err := b.startupRows(rbSt, b.sz.events); err != nil {
 		return nil, err
 	}
 	// 5. Cost growth with profiles per provider.

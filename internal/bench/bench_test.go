@@ -42,8 +42,8 @@ func TestRunSmoke(t *testing.T) {
 			}
 		}
 	}
-	if bars != 3 {
-		t.Errorf("%d rows with a bar, want 3 (classify, decide p99, rebuild; the sweep's bars need levels 16 and 64)", bars)
+	if bars != 4 {
+		t.Errorf("%d rows with a bar, want 4 (classify, decide p99, rebuild, start-up from snapshot; the sweep's bars need levels 16 and 64)", bars)
 	}
 	if rep.Concurrency == nil || len(rep.Concurrency.Levels) != 2 || len(rep.Concurrency.Raw) != 1 {
 		t.Errorf("concurrency sweep: %+v", rep.Concurrency)
@@ -52,7 +52,7 @@ func TestRunSmoke(t *testing.T) {
 	if err := WriteText(&txt, rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"LIMIT", "FLEDGER", "rebuild (projections CatchUp)", "decide+append p99, fsync always", "µs", "CONCURRENCY SWEEP"} {
+	for _, want := range []string{"LIMIT", "FLEDGER", "rebuild (projections CatchUp)", "decide+append p99, fsync always", "engine start-up (ready to decide)", "µs", "CONCURRENCY SWEEP"} {
 		if !strings.Contains(txt.String(), want) {
 			t.Errorf("text output lacks %q:\n%s", want, txt.String())
 		}

@@ -126,15 +126,18 @@ func users(cfg Config, writer, reader string) []*server.User {
 	js := "$JS.API."
 	pub := []string{
 		js + "INFO", js + "STREAM.NAMES", js + "STREAM.LIST",
-		js + "STREAM.INFO." + cfg.Stream, js + "STREAM.MSG.GET." + cfg.Stream,
-		js + "DIRECT.GET." + cfg.Stream, js + "DIRECT.GET." + cfg.Stream + ".>",
-		js + "CONSUMER.CREATE." + cfg.Stream, js + "CONSUMER.CREATE." + cfg.Stream + ".>",
-		js + "CONSUMER.DURABLE.CREATE." + cfg.Stream + ".>",
-		js + "CONSUMER.INFO." + cfg.Stream + ".>",
-		js + "CONSUMER.NAMES." + cfg.Stream, js + "CONSUMER.LIST." + cfg.Stream,
-		js + "CONSUMER.MSG.NEXT." + cfg.Stream + ".>",
-		"$JS.ACK." + cfg.Stream + ".>", "$JS.FC." + cfg.Stream + ".>",
 		"$SRV.PING", "$SRV.PING.>", "$SRV.INFO", "$SRV.INFO.>", "$SRV.STATS", "$SRV.STATS.>",
+	}
+	for _, st := range append([]string{cfg.Stream}, cfg.ReadStreams...) {
+		pub = append(pub,
+			js+"STREAM.INFO."+st, js+"STREAM.MSG.GET."+st,
+			js+"DIRECT.GET."+st, js+"DIRECT.GET."+st+".>",
+			js+"CONSUMER.CREATE."+st, js+"CONSUMER.CREATE."+st+".>",
+			js+"CONSUMER.DURABLE.CREATE."+st+".>",
+			js+"CONSUMER.INFO."+st+".>",
+			js+"CONSUMER.NAMES."+st, js+"CONSUMER.LIST."+st,
+			js+"CONSUMER.MSG.NEXT."+st+".>",
+			"$JS.ACK."+st+".>", "$JS.FC."+st+".>")
 	}
 	pub = append(pub, cfg.ReaderRequests...)
 	sub := append([]string{"_INBOX.>"}, cfg.Subjects...)

@@ -53,6 +53,9 @@ type Config struct {
 	// subjects it may subscribe to (default "FLEDGER", "fledger.>").
 	Stream   string
 	Subjects []string
+	// ReadStreams are further streams the reader may read (info, message
+	// gets, consumers): the engine snapshots' object store.
+	ReadStreams []string
 	// ReaderRequests are further subjects the reader may publish to:
 	// requests to read-only service endpoints.
 	ReaderRequests []string

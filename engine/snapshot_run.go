@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/fledger/fledger/events"
+)
+
+// snapshotSaveTimeout bounds the snapshot Close saves.
+const snapshotSaveTimeout = 5 * time.Second
+
+// startState is the state an engine starts from: its agent's stored
+// snapshot when there is one this engine can use (snapshot.go check),
+// otherwise an empty state that folds from sequence 1. A snapshot that
+// cannot be used is discarded with one log line saying why.
+func (e *Engine) startState(ctx context.Context) *state {
+	fresh := newState(e.agent)
+	fresh.keep = e.opt.keepFinished
+	ss, ok := e.store.(events.Snapshots)
+	if !ok || e.opt.snapshotEvery == 0 {
+		return fresh
+	}
+	data, _, err := ss.LoadSnapshot(ctx, e.agent)
+	if errors.Is(err, events.ErrNoSnapshot) {
+		return fresh
+	}
+	discard := func(seq uint64, why error) *state {
+		e.opt.logger.Warn("engine: snapshot discarded, folding from sequence 1", "agent", e.agent, "seq", seq, "reason", why.Error())
+		return fresh
+	}
+	if err != nil {
+		return discard(0, err)
+	}
+	sn, err := DecodeSnapshot(data)
+	if err != nil {
+		seq := uint64(0)
+		if sn != nil {
+			seq = sn.Seq
+		}
+		return discard(seq, err)
+	}
+	l, err := e.store.Ledger(ctx)
+	if err != nil {
+		return discard(sn.Seq, err)
+	}
+	if err := sn.check(e.agent, e.opt.keepFinished, l); err != nil {
+		return discard(sn.Seq, err)
+	}
+	st, err := restoreState(e.agent, e.opt.keepFinished, sn)
+	if err != nil {
+		return discard(sn.Seq, err)
+	}
+	e.opt.logger.Info("engine: started from snapshot", "agent", e.agent, "seq", sn.Seq, "bytes", len(data))
+	e.snapSeq.Store(sn.Seq)
+	e.startedFrom = sn.Seq
+	return st
+}
+
+// snapshotter takes the engine's snapshots in the background: the fold
+// kicks it every snapshotEvery sequences (kickSnapshot), it encodes the
+// state under the read lock and writes it outside. A decision never waits
+// for it.
+type snapshotter struct {
+	kick   chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// startSnapshots starts the snapshotter when the engine takes snapshots
+// and its store keeps them.
+func (e *Engine) startSnapshots() {
+	ss, ok := e.store.(events.Snapshots)
+	if !ok || e.opt.snapshotEvery == 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	sn := &snapshotter{kick: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+	e.snaps = sn
+	go func() {
+		defer close(sn.done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-sn.kick:
+				e.saveSnapshot(ctx, ss)
+			}
+		}
+	}()
+	e.st.afterApply = e.kickSnapshot
+}
+
+// kickSnapshot asks for a snapshot once applied is snapshotEvery past the
+// last one (never blocks: a kick pending is enough).
+func (e *Engine) kickSnapshot(applied uint64) {
+	if applied < e.snapSeq.Load()+e.opt.snapshotEvery {
+		return
+	}
+	select {
+	case e.snaps.kick <- struct{}{}:
+	default:
+	}
+}
+
+// stopSnapshots stops the snapshotter and, with save, saves a last
+// snapshot when the state moved since the last one.
+func (e *Engine) stopSnapshots(save bool) {
+	if e.snaps == nil {
+		return
+	}
+	e.snaps.cancel()
+	<-e.snaps.done
+	if !save {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), snapshotSaveTimeout)
+	defer cancel()
+	e.saveSnapshot(ctx, e.store.(events.Snapshots))
+}
+
+// saveSnapshot encodes the state and stores it unless it is not past the
+// last snapshot (or the state failed). Failures are logged: the next kick
+// tries again.
+func (e *Engine) saveSnapshot(ctx context.Context, ss events.Snapshots) {
+	l, err := e.store.Ledger(ctx)
+	if err != nil {
+		e.logSaveError(err)
+		return
+	}
+	e.st.mu.RLock()
+	if e.st.failed != nil || e.st.applied <= e.snapSeq.Load() {
+		e.st.mu.RUnlock()
+		return
+	}
+	data, seq, err := e.st.snapshot(l)
+	e.st.mu.RUnlock()
+	if err != nil {
+		e.logSaveError(err)
+		return
+	}
+	saved, err := ss.SaveSnapshot(ctx, e.agent, seq, data)
+	if err != nil {
+		e.logSaveError(err)
+		return
+	}
+	e.snapSeq.Store(seq)
+	e.snapshots.Add(1)
+	if saved {
+		e.opt.logger.Debug("engine: snapshot saved", "agent", e.agent, "seq", seq, "bytes", len(data))
+	}
+}
+
+func (e *Engine) logSaveError(err error) {
+	if errors.Is(err, events.ErrClosed) || errors.Is(err, context.Canceled) {
+		return
+	}
+	e.opt.logger.Warn("engine: snapshot not saved", "agent", e.agent, "err", err.Error())
+}
+
+// SnapshotSeq is the sequence of the last snapshot this engine started
+// from or saved (0 = none).
+func (e *Engine) SnapshotSeq() uint64 { return e.snapSeq.Load() }
+
+// StartedFrom is the sequence of the snapshot the engine started from (0 =
+// it folded from sequence 1).
+func (e *Engine) StartedFrom() uint64 { return e.startedFrom }

@@ -1,0 +1,208 @@
+package events
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// SnapshotBucket is the JetStream object store that keeps engine
+// snapshots, next to the FLEDGER stream (one object per agent).
+const SnapshotBucket = "FLEDGER_SNAPSHOTS"
+
+// ErrNoSnapshot: no snapshot is stored for the agent.
+var ErrNoSnapshot = errors.New("events: no snapshot stored")
+
+// Snapshots keeps one engine snapshot per agent where it survives
+// restarts: the JetStream store in the object store [SnapshotBucket] on
+// the same server (created on the first save, replicated like the
+// stream), the in-memory store in memory. A snapshot is opaque bytes to
+// the store; seq is the stream sequence it was taken at. Both stores
+// returned by [Open] and [OpenMemory] implement it; a Store wrapper that
+// does not simply has no snapshots.
+type Snapshots interface {
+	// LoadSnapshot returns agent's stored snapshot and its seq, or an
+	// error wrapping ErrNoSnapshot.
+	LoadSnapshot(ctx context.Context, agent string) ([]byte, uint64, error)
+	// SaveSnapshot stores data, taken at seq, as agent's snapshot unless
+	// the stored one is at seq or later (saved false): several engines
+	// of one agent save without coordinating, and an older snapshot never
+	// replaces a newer one once seen.
+	SaveSnapshot(ctx context.Context, agent string, seq uint64, data []byte) (saved bool, err error)
+	// SnapshotAgents lists the agents with a stored snapshot, sorted.
+	SnapshotAgents(ctx context.Context) ([]string, error)
+}
+
+// snapshotSeqMeta is the object metadata key holding a snapshot's seq.
+const snapshotSeqMeta = "seq"
+
+// snapshotBucket opens the snapshot object store, creating it when create
+// is set (replicas and storage as the stream's). Without create a missing
+// bucket is ErrNoSnapshot.
+func (s *store) snapshotBucket(ctx context.Context, create bool) (jetstream.ObjectStore, error) {
+	obs, err := s.js.ObjectStore(ctx, SnapshotBucket)
+	if err == nil {
+		return obs, nil
+	}
+	if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, fmt.Errorf("events: open object store %s: %w", SnapshotBucket, err)
+	}
+	if !create {
+		return nil, fmt.Errorf("%w: object store %s does not exist", ErrNoSnapshot, SnapshotBucket)
+	}
+	info := s.stream.CachedInfo().Config
+	obs, err = s.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: SnapshotBucket,
+		Description: "fledger engine snapshots (one per agent)", Replicas: max(info.Replicas, 1), Storage: info.Storage})
+	if err != nil {
+		return nil, fmt.Errorf("events: create object store %s: %w", SnapshotBucket, err)
+	}
+	return obs, nil
+}
+
+// LoadSnapshot implements [Snapshots].
+func (s *store) LoadSnapshot(ctx context.Context, agent string) ([]byte, uint64, error) {
+	obs, err := s.snapshotBucket(ctx, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	name := EncodeToken(agent)
+	res, err := obs.Get(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, 0, fmt.Errorf("%w: agent %q", ErrNoSnapshot, agent)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("events: get snapshot of agent %q: %w", agent, err)
+	}
+	defer res.Close()
+	info, err := res.Info()
+	if err != nil {
+		return nil, 0, fmt.Errorf("events: get snapshot of agent %q: %w", agent, err)
+	}
+	seq, err := strconv.ParseUint(info.Metadata[snapshotSeqMeta], 10, 64)
+	if err != nil {
+		return nil, 0, fmt.Errorf("events: snapshot of agent %q: metadata seq %q: %w", agent, info.Metadata[snapshotSeqMeta], err)
+	}
+	data, err := io.ReadAll(res)
+	if err != nil {
+		return nil, 0, fmt.Errorf("events: read snapshot of agent %q: %w", agent, err)
+	}
+	return data, seq, nil
+}
+
+// SaveSnapshot implements [Snapshots]. The object store has no
+// compare-and-set: the stored seq is read first, so two engines saving at
+// once may both write, the later write winning; either is a whole,
+// valid snapshot (an object is replaced as one).
+func (s *store) SaveSnapshot(ctx context.Context, agent string, seq uint64, data []byte) (bool, error) {
+	obs, err := s.snapshotBucket(ctx, true)
+	if err != nil {
+		return false, err
+	}
+	name := EncodeToken(agent)
+	info, err := obs.GetInfo(ctx, name)
+	switch {
+	case errors.Is(err, jetstream.ErrObjectNotFound):
+	case err != nil:
+		return false, fmt.Errorf("events: snapshot info of agent %q: %w", agent, err)
+	default:
+		if have, perr := strconv.ParseUint(info.Metadata[snapshotSeqMeta], 10, 64); perr == nil && have >= seq {
+			return false, nil
+		}
+	}
+	meta := jetstream.ObjectMeta{Name: name, Description: "engine snapshot of agent " + agent,
+		Metadata: map[string]string{snapshotSeqMeta: strconv.FormatUint(seq, 10)}}
+	if _, err := obs.Put(ctx, meta, bytes.NewReader(data)); err != nil {
+		return false, fmt.Errorf("events: put snapshot of agent %q: %w", agent, err)
+	}
+	return true, nil
+}
+
+// SnapshotAgents implements [Snapshots].
+func (s *store) SnapshotAgents(ctx context.Context) ([]string, error) {
+	obs, err := s.snapshotBucket(ctx, false)
+	if errors.Is(err, ErrNoSnapshot) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	infos, err := obs.List(ctx)
+	if errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("events: list snapshots: %w", err)
+	}
+	out := make([]string, 0, len(infos))
+	for _, in := range infos {
+		a, err := DecodeToken(in.Name)
+		if err != nil {
+			return nil, fmt.Errorf("events: snapshot object %q: %w", in.Name, err)
+		}
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// memSnapshots is the in-memory store's [Snapshots]: kept with the store,
+// dropped with it.
+type memSnapshots struct {
+	mu   sync.Mutex
+	byAg map[string]memSnapshot
+}
+
+type memSnapshot struct {
+	seq  uint64
+	data []byte
+}
+
+// LoadSnapshot implements [Snapshots].
+func (m *memStore) LoadSnapshot(ctx context.Context, agent string) ([]byte, uint64, error) {
+	if m.isClosed() {
+		return nil, 0, ErrClosed
+	}
+	m.snaps.mu.Lock()
+	defer m.snaps.mu.Unlock()
+	s, ok := m.snaps.byAg[agent]
+	if !ok {
+		return nil, 0, fmt.Errorf("%w: agent %q", ErrNoSnapshot, agent)
+	}
+	return append([]byte(nil), s.data...), s.seq, nil
+}
+
+// SaveSnapshot implements [Snapshots].
+func (m *memStore) SaveSnapshot(ctx context.Context, agent string, seq uint64, data []byte) (bool, error) {
+	if m.isClosed() {
+		return false, ErrClosed
+	}
+	m.snaps.mu.Lock()
+	defer m.snaps.mu.Unlock()
+	if s, ok := m.snaps.byAg[agent]; ok && s.seq >= seq {
+		return false, nil
+	}
+	if m.snaps.byAg == nil {
+		m.snaps.byAg = map[string]memSnapshot{}
+	}
+	m.snaps.byAg[agent] = memSnapshot{seq: seq, data: append([]byte(nil), data...)}
+	return true, nil
+}
+
+// SnapshotAgents implements [Snapshots].
+func (m *memStore) SnapshotAgents(ctx context.Context) ([]string, error) {
+	if m.isClosed() {
+		return nil, ErrClosed
+	}
+	m.snaps.mu.Lock()
+	defer m.snaps.mu.Unlock()
+	return slices.Sorted(maps.Keys(m.snaps.byAg)), nil
+}
