@@ -9,6 +9,7 @@ export interface Window {
   state: "cooldown" | "disabled" | "blocked" | string;
   reason: string;
   model: string;
+  source?: string;
   from: string;
   until: string;
   ended_at?: string;
@@ -26,6 +27,7 @@ export interface TurnMark {
   turn_id: string;
   session: string;
   outcome: Outcome | string;
+  reason?: string;
   started_at: string;
   ended_at?: string;
   requested_model: string;
@@ -182,8 +184,9 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
       data = undefined;
     }
     if (!res.ok) {
-      const e = (data as { error?: { code?: string; message?: string } } | undefined)?.error;
-      throw new APIError(res.status, e?.code ?? String(res.status), e?.message ?? (text.trim() || res.statusText));
+      // ErrorBody: {"error": code, "detail": words}.
+      const e = data as { error?: string; detail?: string } | undefined;
+      throw new APIError(res.status, e?.error ?? String(res.status), `${e?.detail ?? (text.trim() || res.statusText)} (${res.status}${e?.error ? " " + e.error : ""})`);
     }
     return data as T;
   }

@@ -22,7 +22,7 @@ const say = (s: string) => (status.textContent = s);
 
 declare global {
   interface Window {
-    fledgerViewer: { renders: { turns: number; profiles: number; elements: number; aggregated: number; ms: number; fetchMs: number }[] };
+    fledgerViewer: { renders: { turns: number; profiles: number; elements: number; aggregated: number; ms: number; fetchMs: number; at: number }[] };
   }
 }
 window.fledgerViewer = { renders: [] };
@@ -83,7 +83,7 @@ async function load(since?: string, until?: string): Promise<void> {
   byId<HTMLInputElement>("since").value = tl.since ?? "";
   byId<HTMLInputElement>("until").value = tl.until ?? "";
   const r = view.render(tl, groupBy(), width());
-  window.fledgerViewer.renders.push({ turns: tl.turns.length, profiles: tl.profiles.length, elements: r.elements, aggregated: r.aggregated, ms: r.ms, fetchMs });
+  window.fledgerViewer.renders.push({ turns: tl.turns.length, profiles: tl.profiles.length, elements: r.elements, aggregated: r.aggregated, ms: r.ms, fetchMs, at: performance.now() });
   byId("timeline").dataset.rendered = String(window.fledgerViewer.renders.length);
   say(
     `Agent ${tl.agent}: ${tl.turns.length} turns, ${tl.profiles.length} profiles from ${tl.since ?? "—"} to ${tl.until ?? "—"} (folded to seq ${tl.last_seq}; ledger ${tl.ledger_first ?? "—"} … ${tl.ledger_last ?? "—"})` +

@@ -43,12 +43,12 @@ const iso = (t: number) => new Date(t).toISOString();
 
 export function turnLabel(t: TurnMark): string {
   const m = outcomeMeta(t.outcome);
-  const to = t.final_model ? ` → ${t.final_model}${t.final_profile ? " @ " + t.final_profile : ""}` : " → no answer";
+  const to = t.final_model ? ` → ${t.final_model}${t.final_profile ? " @ " + t.final_profile : ""}` : ` → no answer${t.reason ? " (" + t.reason + ")" : ""}`;
   return `turn ${t.turn_id}: ${m.label} (${m.letter}) at ${t.started_at}, session ${t.session}, ${t.requested_model}${to}, ${t.attempts} attempt${t.attempts === 1 ? "" : "s"}`;
 }
 
 export function windowLabel(profile: string, w: Window): string {
-  let s = `${profile}: ${w.state} (${w.reason}${w.model ? ", model " + w.model : ", whole profile"}) from ${w.from} until ${w.until}`;
+  let s = `${profile}: ${w.state} (${w.reason}${w.model ? ", model " + w.model : ", whole profile"}${w.source ? ", reset source " + w.source : ""}) from ${w.from} until ${w.until}`;
   if (!w.ended_at) s += ", still active";
   else if (w.ended_at !== w.until) s += `, ended ${w.ended_at}`;
   s += `, set at seq ${w.set_seq}`;
@@ -216,9 +216,8 @@ export class TimelineView {
     const ticks: string[] = [];
     for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
       const tx = LABEL_W + x(t);
-      ticks.push(
-        `<line class="grid" x1="${tx}" x2="${tx}" y1="${AXIS_H - 4}" y2="${y}"/><text class="tick" x="${tx + 2}" y="${AXIS_H - 8}">${tickLabel(t, step)}</text>`,
-      );
+      const label = tx + 44 < LABEL_W + plotW ? `<text class="tick" x="${tx + 2}" y="${AXIS_H - 8}">${tickLabel(t, step)}</text>` : "";
+      ticks.push(`<line class="grid" x1="${tx}" x2="${tx}" y1="${AXIS_H - 4}" y2="${y}"/>${label}`);
     }
     const height = y + 4;
     const first = this.lanes.find((l) => l.length > 0)?.[0];
