@@ -29,6 +29,9 @@ type WhatIfOptions struct {
 	Agent string
 	// ToSeq stops reading after this stream sequence (0 = the end).
 	ToSeq uint64
+	// Since and Until, when set, keep only the turns started in [Since,
+	// Until] (both inclusive).
+	Since, Until time.Time
 }
 
 // WhatIfReport lists the recorded turns whose path or outcome changes
@@ -66,6 +69,11 @@ type Path struct {
 	// UnknownFrom is the attempt number whose outcome is unknown (0 =
 	// none).
 	UnknownFrom int `json:"unknown_from,omitempty"`
+	// Class is the outcome as [Classify] names it (first_try, rotated,
+	// fell_back, …), or unknown or error; Model the provider/model that
+	// answered ("" = none). Not in the CLI's JSON.
+	Class string `json:"-"`
+	Model string `json:"-"`
 }
 
 // turnCase is one recorded turn: the inputs of its start, snapshotted,
@@ -108,7 +116,7 @@ func WhatIf(ctx context.Context, src Source, cfg *policy.Config, opt WhatIfOptio
 			folds[ag] = f
 		}
 		for _, ev := range c.Events {
-			if ts, ok := ev.Data.(events.TurnStarted); ok {
+			if ts, ok := ev.Data.(events.TurnStarted); ok && inRange(ev.At, opt.Since, opt.Until) {
 				if tc := snapshot(f, ag, ts, ev.At); tc != nil {
 					cases = append(cases, tc)
 					byTurn[[2]string{ag, ts.TurnID}] = tc
@@ -143,6 +151,11 @@ func WhatIf(ctx context.Context, src Source, cfg *policy.Config, opt WhatIfOptio
 			StartedAt: tc.started, Recorded: rec, WhatIf: wi})
 	}
 	return rep, nil
+}
+
+// inRange reports whether t is in [since, until] (a zero bound is open).
+func inRange(t, since, until time.Time) bool {
+	return (since.IsZero() || !t.Before(since)) && (until.IsZero() || !t.After(until))
 }
 
 // snapshot copies the inputs a turn started on (nil when the recorded
@@ -209,7 +222,7 @@ func simulate(tc *turnCase, cfg *policy.Config) Path {
 	var all []events.Payload
 	fail := func(err error) Path {
 		p := pathOf(all)
-		p.Outcome, p.End = OutcomeError, "the deciders refuse: "+err.Error()
+		p.Outcome, p.End, p.Class, p.Model = OutcomeError, "the deciders refuse: "+err.Error(), OutcomeError, ""
 		return p
 	}
 	req := tc.req
@@ -233,7 +246,7 @@ func simulate(tc *turnCase, cfg *policy.Config) Path {
 			k := callKey{c.Provider, c.Model, c.ProfileID}
 			if used[k] >= len(outs[k]) {
 				p := pathOf(all)
-				p.Outcome, p.UnknownFrom = OutcomeUnknown, c.Attempt
+				p.Outcome, p.UnknownFrom, p.Class, p.Model = OutcomeUnknown, c.Attempt, OutcomeUnknown, ""
 				if n := len(p.Steps); n > 0 {
 					p.Steps[n-1] += " ? unknown"
 				}
@@ -263,15 +276,20 @@ func simulate(tc *turnCase, cfg *policy.Config) Path {
 }
 
 // pathOf summarises a turn's events.
-func pathOf(ps []events.Payload) Path {
-	p := Path{Outcome: "unfinished", End: "unfinished", Steps: []string{}}
+func pathOf(ps []events.Payload) (p Path) {
+	p = Path{Outcome: "unfinished", End: "unfinished", Steps: []string{}}
+	var requested string
+	attempts := 0
+	defer func() { p.Class = Classify(p.Outcome, attempts, requested, p.Model) }()
 	for _, x := range ps {
 		switch e := x.(type) {
 		case events.TurnStarted:
+			requested = e.Requested.String()
 			for _, c := range e.Chain {
 				p.Chain = append(p.Chain, c.Provider+"/"+c.Model)
 			}
 		case events.AttemptStarted:
+			attempts++
 			p.Steps = append(p.Steps, fmt.Sprintf("#%d %s %s/%s%s", e.Attempt, e.Kind, e.Provider, e.Model, atProfile(e.ProfileID)))
 		case events.AttemptFailed:
 			if n := len(p.Steps); n > 0 {
@@ -286,7 +304,7 @@ func pathOf(ps []events.Payload) Path {
 		case events.ChainRetryScheduled:
 			p.Steps = append(p.Steps, fmt.Sprintf("whole-chain retry round %d in %d ms", e.Round, e.DelayMs))
 		case events.TurnSucceeded:
-			p.Outcome, p.End = "succeeded", fmt.Sprintf("succeeded: %s%s", e.AnsweredBy, atProfile(e.ProfileID))
+			p.Outcome, p.End, p.Model = "succeeded", fmt.Sprintf("succeeded: %s%s", e.AnsweredBy, atProfile(e.ProfileID)), e.AnsweredBy.String()
 		case events.TurnExhausted:
 			p.Outcome, p.End = "exhausted", "exhausted: "+oneLine(e.Summary, 160)
 		case events.TurnStopped:

@@ -74,6 +74,9 @@ const (
 	CodeContention        = "contention"
 	CodeUnavailable       = "unavailable"
 	CodeInternal          = "internal"
+	// CodeReadOnly (403): `fledger view` records nothing; only reads and
+	// POST /v1/what-if are taken.
+	CodeReadOnly = "read_only"
 )
 
 // toAPI maps an engine error to the client's answer: an *APIError as it

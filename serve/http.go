@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/fledger/fledger/engine"
+	"github.com/fledger/fledger/replay"
 	"github.com/fledger/fledger/ui"
 )
 
@@ -44,6 +45,9 @@ var Routes = []Route{
 	{"POST", "/v1/agents/{agent}/auth/order/{provider}"},
 	{"GET", "/v1/profiles"},
 	{"GET", "/v1/decisions"},
+	{"GET", "/v1/timeline"},
+	{"GET", "/v1/turns/{turn_id}/explanation"},
+	{"POST", "/v1/what-if"},
 	{"GET", "/healthz"},
 	{"GET", "/readyz"},
 	{"GET", "/metrics"},
@@ -104,13 +108,29 @@ func (s *Service) Handler() http.Handler {
 					return apiErr(http.StatusBadRequest, CodeInvalidRequest, "from_seq %q is not a stream sequence", x)
 				}
 			}
-			if x := v.Get("limit"); x != "" {
-				if q.Limit, err = strconv.Atoi(x); err != nil || q.Limit < 1 {
-					return apiErr(http.StatusBadRequest, CodeInvalidRequest, "limit %q is not a positive number", x)
-				}
-			}
-			return nil
+			q.Until, q.Provider, q.Reason, q.Outcome = v.Get("until"), v.Get("provider"), v.Get("reason"), v.Get("outcome")
+			return queryLimit(v, &q.Limit)
 		}, s.Decisions),
+		"GET /v1/timeline": jsonOp(s, noBody, func(r *http.Request, q *TimelineRequest) error {
+			v := r.URL.Query()
+			q.Agent, q.Since, q.Until = v.Get("agent"), v.Get("since"), v.Get("until")
+			return queryLimit(v, &q.Limit)
+		}, s.Timeline),
+		"GET /v1/turns/{turn_id}/explanation": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			x, err := s.Explanation(r.Context(), &ExplanationRequest{TurnID: r.PathValue("turn_id"), Agent: r.URL.Query().Get("agent")})
+			if err != nil {
+				s.answerError(w, r, err)
+				return
+			}
+			// Byte for byte what `fledger explain TURN_ID --json` prints.
+			var b bytes.Buffer
+			if err := replay.WriteJSON(&b, x); err != nil {
+				s.answerError(w, r, err)
+				return
+			}
+			writeBody(w, http.StatusOK, b.Bytes())
+		}),
+		"POST /v1/what-if": jsonOp(s, bodyRequired, func(r *http.Request, q *WhatIfRequest) error { return nil }, s.WhatIf),
 		"GET /healthz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h, code := s.Health(r.Context())
 			writeJSON(w, code, h)
@@ -125,12 +145,37 @@ func (s *Service) Handler() http.Handler {
 	}
 	for _, rt := range Routes {
 		op := rt.Method + " " + rt.Path
-		mux.Handle(op, strictRequest(op, RouteQuery[op], h[op]))
+		hh := h[op]
+		if s.cfg.ReadOnly && rt.Method == http.MethodPost && !slices.Contains(ReadOnlyPosts, op) {
+			hh = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				writeError(w, apiErr(http.StatusForbidden, CodeReadOnly, "%s records on the ledger; this server is read-only (fledger view): it takes reads and POST /v1/what-if only", op))
+			})
+		}
+		mux.Handle(op, strictRequest(op, RouteQuery[op], hh))
 	}
 	for _, p := range ui.Patterns { // the incident viewer page (static; its /v1 calls carry the token)
 		mux.Handle(p, ui.Handler())
 	}
 	return s.guard(mux)
+}
+
+// ReadOnlyPosts are the POST routes a read-only server (Config.ReadOnly,
+// `fledger view`) still takes: they record nothing. Every other POST is
+// answered 403 read_only.
+var ReadOnlyPosts = []string{"POST /v1/what-if"}
+
+// queryLimit reads a positive query parameter limit into dst (absent: 0).
+func queryLimit(v url.Values, dst *int) error {
+	x := v.Get("limit")
+	if x == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(x)
+	if err != nil || n < 1 {
+		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "limit %q is not a positive number", x)
+	}
+	*dst = n
+	return nil
 }
 
 // OpenRoutes are the routes answered without the token (health checks
@@ -153,7 +198,10 @@ var RouteQuery = map[string][]string{
 	"POST /v1/sessions/{agent}/{session}/compaction": {},
 	"POST /v1/agents/{agent}/auth/order/{provider}":  {},
 	"GET /v1/profiles":                               {"agent"},
-	"GET /v1/decisions":                              {"agent", "from_seq", "since", "limit"},
+	"GET /v1/decisions":                              {"agent", "from_seq", "since", "limit", "until", "provider", "reason", "outcome"},
+	"GET /v1/timeline":                               {"agent", "since", "until", "limit"},
+	"GET /v1/turns/{turn_id}/explanation":            {"agent"},
+	"POST /v1/what-if":                               {},
 	"GET /healthz":                                   {},
 	"GET /readyz":                                    {},
 	"GET /metrics":                                   {},
@@ -438,12 +486,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	if err != nil {
 		status, b = http.StatusInternalServerError, []byte(`{"error":"internal","detail":"response encoding failed"}`)
 	}
+	writeBody(w, status, append(b, '\n'))
+}
+
+// writeBody answers the JSON body b (ending in a newline) with status.
+func writeBody(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(b)
 }
 
 // encodeJSON is json.Marshal without HTML escaping: a body is JSON for

@@ -73,6 +73,10 @@ type Config struct {
 	// (requests, engine commits and conflicts, projection lag). Without
 	// it the service's registry also holds the Go and process collectors.
 	Metrics prometheus.Gatherer
+	// ReadOnly serves the ledger without recording anything (`fledger
+	// view`): every POST but those of ReadOnlyPosts is answered 403
+	// read_only; Config must be nil.
+	ReadOnly bool
 	// Log receives request errors and lifecycle messages (default
 	// slog.Default()).
 	Log *slog.Logger
@@ -103,6 +107,9 @@ func (c *Config) setDefaults() {
 func (c *Config) Validate() error {
 	if c.Store == nil {
 		return errors.New("serve: no store")
+	}
+	if c.ReadOnly && c.Config != nil {
+		return errors.New("serve: a read-only server applies no config")
 	}
 	seen := map[string]bool{}
 	for i, a := range c.Agents {
@@ -655,14 +662,19 @@ func (s *Service) Decisions(ctx context.Context, r *DecisionsRequest) (*Decision
 	if err != nil {
 		return nil, err
 	}
+	until, err := parseTime("until", r.Until)
+	if err != nil {
+		return nil, err
+	}
 	cp, err := s.proj.catchUp(ctx)
 	if err != nil {
 		return nil, err
 	}
-	all, err := s.proj.db.Decisions(ctx, projections.DecisionFilter{Agent: agent, Since: since})
+	all, err := s.proj.db.Decisions(ctx, projections.DecisionFilter{Agent: agent, Since: since, Reason: r.Reason})
 	if err != nil {
 		return nil, err
 	}
+	all = filterDecisions(all, until, r.Provider, r.Outcome)
 	i := sort.Search(len(all), func(i int) bool { return all[i].Seq >= r.FromSeq })
 	out := &DecisionsView{Decisions: []projections.DecisionRecord{}, NextFromSeq: max(r.FromSeq, cp+1), Checkpoint: cp}
 	for i < len(all) {
@@ -680,10 +692,31 @@ func (s *Service) Decisions(ctx context.Context, r *DecisionsRequest) (*Decision
 	return out, nil
 }
 
+// filterDecisions keeps the records decided before until (zero: any)
+// whose candidateProvider is provider and decision is outcome ("" = any).
+func filterDecisions(all []projections.DecisionRecord, until time.Time, provider, outcome string) []projections.DecisionRecord {
+	if until.IsZero() && provider == "" && outcome == "" {
+		return all
+	}
+	kept := all[:0]
+	for _, d := range all {
+		if (until.IsZero() || int64(d.Time) < until.UnixMilli()) && (provider == "" || d.CandidateProvider == provider) &&
+			(outcome == "" || d.Decision == outcome) {
+			kept = append(kept, d)
+		}
+	}
+	return kept
+}
+
 // parseSince reads a decisions request's since: an RFC 3339 time ("" =
 // none). A bare number is refused naming from_seq, where a stream sequence
 // goes.
-func parseSince(x string) (time.Time, error) {
+func parseSince(x string) (time.Time, error) { return parseTime("since", x) }
+
+// parseTime reads the RFC 3339 time of query parameter or field name ("" =
+// none). A bare number is refused naming from_seq, where a stream
+// sequence goes.
+func parseTime(name, x string) (time.Time, error) {
 	if x == "" {
 		return time.Time{}, nil
 	}
@@ -693,9 +726,9 @@ func parseSince(x string) (time.Time, error) {
 		return t, nil
 	}
 	if _, nerr := strconv.ParseUint(x, 10, 64); nerr == nil {
-		return time.Time{}, apiErr(http.StatusBadRequest, CodeInvalidRequest, "since %q is a number: since is an RFC 3339 time (e.g. 2026-01-02T15:04:05Z); a stream sequence goes in from_seq", x)
+		return time.Time{}, apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is a number: %s is an RFC 3339 time (e.g. 2026-01-02T15:04:05Z); a stream sequence goes in from_seq", name, x, name)
 	}
-	return time.Time{}, apiErr(http.StatusBadRequest, CodeInvalidRequest, "since %q is not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)", x)
+	return time.Time{}, apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)", name, x)
 }
 
 // SetAuthOrder is `models auth order set|clear` (POST

@@ -308,6 +308,14 @@ type DecisionsRequest struct {
 	// most MaxDecisionsLimit); a page never splits a commit, so one
 	// commit with more records than Limit is answered whole.
 	Limit int `json:"limit,omitempty"`
+	// Until, an RFC 3339 time, keeps only records decided before it
+	// ("" = no bound).
+	Until string `json:"until,omitempty"`
+	// Provider, Reason and Outcome keep only records whose
+	// candidateProvider, reason or decision is exactly that ("" = any).
+	Provider string `json:"provider,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Outcome  string `json:"outcome,omitempty"`
 }
 
 // DecisionsView is a page of decision records in stream order; pass
