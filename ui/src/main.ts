@@ -76,6 +76,7 @@ async function load(since?: string, until?: string): Promise<void> {
     return;
   }
   const fetchMs = performance.now() - t;
+  if (since === undefined && until === undefined) clipToLedger(tl);
   st.tl = tl;
   st.agent = tl.agent || st.agent;
   st.since = tl.since;
@@ -91,6 +92,20 @@ async function load(since?: string, until?: string): Promise<void> {
       (r.aggregated > 0 ? `; ${r.aggregated} aggregated bars` : ""),
   );
   void loadDecisions(false);
+}
+
+// clipToLedger narrows the default range (the last hour of the ledger)
+// to the ledger's own span plus 2 % when the ledger is shorter: the same
+// events, drawn wider. A range the user asked for is drawn as asked.
+function clipToLedger(tl: api.Timeline): void {
+  const a = Date.parse(tl.since ?? "");
+  const b = Date.parse(tl.until ?? "");
+  const first = Date.parse(tl.ledger_first ?? "");
+  const last = Date.parse(tl.ledger_last ?? "");
+  if (![a, b, first, last].every(Number.isFinite) || first <= a) return;
+  const pad = Math.max(1000, (last - first) * 0.02);
+  if (first - pad > a) tl.since = new Date(first - pad).toISOString();
+  if (last + pad < b) tl.until = new Date(last + pad).toISOString();
 }
 
 function shift(f: (a: number, b: number) => [number, number]): void {

@@ -252,7 +252,7 @@ export class TimelineView {
 
   private laneLabel(name: string, y: number, plotW: number, title: string): string {
     const short = name.length > 30 ? name.slice(0, 29) + "…" : name;
-    return `<rect class="lane" x="${LABEL_W}" y="${y + 1}" width="${plotW}" height="${LANE_H - 2}"/><text class="lane-label" x="4" y="${y + 14}"><title>${esc(title)}</title>${esc(short)}</text>`;
+    return `<rect class="lane" x="${LABEL_W}" y="${y + 1}" width="${plotW}" height="${LANE_H - 2}"/><text class="lane-label" data-name="${esc(name)}" x="4" y="${y + 14}"><title>${esc(title)}</title>${esc(short)}</text>`;
   }
 
   private windowEl(out: string[], lane: number, profile: string, w: Window, x: (t: number) => number, y: number, t0: number, t1: number): void {
