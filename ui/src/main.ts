@@ -209,8 +209,8 @@ async function runWhatIf(): Promise<void> {
         h("td", {}, c.turn_id),
         h("td", {}, c.session),
         h("td", {}, c.recorded_outcome + (c.recorded_model ? ` (${c.recorded_model})` : "")),
-        h("td", {}, (c.unknown ? "unknown — " : "") + c.what_if_outcome + (c.what_if_model ? ` (${c.what_if_model})` : "")),
-        h("td", {}, c.unknown ? "? unknown: reaches a candidate the recording never tried" : c.what_if_end ?? ""),
+        h("td", {}, c.unknown ? "? unknown" : c.what_if_outcome + (c.what_if_model ? ` (${c.what_if_model})` : "")),
+        h("td", {}, c.what_if_end || (c.unknown ? "reaches a candidate the recording never tried" : "")),
       ),
     );
     out.replaceChildren(

@@ -28,7 +28,7 @@ export function renderTurn(x: Explanation, close: () => void): HTMLElement {
     ),
   );
   const notices = x.notices ?? [];
-  const attempts = x.steps.filter((s) => s.kind === "attempt" || s.kind === "failed" || s.kind === "ok");
+  const attempts = x.steps.filter((s) => s.kind === "attempt");
   return h(
     "article",
     { class: "turn", "aria-labelledby": "turn-title", "data-turn": x.turn_id, "data-outcome": x.outcome },
@@ -64,7 +64,7 @@ export function renderTurn(x: Explanation, close: () => void): HTMLElement {
     ),
     h("h3", {}, `Chain (attempt limit ${x.attempt_limit})`),
     chain,
-    h("h3", {}, `Steps (${x.steps.length}; ${attempts.length} attempt lines)`),
+    h("h3", {}, `Steps (${x.steps.length}, of them ${attempts.length} attempt${attempts.length === 1 ? "" : "s"})`),
     steps,
     h("h3", {}, `Notices (${notices.length})`),
     notices.length === 0

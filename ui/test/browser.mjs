@@ -12,7 +12,7 @@ export const uiRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const repoRoot = resolve(uiRoot, "..");
 export const outDir = join(uiRoot, "test-output");
 
-const candidates = [process.env.CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"].filter(Boolean);
+const candidates = process.env.CHROMIUM ? [process.env.CHROMIUM] : ["/usr/bin/chromium", "/usr/bin/chromium-browser"];
 const executablePath = candidates.find((p) => existsSync(p));
 
 let playwright = null;

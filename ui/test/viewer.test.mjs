@@ -121,7 +121,13 @@ test("incident-day in the viewer: lanes, marks, a fallen-back turn, filters, wha
       assert.equal(Number(end.seq), storm.lastSeq);
       assert.equal(await page.locator("#turn-section .notices li.shown").textContent(), "shown fallback: ↪️ Model Fallback: openai/gpt-5 (selected anthropic/claude-opus-4-6; rate limit)");
       assert.equal(await page.evaluate(() => document.activeElement?.id), "turn-title", "focus moves to the turn");
-      await page.locator("#turn-section").screenshot({ path: shotPath("viewer-turn.png") });
+      // The head of the turn view: facts, chain and the first attempts.
+      await page.locator("#turn-section").scrollIntoViewIfNeeded();
+      const box = await page.evaluate(() => {
+        const r = document.getElementById("turn-section").getBoundingClientRect();
+        return { x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: Math.min(r.height, 470) };
+      });
+      await page.screenshot({ path: shotPath("viewer-turn.png"), fullPage: true, clip: box });
       await page.getByRole("button", { name: "Close turn" }).click();
       assert.equal(await page.locator("#turn-section").isHidden(), true);
     });
@@ -162,7 +168,7 @@ test("incident-day in the viewer: lanes, marks, a fallen-back turn, filters, wha
       await page.waitForFunction(() => document.querySelector("#whatif-config")?.value.includes("gemini"));
       await page.locator("#whatif-form button[type=submit]").click();
       await page.waitForFunction(() => document.querySelector("#whatif-changed tbody tr.unknown"));
-      assert.deepEqual((await rows()).map((r) => r.slice(0, 5)), [["storm", "dm-alice", "fell_back (openai/gpt-5)", "unknown — unknown", "? unknown: reaches a candidate the recording never tried"]]);
+      assert.deepEqual((await rows()).map((r) => r.slice(0, 5)), [["storm", "dm-alice", "fell_back (openai/gpt-5)", "? unknown", "unknown from attempt #6: google/gemini-2.5-pro was never tried in reality"]]);
       await page.locator("#whatif-section").screenshot({ path: shotPath("viewer-whatif.png") });
       // A config that does not parse: the server's error names the key.
       await page.fill("#whatif-config", "agents: {defaults: {model: {primary: 3}}}\n");
