@@ -60,6 +60,7 @@ func mustSee() []serve.ErrorAnswer {
 		serve.ErrorAnswer{Status: 400, Code: serve.CodeInvalidJSON},
 		serve.ErrorAnswer{Status: 400, Code: serve.CodeInvalidRequest},
 		serve.ErrorAnswer{Status: 401, Code: serve.CodeUnauthorized},
+		serve.ErrorAnswer{Status: 403, Code: serve.CodeReadOnly},
 		serve.ErrorAnswer{Status: 404, Code: serve.CodeNotFound},
 		serve.ErrorAnswer{Status: 404, Code: serve.CodeUnknownAgent},
 		serve.ErrorAnswer{Status: 405, Code: serve.CodeMethodNotAllowed},

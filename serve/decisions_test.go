@@ -138,8 +138,8 @@ func TestHTTP_DecisionsQueryRefused(t *testing.T) {
 		{"?from_seq=-1", 400, serve.ErrorBody{Error: serve.CodeInvalidRequest, Detail: `from_seq "-1" is not a stream sequence`}},
 		{"?limit=0", 400, serve.ErrorBody{Error: serve.CodeInvalidRequest, Detail: `limit "0" is not a positive number`}},
 		{"?limit=5001", 400, serve.ErrorBody{Error: serve.CodeInvalidRequest, Detail: `limit must be in 1..5000`}},
-		{"?since_seq=4", 400, serve.ErrorBody{Error: serve.CodeInvalidRequest, Detail: `unknown query parameter "since_seq": GET /v1/decisions takes only agent, from_seq, since, limit, each at most once`}},
-		{"?limit=1&limit=2", 400, serve.ErrorBody{Error: serve.CodeInvalidRequest, Detail: `query parameter "limit" is given 2 times: GET /v1/decisions takes only agent, from_seq, since, limit, each at most once`}},
+		{"?since_seq=4", 400, serve.ErrorBody{Error: serve.CodeInvalidRequest, Detail: `unknown query parameter "since_seq": GET /v1/decisions takes only agent, from_seq, since, limit, until, provider, reason, outcome, each at most once`}},
+		{"?limit=1&limit=2", 400, serve.ErrorBody{Error: serve.CodeInvalidRequest, Detail: `query parameter "limit" is given 2 times: GET /v1/decisions takes only agent, from_seq, since, limit, until, provider, reason, outcome, each at most once`}},
 	}
 	for _, tc := range cases {
 		status, b := do(t, "GET", srv.url+"/v1/decisions"+tc.query, "")

@@ -74,6 +74,9 @@ func TestOpenAPI_DeclaresEveryStatus(t *testing.T) {
 		if r.Method == "POST" {
 			want = append(want, 415)
 		}
+		if r.Method == "POST" && !slices.Contains(serve.ReadOnlyPosts, op) {
+			want = append(want, 403) // read_only (fledger view)
+		}
 		if r.Path != "/metrics" {
 			want = append(want, 503)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fledger/fledger/internal/apispec"
 	"github.com/fledger/fledger/internal/testutil"
+	"github.com/fledger/fledger/replay"
 	"github.com/fledger/fledger/serve"
 )
 
@@ -48,6 +49,10 @@ func TestOpenAPI_SchemasMatchTheWireTypes(t *testing.T) {
 		{"DecisionsView", serve.DecisionsView{}, true},
 		{"Health", serve.Health{}, true},
 		{"ErrorBody", serve.ErrorBody{}, true},
+		{"Timeline", replay.RangeTimeline{}, true},
+		{"Explanation", replay.Explanation{}, true},
+		{"WhatIfRequest", serve.WhatIfRequest{}, false},
+		{"WhatIfReport", serve.WhatIfReport{}, true},
 	}
 	for _, tc := range cases {
 		ref := doc.Components.Schemas[tc.schema]
@@ -139,6 +144,13 @@ func structMismatches(at string, s *openapi3.Schema, g reflect.Type, answer bool
 		p, ok := props[name]
 		if !ok {
 			out = append(out, at+"."+name+": the Go type "+g.String()+" has it, the schema does not")
+			continue
+		}
+		if strings.Contains(opts, "string") {
+			// ",string": a number written as a JSON string.
+			if p.Type == nil || !p.Type.Is("string") {
+				out = append(out, at+"."+name+": the Go field is written as a string (,string), the schema's type is "+strings.Join(typesOf(p), "|"))
+			}
 			continue
 		}
 		out = append(out, wireMismatches(at+"."+name, p, f.Type, answer)...)

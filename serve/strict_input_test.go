@@ -82,7 +82,7 @@ func TestHTTP_StrictInputRefused(t *testing.T) {
 		{"semicolon", "GET", "/v1/profiles?agent=coder;x=1", "", "",
 			serve.CodeInvalidRequest, `query pair "agent=coder;x=1" has a ";" (separate parameters with "&", escape a ";" in a value as %3B): GET /v1/profiles takes only agent, each at most once`},
 		{"trailing semicolon", "GET", "/v1/decisions?agent=coder&limit=1;&from_seq=999", "", "",
-			serve.CodeInvalidRequest, `query pair "limit=1;" has a ";" (separate parameters with "&", escape a ";" in a value as %3B): GET /v1/decisions takes only agent, from_seq, since, limit, each at most once`},
+			serve.CodeInvalidRequest, `query pair "limit=1;" has a ";" (separate parameters with "&", escape a ";" in a value as %3B): GET /v1/decisions takes only agent, from_seq, since, limit, until, provider, reason, outcome, each at most once`},
 		{"bad escape", "GET", "/v1/profiles?agent=coder&%zz", "", "",
 			serve.CodeInvalidRequest, `query pair "%zz" is not URL-encoded: invalid URL escape "%zz": GET /v1/profiles takes only agent, each at most once`},
 		// A POST takes no query; a GET no body.

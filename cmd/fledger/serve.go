@@ -36,6 +36,9 @@ type serveFlags struct {
 	noMicro                  bool
 	maxBody                  int64
 	natsListen               int
+	// announce, when set, is told the URL listened on once serving
+	// (`fledger view` prints it).
+	announce func(url string)
 }
 
 // newServeCmd is `fledger serve` (runServe).
@@ -226,8 +229,15 @@ func serveUntilDone(ctx context.Context, g *globals, st events.Store, svc *serve
 		}
 		stopMicro = ms.Stop
 	}
-	log.Info("fledger serve", "http", serve.ListenURL(httpAddr, ln.Addr()), "agents", svc.Agents(), "micro", !noMicro,
+	url, name := serve.ListenURL(httpAddr, ln.Addr()), "fledger serve"
+	if o.announce != nil {
+		name = "fledger view"
+	}
+	log.Info(name, "http", url, "agents", svc.Agents(), "micro", !noMicro,
 		"nats", natsDesc(g, st.ClientURL()), "auth", token != "")
+	if o.announce != nil {
+		o.announce(url)
+	}
 
 	select {
 	case err := <-served:
