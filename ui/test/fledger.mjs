@@ -1,8 +1,7 @@
 // A real fledger for the browser tests: the binary built once into a
 // temporary directory (or $FLEDGER_BIN), scenarios run into a temporary
-// --data, the CLI's own JSON read for the expected values, and the
-// viewer's server started on a free loopback port: `fledger view` when
-// the binary has it, else `fledger serve` (same HTTP API and page).
+// --data, the CLI's own JSON read for the expected values, and
+// `fledger view` started on that ledger on a free loopback port.
 
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -25,28 +24,19 @@ export function setup() {
       .split("\n")
       .filter((l) => l.trim())
       .map((l) => JSON.parse(l));
-  let hasView = true;
-  try {
-    execFileSync(bin, ["view", "--help"], { stdio: "ignore" });
-  } catch {
-    hasView = false;
-  }
   return {
     dir,
     bin,
     data,
     cli,
     jsonl,
-    hasView,
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
 
-/** Starts the viewer's server on the ledger; resolves {url, stop}. */
-export async function startViewer(f, { agents, token }) {
-  const args = f.hasView
-    ? ["--data", f.data, "view", "--http", "127.0.0.1:0", "--token", token]
-    : ["--data", f.data, "serve", "--http", "127.0.0.1:0", "--no-micro", "--token", token, "--agent", agents.join(",")];
+/** Starts `fledger view` (every agent of the ledger); resolves {url, stop}. */
+export async function startViewer(f, { token }) {
+  const args = ["--data", f.data, "view", "--http", "127.0.0.1:0", "--token", token];
   const proc = spawn(f.bin, args, { stdio: ["ignore", "ignore", "pipe"] });
   const exited = new Promise((done) => proc.once("exit", done));
   const stop = async () => {
@@ -59,19 +49,19 @@ export async function startViewer(f, { agents, token }) {
   };
   const url = await new Promise((resolve, reject) => {
     const log = [];
-    const timer = setTimeout(() => reject(new Error(`fledger ${args[2]} did not start in 30 s:\n${log.join("\n")}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`fledger view did not start in 30 s:\n${log.join("\n")}`)), 30_000);
     createInterface({ input: proc.stderr }).on("line", (line) => {
       log.push(line);
       const m = /\bhttp=(\S+)/.exec(line);
       if (m) {
         clearTimeout(timer);
-        resolve(m[1].replace(/^"|"$/g, ""));
+        resolve(m[1]);
       }
     });
     proc.once("exit", (code) => {
       clearTimeout(timer);
-      reject(new Error(`fledger ${args[2]} exited (${code}):\n${log.join("\n")}`));
+      reject(new Error(`fledger view exited (${code}):\n${log.join("\n")}`));
     });
   });
-  return { url: url.startsWith("http") ? url : `http://${url}`, stop, command: args[2] };
+  return { url, stop };
 }
