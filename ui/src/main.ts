@@ -145,7 +145,8 @@ async function loadDecisions(more: boolean): Promise<void> {
   const f: api.DecisionFilter = {
     agent: st.agent,
     since: st.since,
-    until: st.until,
+    // The timeline's until is inclusive, the decisions' exclusive.
+    until: st.until && new Date(Date.parse(st.until) + 1).toISOString(),
     provider: byId<HTMLInputElement>("f-provider").value.trim(),
     reason: byId<HTMLSelectElement>("f-reason").value,
     outcome: byId<HTMLSelectElement>("f-outcome").value,
@@ -160,7 +161,7 @@ async function loadDecisions(more: boolean): Promise<void> {
     const more_ = byId("decisions-more");
     more_.hidden = page.decisions.length < 500;
     const filters = [f.provider && `provider ${f.provider}`, f.reason && `reason ${f.reason}`, f.outcome && `outcome ${f.outcome}`].filter(Boolean).join(", ");
-    note.textContent = `${body.rows.length} decision record${body.rows.length === 1 ? "" : "s"} from ${f.since ?? "the start"} to ${f.until ?? "the end"}${filters ? " with " + filters : ""}.`;
+    note.textContent = `${body.rows.length} decision record${body.rows.length === 1 ? "" : "s"} from ${st.since ?? "the start"} to ${st.until ?? "the end"}${filters ? " with " + filters : ""}.`;
   } catch (e) {
     note.textContent = `Decisions: ${(e as Error).message}`;
   }

@@ -32,6 +32,30 @@ const LANE_H = 20;
 const AXIS_H = 26;
 const HEAD_H = 22;
 const MARK_W = 11;
+// DENSE_MARKS single marks and more are drawn as shapes without letters.
+const DENSE_MARKS = 1500;
+
+// shape is the outline of a dense mark of outcome o centred at cx in the
+// lane at y: ● first_try, ■ rotated, ▼ fell_back, ✖ exhausted, ▬ stopped,
+// ◆ switched, ▮ anything else (running).
+export function shape(o: string, cx: number, y: number): string {
+  const c = (n: number) => +(cx + n).toFixed(1);
+  switch (o) {
+    case "first_try":
+      return `M${c(-4.5)} ${y + 10}a4.5 4.5 0 1 0 9 0a4.5 4.5 0 1 0-9 0Z`;
+    case "rotated":
+      return `M${c(-4.5)} ${y + 5.5}h9v9h-9Z`;
+    case "fell_back":
+      return `M${c(-5)} ${y + 5}h10l-5 10Z`;
+    case "exhausted":
+      return `M${c(-5)} ${y + 6}l2-2 3 3 3-3 2 2-3 3 3 3-2 2-3-3-3 3-2-2 3-3Z`;
+    case "stopped":
+      return `M${c(-5)} ${y + 8}h10v4h-10Z`;
+    case "switched":
+      return `M${c(0)} ${y + 4}l5 6-5 6-5-6Z`;
+  }
+  return `M${c(-1.5)} ${y + 4}h3v12h-3Z`;
+}
 
 export interface Rendered {
   elements: number;
@@ -153,7 +177,7 @@ export class TimelineView {
         const label = `${p.profile_id}: ${g.n} windows from ${g.first.from} to ${g.last.ended_at ?? g.last.until}: ${counts}; Enter zooms in`;
         const i = this.add({ lane, x: g.a, label, detail: label, zoom: [Date.parse(g.first.from), Date.parse(g.last.ended_at ?? g.last.until)] });
         out.push(
-          `<rect class="w agg" data-i="${i}" role="button" tabindex="-1" aria-label="${esc(label)}" x="${LABEL_W + g.a}" y="${y + 3}" width="${Math.max(3, g.b - g.a)}" height="${LANE_H - 6}"/>`,
+          `<rect class="w wagg" data-i="${i}" role="button" tabindex="-1" aria-label="${esc(label)}" x="${LABEL_W + g.a}" y="${y + 3}" width="${Math.max(3, g.b - g.a)}" height="${LANE_H - 6}"/>`,
         );
       };
       for (const w of ws) {
@@ -191,25 +215,46 @@ export class TimelineView {
       ),
     );
     y += HEAD_H;
+    // Cluster each lane's marks first: the number of single marks decides
+    // how they are drawn (dense: one shape element per mark, no letter).
+    const clusters: { ts: TurnMark[]; xa: number; xb: number }[][] = [];
+    let singles = 0;
     for (const k of keys) {
-      const lane = this.lanes.length;
-      this.lanes.push([]);
       const ts = groups.get(k)!;
-      out.push(this.laneLabel(k || "(none)", y, plotW, `${groupBy} ${k} (${ts.length} turn${ts.length === 1 ? "" : "s"})`));
+      const cs: { ts: TurnMark[]; xa: number; xb: number }[] = [];
       let i = 0;
       while (i < ts.length) {
         const xa = x(Date.parse(ts[i]!.started_at));
         let j = i + 1;
-        while (j < ts.length && x(Date.parse(ts[j]!.started_at)) < xa + MARK_W) j++;
-        if (j === i + 1) this.markEl(out, lane, ts[i]!, xa, y);
-        else {
-          aggregated++;
-          this.aggEl(out, lane, ts.slice(i, j), xa, x(Date.parse(ts[j - 1]!.started_at)), y);
-        }
+        let xb = xa;
+        while (j < ts.length && (xb = x(Date.parse(ts[j]!.started_at))) < xa + MARK_W) j++;
+        xb = x(Date.parse(ts[j - 1]!.started_at));
+        if (j === i + 1) singles++;
+        cs.push({ ts: ts.slice(i, j), xa, xb });
         i = j;
       }
-      y += LANE_H;
+      clusters.push(cs);
     }
+    const dense = singles > DENSE_MARKS;
+    keys.forEach((k, n) => {
+      const lane = this.lanes.length;
+      this.lanes.push([]);
+      const count = groups.get(k)!.length;
+      out.push(this.laneLabel(k || "(none)", y, plotW, `${groupBy} ${k} (${count} turn${count === 1 ? "" : "s"})`));
+      const segs = new Map<string, string[]>();
+      const counts: string[] = [];
+      for (const c of clusters[n]!) {
+        if (c.ts.length === 1) this.markEl(out, lane, c.ts[0]!, c.xa, y, dense);
+        else {
+          aggregated++;
+          this.aggEl(out, segs, counts, lane, c.ts, c.xa, c.xb, y);
+        }
+      }
+      // The bars' outcome segments: one path per outcome for the lane.
+      for (const [o, d] of segs) out.push(`<path class="seg o-${cls(o)}" d="${d.join("")}"/>`);
+      out.push(...counts);
+      y += LANE_H;
+    });
 
     // Axis, drawn last over the lane backgrounds' grid lines.
     const step = tickStep(t1 - t0, plotW);
@@ -272,17 +317,29 @@ export class TimelineView {
     out.push(s + "</g>");
   }
 
-  private markEl(out: string[], lane: number, t: TurnMark, xa: number, y: number): void {
+  // markEl draws one turn: a lettered tile, or when dense (many single
+  // marks: a text element each would cost more than all the rest) one
+  // shape element whose form tells the outcome (see the legend).
+  private markEl(out: string[], lane: number, t: TurnMark, xa: number, y: number, dense: boolean): void {
     const m = outcomeMeta(t.outcome);
     const label = turnLabel(t);
     const i = this.add({ lane, x: xa, label, detail: turnDetail(t), turn: t });
     const cx = LABEL_W + xa;
+    const attrs = `class="m o-${cls(t.outcome)}" data-i="${i}" data-turn="${esc(t.turn_id)}" data-outcome="${esc(t.outcome)}" role="button" tabindex="-1" aria-label="${esc(label)}"`;
+    if (dense) {
+      out.push(`<path ${attrs} d="${shape(t.outcome, cx, y)}"/>`);
+      return;
+    }
     out.push(
-      `<g class="m o-${cls(t.outcome)}" data-i="${i}" data-turn="${esc(t.turn_id)}" data-outcome="${esc(t.outcome)}" role="button" tabindex="-1" aria-label="${esc(label)}"><rect x="${cx - 5}" y="${y + 2}" width="${MARK_W - 1}" height="${LANE_H - 4}" rx="2"/><text x="${cx}" y="${y + 14}">${m.letter}</text></g>`,
+      `<g ${attrs}><rect x="${cx - 5}" y="${y + 2}" width="${MARK_W - 1}" height="${LANE_H - 4}" rx="2"/><text x="${cx}" y="${y + 14}">${m.letter}</text></g>`,
     );
   }
 
-  private aggEl(out: string[], lane: number, ts: TurnMark[], xa: number, xb: number, y: number): void {
+  // aggEl draws a bar standing for several turns: its outline (the
+  // focusable element with the counts as its name) here, its stacked
+  // outcome segments into segs (drawn as one path per outcome per lane),
+  // its count, when it has room, into counts (drawn over the segments).
+  private aggEl(out: string[], segs: Map<string, string[]>, counts_: string[], lane: number, ts: TurnMark[], xa: number, xb: number, y: number): void {
     const counts = new Map<string, number>();
     for (const t of ts) counts.set(t.outcome, (counts.get(t.outcome) ?? 0) + 1);
     const order = [...Object.keys(OUTCOMES), ...[...counts.keys()].filter((k) => !(k in OUTCOMES))].filter((k) => counts.has(k));
@@ -294,18 +351,19 @@ export class TimelineView {
     const b = Date.parse(last);
     const pad = Math.max(1000, (b - a) * 0.05);
     const i = this.add({ lane, x: xa, label, detail: label, zoom: [a - pad, b + pad] });
-    const w = Math.max(MARK_W - 1, xb - xa + MARK_W - 1);
-    const x0 = LABEL_W + xa - 5;
-    let s = `<g class="agg" data-i="${i}" role="button" tabindex="-1" aria-label="${esc(label)}"><rect class="agg-bg" x="${x0}" y="${y + 2}" width="${w}" height="${LANE_H - 4}"/>`;
+    const w = +Math.max(MARK_W - 1, xb - xa + MARK_W - 1).toFixed(1);
+    const x0 = +(LABEL_W + xa - 5).toFixed(1);
+    out.push(`<rect class="agg" data-i="${i}" role="button" tabindex="-1" aria-label="${esc(label)}" x="${x0 - 1}" y="${y + 1}" width="${w + 2}" height="${LANE_H - 2}"/>`);
     let yy = y + 2;
     const H = LANE_H - 4;
     for (const o of order) {
       const hh = (counts.get(o)! / ts.length) * H;
-      s += `<rect class="seg o-${cls(o)}" x="${x0}" y="${yy.toFixed(1)}" width="${w}" height="${hh.toFixed(1)}"/>`;
+      let d = segs.get(o);
+      if (!d) segs.set(o, (d = []));
+      d.push(`M${x0} ${yy.toFixed(1)}h${w}v${hh.toFixed(1)}h${-w}Z`);
       yy += hh;
     }
-    if (w >= 18) s += `<text class="agg-n" x="${x0 + w / 2}" y="${y + 14}">${ts.length}</text>`;
-    out.push(s + "</g>");
+    if (w >= 26) counts_.push(`<text class="agg-n" x="${x0 + w / 2}" y="${y + 14}">${ts.length}</text>`);
   }
 
   private el(i: number): SVGElement | null {
@@ -397,10 +455,13 @@ export class TimelineView {
 
 export function legend(): string {
   const o = Object.entries(OUTCOMES)
-    .map(([k, m]) => `<li><svg width="12" height="16" aria-hidden="true"><g class="m o-${k}"><rect x="0" y="0" width="11" height="16" rx="2"/><text x="5.5" y="12">${esc(m.letter)}</text></g></svg> <b>${esc(m.letter)}</b> ${esc(m.label)}: ${esc(m.words)}</li>`)
+    .map(
+      ([k, m]) =>
+        `<li><svg width="26" height="18" aria-hidden="true"><g class="m o-${k}"><rect x="0" y="1" width="11" height="16" rx="2"/><text x="5.5" y="13">${esc(m.letter)}</text></g><path class="m o-${k}" d="${shape(k, 20, -1)}"/></svg> <b>${esc(m.letter)}</b> ${esc(m.label)}: ${esc(m.words)}</li>`,
+    )
     .join("");
   const s = Object.entries(STATES)
     .map(([k, m]) => `<li><svg width="28" height="14" aria-hidden="true"><rect width="28" height="14" class="lg-${k}"/></svg> <b>${esc(m.letter)}</b> ${esc(m.label)}: ${esc(m.words)}</li>`)
     .join("");
-  return `<ul class="legend" aria-label="Turn outcomes">${o}</ul><ul class="legend" aria-label="Profile states">${s}<li><svg width="28" height="14" aria-hidden="true"><rect class="agg-bg" width="28" height="14"/></svg> a number = that many turns aggregated (Enter zooms in)</li></ul>`;
+  return `<ul class="legend" aria-label="Turn outcomes">${o}</ul><ul class="legend" aria-label="Profile states">${s}<li><svg width="28" height="14" aria-hidden="true"><rect class="agg-bg" width="28" height="14"/></svg> a number = that many turns aggregated (Enter zooms in)</li><li>When more than ${DENSE_MARKS} turns stand alone, each is drawn by its shape only (the second symbol above).</li></ul>`;
 }

@@ -14,25 +14,12 @@ import { BASE, generate, serveSynthetic } from "./synthetic.mjs";
 test("10,000 turns and 100 profiles render aggregated; Enter on a bar zooms in", { skip: sayskip() || false }, async () => {
   const b = await launch();
   try {
-    const data = generate({ turns: 10000, profiles: 100, sessions: 20 });
-    await serveSynthetic(b.context, data);
     const page = await b.context.newPage();
-    const t = Date.now();
-    await page.goto(`${BASE}/ui/`);
-    await page.waitForSelector('#timeline[data-rendered="1"]', { timeout: 60_000 });
-    const wallMs = Date.now() - t;
-    const r = await page.evaluate(() => window.fledgerViewer.renders[0]);
-    const windows = await page.locator("#timeline g.w").count();
-    const marks = await page.locator("#timeline g.m").count();
-    const bars = await page.locator("#timeline g.agg").count();
-    const figure = { turns: r.turns, profiles: r.profiles, windows, elements: r.elements, marks, bars, renderMs: Math.round(r.ms), fetchMs: Math.round(r.fetchMs), pageReadyMs: Math.round(r.at), wallMs };
-    console.log(`render of ${r.turns} turns / ${r.profiles} profiles: ${JSON.stringify(figure)}`);
-    writeFileSync(shotPath("render.json"), JSON.stringify(figure, null, 2) + "\n");
-    await page.screenshot({ path: shotPath("viewer-10k.png") });
+    const r = await measure(page, 20);
     assert.equal(r.turns, 10000);
     assert.equal(r.profiles, 100);
-    assert.equal(windows, 300, "every profile window is drawn");
-    assert.ok(bars > 0, "overlapping marks are aggregated");
+    assert.equal(r.windows, 300, "every profile window is drawn");
+    assert.ok(r.bars > 0, "overlapping marks are aggregated");
     assert.ok(r.elements < 5000, `zoomed out, ${r.elements} elements stand for 10,300 items`);
 
     // Keyboard: Tab reaches the chart (one tab stop), arrows walk it, Enter on a bar zooms in.
@@ -61,6 +48,46 @@ test("10,000 turns and 100 profiles render aggregated; Enter on a bar zooms in",
   }
 });
 
+test("10,000 turns in 200 sessions stand alone: one shape element each, still named", { skip: sayskip() || false }, async () => {
+  const b = await launch();
+  try {
+    const page = await b.context.newPage();
+    const r = await measure(page, 200);
+    assert.equal(r.marks, 10000);
+    assert.equal(r.bars, 0);
+    assert.equal(await page.locator("#timeline path.m").count(), 10000, "dense marks are single shapes");
+    assert.equal(
+      await page.locator('#timeline .m[data-turn="t00200"]').getAttribute("aria-label"),
+      "turn t00200: first try (F) at 2026-03-02T09:01:12.000Z, session session-00, anthropic/claude-opus-4-6 → anthropic/claude-opus-4-6, 1 attempt",
+    );
+  } finally {
+    await b.close();
+  }
+});
+
+const figures = [];
+
+// measure loads the synthetic ledger of 10,000 turns and 100 profiles in
+// `sessions` sessions, and records how long the page took.
+async function measure(page, sessions) {
+  const data = generate({ turns: 10000, profiles: 100, sessions });
+  await serveSynthetic(page.context(), data);
+  const t = Date.now();
+  await page.goto(`${BASE}/ui/`);
+  await page.waitForSelector('#timeline[data-rendered="1"]', { timeout: 60_000 });
+  const wallMs = Date.now() - t;
+  const r = await page.evaluate(() => window.fledgerViewer.renders[0]);
+  const windows = await page.locator("#timeline g.w").count();
+  const marks = await page.locator("#timeline .m").count();
+  const bars = await page.locator("#timeline rect.agg").count();
+  const figure = { sessions, turns: r.turns, profiles: r.profiles, windows, elements: r.elements, marks, bars, renderMs: Math.round(r.ms), fetchMs: Math.round(r.fetchMs), pageReadyMs: Math.round(r.at), wallMs };
+  console.log(`render of ${r.turns} turns / ${r.profiles} profiles / ${sessions} sessions: ${JSON.stringify(figure)}`);
+  figures.push(figure);
+  writeFileSync(shotPath("render.json"), JSON.stringify(figures, null, 2) + "\n");
+  await page.screenshot({ path: shotPath(`viewer-10k-${sessions}-sessions.png`) });
+  return figure;
+}
+
 test("a 401 asks for the token once; the page then sends it as Bearer on every /v1 call", { skip: sayskip() || false }, async () => {
   const b = await launch();
   try {
@@ -73,7 +100,7 @@ test("a 401 asks for the token once; the page then sends it as Bearer on every /
     await page.fill("#token", "s3cret");
     await page.keyboard.press("Enter");
     await page.waitForSelector('#timeline[data-rendered="1"]');
-    await page.locator("#timeline g.m").first().click();
+    await page.locator("#timeline .m").first().click();
     await page.waitForSelector("#turn-section:not([hidden]), #status:has-text('Turn t00000')");
     const after = seen.slice(1);
     assert.ok(after.length >= 2);

@@ -83,7 +83,7 @@ test("incident-day in the viewer: lanes, marks, a fallen-back turn, filters, wha
     });
 
     await t.test("each turn's mark carries its outcome in words and letter", async () => {
-      const marks = await page.locator("#timeline g.m").evaluateAll((els) => els.map((e) => [e.getAttribute("data-turn"), e.getAttribute("data-outcome"), e.getAttribute("aria-label"), e.textContent]));
+      const marks = await page.locator("#timeline .m").evaluateAll((els) => els.map((e) => [e.getAttribute("data-turn"), e.getAttribute("data-outcome"), e.getAttribute("aria-label"), e.textContent]));
       assert.equal(marks.length, turns.length);
       for (const tr of turns) {
         const o = markOutcome(tr);
@@ -98,13 +98,13 @@ test("incident-day in the viewer: lanes, marks, a fallen-back turn, filters, wha
         ["storm=fell_back", "recovered=first_try", "out-of-credit=rotated", "while-disabled=first_try", "after-disable=first_try"],
       );
       // Hover shows the turn's details.
-      await page.locator('#timeline g.m[data-turn="storm"]').hover();
+      await page.locator('#timeline .m[data-turn="storm"]').hover();
       assert.match(await page.locator("#timeline-tip").textContent(), /^turn storm — B fell back: succeeded on another model of the chain\nsession dm-alice\nstarted 2026-03-02T09:00:00.000Z, ended 2026-03-02T09:00:11.062Z/);
     });
 
     await t.test("clicking the fallen-back turn shows its attempts with classification and sequences", async () => {
       const storm = turns.find((x) => x.turnId === "storm");
-      await page.locator('#timeline g.m[data-turn="storm"]').click();
+      await page.locator('#timeline .m[data-turn="storm"]').click();
       await page.waitForSelector('#turn-section article[data-turn="storm"]');
       const steps = await page.locator("#turn-section li.step").evaluateAll((els) => els.map((e) => ({ kind: e.dataset.kind, seq: e.dataset.seq, text: e.querySelector(".text").textContent })));
       const attempts = steps.filter((s) => s.kind === "attempt");
