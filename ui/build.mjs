@@ -1,8 +1,8 @@
 // Builds the page: src/main.ts bundled and minified by esbuild into
-// dist/app.js, src/index.html and src/app.css copied into dist/. The
-// bundle is committed (ui/embed.go embeds dist/, so `go build` needs no
-// node); `node build.mjs --check` builds in memory and fails when the
-// committed files differ (the CI's check that the bundle is not stale).
+// dist/app.js. The bundle is committed (ui/embed.go embeds it with
+// src/index.html and src/app.css, so `go build` needs no node);
+// `node build.mjs --check` builds in memory and fails when the committed
+// bundle differs (the CI's check that it is not stale).
 import { build } from "esbuild";
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -20,13 +20,10 @@ const res = await build({
   write: false,
   charset: "utf8",
 });
-const out = {
-  "app.js": res.outputFiles[0].text,
-  "index.html": readFileSync(join(here, "src/index.html"), "utf8"),
-  "app.css": readFileSync(join(here, "src/app.css"), "utf8"),
-};
+const out = { "app.js": res.outputFiles[0].text };
 let stale = [];
-let total = 0;
+// The page's weight: the bundle and the two files served beside it.
+let total = ["src/index.html", "src/app.css"].reduce((n, f) => n + readFileSync(join(here, f)).length, 0);
 for (const [name, text] of Object.entries(out)) {
   const p = join(here, "dist", name);
   total += Buffer.byteLength(text);
@@ -41,4 +38,4 @@ if (stale.length > 0) {
   console.error(`${stale.join(", ")} stale: run npm run build in ui/ and commit ui/dist`);
   process.exit(1);
 }
-console.log(`${check ? "ui/dist is up to date" : "built ui/dist"}: ${total} bytes`);
+console.log(`${check ? "ui/dist/app.js is up to date" : "built ui/dist/app.js"}; the page weighs ${total} bytes`);

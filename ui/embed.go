@@ -1,7 +1,7 @@
-// Package ui serves the incident viewer page (issue #21): the bundle in
-// dist/, built from src/ by `npm run build` and committed, embedded so
-// `fledger serve` and `fledger view` serve it without node. The page
-// reads only the /v1 API; its own files need no token.
+// Package ui serves the incident viewer page (issue #21): src/index.html,
+// src/app.css and dist/app.js (bundled from src/*.ts by `npm run build`
+// and committed), embedded so `fledger serve` and `fledger view` serve it
+// without node. The page reads only the /v1 API; its files need no token.
 package ui
 
 import (
@@ -13,24 +13,28 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"sort"
 	"strings"
 	"time"
 )
 
-//go:embed dist/index.html dist/app.js dist/app.css
-var dist embed.FS
+//go:embed src/index.html src/app.css dist/app.js
+var files embed.FS
+
+// served are the embedded files by the name they are served under.
+var served = map[string]string{"index.html": "src/index.html", "app.css": "src/app.css", "app.js": "dist/app.js"}
 
 // Patterns are the ServeMux patterns [Handler] answers: the page at /ui
 // (redirected to /ui/) and its files under /ui/.
 var Patterns = []string{"GET /ui", "GET /ui/"}
 
-// Files lists the embedded files by the path they are served at.
+// Files lists the paths the embedded files are served at, sorted.
 func Files() []string {
-	names, _ := fs.Glob(dist, "dist/*")
-	out := make([]string, 0, len(names))
-	for _, n := range names {
-		out = append(out, "/ui/"+strings.TrimPrefix(n, "dist/"))
+	out := make([]string, 0, len(served))
+	for name := range served {
+		out = append(out, "/ui/"+name)
 	}
+	sort.Strings(out)
 	return out
 }
 
@@ -47,18 +51,14 @@ type asset struct {
 // under /ui/ is 404, never a directory listing.
 func Handler() http.Handler {
 	assets := map[string]asset{}
-	entries, err := fs.ReadDir(dist, "dist")
-	if err != nil {
-		panic("ui: embedded dist missing: " + err.Error())
-	}
-	for _, e := range entries {
-		b, err := fs.ReadFile(dist, "dist/"+e.Name())
+	for name, file := range served {
+		b, err := fs.ReadFile(files, file)
 		if err != nil {
-			panic("ui: reading embedded " + e.Name() + ": " + err.Error())
+			panic("ui: reading embedded " + file + ": " + err.Error())
 		}
 		sum := sha256.Sum256(b)
-		ct := mime.TypeByExtension(path.Ext(e.Name()))
-		switch path.Ext(e.Name()) {
+		ct := mime.TypeByExtension(path.Ext(name))
+		switch path.Ext(name) {
 		case ".js":
 			ct = "text/javascript; charset=utf-8"
 		case ".css":
@@ -66,7 +66,7 @@ func Handler() http.Handler {
 		case ".html":
 			ct = "text/html; charset=utf-8"
 		}
-		assets[e.Name()] = asset{body: b, contentType: ct, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+		assets[name] = asset{body: b, contentType: ct, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/ui" {

@@ -97,6 +97,6 @@ func TestBundle_IsSmall(t *testing.T) {
 		total += rec.Body.Len()
 	}
 	if total > 150<<10 {
-		t.Errorf("ui/dist is %d bytes, over the 150 KiB budget", total)
+		t.Errorf("the page is %d bytes, over the 150 KiB budget", total)
 	}
 }

@@ -1,4 +1,4 @@
-// A synthetic ledger for the page alone: the page's files from ui/dist
+// A synthetic ledger for the page alone: the page's files from ui/src and ui/dist
 // and a generated /v1 API (10,000 turns, 100 profiles by default), served
 // to the browser by Playwright's route interception; no fledger needed.
 
@@ -63,7 +63,7 @@ export function generate({ turns = 10000, profiles = 100, sessions = 20 } = {}) 
 }
 
 /**
- * Routes BASE/ui/* to ui/dist and BASE/v1/* to the generated data;
+ * Routes BASE/ui/* to the page's files and BASE/v1/* to the generated data;
  * `token` set: every /v1 call without "Bearer token" answers 401.
  * Returns the list of /v1 requests seen (method, path, authorization).
  */
@@ -76,7 +76,7 @@ export async function serveSynthetic(context, data, { token = "" } = {}) {
     if (url.pathname.startsWith("/ui/")) {
       const name = url.pathname.slice(4) || "index.html";
       try {
-        const body = readFileSync(join(uiRoot, "dist", name));
+        const body = readFileSync(join(uiRoot, name === "app.js" ? "dist" : "src", name));
         return route.fulfill({ status: 200, body, contentType: types[name.slice(name.lastIndexOf("."))] });
       } catch {
         return route.fulfill({ status: 404, body: "not found" });
