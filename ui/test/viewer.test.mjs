@@ -129,6 +129,22 @@ test("incident-day in the viewer: lanes, marks, a fallen-back turn, filters, wha
       await page.screenshot({ path: shotPath("viewer-turn.png"), fullPage: true, clip: box });
       await page.getByRole("button", { name: "Close turn" }).click();
       assert.equal(await page.locator("#turn-section").isHidden(), true);
+      // The same by keyboard: Tab into the chart, Down to the session lane, Enter.
+      await page.locator("summary").focus();
+      await page.keyboard.press("Tab");
+      const at = () => page.evaluate(() => document.activeElement?.getAttribute("aria-label"));
+      assert.match(await at(), /^anthropic:personal: cooldown \(rate_limit/);
+      await page.keyboard.press("ArrowDown");
+      assert.match(await at(), /^anthropic:work: cooldown \(rate_limit/);
+      await page.keyboard.press("ArrowDown");
+      assert.match(await at(), /^turn storm: fell back \(B\)/);
+      await page.keyboard.press("ArrowRight");
+      assert.match(await at(), /^turn recovered: first try \(F\)/);
+      await page.keyboard.press("ArrowLeft");
+      await page.keyboard.press(" ");
+      await page.waitForSelector('#turn-section article[data-turn="storm"]');
+      await page.getByRole("button", { name: "Close turn" }).press("Enter");
+      assert.match(await at(), /^turn storm: fell back \(B\)/, "closing the turn returns focus to its mark");
     });
 
     await t.test("a decisions filter shows exactly the matching records", async () => {
