@@ -22,7 +22,7 @@ const say = (s: string) => (status.textContent = s);
 
 declare global {
   interface Window {
-    fledgerViewer: { renders: { turns: number; profiles: number; elements: number; aggregated: number; ms: number; fetchMs: number; at: number }[] };
+    fledgerViewer: { renders: { turns: number; profiles: number; elements: number; aggregated: number; ms: number; buildMs: number; fetchMs: number; at: number }[] };
   }
 }
 window.fledgerViewer = { renders: [] };
@@ -84,7 +84,7 @@ async function load(since?: string, until?: string): Promise<void> {
   byId<HTMLInputElement>("since").value = tl.since ?? "";
   byId<HTMLInputElement>("until").value = tl.until ?? "";
   const r = view.render(tl, groupBy(), width());
-  window.fledgerViewer.renders.push({ turns: tl.turns.length, profiles: tl.profiles.length, elements: r.elements, aggregated: r.aggregated, ms: r.ms, fetchMs, at: performance.now() });
+  window.fledgerViewer.renders.push({ turns: tl.turns.length, profiles: tl.profiles.length, elements: r.elements, aggregated: r.aggregated, ms: r.ms, buildMs: r.buildMs, fetchMs, at: performance.now() });
   byId("timeline").dataset.rendered = String(window.fledgerViewer.renders.length);
   say(
     `Agent ${tl.agent}: ${tl.turns.length} turns, ${tl.profiles.length} profiles from ${tl.since ?? "—"} to ${tl.until ?? "—"} (folded to seq ${tl.last_seq}; ledger ${tl.ledger_first ?? "—"} … ${tl.ledger_last ?? "—"})` +
@@ -94,18 +94,20 @@ async function load(since?: string, until?: string): Promise<void> {
   void loadDecisions(false);
 }
 
-// clipToLedger narrows the default range (the last hour of the ledger)
-// to the ledger's own span plus 2 % when the ledger is shorter: the same
-// events, drawn wider. A range the user asked for is drawn as asked.
+// clipToLedger fits the default range (the last hour of the ledger) to
+// the ledger: it starts at the ledger's first event when the ledger is
+// shorter than the hour, and ends a little (2 %) after its last event, so
+// a window set by the last event is seen. No event lies in what it adds,
+// so the answer is the same; a range the user asked for is drawn as asked.
 function clipToLedger(tl: api.Timeline): void {
   const a = Date.parse(tl.since ?? "");
   const b = Date.parse(tl.until ?? "");
   const first = Date.parse(tl.ledger_first ?? "");
   const last = Date.parse(tl.ledger_last ?? "");
-  if (![a, b, first, last].every(Number.isFinite) || first <= a) return;
-  const pad = Math.max(1000, (last - first) * 0.02);
+  if (![a, b, first, last].every(Number.isFinite)) return;
+  const pad = Math.max(1000, (last - Math.max(a, first)) * 0.02);
   if (first - pad > a) tl.since = new Date(first - pad).toISOString();
-  if (last + pad < b) tl.until = new Date(last + pad).toISOString();
+  if (b === last) tl.until = new Date(last + pad).toISOString();
 }
 
 function shift(f: (a: number, b: number) => [number, number]): void {
@@ -265,7 +267,13 @@ async function start(): Promise<void> {
   byId("earlier").onclick = () => shift((a, b) => [a - (b - a) / 2, b - (b - a) / 2]);
   byId("later").onclick = () => shift((a, b) => [a + (b - a) / 2, b + (b - a) / 2]);
   byId("last-hour").onclick = () => void load();
-  byId("whole").onclick = () => st.tl?.ledger_first && void load(st.tl.ledger_first, new Date(Date.parse(st.tl.ledger_last ?? st.tl.ledger_first) + 1).toISOString());
+  byId("whole").onclick = () => {
+    const first = Date.parse(st.tl?.ledger_first ?? "");
+    const last = Date.parse(st.tl?.ledger_last ?? "");
+    if (!Number.isFinite(first) || !Number.isFinite(last)) return;
+    const pad = Math.max(1000, (last - first) * 0.02);
+    void load(new Date(first - pad).toISOString(), new Date(last + pad).toISOString());
+  };
   byId("group").onchange = draw;
   byId<HTMLFormElement>("decision-filter").onsubmit = (e) => {
     e.preventDefault();

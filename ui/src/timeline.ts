@@ -22,9 +22,13 @@ interface Item {
   lane: number;
   x: number;
   label: string;
-  detail: string;
+  // detail is the tooltip text (a turn's is made when shown: turnDetail).
+  detail?: string;
   turn?: TurnMark;
   zoom?: [number, number];
+  // dense marks have no element of their own: y is their lane's top, and
+  // the focus proxy stands in for them (see el).
+  denseY?: number;
 }
 
 const LABEL_W = 210;
@@ -60,7 +64,10 @@ export function shape(o: string, cx: number, y: number): string {
 export interface Rendered {
   elements: number;
   aggregated: number;
+  // ms is the whole render: buildMs making the SVG text, the rest the
+  // browser parsing it and laying it out.
   ms: number;
+  buildMs: number;
 }
 
 const iso = (t: number) => new Date(t).toISOString();
@@ -123,9 +130,12 @@ export class TimelineView {
     this.tip.hidden = true;
     document.body.append(this.tip);
     root.addEventListener("mouseover", (e) => this.hover(e));
+    root.addEventListener("mousemove", (e) => {
+      if ((e.target as Element | null)?.hasAttribute?.("data-lane")) this.hover(e);
+    });
     root.addEventListener("mouseleave", () => (this.tip.hidden = true));
     root.addEventListener("click", (e) => {
-      const i = this.indexOf(e.target);
+      const i = this.indexOf(e.target, e.clientX);
       if (i >= 0) {
         this.focus(i);
         this.activate(i);
@@ -148,7 +158,7 @@ export class TimelineView {
     let t1 = Date.parse(tl.until ?? tl.ledger_last ?? "");
     if (!Number.isFinite(t0)) {
       this.root.innerHTML = `<p class="empty">The ledger has no events for agent ${esc(tl.agent)}.</p>`;
-      return { elements: 0, aggregated: 0, ms: performance.now() - start };
+      return { elements: 0, aggregated: 0, ms: performance.now() - start, buildMs: 0 };
     }
     if (!(t1 > t0)) t1 = t0 + 1000;
     const plotW = Math.max(300, width - LABEL_W - 12);
@@ -221,14 +231,14 @@ export class TimelineView {
     let singles = 0;
     for (const k of keys) {
       const ts = groups.get(k)!;
+      const xs = ts.map((t) => x(Date.parse(t.started_at)));
       const cs: { ts: TurnMark[]; xa: number; xb: number }[] = [];
       let i = 0;
       while (i < ts.length) {
-        const xa = x(Date.parse(ts[i]!.started_at));
+        const xa = xs[i]!;
         let j = i + 1;
-        let xb = xa;
-        while (j < ts.length && (xb = x(Date.parse(ts[j]!.started_at))) < xa + MARK_W) j++;
-        xb = x(Date.parse(ts[j - 1]!.started_at));
+        while (j < ts.length && xs[j]! < xa + MARK_W) j++;
+        const xb = xs[j - 1]!;
         if (j === i + 1) singles++;
         cs.push({ ts: ts.slice(i, j), xa, xb });
         i = j;
@@ -240,18 +250,21 @@ export class TimelineView {
       const lane = this.lanes.length;
       this.lanes.push([]);
       const count = groups.get(k)!.length;
-      out.push(this.laneLabel(k || "(none)", y, plotW, `${groupBy} ${k} (${count} turn${count === 1 ? "" : "s"})`));
+      out.push(this.laneLabel(k || "(none)", y, plotW, `${groupBy} ${k} (${count} turn${count === 1 ? "" : "s"})`, dense ? lane : -1));
       const segs = new Map<string, string[]>();
+      const shapes = new Map<string, string[]>();
       const counts: string[] = [];
       for (const c of clusters[n]!) {
-        if (c.ts.length === 1) this.markEl(out, lane, c.ts[0]!, c.xa, y, dense);
-        else {
+        if (c.ts.length > 1) {
           aggregated++;
           this.aggEl(out, segs, counts, lane, c.ts, c.xa, c.xb, y);
-        }
+        } else if (dense) this.denseMark(shapes, lane, c.ts[0]!, c.xa, y);
+        else this.markEl(out, lane, c.ts[0]!, c.xa, y);
       }
-      // The bars' outcome segments: one path per outcome for the lane.
+      // The bars' outcome segments and the dense marks' shapes: one path
+      // per outcome for the lane.
       for (const [o, d] of segs) out.push(`<path class="seg o-${cls(o)}" d="${d.join("")}"/>`);
+      for (const [o, d] of shapes) out.push(`<path class="mk o-${cls(o)}" data-lane="${lane}" d="${d.join("")}"/>`);
       out.push(...counts);
       y += LANE_H;
     });
@@ -273,7 +286,10 @@ export class TimelineView {
       `<pattern id="p-blocked" width="5" height="5" patternUnits="userSpaceOnUse"><rect width="5" height="5" class="pb-bg"/><circle cx="2.5" cy="2.5" r="1" class="pb-ln"/></pattern></defs>` +
       ticks.join("") +
       out.join("") +
-      `<text class="axis-note" x="4" y="${AXIS_H - 8}">UTC</text></svg>`;
+      `<text class="axis-note" x="4" y="${AXIS_H - 8}">UTC</text>` +
+      (dense ? `<rect id="mark-proxy" class="proxy" role="button" tabindex="-1" x="0" y="0" width="${MARK_W + 1}" height="${LANE_H - 2}"/>` : "") +
+      `</svg>`;
+    const built = performance.now();
     this.root.innerHTML = svg;
     if (first !== undefined) {
       this.el(first)?.setAttribute("tabindex", "0");
@@ -282,7 +298,7 @@ export class TimelineView {
     const elements = this.items.length;
     // Force layout so the figure includes it.
     void this.root.getBoundingClientRect().height;
-    return { elements, aggregated, ms: performance.now() - start };
+    return { elements, aggregated, ms: performance.now() - start, buildMs: built - start };
   }
 
   private add(it: Item): number {
@@ -295,9 +311,9 @@ export class TimelineView {
     return `<text class="head" x="4" y="${y + 15}">${esc(title)}</text><text class="head-note" x="${LABEL_W}" y="${y + 15}">${esc(note)}</text><line class="sep" x1="0" x2="${LABEL_W + plotW}" y1="${y + HEAD_H - 1}" y2="${y + HEAD_H - 1}"/>`;
   }
 
-  private laneLabel(name: string, y: number, plotW: number, title: string): string {
+  private laneLabel(name: string, y: number, plotW: number, title: string, denseLane = -1): string {
     const short = name.length > 30 ? name.slice(0, 29) + "…" : name;
-    return `<rect class="lane" x="${LABEL_W}" y="${y + 1}" width="${plotW}" height="${LANE_H - 2}"/><text class="lane-label" data-name="${esc(name)}" x="4" y="${y + 14}"><title>${esc(title)}</title>${esc(short)}</text>`;
+    return `<rect class="lane"${denseLane >= 0 ? ` data-lane="${denseLane}"` : ""} x="${LABEL_W}" y="${y + 1}" width="${plotW}" height="${LANE_H - 2}"/><text class="lane-label" data-name="${esc(name)}" x="4" y="${y + 14}"><title>${esc(title)}</title>${esc(short)}</text>`;
   }
 
   private windowEl(out: string[], lane: number, profile: string, w: Window, x: (t: number) => number, y: number, t0: number, t1: number): void {
@@ -317,22 +333,26 @@ export class TimelineView {
     out.push(s + "</g>");
   }
 
-  // markEl draws one turn: a lettered tile, or when dense (many single
-  // marks: a text element each would cost more than all the rest) one
-  // shape element whose form tells the outcome (see the legend).
-  private markEl(out: string[], lane: number, t: TurnMark, xa: number, y: number, dense: boolean): void {
+  // markEl draws one turn as a lettered tile, its own focusable element.
+  private markEl(out: string[], lane: number, t: TurnMark, xa: number, y: number): void {
     const m = outcomeMeta(t.outcome);
     const label = turnLabel(t);
-    const i = this.add({ lane, x: xa, label, detail: turnDetail(t), turn: t });
+    const i = this.add({ lane, x: xa, label, turn: t });
     const cx = LABEL_W + xa;
-    const attrs = `class="m o-${cls(t.outcome)}" data-i="${i}" data-turn="${esc(t.turn_id)}" data-outcome="${esc(t.outcome)}" role="button" tabindex="-1" aria-label="${esc(label)}"`;
-    if (dense) {
-      out.push(`<path ${attrs} d="${shape(t.outcome, cx, y)}"/>`);
-      return;
-    }
     out.push(
-      `<g ${attrs}><rect x="${cx - 5}" y="${y + 2}" width="${MARK_W - 1}" height="${LANE_H - 4}" rx="2"/><text x="${cx}" y="${y + 14}">${m.letter}</text></g>`,
+      `<g class="m o-${cls(t.outcome)}" data-i="${i}" data-turn="${esc(t.turn_id)}" data-outcome="${esc(t.outcome)}" role="button" tabindex="-1" aria-label="${esc(label)}"><rect x="${cx - 5}" y="${y + 2}" width="${MARK_W - 1}" height="${LANE_H - 4}" rx="2"/><text x="${cx}" y="${y + 14}">${m.letter}</text></g>`,
     );
+  }
+
+  // denseMark draws one turn when many stand alone: its shape joins its
+  // lane's path of that outcome (an element, and a text, per mark would
+  // cost more than all the rest); the mouse finds it by its x, the
+  // keyboard through the focus proxy, which takes its name.
+  private denseMark(shapes: Map<string, string[]>, lane: number, t: TurnMark, xa: number, y: number): void {
+    this.add({ lane, x: xa, label: turnLabel(t), turn: t, denseY: y });
+    let d = shapes.get(t.outcome);
+    if (!d) shapes.set(t.outcome, (d = []));
+    d.push(shape(t.outcome, LABEL_W + xa, y));
   }
 
   // aggEl draws a bar standing for several turns: its outline (the
@@ -366,28 +386,54 @@ export class TimelineView {
     if (w >= 26) counts_.push(`<text class="agg-n" x="${x0 + w / 2}" y="${y + 14}">${ts.length}</text>`);
   }
 
+  // el is item i's element; for a dense mark, the focus proxy moved onto
+  // it and named after it.
   private el(i: number): SVGElement | null {
-    return this.root.querySelector(`[data-i="${i}"]`);
+    const it = this.items[i];
+    if (it?.denseY === undefined) return this.root.querySelector(`[data-i="${i}"]`);
+    const p = this.root.querySelector<SVGElement>("#mark-proxy");
+    if (!p || !it.turn) return null;
+    p.setAttribute("x", String(LABEL_W + it.x - MARK_W / 2 - 0.5));
+    p.setAttribute("y", String(it.denseY + 1));
+    p.setAttribute("data-i", String(i));
+    p.setAttribute("data-turn", it.turn.turn_id);
+    p.setAttribute("data-outcome", it.turn.outcome);
+    p.setAttribute("aria-label", it.label);
+    return p;
   }
 
-  private indexOf(t: EventTarget | null): number {
-    const el = (t as Element | null)?.closest?.("[data-i]");
-    return el ? Number(el.getAttribute("data-i")) : -1;
+  // indexOf is the item under an event's target: its own element, or on
+  // a dense lane the mark nearest to the pointer (within half a mark).
+  private indexOf(t: EventTarget | null, clientX?: number): number {
+    const el = (t as Element | null)?.closest?.("[data-i],[data-lane]");
+    if (!el) return -1;
+    if (el.hasAttribute("data-i")) return Number(el.getAttribute("data-i"));
+    if (clientX === undefined) return -1;
+    const svg = this.root.querySelector("svg");
+    const xa = clientX - (svg?.getBoundingClientRect().left ?? 0) - LABEL_W;
+    let best = -1;
+    for (const i of this.lanes[Number(el.getAttribute("data-lane"))] ?? []) {
+      const d = Math.abs(this.items[i]!.x - xa);
+      if (d <= MARK_W / 2 + 1 && (best < 0 || d < Math.abs(this.items[best]!.x - xa))) best = i;
+    }
+    return best;
   }
 
   private hover(e: MouseEvent): void {
-    const i = this.indexOf(e.target);
+    const i = this.indexOf(e.target, e.clientX);
     if (i < 0) {
       this.tip.hidden = true;
       return;
     }
-    this.showTip(i, (e.target as Element).getBoundingClientRect());
+    const it = this.items[i]!;
+    const r = it.denseY === undefined ? (e.target as Element).getBoundingClientRect() : new DOMRect(e.clientX - 5, e.clientY - 8, 10, 16);
+    this.showTip(i, r);
   }
 
   private showTip(i: number, r: DOMRect): void {
     const it = this.items[i];
     if (!it) return;
-    this.tip.textContent = it.detail;
+    this.tip.textContent = it.detail ?? (it.turn ? turnDetail(it.turn) : it.label);
     this.tip.hidden = false;
     const left = Math.min(window.scrollX + r.left, window.scrollX + document.documentElement.clientWidth - 440);
     this.tip.style.left = `${Math.max(4, left)}px`;
@@ -398,8 +444,11 @@ export class TimelineView {
     if (this.current >= 0) this.el(this.current)?.setAttribute("tabindex", "-1");
     this.current = i;
     const el = this.el(i);
-    el?.setAttribute("tabindex", "0");
-    (el as unknown as HTMLElement | null)?.focus();
+    if (!el) return;
+    el.setAttribute("tabindex", "0");
+    (el as unknown as HTMLElement).focus();
+    // The proxy may have had the focus already: no focusin, so say it here.
+    this.showTip(i, el.getBoundingClientRect());
   }
 
   private activate(i: number): void {

@@ -9,13 +9,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { launch, sayskip, shotPath } from "./browser.mjs";
-import { BASE, generate, serveSynthetic } from "./synthetic.mjs";
+import { generate, serveSynthetic } from "./synthetic.mjs";
 
 test("10,000 turns and 100 profiles render aggregated; Enter on a bar zooms in", { skip: sayskip() || false }, async () => {
   const b = await launch();
+  let close = async () => {};
   try {
     const page = await b.context.newPage();
-    const r = await measure(page, 20);
+    const r = await measure(page, 20, (c) => (close = c));
     assert.equal(r.turns, 10000);
     assert.equal(r.profiles, 100);
     assert.equal(r.windows, 300, "every profile window is drawn");
@@ -45,23 +46,42 @@ test("10,000 turns and 100 profiles render aggregated; Enter on a bar zooms in",
     assert.equal(await page.inputValue("#until"), new Date(Date.parse(z) + pad).toISOString());
   } finally {
     await b.close();
+    await close();
   }
 });
 
-test("10,000 turns in 200 sessions stand alone: one shape element each, still named", { skip: sayskip() || false }, async () => {
+test("10,000 turns in 200 sessions stand alone: shapes, one path per outcome per lane; keyboard and mouse still name each", { skip: sayskip() || false }, async () => {
   const b = await launch();
+  let close = async () => {};
   try {
     const page = await b.context.newPage();
-    const r = await measure(page, 200);
-    assert.equal(r.marks, 10000);
+    const r = await measure(page, 200, (c) => (close = c));
+    assert.equal(r.elements, 10300, "every turn and window is an item");
     assert.equal(r.bars, 0);
-    assert.equal(await page.locator("#timeline path.m").count(), 10000, "dense marks are single shapes");
-    assert.equal(
-      await page.locator('#timeline .m[data-turn="t00200"]').getAttribute("aria-label"),
-      "turn t00200: first try (F) at 2026-03-02T09:01:12.000Z, session session-00, anthropic/claude-opus-4-6 → anthropic/claude-opus-4-6, 1 attempt",
-    );
+    assert.equal(await page.locator("#timeline .m").count(), 0, "no element per dense mark");
+    const paths = await page.locator("#timeline path.mk").count();
+    assert.ok(paths <= 200 * 7, `${paths} shape paths`);
+    // Keyboard: from the first profile window down to session-00, then along it.
+    await page.locator("summary").focus();
+    await page.keyboard.press("Tab");
+    for (let i = 0; i < 100; i++) await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("Home");
+    const named = () => page.evaluate(() => [document.activeElement?.id, document.activeElement?.getAttribute("aria-label")]);
+    const [id, first] = await named();
+    assert.equal(id, "mark-proxy");
+    assert.match(first, /^turn t00000: [a-z ]+ \([A-Z]\) at 2026-03-02T09:00:00\.000Z, session session-00, /);
+    await page.keyboard.press("ArrowRight");
+    assert.deepEqual(await named(), ["mark-proxy", "turn t00200: first try (F) at 2026-03-02T09:01:12.000Z, session session-00, anthropic/claude-opus-4-6 → anthropic/claude-opus-4-6, 1 attempt"]);
+    assert.match(await page.locator("#timeline-tip").textContent(), /^turn t00200 — F first try/);
+    // Mouse: hovering a shape names its turn; a click opens it.
+    const box = await page.locator("#mark-proxy").boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    assert.match(await page.locator("#timeline-tip").textContent(), /^turn t00200 — F first try/);
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    await page.waitForFunction(() => document.querySelector("#status")?.textContent?.startsWith("Turn t00200"));
   } finally {
     await b.close();
+    await close();
   }
 });
 
@@ -69,18 +89,19 @@ const figures = [];
 
 // measure loads the synthetic ledger of 10,000 turns and 100 profiles in
 // `sessions` sessions, and records how long the page took.
-async function measure(page, sessions) {
+async function measure(page, sessions, onClose) {
   const data = generate({ turns: 10000, profiles: 100, sessions });
-  await serveSynthetic(page.context(), data);
+  const srv = await serveSynthetic(data);
+  onClose(srv.close);
   const t = Date.now();
-  await page.goto(`${BASE}/ui/`);
+  await page.goto(`${srv.base}/ui/`);
   await page.waitForSelector('#timeline[data-rendered="1"]', { timeout: 60_000 });
   const wallMs = Date.now() - t;
   const r = await page.evaluate(() => window.fledgerViewer.renders[0]);
   const windows = await page.locator("#timeline g.w").count();
-  const marks = await page.locator("#timeline .m").count();
+  const marks = await page.locator("#timeline .m, #timeline path.mk").count();
   const bars = await page.locator("#timeline rect.agg").count();
-  const figure = { sessions, turns: r.turns, profiles: r.profiles, windows, elements: r.elements, marks, bars, renderMs: Math.round(r.ms), fetchMs: Math.round(r.fetchMs), pageReadyMs: Math.round(r.at), wallMs };
+  const figure = { sessions, turns: r.turns, profiles: r.profiles, windows, elements: r.elements, marks, bars, renderMs: Math.round(r.ms), buildMs: Math.round(r.buildMs), fetchMs: Math.round(r.fetchMs), pageReadyMs: Math.round(r.at), wallMs };
   console.log(`render of ${r.turns} turns / ${r.profiles} profiles / ${sessions} sessions: ${JSON.stringify(figure)}`);
   figures.push(figure);
   writeFileSync(shotPath("render.json"), JSON.stringify(figures, null, 2) + "\n");
@@ -90,11 +111,14 @@ async function measure(page, sessions) {
 
 test("a 401 asks for the token once; the page then sends it as Bearer on every /v1 call", { skip: sayskip() || false }, async () => {
   const b = await launch();
+  let close = async () => {};
   try {
     const data = generate({ turns: 50, profiles: 3, sessions: 2 });
-    const seen = await serveSynthetic(b.context, data, { token: "s3cret" });
+    const srv = await serveSynthetic(data, { token: "s3cret" });
+    close = srv.close;
+    const seen = srv.seen;
     const page = await b.context.newPage();
-    await page.goto(`${BASE}/ui/`);
+    await page.goto(`${srv.base}/ui/`);
     await page.waitForSelector("#token-dialog:not([hidden])");
     assert.equal(await page.evaluate(() => document.activeElement?.id), "token", "the token field has focus");
     await page.fill("#token", "s3cret");
@@ -110,5 +134,6 @@ test("a 401 asks for the token once; the page then sends it as Bearer on every /
     assert.ok(!stored.includes("s3cret"), "the token is kept in memory only");
   } finally {
     await b.close();
+    await close();
   }
 });

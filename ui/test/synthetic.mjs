@@ -1,12 +1,12 @@
-// A synthetic ledger for the page alone: the page's files from ui/src and ui/dist
-// and a generated /v1 API (10,000 turns, 100 profiles by default), served
-// to the browser by Playwright's route interception; no fledger needed.
+// A synthetic ledger for the page alone: the page's files from ui/src and
+// ui/dist and a generated /v1 API (10,000 turns, 100 profiles by default),
+// served by a small node HTTP server; no fledger needed.
 
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { uiRoot } from "./browser.mjs";
 
-export const BASE = "http://viewer.test";
 const OUTCOMES = ["first_try", "first_try", "first_try", "first_try", "rotated", "fell_back", "exhausted", "stopped", "switched"];
 
 /** Generates a timeline: n turns over one hour in `sessions` sessions, `profiles` profiles with 3 windows each. */
@@ -63,29 +63,33 @@ export function generate({ turns = 10000, profiles = 100, sessions = 20 } = {}) 
 }
 
 /**
- * Routes BASE/ui/* to the page's files and BASE/v1/* to the generated data;
- * `token` set: every /v1 call without "Bearer token" answers 401.
- * Returns the list of /v1 requests seen (method, path, authorization).
+ * Serves the page's files at /ui/* and the generated data at /v1/* from a
+ * node HTTP server on a free loopback port (a real socket, as from
+ * fledger); `token` set: every /v1 call without "Bearer token" answers
+ * 401. Resolves { base, seen, close }: seen lists the /v1 requests
+ * (method, path, authorization).
  */
-export async function serveSynthetic(context, data, { token = "" } = {}) {
+export async function serveSynthetic(data, { token = "" } = {}) {
   const seen = [];
   const types = { ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".html": "text/html; charset=utf-8" };
-  await context.route(`${BASE}/**`, async (route) => {
-    const req = route.request();
-    const url = new URL(req.url());
+  const server = createServer((req, res) => {
+    const url = new URL(req.url, "http://x");
+    const send = (status, body, type) => {
+      res.writeHead(status, { "Content-Type": type });
+      res.end(body);
+    };
     if (url.pathname.startsWith("/ui/")) {
       const name = url.pathname.slice(4) || "index.html";
       try {
-        const body = readFileSync(join(uiRoot, name === "app.js" ? "dist" : "src", name));
-        return route.fulfill({ status: 200, body, contentType: types[name.slice(name.lastIndexOf("."))] });
+        return send(200, readFileSync(join(uiRoot, name === "app.js" ? "dist" : "src", name)), types[name.slice(name.lastIndexOf("."))]);
       } catch {
-        return route.fulfill({ status: 404, body: "not found" });
+        return send(404, "not found", "text/plain");
       }
     }
-    const json = (status, v) => route.fulfill({ status, body: JSON.stringify(v), contentType: "application/json" });
+    const json = (status, v) => send(status, JSON.stringify(v), "application/json");
     if (url.pathname === "/healthz") return json(200, { status: "ok", agents: ["main"] });
-    seen.push({ method: req.method(), path: url.pathname + url.search, authorization: req.headers()["authorization"] ?? "" });
-    if (token && req.headers()["authorization"] !== `Bearer ${token}`) return json(401, { error: "unauthorized", detail: "a valid Authorization: Bearer <token> header is required" });
+    seen.push({ method: req.method, path: url.pathname + url.search, authorization: req.headers["authorization"] ?? "" });
+    if (token && req.headers["authorization"] !== `Bearer ${token}`) return json(401, { error: "unauthorized", detail: "a valid Authorization: Bearer <token> header is required" });
     if (url.pathname === "/v1/timeline") {
       const since = Date.parse(url.searchParams.get("since") ?? "") || data.t0;
       const until = Date.parse(url.searchParams.get("until") ?? "") || data.t1;
@@ -103,7 +107,12 @@ export async function serveSynthetic(context, data, { token = "" } = {}) {
       });
     }
     if (url.pathname === "/v1/decisions") return json(200, { decisions: [], next_from_seq: 1, checkpoint: 0 });
-    return json(404, { error: "not_found", detail: `no route ${req.method()} ${url.pathname}` });
+    return json(404, { error: "not_found", detail: `no route ${req.method} ${url.pathname}` });
   });
-  return seen;
+  await new Promise((done) => server.listen(0, "127.0.0.1", done));
+  return {
+    base: `http://127.0.0.1:${server.address().port}`,
+    seen,
+    close: () => new Promise((done) => server.close(done)),
+  };
 }
