@@ -59,10 +59,9 @@ function width(): number {
   return Math.max(700, byId("timeline").clientWidth || document.documentElement.clientWidth - 32);
 }
 
+// draw redraws the timeline in hand (lanes regrouped, window resized).
 function draw(): void {
-  if (!st.tl) return;
-  const r = view.render(st.tl, groupBy(), width());
-  return void r;
+  if (st.tl) view.render(st.tl, groupBy(), width());
 }
 
 async function load(since?: string, until?: string): Promise<void> {
