@@ -67,7 +67,8 @@ type RangeOptions struct {
 	// Agent is the agent whose profiles and turns are read (required).
 	Agent string
 	// Since and Until bound the range, both inclusive. A zero Until is the
-	// time of the agent's last event; a zero Since is Until − 1 h.
+	// time of the agent's last event (the ledger's end); a zero Since is
+	// Until − 1 h: the default range is the last hour of the ledger.
 	Since, Until time.Time
 	// Limit is the most turns held (0 = DefaultRangeTurns).
 	Limit int
@@ -204,14 +205,11 @@ func ReadRange(ctx context.Context, src Source, opt RangeOptions) (*RangeTimelin
 	if limit <= 0 {
 		limit = DefaultRangeTurns
 	}
-	since, until := int64(0), int64(0)
-	if !opt.Since.IsZero() {
-		since = opt.Since.UnixMilli()
-	}
-	if !opt.Until.IsZero() {
-		until = opt.Until.UnixMilli()
-	}
-	defaulted := opt.Until.IsZero() || opt.Since.IsZero()
+	hasSince, hasUntil := !opt.Since.IsZero(), !opt.Until.IsZero()
+	since, until := opt.Since.UnixMilli(), opt.Until.UnixMilli()
+	// Without since the range's start is known only at the end: every
+	// turn of the last hour read so far is kept until then.
+	defaulted := !hasSince
 	profiles := map[string]*profileTrack{}
 	var turns []*turnTrack
 	byID := map[string]*turnTrack{}
@@ -241,7 +239,7 @@ func ReadRange(ctx context.Context, src Source, opt RangeOptions) (*RangeTimelin
 				continue
 			}
 			if ts, ok := ev.Data.(events.TurnStarted); ok {
-				if (since > 0 && at < since) || (until > 0 && at > until) {
+				if (hasSince && at < since) || (hasUntil && at > until) {
 					continue
 				}
 				t := &turnTrack{requested: ts.Requested.String(), mark: TurnMark{TurnID: ts.TurnID, Session: ts.Session,
@@ -274,15 +272,20 @@ func ReadRange(ctx context.Context, src Source, opt RangeOptions) (*RangeTimelin
 	if first > 0 {
 		out.LedgerFirst, out.LedgerLast = formatMs(first), formatMs(last)
 	}
-	if until == 0 {
+	switch {
+	case !hasUntil && first > 0:
 		until = last
+	case !hasUntil && hasSince:
+		until = since // no event: an empty range
+	case !hasUntil:
+		// No event and no range asked: since and until stay absent.
+		out.Profiles = lanes(profiles, 0, -1, lastAny)
+		return out, nil
 	}
-	if since == 0 && until > 0 {
+	if !hasSince {
 		since = until - time.Hour.Milliseconds()
 	}
-	if until > 0 {
-		out.Since, out.Until = formatMs(since), formatMs(until)
-	}
+	out.Since, out.Until = formatMs(since), formatMs(until)
 	for _, t := range turns {
 		if t.mark.started < since || t.mark.started > until {
 			continue
@@ -363,7 +366,7 @@ func lanes(profiles map[string]*profileTrack, since, until, lastAt int64) []Prof
 			if end == 0 {
 				end = w.until
 			}
-			if until > 0 && (w.from > until || end < since) {
+			if w.from > until || end < since {
 				continue
 			}
 			x := *w

@@ -91,33 +91,16 @@ func (s *Service) Timeline(ctx context.Context, r *TimelineRequest) (*replay.Ran
 	if err != nil {
 		return nil, err
 	}
-	since, err := parseTime("since", r.Since)
+	since, until, err := parseRange(r.Since, r.Until)
 	if err != nil {
 		return nil, err
-	}
-	until, err := parseTime("until", r.Until)
-	if err != nil {
-		return nil, err
-	}
-	if !since.IsZero() && !until.IsZero() && since.After(until) {
-		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "since %s is after until %s", r.Since, r.Until)
 	}
 	if r.Limit < 0 || r.Limit > replay.MaxRangeTurns {
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "limit must be in 1..%d", replay.MaxRangeTurns)
 	}
-	if !since.IsZero() && until.IsZero() {
-		// since alone: up to the ledger's end, not since + 1 h.
-		until = time.UnixMilli(1<<53 - 1)
-	}
-	tl, err := replay.ReadRange(ctx, s.cfg.Store, replay.RangeOptions{Agent: agent, Since: since, Until: until, Limit: r.Limit})
+	tl, err := s.readRange(ctx, agent, since, until, r.Limit)
 	if err != nil {
 		return nil, err
-	}
-	if until.UnixMilli() == 1<<53-1 {
-		tl.Until = tl.LedgerLast
-		if tl.Until == "" {
-			tl.Until = replay.FormatTime(since)
-		}
 	}
 	if err := e.Sync(ctx); err != nil {
 		return nil, err
@@ -143,11 +126,53 @@ func (s *Service) Timeline(ctx context.Context, r *TimelineRequest) (*replay.Ran
 	return tl, nil
 }
 
+// parseRange reads a request's since and until (RFC 3339, "" = none) and
+// refuses a since after the until.
+func parseRange(sinceText, untilText string) (since, until time.Time, err error) {
+	if since, err = parseTime("since", sinceText); err != nil {
+		return since, until, err
+	}
+	if until, err = parseTime("until", untilText); err != nil {
+		return since, until, err
+	}
+	if !since.IsZero() && !until.IsZero() && since.After(until) {
+		return since, until, apiErr(http.StatusBadRequest, CodeInvalidRequest, "since %s is after until %s", sinceText, untilText)
+	}
+	return since, until, nil
+}
+
+// readRange is replay.ReadRange of the agent over [since, until], or the same answer kept
+// from an earlier request when the stream has not grown since. The
+// answer is a copy the caller may change.
+func (s *Service) readRange(ctx context.Context, agent string, since, until time.Time, limit int) (*replay.RangeTimeline, error) {
+	key := timelineKey{agent: agent, limit: limit}
+	if !since.IsZero() {
+		key.since = replay.FormatTime(since)
+	}
+	if !until.IsZero() {
+		key.until = replay.FormatTime(until)
+	}
+	last, err := s.cfg.Store.LastSeq(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	tl := s.timelines.get(key, last)
+	if tl == nil {
+		if tl, err = replay.ReadRange(ctx, s.cfg.Store, replay.RangeOptions{Agent: agent, Since: since, Until: until, Limit: limit}); err != nil {
+			return nil, err
+		}
+		s.timelines.put(key, tl)
+	}
+	cp := *tl
+	cp.Profiles = append([]replay.ProfileLane(nil), tl.Profiles...)
+	return &cp, nil
+}
+
 // Explanation is `fledger explain TURN_ID --agent A --json` (GET
 // /v1/turns/{turn_id}/explanation).
 func (s *Service) Explanation(ctx context.Context, r *ExplanationRequest) (*replay.Explanation, error) {
-	if r.TurnID == "" || len(r.TurnID) > events.MaxKeyLen {
-		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "turn_id must be 1..%d bytes", events.MaxKeyLen)
+	if err := checkKey("turn_id", events.AggTurn, r.TurnID); err != nil {
+		return nil, err
 	}
 	_, agent, err := s.engine(r.Agent)
 	if err != nil {
@@ -171,16 +196,9 @@ func (s *Service) WhatIf(ctx context.Context, r *WhatIfRequest) (*WhatIfReport, 
 	if strings.TrimSpace(r.Config) == "" {
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "config is required: the config file's text, YAML or JSON")
 	}
-	since, err := parseTime("since", r.Since)
+	since, until, err := parseRange(r.Since, r.Until)
 	if err != nil {
 		return nil, err
-	}
-	until, err := parseTime("until", r.Until)
-	if err != nil {
-		return nil, err
-	}
-	if !since.IsZero() && !until.IsZero() && since.After(until) {
-		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "since %s is after until %s", r.Since, r.Until)
 	}
 	cfg, err := config.Parse([]byte(r.Config), "config")
 	if err != nil {

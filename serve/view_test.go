@@ -3,9 +3,11 @@ package serve_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fledger/fledger/events"
@@ -284,10 +286,26 @@ func TestView_RefusesWrites(t *testing.T) {
 	if after != before {
 		t.Fatalf("the read-only server wrote: last sequence %d, was %d", after, before)
 	}
-	// A writing server takes the same reads.
+	// A writing server takes the same reads; the read-only one sees what
+	// it records (a kept answer is not served once the stream grew).
 	srv2 := startServer(t, st, serve.Config{})
 	if code, b := do(t, "GET", srv2.url+"/v1/timeline", ""); code != 200 {
 		t.Fatalf("serve GET /v1/timeline: %d %s", code, b)
+	}
+	turns := func() []replay.TurnMark {
+		_, b := do(t, "GET", srv.url+"/v1/timeline?since=2026-03-02T09:00:00Z", "")
+		var tl replay.RangeTimeline
+		testutil.NoError(t, json.Unmarshal(b, &tl))
+		return tl.Turns
+	}
+	if n := len(turns()); n != 5 {
+		t.Fatalf("%d turns before, want 5", n)
+	}
+	if code, b := do(t, "POST", srv2.url+"/v1/turns", `{"session":"dm-bob","turn_id":"live"}`); code != 200 {
+		t.Fatalf("begin on the writing server: %d %s", code, b)
+	}
+	if got := turns(); len(got) != 6 || got[5].TurnID != "live" || got[5].Outcome != "running" || got[5].EndedAt != "" {
+		t.Fatalf("after a begin: %+v", got)
 	}
 }
 
@@ -330,5 +348,108 @@ func TestView_BadInput(t *testing.T) {
 		if code != tc.status || e.Error != tc.code || !strings.Contains(e.Detail, tc.detail) {
 			t.Errorf("%s: %d %s, want %d %s naming %q", tc.name, code, b, tc.status, tc.code, tc.detail)
 		}
+	}
+}
+
+// The windows of two more fixture scenarios, exactly as recorded: a
+// cooldown widened from one model to the whole profile (a new window from
+// the failure that widened it) and cleared early by the sibling's
+// successful probe (ended_at and cleared_seq of that success); a provider
+// block still running at the ledger's last event (no ended_at).
+func TestView_TimelineWindows(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		want     map[string][]replay.ProfileWindow
+	}{
+		{"primary-probe-slot", map[string][]replay.ProfileWindow{
+			"anthropic:work": {
+				{State: "cooldown", Reason: "rate_limit", Model: "claude-opus-4-6", From: "2026-03-05T09:00:00.300Z", Until: "2026-03-05T09:00:30.300Z",
+					EndedAt: "2026-03-05T09:00:00.600Z", SetSeq: 3, ClearedSeq: 4},
+				{State: "cooldown", Reason: "rate_limit", From: "2026-03-05T09:00:00.600Z", Until: "2026-03-05T09:00:30.300Z",
+					EndedAt: "2026-03-05T09:00:20.400Z", SetSeq: 4, ClearedSeq: 10},
+			},
+			"openai:backup": {},
+		}},
+		{"codex-usage-limit", map[string][]replay.ProfileWindow{
+			"openai:dana@example.com": {
+				{State: "blocked", Reason: "subscription_limit", Model: "gpt-5", Source: "codex_rate_limits", From: "2026-03-10T08:00:00.300Z",
+					Until: "2026-03-11T08:00:00.300Z", SetSeq: 3},
+			},
+		}},
+	} {
+		st := scenarioStore(t, "../fixtures/scenarios/"+tc.scenario+".yaml")
+		srv := viewServer(t, st)
+		code, b := do(t, "GET", srv.url+"/v1/timeline?since=2026-03-01T00:00:00Z", "")
+		if code != 200 {
+			t.Fatalf("%s: %d %s", tc.scenario, code, b)
+		}
+		var tl replay.RangeTimeline
+		testutil.NoError(t, json.Unmarshal(b, &tl))
+		got := map[string][]replay.ProfileWindow{}
+		for _, l := range tl.Profiles {
+			if len(l.Windows) > 0 || tc.want[l.ProfileID] != nil {
+				got[l.ProfileID] = l.Windows
+			}
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: windows\n got %+v\nwant %+v", tc.scenario, got, tc.want)
+		}
+	}
+}
+
+// Several clients at once, while a writing server on the same stream
+// records turns: every timeline answer is whole (its turns are those of
+// the stream at its last_seq: 5 recorded plus the live ones it saw), and
+// the what-if and explanation answers are unchanged.
+func TestView_Concurrent(t *testing.T) {
+	st := scenarioStore(t, "../fixtures/scenarios/incident-day.yaml")
+	view := viewServer(t, st)
+	writer := startServer(t, st, serve.Config{})
+	// The recorded morning only: the live turns begun meanwhile (running,
+	// never answered) would be unknown under any config.
+	body, _ := json.Marshal(serve.WhatIfRequest{Config: incidentNoFallback, Until: "2026-03-02T10:00:00Z"})
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for i := range 4 {
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			code, b := do(t, "POST", writer.url+"/v1/turns", fmt.Sprintf(`{"session":"live-%d","turn_id":"live-%d"}`, i, i))
+			if code != 200 {
+				errs <- fmt.Sprintf("begin %d: %d %s", i, code, b)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				code, b := do(t, "GET", view.url+"/v1/timeline?since=2026-03-02T09:00:00Z", "")
+				var tl replay.RangeTimeline
+				if code != 200 || json.Unmarshal(b, &tl) != nil || len(tl.Turns) < 5 || tl.Turns[0].TurnID != "storm" {
+					errs <- fmt.Sprintf("timeline: %d %s", code, b)
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			code, b := do(t, "POST", view.url+"/v1/what-if", string(body))
+			var rep serve.WhatIfReport
+			if code != 200 || json.Unmarshal(b, &rep) != nil || len(rep.Changed) != 1 || rep.Changed[0].TurnID != "storm" {
+				errs <- fmt.Sprintf("what-if: %d %s", code, b)
+			}
+			if code, b := do(t, "GET", view.url+"/v1/turns/storm/explanation", ""); code != 200 || !bytes.Contains(b, []byte(`"turn_id": "storm"`)) {
+				errs <- fmt.Sprintf("explanation: %d %s", code, b)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	_, b := do(t, "GET", view.url+"/v1/timeline?since=2026-03-02T09:00:00Z", "")
+	var tl replay.RangeTimeline
+	testutil.NoError(t, json.Unmarshal(b, &tl))
+	if len(tl.Turns) != 9 {
+		t.Fatalf("after the begins: %d turns, want 5 recorded + 4 live", len(tl.Turns))
 	}
 }

@@ -79,10 +79,7 @@ service, finishes the projector's batch and closes the store.`,
 // closed in reverse order: the service, the metrics fold, the database,
 // the store.
 func runServe(cmd *cobra.Command, g *globals, o *serveFlags) error {
-	if o.token == "" {
-		o.token = os.Getenv("FLEDGER_TOKEN")
-	}
-	if err := checkBind(o.httpAddr, o.token); err != nil {
+	if err := bindToken(o.httpAddr, &o.token); err != nil {
 		return err
 	}
 	if o.maxBody < 1 {
@@ -115,11 +112,7 @@ func runServe(cmd *cobra.Command, g *globals, o *serveFlags) error {
 		return err
 	}
 	// Closed last (after the HTTP drain), bounded by the grace.
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-		defer cancel()
-		svc.Close(sctx)
-	}()
+	defer closeService(svc)
 	return serveUntilDone(ctx, g, st, svc, o, log)
 }
 
@@ -256,6 +249,22 @@ func serveUntilDone(ctx context.Context, g *globals, st events.Store, svc *serve
 		}
 	}
 	return nil
+}
+
+// bindToken fills an empty *token from FLEDGER_TOKEN and refuses a
+// non-loopback addr without one (checkBind).
+func bindToken(addr string, token *string) error {
+	if *token == "" {
+		*token = os.Getenv("FLEDGER_TOKEN")
+	}
+	return checkBind(addr, *token)
+}
+
+// closeService closes svc bounded by the shutdown grace.
+func closeService(svc *serve.Service) {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	svc.Close(ctx)
 }
 
 // checkBind refuses a non-loopback HTTP address without a token.

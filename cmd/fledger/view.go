@@ -1,7 +1,7 @@
 package main
 
 import (
-	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -20,6 +20,7 @@ func init() { register(newViewCmd) }
 type viewFlags struct {
 	httpAddr, token string
 	agents          []string
+	jsonOut         bool
 }
 
 // newViewCmd is `fledger view` (runView).
@@ -39,7 +40,8 @@ applies no config. The projections are kept caught up as fledger stats does
 
 It listens on loopback by default (a non-loopback --http requires --token or
 FLEDGER_TOKEN) and prints the URL it listens on as its first line of output
-("--http 127.0.0.1:0" picks a free port). Without --agent it serves every
+("--http 127.0.0.1:0" picks a free port); with --json that line is
+{"url": …, "agents": […], "read_only": true}. Without --agent it serves every
 agent of the ledger, the agent of the last event being the default one.
 SIGINT/SIGTERM stops it.`,
 		Example: `  fledger view --data ./fledger-data
@@ -51,6 +53,7 @@ SIGINT/SIGTERM stops it.`,
 	f := cmd.Flags()
 	f.StringVar(&o.httpAddr, "http", "127.0.0.1:7401", "HTTP listen address (non-loopback requires --token)")
 	f.StringVar(&o.token, "token", "", "bearer token required on every route but /healthz (or FLEDGER_TOKEN)")
+	f.BoolVar(&o.jsonOut, "json", false, `print the first line as JSON: {"url", "agents", "read_only"}`)
 	f.StringSliceVar(&o.agents, "agent", nil, "agent id(s) served (default: every agent of the ledger, the last active first); the first is the default")
 	return cmd
 }
@@ -58,10 +61,7 @@ SIGINT/SIGTERM stops it.`,
 // runView opens the ledger for reading, the projections, and serves the
 // read-only service until SIGINT/SIGTERM.
 func runView(cmd *cobra.Command, g *globals, o *viewFlags) error {
-	if o.token == "" {
-		o.token = os.Getenv("FLEDGER_TOKEN")
-	}
-	if err := checkBind(o.httpAddr, o.token); err != nil {
+	if err := bindToken(o.httpAddr, &o.token); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -87,13 +87,17 @@ func runView(cmd *cobra.Command, g *globals, o *viewFlags) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-		defer cancel()
-		svc.Close(sctx)
-	}()
+	defer closeService(svc)
 	return serveUntilDone(ctx, g, st, svc, &serveFlags{httpAddr: o.httpAddr, token: o.token, noMicro: true,
 		announce: func(url string) {
+			if o.jsonOut {
+				_ = json.NewEncoder(cmd.OutOrStdout()).Encode(struct {
+					URL      string   `json:"url"`
+					Agents   []string `json:"agents"`
+					ReadOnly bool     `json:"read_only"`
+				}{url, svc.Agents(), true})
+				return
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "fledger view: %s (read-only; agents %v; the page at %s/ui/)\n", url, svc.Agents(), url)
 		}}, log)
 }

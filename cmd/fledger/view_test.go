@@ -15,15 +15,15 @@ import (
 	"time"
 )
 
-// startView runs `fledger <args> view --http 127.0.0.1:0 …` until the
-// test ends and returns the URL it printed first.
-func startView(t *testing.T, args ...string) string {
+// startView runs `fledger --data data view --http 127.0.0.1:0 <args>`
+// until the test ends and returns the first line it printed.
+func startView(t *testing.T, data string, args ...string) string {
 	t.Helper()
 	root := newRootCmd()
 	pr, pw := io.Pipe()
 	root.SetOut(pw)
 	root.SetErr(io.Discard)
-	root.SetArgs(append(args, "view", "--http", "127.0.0.1:0"))
+	root.SetArgs(append([]string{"--data", data, "view", "--http", "127.0.0.1:0"}, args...))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx); pw.Close() }()
@@ -44,11 +44,7 @@ func startView(t *testing.T, args ...string) string {
 	}()
 	select {
 	case l := <-line:
-		u := regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`).FindString(l)
-		if u == "" || !strings.HasPrefix(l, "fledger view: "+u+" (read-only") {
-			t.Fatalf("view printed %q, want its URL first", l)
-		}
-		return u
+		return l
 	case err := <-done:
 		t.Fatalf("view ended before listening: %v", err)
 	case <-time.After(30 * time.Second):
@@ -93,7 +89,11 @@ func TestViewCmd_OfflineCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := startView(t, "--data", cp)
+	first := startView(t, cp)
+	url := regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`).FindString(first)
+	if url == "" || first != "fledger view: "+url+" (read-only; agents [main]; the page at "+url+"/ui/)" {
+		t.Fatalf("view printed %q first, want its URL", first)
+	}
 
 	code, body := httpDo(t, "GET", url+"/v1/timeline", "")
 	var tl struct {
@@ -167,5 +167,29 @@ func TestViewCmd_Refuses(t *testing.T) {
 		if _, err := runFledger(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want an error naming %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// With --json the first line is {"url", "agents", "read_only"}; without
+// --agent every agent of the ledger is served, the last active first.
+func TestViewCmd_JSONLine(t *testing.T) {
+	data := t.TempDir()
+	for _, agent := range []string{"zeta", "alpha"} {
+		if out, err := runFledger(t, "--data", data, "run", filepath.Join("..", "..", "fixtures", "scenarios", "incident-day.yaml"), "--agent", agent); err != nil {
+			t.Fatalf("run: %v\n%s", err, out)
+		}
+	}
+	var first struct {
+		URL      string   `json:"url"`
+		Agents   []string `json:"agents"`
+		ReadOnly bool     `json:"read_only"`
+	}
+	line := startView(t, data, "--json")
+	if err := json.Unmarshal([]byte(line), &first); err != nil || !strings.HasPrefix(first.URL, "http://127.0.0.1:") ||
+		strings.Join(first.Agents, ",") != "alpha,zeta" || !first.ReadOnly {
+		t.Fatalf("first line %q: %+v, %v", line, first, err)
+	}
+	if code, body := httpDo(t, "GET", first.URL+"/v1/timeline?agent=zeta", ""); code != 200 || !strings.Contains(body, `"agent":"zeta"`) {
+		t.Fatalf("timeline of zeta: %d %s", code, body)
 	}
 }

@@ -202,7 +202,9 @@ export interface paths {
          * A page of one agent's model_fallback_decision records, in stream order
          * @description The agent's records (the server's default agent when `agent` is
          *     absent) stored at or after stream sequence `from_seq` and, with
-         *     `since`, decided at or after that time. A page never splits a
+         *     `since`, decided at or after that time (and, with `until`, before
+         *     it; with `provider`, `reason` or `outcome`, only the records whose
+         *     candidateProvider, reason or decision is exactly that). A page never splits a
          *     commit: it holds whole commits up to `limit` records (a single
          *     commit with more records than `limit` is answered whole). Read on
          *     with `from_seq=next_from_seq` (and the same `since`).
@@ -210,6 +212,66 @@ export interface paths {
         get: operations["listDecisions"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Incident viewer: each auth profile's non-ready windows and the turns started in a time range
+         * @description One agent's profiles and turns over [since, until], read from the
+         *     stream (the same fold as `fledger explain`). Default range: the
+         *     last hour of the ledger (until = the agent's last event, since =
+         *     until − 1 h), not of the wall clock. Each window is a cooldown, a
+         *     disable or a provider block exactly as recorded: from is the
+         *     recorded set time, until the recorded deadline; ended_at and
+         *     cleared_seq say when a success, a clear or a reset ended it early.
+         */
+        get: operations["getTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/turns/{turn_id}/explanation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A turn told step by step: exactly what `fledger explain TURN_ID --json` prints */
+        get: operations["explainTurn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/what-if": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Re-decide the agent's recorded turns in a range under another config (`fledger replay --what-if`); never writes */
+        post: operations["whatIf"];
         delete?: never;
         options?: never;
         head?: never;
@@ -277,7 +339,7 @@ export interface components {
              * @description Stable machine-readable code
              * @enum {unknown}
              */
-            error: "invalid_json" | "invalid_request" | "body_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "unknown_agent" | "unknown_turn" | "attempt_not_planned" | "outcome_mismatch" | "turn_exists" | "ambiguous_turn" | "wait_not_over" | "no_config" | "unknown_profile" | "contention" | "unavailable" | "internal";
+            error: "invalid_json" | "invalid_request" | "body_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "unknown_agent" | "unknown_turn" | "attempt_not_planned" | "outcome_mismatch" | "turn_exists" | "ambiguous_turn" | "wait_not_over" | "no_config" | "unknown_profile" | "contention" | "unavailable" | "internal" | "read_only";
             /** @description What was wrong, in words */
             detail: string;
             /**
@@ -696,6 +758,284 @@ export interface components {
             /** @description The quarantine in words */
             detail?: string;
         };
+        Timeline: {
+            /** @description The agent whose timeline it is */
+            agent: string;
+            /**
+             * Format: date-time
+             * @description Range start, RFC 3339 UTC with milliseconds (absent: the ledger has no event of the agent and none was asked)
+             */
+            since?: string;
+            /**
+             * Format: date-time
+             * @description Range end, RFC 3339 UTC with milliseconds (absent as since)
+             */
+            until?: string;
+            /**
+             * Format: date-time
+             * @description Time of the agent's first event (absent: none), for the range picker
+             */
+            ledger_first?: string;
+            /**
+             * Format: date-time
+             * @description Time of the agent's last event (absent: none), for the range picker
+             */
+            ledger_last?: string;
+            /** @description The stream sequence the answer is folded to */
+            last_seq: number;
+            /** @description One lane per auth profile the agent has any recorded state for, and per profile of the agent's current config, sorted by provider then id */
+            profiles: components["schemas"]["ProfileLane"][];
+            /** @description Turns started in [since, until], in start order, at most limit */
+            turns: components["schemas"]["TurnMark"][];
+            /** @description More turns started in the range than limit: the later ones are left out */
+            truncated: boolean;
+        };
+        ProfileLane: {
+            /** @description The auth profile id (provider:name) */
+            profile_id: string;
+            /** @description The profile's provider */
+            provider: string;
+            /** @description The profile's non-ready periods overlapping [since, until], in start order (a lane with none is ready throughout) */
+            windows: components["schemas"]["ProfileWindow"][];
+        };
+        ProfileWindow: {
+            /**
+             * @description cooldown (usageStats cooldownUntil), disabled (disabledUntil: billing or auth_permanent) or blocked (blockedUntil: waiting for a provider reset window)
+             * @enum {string}
+             */
+            state: "cooldown" | "disabled" | "blocked";
+            /** @description The recorded reason: the failure reason of a cooldown or disable (rate_limit, billing, auth_permanent, …), subscription_limit for a block */
+            reason: string;
+            /** @description The model a per-model cooldown or block is scoped to; empty = the whole profile */
+            model: string;
+            /** @description A block's reset source (codex_rate_limits, reset_header, reset_text or provider_retry_after); absent otherwise */
+            source?: string;
+            /**
+             * Format: date-time
+             * @description The recorded set time (the ProfileFailureRecorded that set the window), RFC 3339 UTC with milliseconds
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description The recorded deadline
+             */
+            until: string;
+            /**
+             * Format: date-time
+             * @description When it really ended: the time of the event that cleared it early (success, clear, reset, or a new window replacing it), else until; absent while still active at last_seq
+             */
+            ended_at?: string;
+            /** @description Stream sequence of the event that set it */
+            set_seq: number;
+            /** @description Stream sequence of the event that ended it early; 0 when it ran out (or still runs) */
+            cleared_seq: number;
+        };
+        TurnMark: {
+            /** @description The turn */
+            turn_id: string;
+            /** @description The turn's session key */
+            session: string;
+            /**
+             * @description first_try: succeeded on the first attempt; rotated: succeeded on the requested model after more than one attempt (another auth profile, or a retry); fell_back: succeeded on another model; exhausted, stopped, switched: the turn's end; running: no end recorded yet
+             * @enum {string}
+             */
+            outcome: "first_try" | "rotated" | "fell_back" | "exhausted" | "stopped" | "switched" | "running";
+            /** @description The classified reason of an exhausted or stopped end (absent otherwise) */
+            reason?: string;
+            /**
+             * Format: date-time
+             * @description TurnStarted's time
+             */
+            started_at: string;
+            /**
+             * Format: date-time
+             * @description The end's time (absent while running)
+             */
+            ended_at?: string;
+            /** @description provider/model the turn started from (the chain's first candidate) */
+            requested_model: string;
+            /** @description provider/model that answered (empty when none did) */
+            final_model: string;
+            /** @description The auth profile that answered (empty when none, or the provider's default credentials) */
+            final_profile: string;
+            /** @description Provider calls started */
+            attempts: number;
+            /** @description Stream sequence of TurnStarted */
+            start_seq: number;
+            /** @description Stream sequence of the turn's last event so far (its end when it ended) */
+            end_seq: number;
+        };
+        /** @description replay.Explain's Explanation: `fledger explain TURN_ID --json` */
+        Explanation: {
+            /** @description The turn's agent */
+            agent: string;
+            /** @description The turn */
+            turn_id: string;
+            /** @description The turn's session key */
+            session: string;
+            /** @description direct, group or channel */
+            chat: string;
+            /**
+             * Format: date-time
+             * @description The turn's start (RFC 3339 UTC)
+             */
+            started_at: string;
+            /** @description The config the turn ran under */
+            config_hash: string;
+            /** @description provider/model the turn started from */
+            requested: string;
+            /** @description Why that model: default, agent, user, legacy, auto or cron */
+            selection_source: string;
+            /** @description The chain had no fallbacks by rule */
+            strict: boolean;
+            /** @description The turn probed the configured model an automatic selection fell back from */
+            auto_origin_probe?: boolean;
+            /** @description The selection and the chain in words */
+            why: string;
+            /** @description The candidate chain */
+            chain: {
+                /** @description 0-based chain position */
+                position: number;
+                /** @description provider/model */
+                model: string;
+                /** @description requested, configured-fallback or configured-primary */
+                route_origin: string;
+                /** @description A better name of the origin (e.g. a cron payload's own fallback) */
+                label?: string;
+            }[];
+            /** @description The turn's attempt limit */
+            attempt_limit: number;
+            /** @description The auth profile pinned at the start (absent: none) */
+            pinned_profile?: string;
+            /** @description Who pinned it (auto or user) */
+            pin_source?: string;
+            /** @description TurnStarted.seed as a decimal string (exact beyond 2^53) */
+            seed: string;
+            /** @description The turn's events in words, in stream order */
+            steps: {
+                /** @description Stream sequence of the commit holding the event */
+                seq: number;
+                /** @description The event's index in its commit */
+                index: number;
+                /**
+                 * Format: date-time
+                 * @description The event's time
+                 */
+                at: string;
+                /** @description Time since the turn's start, e.g. +1.25s */
+                offset: string;
+                /** @description What the step is (chain, attempt, failure, retry, skip, cooldown, fallback, notice, end, …) */
+                kind: string;
+                /** @description The event type */
+                type: string;
+                /** @description The step in words */
+                text: string;
+                /** @description Further lines: error text, evidence, why */
+                details?: string[];
+                /** @description The recorded payload */
+                event: Record<string, never>;
+            }[];
+            /** @description The user-visible notices */
+            notices: {
+                /** @description fallback, fallback_cleared or overload_wait */
+                kind: string;
+                /** @description The notice's text */
+                text: string;
+                /** @description false: recorded, not shown (group and channel chats) */
+                delivered: boolean;
+            }[];
+            /** @description succeeded, exhausted, stopped, switched or unfinished */
+            outcome: string;
+            /** @description The end in words */
+            end: string;
+            /** @description Provider calls started (from the closing event) */
+            attempts: number;
+            /** @description The turn's duration (from the closing event) */
+            duration_ms: number;
+            /** @description provider/model that answered (succeeded only) */
+            answered_by?: string;
+            /** @description The auth profile that answered (succeeded only) */
+            profile?: string;
+        };
+        WhatIfRequest: {
+            /** @description The agent whose turns are re-decided (absent: the server's default agent) */
+            agent?: string;
+            /** @description The other config file's text, YAML or JSON, as `fledger config check` reads it (unknown keys are errors) */
+            config: string;
+            /**
+             * Format: date-time
+             * @description Only turns started at or after this RFC 3339 time (absent: from the beginning)
+             */
+            since?: string;
+            /**
+             * Format: date-time
+             * @description Only turns started at or before this RFC 3339 time (absent: to the end)
+             */
+            until?: string;
+        };
+        WhatIfReport: {
+            /** @description The agent whose turns were re-decided */
+            agent: string;
+            /**
+             * Format: date-time
+             * @description The range start asked (absent: none)
+             */
+            since?: string;
+            /**
+             * Format: date-time
+             * @description The range end asked (absent: none)
+             */
+            until?: string;
+            /** @description Hash of the other config */
+            config_hash: string;
+            /** @description Turns re-decided */
+            turns: number;
+            /** @description Of those, how many reach a call whose outcome was never recorded */
+            unknown: number;
+            /** @description Turns whose path (attempts, skips) or end changes at all: the length of `fledger replay --what-if --json`'s changed */
+            path_changes: number;
+            /** @description Only the turns whose outcome or answering model would change, or whose result is unknown, in stream order */
+            changed: components["schemas"]["WhatIfChange"][];
+        };
+        WhatIfChange: {
+            /** @description The turn's agent */
+            agent: string;
+            /** @description The turn */
+            turn_id: string;
+            /** @description The turn's session key */
+            session: string;
+            /**
+             * Format: date-time
+             * @description The turn's start
+             */
+            started_at: string;
+            /** @description What the turn did */
+            recorded: components["schemas"]["WhatIfPath"];
+            /** @description What it would have done under the config */
+            what_if: components["schemas"]["WhatIfPath"];
+            /** @description The recorded outcome, as TurnMark.outcome */
+            recorded_outcome: string;
+            /** @description The what-if outcome, as TurnMark.outcome, or unknown (a candidate the recording never tried) or error (the deciders refuse the inputs) */
+            what_if_outcome: string;
+            /** @description provider/model that answered (empty: none) */
+            recorded_model: string;
+            /** @description provider/model that would have answered (empty: none, or unknown) */
+            what_if_model: string;
+            /** @description The what-if reaches a call the recording never made, so its result is unknown */
+            unknown: boolean;
+        };
+        WhatIfPath: {
+            /** @description The candidate chain, provider/model each */
+            chain: string[];
+            /** @description Each attempt and skip in words, in order */
+            steps: string[];
+            /** @description succeeded, exhausted, stopped, switched, unfinished, unknown or error */
+            outcome: string;
+            /** @description The end in words */
+            end: string;
+            /** @description The attempt whose outcome is unknown (absent: none) */
+            unknown_from?: number;
+        };
         /**
          * model_fallback_decision record v1
          * @description One model_fallback_decision record, the same in GET /v1/decisions (and the NATS micro decisions.list), `fledger decisions --json` and the JSONL export (`fledger export --format jsonl`); the OTLP export maps its attributes from it. OpenClaw's `event` and `tags` (reference §8), fledger's stream position (`seq`, `idx`), the decision `time`, the `agent`, then the FallbackStepped payload with OpenClaw's field names. Optional fields are absent when empty.
@@ -877,6 +1217,15 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
+        /** @description read_only: the server is `fledger view`, which reads a ledger and records nothing; only POST /v1/what-if (which never writes) is taken */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
         /** @description attempt_not_planned, outcome_mismatch, turn_exists (also a turn id another served agent has) or ambiguous_turn (a turn op naming no agent whose id is in several served agents); nothing was recorded */
         Conflict: {
             headers: {
@@ -904,7 +1253,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description unknown_profile, or invalid_request (a pin of another provider's profile, a bad selection source, no model, an auth order of a provider no profile has) */
+        /** @description unknown_profile, or invalid_request (a pin of another provider's profile, a bad selection source, no model, an auth order of a provider no profile has; a what-if config that does not parse or is invalid, the detail naming the line or key) */
         Unprocessable: {
             headers: {
                 [name: string]: unknown;
@@ -979,6 +1328,7 @@ export interface operations {
             200: components["responses"]["TurnStep"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
@@ -1042,6 +1392,7 @@ export interface operations {
             200: components["responses"]["TurnStep"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
@@ -1070,6 +1421,7 @@ export interface operations {
             200: components["responses"]["TurnStep"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
@@ -1133,6 +1485,7 @@ export interface operations {
             200: components["responses"]["SessionCommand"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
@@ -1163,6 +1516,7 @@ export interface operations {
             200: components["responses"]["SessionCommand"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
@@ -1192,6 +1546,7 @@ export interface operations {
             200: components["responses"]["SessionCommand"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
@@ -1222,6 +1577,7 @@ export interface operations {
             200: components["responses"]["SessionCommand"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
@@ -1277,6 +1633,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
@@ -1327,6 +1684,14 @@ export interface operations {
                 since?: string;
                 /** @description Records per page (a commit is never split) */
                 limit?: number;
+                /** @description Only records decided before this RFC 3339 time (exclusive) */
+                until?: string;
+                /** @description Only records whose candidateProvider is exactly this */
+                provider?: string;
+                /** @description Only records whose reason is exactly this (e.g. rate_limit) */
+                reason?: string;
+                /** @description Only records whose decision is exactly this (candidate_failed, skip_candidate, probe_cooldown_candidate, candidate_succeeded or live_switch) */
+                outcome?: string;
             };
             header?: never;
             path?: never;
@@ -1348,6 +1713,108 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTimeline: {
+        parameters: {
+            query?: {
+                /** @description A served agent id (another is 404 unknown_agent; default: the server's default agent; turn routes: every served agent) */
+                agent?: components["parameters"]["AgentQuery"];
+                /** @description Range start, RFC 3339 (inclusive; default: until − 1 h) */
+                since?: string;
+                /** @description Range end, RFC 3339 (inclusive; default: the agent's last event); before since is 400 */
+                until?: string;
+                /** @description At most this many turns (the first ones in start order; then truncated is true) */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The timeline */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Timeline"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    explainTurn: {
+        parameters: {
+            query?: {
+                /** @description A served agent id (another is 404 unknown_agent; default: the server's default agent; turn routes: every served agent) */
+                agent?: components["parameters"]["AgentQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description The turn id, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
+                turn_id: components["parameters"]["TurnID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The explanation (replay.Explain), with the stream sequence of every step; the body is byte for byte `fledger explain TURN_ID --agent A --json` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Explanation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    whatIf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WhatIfRequest"];
+            };
+        };
+        responses: {
+            /** @description The turns whose outcome or answering model would change */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhatIfReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
