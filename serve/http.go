@@ -22,6 +22,7 @@ import (
 
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/replay"
+	"github.com/fledger/fledger/ui"
 )
 
 // Route is one HTTP route the service registers.
@@ -152,6 +153,9 @@ func (s *Service) Handler() http.Handler {
 		}
 		mux.Handle(op, strictRequest(op, RouteQuery[op], hh))
 	}
+	for _, p := range ui.Patterns { // the incident viewer page (static; its /v1 calls carry the token)
+		mux.Handle(p, ui.Handler())
+	}
 	return s.guard(mux)
 }
 
@@ -175,8 +179,8 @@ func queryLimit(v url.Values, dst *int) error {
 }
 
 // OpenRoutes are the routes answered without the token (health checks
-// of load balancers and orchestrators).
-var OpenRoutes = []string{"GET /healthz", "GET /readyz"}
+// of load balancers and orchestrators, and the viewer page's static files).
+var OpenRoutes = append([]string{"GET /healthz", "GET /readyz"}, ui.Patterns...)
 
 // RouteQuery lists the query parameters each route takes, every route
 // (every other parameter, or one given twice, is refused with 400 naming
