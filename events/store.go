@@ -246,6 +246,7 @@ func (s *store) streamConfig() jetstream.StreamConfig {
 		MaxMsgSize:        int32(s.cfg.maxCommitBytes + headerRoom),
 		Storage:           jetstream.FileStorage,
 		Replicas:          s.cfg.replicas,
+		FirstSeq:          s.cfg.firstSeq,
 		Duplicates:        s.cfg.dupWindow,
 		DenyDelete:        true,
 		DenyPurge:         true,
@@ -323,6 +324,14 @@ func streamDiffs(have, want jetstream.StreamConfig, needDup time.Duration) []str
 	add(have.PersistMode != jetstream.AsyncPersistMode, "persist_mode async (acks before writes are flushed)")
 	add(!have.AllowMsgTTL, "allow_msg_ttl=true (a message with a TTL header would be deleted; want false)")
 	return d
+}
+
+// firstSeq is the stream's first sequence: its configured first_seq (a
+// stream continuing an archived one, [WithFirstSeq]), else 1. It is fixed
+// for the stream's life, which denies deletes and purges; a whole-stream
+// read starting before it is no gap.
+func (s *store) firstSeq() uint64 {
+	return max(s.stream.CachedInfo().Config.FirstSeq, 1)
 }
 
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
@@ -990,7 +999,10 @@ func (s *store) LastSeq(ctx context.Context, filter string) (uint64, error) {
 			if err != nil {
 				return fmt.Errorf("events: last sequence: %w", err)
 			}
-			last = info.State.LastSeq
+			// An empty stream created with a first_seq reports first_seq-1.
+			if info.State.Msgs > 0 {
+				last = info.State.LastSeq
+			}
 			return nil
 		}
 		var err error
