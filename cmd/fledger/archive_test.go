@@ -98,15 +98,7 @@ func TestArchive_BackupMountAndContinue(t *testing.T) {
 	final := filepath.Join(t.TempDir(), "backup-period-1")
 	withServer(t, live, func(nc *nats.Conn) {
 		snapshotStream(ctx, t, nc, final)
-		mgr, err := jsm.New(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := mgr.LoadStream(events.StreamName)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Delete(); err != nil {
+		if err := fledgerStream(t, nc).Delete(); err != nil {
 			t.Fatalf("delete the archived stream: %v", err)
 		}
 	})
@@ -242,8 +234,8 @@ func withServer(t *testing.T, data string, fn func(*nats.Conn)) {
 	fn(nc)
 }
 
-// snapshotStream is `nats backup stream FLEDGER DIR --consumers=false`.
-func snapshotStream(ctx context.Context, t *testing.T, nc *nats.Conn, dir string) {
+// fledgerStream is the FLEDGER stream as the nats CLI manages it.
+func fledgerStream(t *testing.T, nc *nats.Conn) *jsm.Stream {
 	t.Helper()
 	mgr, err := jsm.New(nc)
 	if err != nil {
@@ -253,7 +245,13 @@ func snapshotStream(ctx context.Context, t *testing.T, nc *nats.Conn, dir string
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SnapshotToDirectory(ctx, dir); err != nil {
+	return s
+}
+
+// snapshotStream is `nats backup stream FLEDGER DIR --no-consumers`.
+func snapshotStream(ctx context.Context, t *testing.T, nc *nats.Conn, dir string) {
+	t.Helper()
+	if _, err := fledgerStream(t, nc).SnapshotToDirectory(ctx, dir); err != nil {
 		t.Fatalf("backup: %v", err)
 	}
 }
