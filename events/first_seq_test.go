@@ -2,6 +2,8 @@ package events_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,8 +15,8 @@ import (
 // archived one's sequences): empty, its last sequence is 0 and it has no
 // first id; its first commit is stored at the first sequence and is the
 // ledger's first id; Read and Follow from the beginning yield the commits
-// with no gap before them; an existing stream keeps its own first
-// sequence when reopened with another.
+// with no gap before them; reopened, the stream is refused when another
+// first sequence is asked for, and accepted with its own or none.
 func TestFirstSeq_FreshStreamContinuesSequences(t *testing.T) {
 	ctx := testutil.Context(t)
 	dir := t.TempDir()
@@ -34,7 +36,14 @@ func TestFirstSeq_FreshStreamContinuesSequences(t *testing.T) {
 	testutil.NoError(t, err)
 	testutil.NoError(t, st.Close())
 
-	st, err = events.Open(ctx, events.WithDataDir(dir), events.WithFirstSeq(5))
+	if _, err := events.Open(ctx, events.WithDataDir(dir), events.WithFirstSeq(5)); !errors.Is(err, events.ErrStreamConfig) ||
+		!strings.Contains(err.Error(), "first sequence 1001 (want 5") {
+		t.Fatalf("reopened asking first sequence 5: %v, want ErrStreamConfig naming 1001 and 5", err)
+	}
+	st, err = events.Open(ctx, events.WithDataDir(dir), events.WithFirstSeq(1001))
+	testutil.NoError(t, err)
+	testutil.NoError(t, st.Close())
+	st, err = events.Open(ctx, events.WithDataDir(dir))
 	testutil.NoError(t, err)
 	defer st.Close()
 	l, err := st.Ledger(ctx)

@@ -201,8 +201,10 @@ func WithReplicas(n int) Option {
 // instead of 1 (JetStream's first_seq): a fresh stream that continues the
 // sequences of an archived one (docs/operations.md, "Archiving and long
 // history"), so a sequence names one commit across the whole history. It
-// applies only when the stream is created; an existing stream keeps its
-// own first sequence. 0 and 1 mean the beginning.
+// applies when the stream is created; an existing stream created with
+// another first sequence is refused ([ErrStreamConfig]: it was created
+// before, e.g. by a command run between removing the archived stream and
+// this start). 0 and 1 mean the beginning and check nothing.
 func WithFirstSeq(n uint64) Option {
 	return func(c *config) error {
 		c.firstSeq = n

@@ -299,8 +299,9 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 // guarantees: where events go (subjects), that they stay (storage, no
 // limits, discard new, deny delete and purge, not sealed), that an ack
 // means stored (persist mode), that a re-send is stored once (the
-// duplicate window, at least needDup) and that reads work (direct get,
-// message size). Replicas, placement, description and the like are the
+// duplicate window, at least needDup), that reads work (direct get,
+// message size) and, when one was asked for ([WithFirstSeq]), that the
+// sequences continue the archived stream's. Replicas, placement, description and the like are the
 // operator's choice and never refused.
 func streamDiffs(have, want jetstream.StreamConfig, needDup time.Duration) []string {
 	var d []string
@@ -323,6 +324,9 @@ func streamDiffs(have, want jetstream.StreamConfig, needDup time.Duration) []str
 	add(!have.Sealed, "sealed")
 	add(have.PersistMode != jetstream.AsyncPersistMode, "persist_mode async (acks before writes are flushed)")
 	add(!have.AllowMsgTTL, "allow_msg_ttl=true (a message with a TTL header would be deleted; want false)")
+	add(want.FirstSeq <= 1 || max(have.FirstSeq, 1) == want.FirstSeq,
+		"first sequence %d (want %d: a stream continuing an archived one must be created with it; one created empty by another start can be removed, `nats stream rm %s`)",
+		max(have.FirstSeq, 1), want.FirstSeq, want.Name)
 	return d
 }
 
