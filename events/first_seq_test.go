@@ -15,7 +15,7 @@ import (
 // archived one's sequences): empty, its last sequence is 0 and it has no
 // first id; its first commit is stored at the first sequence and is the
 // ledger's first id; Read and Follow from the beginning yield the commits
-// with no gap before them; reopened, the stream is refused when another
+// with no gap before them; StreamSize counts its two messages; reopened, the stream is refused when another
 // first sequence is asked for, and accepted with its own or none.
 func TestFirstSeq_FreshStreamContinuesSequences(t *testing.T) {
 	ctx := testutil.Context(t)
@@ -50,6 +50,9 @@ func TestFirstSeq_FreshStreamContinuesSequences(t *testing.T) {
 	testutil.NoError(t, err)
 	if r1.Seq != 1001 || r2.Seq != 1002 || l.FirstID != first[0].ID || l.LastSeq != 1002 {
 		t.Fatalf("appended at %d, %d; ledger %+v; want 1001, 1002, first id %s", r1.Seq, r2.Seq, l, first[0].ID)
+	}
+	if msgs, bytes, err := events.StreamSize(ctx, st); err != nil || msgs != 2 || bytes < 1000 {
+		t.Fatalf("stream size: %d messages, %d bytes, %v; want 2 messages of their stored size", msgs, bytes, err)
 	}
 	var read []uint64
 	for ev, err := range st.Read(ctx, 0) {

@@ -7,11 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/fledger/fledger/events"
-	"github.com/fledger/fledger/internal/natsserver"
 	"github.com/fledger/fledger/internal/scenario"
 	"github.com/fledger/fledger/projections"
 )
@@ -108,13 +104,15 @@ func measureGrowth(ctx context.Context, dir, mix string, write func(events.Store
 	if err == nil {
 		g.DecisionBytes, err = decisionBytes(ctx, st)
 	}
+	var stored uint64
+	if err == nil {
+		_, stored, err = events.StreamSize(ctx, st)
+		g.StreamBytes = float64(stored)
+	}
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return g, err
-	}
-	if g.StreamBytes, err = streamBytes(ctx, data); err != nil {
 		return g, err
 	}
 	g.Commits = int(last)
@@ -173,30 +171,6 @@ func decisionBytes(ctx context.Context, st events.Store) (float64, error) {
 		total += len(b) - len(`{"events":[]}`)
 	}
 	return float64(total) / float64(max(n, 1)), nil
-}
-
-// streamBytes restarts the embedded server on data and reads the FLEDGER
-// stream's stored bytes (JetStream's State.Bytes).
-func streamBytes(ctx context.Context, data string) (float64, error) {
-	srv, err := natsserver.Start(natsserver.Config{DataDir: data})
-	if err != nil {
-		return 0, err
-	}
-	defer srv.Shutdown(context.Background())
-	nc, err := nats.Connect("", nats.InProcessServer(srv))
-	if err != nil {
-		return 0, err
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return 0, err
-	}
-	s, err := js.Stream(ctx, events.StreamName)
-	if err != nil {
-		return 0, err
-	}
-	return float64(s.CachedInfo().State.Bytes), nil
 }
 
 // fileBytes is the size of the SQLite database path and its WAL, if any.
