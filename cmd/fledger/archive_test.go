@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/jsm.go"
 	"github.com/nats-io/nats.go"
 
 	"github.com/fledger/fledger/events"
@@ -20,8 +20,8 @@ import (
 )
 
 // The archiving runbook of docs/operations.md ("Archiving and long
-// history"), step by step, with the code the nats CLI runs for
-// `nats backup stream` and `nats backup restore stream` (jsm.go):
+// history"), step by step, with the server API calls the nats CLI makes
+// for `nats backup stream` and `nats backup restore stream`:
 //
 //  1. a hot backup of a running embedded ledger, taken through its
 //     listener as the writer of nats-writer.json while three scenario
@@ -98,9 +98,8 @@ func TestArchive_BackupMountAndContinue(t *testing.T) {
 	final := filepath.Join(t.TempDir(), "backup-period-1")
 	withServer(t, live, func(nc *nats.Conn) {
 		snapshotStream(ctx, t, nc, final)
-		if err := fledgerStream(t, nc).Delete(); err != nil {
-			t.Fatalf("delete the archived stream: %v", err)
-		}
+		// nats stream rm FLEDGER -f: deny_delete is about messages.
+		jsRequest(ctx, t, nc, "$JS.API.STREAM.DELETE."+events.StreamName, nil, nil)
 	})
 	// The projection database belongs to the archived stream (it refuses
 	// another ledger): moved aside with it; the archive rebuilds its own.
@@ -234,40 +233,138 @@ func withServer(t *testing.T, data string, fn func(*nats.Conn)) {
 	fn(nc)
 }
 
-// fledgerStream is the FLEDGER stream as the nats CLI manages it.
-func fledgerStream(t *testing.T, nc *nats.Conn) *jsm.Stream {
-	t.Helper()
-	mgr, err := jsm.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := mgr.LoadStream(events.StreamName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+// The nats CLI's backups (`nats backup stream FLEDGER DIR --no-consumers`,
+// `nats backup restore stream DIR`; jsm.go's SnapshotToDirectory and
+// RestoreSnapshotFromDirectory) drive the server's snapshot API; these
+// helpers do the same steps and write the same directory: the stream's
+// config and state in backup.json and the server's archive in
+// stream.arc.s2. The runbook was also run with the nats CLI 0.5.0 itself.
+const (
+	backupMeta    = "backup.json"
+	backupArchive = "stream.arc.s2"
+)
+
+// apiError is a JetStream API response's error, if any.
+type apiError struct {
+	Error *struct {
+		Code        int    `json:"code"`
+		Description string `json:"description"`
+	} `json:"error"`
 }
 
-// snapshotStream is `nats backup stream FLEDGER DIR --no-consumers`.
+// jsRequest sends a JetStream API request and decodes its response into
+// out, failing the test on an error response (an empty answer is a
+// restore chunk's acknowledgement).
+func jsRequest(ctx context.Context, t *testing.T, nc *nats.Conn, subject string, body []byte, out any) {
+	t.Helper()
+	m, err := nc.RequestWithContext(ctx, subject, body)
+	if err != nil {
+		t.Fatalf("%s: %v", subject, err)
+	}
+	if len(m.Data) == 0 && out == nil {
+		return // a restore chunk's acknowledgement
+	}
+	var ae apiError
+	if err := json.Unmarshal(m.Data, &ae); err != nil || ae.Error != nil {
+		t.Fatalf("%s: %s (%v)", subject, m.Data, err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(m.Data, out); err != nil {
+			t.Fatalf("%s: %v", subject, err)
+		}
+	}
+}
+
+// snapshotStream is `nats backup stream FLEDGER DIR --no-consumers`: the
+// server sends the archive in chunks (each acknowledged as it comes: flow
+// control) and ends with an empty 204 message.
 func snapshotStream(ctx context.Context, t *testing.T, nc *nats.Conn, dir string) {
 	t.Helper()
-	if _, err := fledgerStream(t, nc).SnapshotToDirectory(ctx, dir); err != nil {
-		t.Fatalf("backup: %v", err)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, backupArchive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	done := make(chan error, 1)
+	inbox := nats.NewInbox()
+	sub, err := nc.Subscribe(inbox, func(m *nats.Msg) {
+		if len(m.Data) == 0 {
+			if st := m.Header.Get("Status"); st != "" && !strings.Contains(st, "204") {
+				done <- fmt.Errorf("snapshot ended with %s %s", st, m.Header.Get("Description"))
+				return
+			}
+			done <- nil
+			return
+		}
+		if m.Reply != "" {
+			_ = m.Respond(nil)
+		}
+		if _, err := f.Write(m.Data); err != nil {
+			select {
+			case done <- err:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	req, _ := json.Marshal(map[string]any{"deliver_subject": inbox, "no_consumers": true, "chunk_size": 128 << 10})
+	var meta struct {
+		Config json.RawMessage `json:"config"`
+		State  json.RawMessage `json:"state"`
+	}
+	jsRequest(ctx, t, nc, "$JS.API.STREAM.SNAPSHOT."+events.StreamName, req, &meta)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("backup: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatalf("backup: %v", ctx.Err())
+	}
+	b, _ := json.MarshalIndent(meta, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, backupMeta), b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 
 // restoreInto is `nats backup restore stream DIR` on a fresh server
-// directory, returned for --data once the server stopped.
+// directory (`nats-server -js -sd DATA`), returned for --data once the
+// server stopped: the config and state are sent, then the archive in
+// chunks of 64 KiB (each acknowledged), then an empty message, answered
+// with the restored stream.
 func restoreInto(ctx context.Context, t *testing.T, backup string) string {
 	t.Helper()
+	meta, err := os.ReadFile(filepath.Join(backup, backupMeta))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arc, err := os.ReadFile(filepath.Join(backup, backupArchive))
+	if err != nil {
+		t.Fatal(err)
+	}
 	data := t.TempDir()
 	withServer(t, data, func(nc *nats.Conn) {
-		mgr, err := jsm.New(nc)
-		if err != nil {
-			t.Fatal(err)
+		var r struct {
+			DeliverSubject string `json:"deliver_subject"`
 		}
-		if _, _, err := mgr.RestoreSnapshotFromDirectory(ctx, events.StreamName, backup); err != nil {
-			t.Fatalf("restore: %v", err)
+		jsRequest(ctx, t, nc, "$JS.API.STREAM.RESTORE."+events.StreamName, meta, &r)
+		for off := 0; off < len(arc); off += 64 << 10 {
+			jsRequest(ctx, t, nc, r.DeliverSubject, arc[off:min(off+64<<10, len(arc))], nil)
+		}
+		var restored struct {
+			State struct {
+				LastSeq uint64 `json:"last_seq"`
+			} `json:"state"`
+		}
+		jsRequest(ctx, t, nc, r.DeliverSubject, nil, &restored)
+		if restored.State.LastSeq == 0 {
+			t.Fatal("restore: the restored stream is empty")
 		}
 	})
 	return data
