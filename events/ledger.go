@@ -17,7 +17,8 @@ type Ledger struct {
 	// Created is the stream's creation time (UTC).
 	Created time.Time
 	// FirstID is the message id of the stream's first commit (the
-	// Nats-Msg-Id at sequence 1; "" while the stream is empty).
+	// Nats-Msg-Id at the stream's first sequence, 1 unless it was created
+	// continuing an archived stream; "" while the stream is empty).
 	FirstID string
 	// LastSeq is the stream's last sequence when it was read. It is not
 	// part of the fingerprint.

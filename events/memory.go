@@ -32,7 +32,8 @@ import (
 // sync, wait for or replicate). The options that need a server —
 // [WithURL], [WithDataDir], [WithListen], [WithListenPasswords],
 // [WithReaderRequests], [WithListenerCredentials], [WithUserInfo],
-// [WithCredsFile], [WithTLS] and [WithReplicas] above 1 — are refused with
+// [WithCredsFile], [WithTLS], [WithReplicas] above 1 and [WithFirstSeq]
+// above 1 — are refused with
 // an error wrapping [ErrInvalidOption] that names the option.
 func OpenMemory(opts ...Option) (Store, error) {
 	cfg := defaultConfig()
@@ -78,6 +79,7 @@ func serverOption(cfg config) string {
 		{cfg.creds != "", "WithCredsFile"},
 		{cfg.tlsCA != "" || cfg.tlsCert != "", "WithTLS"},
 		{cfg.replicas != 1, fmt.Sprintf("WithReplicas(%d)", cfg.replicas)},
+		{cfg.firstSeq > 1, fmt.Sprintf("WithFirstSeq(%d)", cfg.firstSeq)},
 	} {
 		if o.set {
 			return o.name

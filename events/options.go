@@ -58,7 +58,8 @@ type config struct {
 	syncAlways      bool
 	syncInterval    time.Duration
 	replicas        int
-	replicasSet     bool // WithReplicas was given: a different existing count is logged
+	replicasSet     bool   // WithReplicas was given: a different existing count is logged
+	firstSeq        uint64 // WithFirstSeq: the first sequence of a stream the store creates
 	dupWindow       time.Duration
 	maxCommitBytes  int
 	maxEvents       int
@@ -192,6 +193,21 @@ func WithReplicas(n int) Option {
 			return invalid("replicas %d: want 1, 3 or 5", n)
 		}
 		c.replicas, c.replicasSet = n, true
+		return nil
+	}
+}
+
+// WithFirstSeq makes the stream the store creates start at sequence n
+// instead of 1 (JetStream's first_seq): a fresh stream that continues the
+// sequences of an archived one (docs/operations.md, "Archiving and long
+// history"), so a sequence names one commit across the whole history. It
+// applies when the stream is created; an existing stream created with
+// another first sequence is refused ([ErrStreamConfig]: it was created
+// before, e.g. by a command run between removing the archived stream and
+// this start). 0 and 1 mean the beginning and check nothing.
+func WithFirstSeq(n uint64) Option {
+	return func(c *config) error {
+		c.firstSeq = n
 		return nil
 	}
 }

@@ -57,7 +57,7 @@ func newDecodeChunk() *decodeChunk {
 // the missing run before the message after it.
 func (s *store) readDecoded(ctx context.Context, from uint64, filter string, fn func(*decodedMsg) bool) error {
 	if filter == "" {
-		fn = gapChecked(max(from, 1), fn)
+		fn = gapChecked(max(from, s.firstSeq()), fn)
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if workers < 2 {

@@ -246,6 +246,7 @@ func (s *store) streamConfig() jetstream.StreamConfig {
 		MaxMsgSize:        int32(s.cfg.maxCommitBytes + headerRoom),
 		Storage:           jetstream.FileStorage,
 		Replicas:          s.cfg.replicas,
+		FirstSeq:          s.cfg.firstSeq,
 		Duplicates:        s.cfg.dupWindow,
 		DenyDelete:        true,
 		DenyPurge:         true,
@@ -298,8 +299,9 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 // guarantees: where events go (subjects), that they stay (storage, no
 // limits, discard new, deny delete and purge, not sealed), that an ack
 // means stored (persist mode), that a re-send is stored once (the
-// duplicate window, at least needDup) and that reads work (direct get,
-// message size). Replicas, placement, description and the like are the
+// duplicate window, at least needDup), that reads work (direct get,
+// message size) and, when one was asked for ([WithFirstSeq]), that the
+// sequences continue the archived stream's. Replicas, placement, description and the like are the
 // operator's choice and never refused.
 func streamDiffs(have, want jetstream.StreamConfig, needDup time.Duration) []string {
 	var d []string
@@ -322,7 +324,18 @@ func streamDiffs(have, want jetstream.StreamConfig, needDup time.Duration) []str
 	add(!have.Sealed, "sealed")
 	add(have.PersistMode != jetstream.AsyncPersistMode, "persist_mode async (acks before writes are flushed)")
 	add(!have.AllowMsgTTL, "allow_msg_ttl=true (a message with a TTL header would be deleted; want false)")
+	add(want.FirstSeq <= 1 || max(have.FirstSeq, 1) == want.FirstSeq,
+		"first sequence %d (want %d: a stream continuing an archived one must be created with it; one created empty by another start can be removed, `nats stream rm %s`)",
+		max(have.FirstSeq, 1), want.FirstSeq, want.Name)
 	return d
+}
+
+// firstSeq is the stream's first sequence: its configured first_seq (a
+// stream continuing an archived one, [WithFirstSeq]), else 1. It is fixed
+// for the stream's life, which denies deletes and purges; a whole-stream
+// read starting before it is no gap.
+func (s *store) firstSeq() uint64 {
+	return max(s.stream.CachedInfo().Config.FirstSeq, 1)
 }
 
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
@@ -990,7 +1003,10 @@ func (s *store) LastSeq(ctx context.Context, filter string) (uint64, error) {
 			if err != nil {
 				return fmt.Errorf("events: last sequence: %w", err)
 			}
-			last = info.State.LastSeq
+			// An empty stream created with a first_seq reports first_seq-1.
+			if info.State.Msgs > 0 {
+				last = info.State.LastSeq
+			}
 			return nil
 		}
 		var err error

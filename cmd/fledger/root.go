@@ -24,6 +24,9 @@ type globals struct {
 	// ReplicasSet says it was given.
 	Replicas    int
 	ReplicasSet bool
+	// FirstSeq is --first-seq: the first sequence of a stream fledger
+	// creates (0 = 1), to continue an archived stream's sequences.
+	FirstSeq uint64
 	// Writes is set by the commands that append (run, serve, config
 	// apply, auth order set/clear): with --nats naming the loopback
 	// listener of an embedded server on --data and no credentials given,
@@ -70,6 +73,7 @@ func newRootCmd() *cobra.Command {
 	pf.StringVar(&g.NATSTLSCert, "nats-tls-cert", "", "client certificate file for NATS TLS")
 	pf.StringVar(&g.NATSTLSKey, "nats-tls-key", "", "client key file for NATS TLS")
 	pf.IntVar(&g.Replicas, "replicas", 1, "replicas of the FLEDGER stream when fledger creates it on --nats (1, 3 or 5; an existing stream keeps its own; the embedded server has 1)")
+	pf.Uint64Var(&g.FirstSeq, "first-seq", 0, "first sequence of the FLEDGER stream when fledger creates it: the archived stream's last sequence + 1 to continue it (docs/operations.md, \"Archiving and long history\"; an existing stream created with another is refused)")
 	for _, f := range subcommands {
 		root.AddCommand(f(g))
 	}

@@ -22,6 +22,9 @@ func (g *globals) storeOptions() []events.Option {
 	if g.ReplicasSet {
 		common = append(common, events.WithReplicas(g.Replicas))
 	}
+	if g.FirstSeq > 1 {
+		common = append(common, events.WithFirstSeq(g.FirstSeq))
+	}
 	if g.NATSURL == "" {
 		return append([]events.Option{events.WithDataDir(g.DataDir)}, common...)
 	}

@@ -287,6 +287,10 @@ func (b *runner) all() (*Report, error) {
 	if err := b.stepRows(); err != nil {
 		return nil, err
 	}
+	// 6. Storage growth per turn (growth.go).
+	if err := b.growthRows(fixtures); err != nil {
+		return nil, err
+	}
 	b.rep.Notes = append(b.rep.Notes,
 		bodiesNote(len(b.bodies), b.avgBody, b.evPerCommit),
 		"decide+append: one engine, one turn at a time, zero-latency provider on a virtual clock; a decision is classify + decide + durable append + fold, timed from the call's return to the next call (or the turn's end)")

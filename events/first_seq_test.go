@@ -1,0 +1,79 @@
+package events_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
+)
+
+// A stream created with WithFirstSeq (a fresh stream continuing an
+// archived one's sequences): empty, its last sequence is 0 and it has no
+// first id; its first commit is stored at the first sequence and is the
+// ledger's first id; Read and Follow from the beginning yield the commits
+// with no gap before them; StreamSize counts its two messages; reopened, the stream is refused when another
+// first sequence is asked for, and accepted with its own or none.
+func TestFirstSeq_FreshStreamContinuesSequences(t *testing.T) {
+	ctx := testutil.Context(t)
+	dir := t.TempDir()
+	st, err := events.Open(ctx, events.WithDataDir(dir), events.WithFirstSeq(1001))
+	testutil.NoError(t, err)
+	last, err := st.LastSeq(ctx, "")
+	testutil.NoError(t, err)
+	empty, err := st.Ledger(ctx)
+	testutil.NoError(t, err)
+	if last != 0 || empty.LastSeq != 0 || empty.FirstID != "" {
+		t.Fatalf("empty stream: last %d, ledger %+v; want 0, no first id", last, empty)
+	}
+	first := failure("turn-1", 1)
+	r1, err := st.Append(ctx, profileSubj, 0, first...)
+	testutil.NoError(t, err)
+	r2, err := st.Append(ctx, profileSubj, r1.Seq, failure("turn-1", 2)...)
+	testutil.NoError(t, err)
+	testutil.NoError(t, st.Close())
+
+	if _, err := events.Open(ctx, events.WithDataDir(dir), events.WithFirstSeq(5)); !errors.Is(err, events.ErrStreamConfig) ||
+		!strings.Contains(err.Error(), "first sequence 1001 (want 5") {
+		t.Fatalf("reopened asking first sequence 5: %v, want ErrStreamConfig naming 1001 and 5", err)
+	}
+	st, err = events.Open(ctx, events.WithDataDir(dir), events.WithFirstSeq(1001))
+	testutil.NoError(t, err)
+	testutil.NoError(t, st.Close())
+	st, err = events.Open(ctx, events.WithDataDir(dir))
+	testutil.NoError(t, err)
+	defer st.Close()
+	l, err := st.Ledger(ctx)
+	testutil.NoError(t, err)
+	if r1.Seq != 1001 || r2.Seq != 1002 || l.FirstID != first[0].ID || l.LastSeq != 1002 {
+		t.Fatalf("appended at %d, %d; ledger %+v; want 1001, 1002, first id %s", r1.Seq, r2.Seq, l, first[0].ID)
+	}
+	if msgs, bytes, err := events.StreamSize(ctx, st); err != nil || msgs != 2 || bytes < 1000 {
+		t.Fatalf("stream size: %d messages, %d bytes, %v; want 2 messages of their stored size", msgs, bytes, err)
+	}
+	var read []uint64
+	for ev, err := range st.Read(ctx, 0) {
+		testutil.NoError(t, err)
+		read = append(read, ev.Seq)
+	}
+	var followed []uint64
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for c, err := range st.Follow(fctx, events.FollowOptions{}) {
+		testutil.NoError(t, err)
+		if c.Err != nil {
+			t.Fatalf("seq %d: %v", c.Seq, c.Err)
+		}
+		followed = append(followed, c.Seq)
+		if c.Seq == 1002 {
+			break
+		}
+	}
+	want := []uint64{1001, 1001, 1002, 1002} // two events a commit
+	if len(read) != len(want) || read[0] != want[0] || read[3] != want[3] || len(followed) != 2 || followed[0] != 1001 || followed[1] != 1002 {
+		t.Fatalf("read %v, followed %v; want %v and [1001 1002]", read, followed, want)
+	}
+}
