@@ -139,6 +139,13 @@ func users(cfg Config, writer, reader string) []*server.User {
 			js+"CONSUMER.MSG.NEXT."+st+".>",
 			"$JS.ACK."+st+".>", "$JS.FC."+st+".>")
 	}
+	// The extra read streams (the engine snapshots' object store) hold no
+	// durable consumer: the reader may delete the ephemeral ones its object
+	// gets create (nats.go deletes them when a get ends), which keeps its
+	// error log quiet. The ledger's own consumers stay out of its reach.
+	for _, st := range cfg.ReadStreams {
+		pub = append(pub, js+"CONSUMER.DELETE."+st+".>")
+	}
 	pub = append(pub, cfg.ReaderRequests...)
 	sub := append([]string{"_INBOX.>"}, cfg.Subjects...)
 	return []*server.User{
