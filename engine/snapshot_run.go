@@ -105,7 +105,8 @@ func (e *Engine) kickSnapshot(applied uint64) {
 }
 
 // stopSnapshots stops the snapshotter and, with save, saves a last
-// snapshot when the state moved since the last one.
+// snapshot when a commit of the agent's own was folded since the last one
+// (other agents' commits alone wait for the periodic snapshot).
 func (e *Engine) stopSnapshots(save bool) {
 	if e.snaps == nil {
 		return
@@ -114,6 +115,12 @@ func (e *Engine) stopSnapshots(save bool) {
 	<-e.snaps.done
 	if !save {
 		return
+	}
+	e.st.mu.RLock()
+	moved := e.st.lastMine > e.snapSeq.Load()
+	e.st.mu.RUnlock()
+	if !moved {
+		return // no commit of the agent's own folded since the last snapshot
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), snapshotSaveTimeout)
 	defer cancel()

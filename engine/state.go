@@ -85,6 +85,11 @@ type state struct {
 	// afterApply, when set, is called by the follower (outside mu) after
 	// each commit it folds: the engine's snapshot kick.
 	afterApply func(applied uint64)
+	// lastMine is the sequence of the last commit of the agent's own this
+	// process folded (0 = none; never part of a snapshot): Close saves a
+	// snapshot only past it, so a command that only read (auth order get,
+	// an engine on an agent with no events) stores nothing.
+	lastMine uint64
 }
 
 func newState(agent string) *state {
@@ -138,6 +143,7 @@ func (s *state) foldCommit(seq uint64, subject string, evs []events.Event, derr 
 	if subject != "" && !strings.HasPrefix(subject, s.prefix) {
 		return // another agent's commit: only the position moves
 	}
+	s.lastMine = seq
 	s.subjectSeq[subject] = seq
 	if derr != nil {
 		s.decodeErrs++
