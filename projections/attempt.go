@@ -22,7 +22,7 @@ func (p *Projector) run(ctx context.Context, src Source, to uint64) (Result, err
 	if to != 0 && base >= to {
 		return a.res, nil
 	}
-	read, stop := pipelined(ctx, src, base+1)
+	read, stop := pipelined(ctx, src, base+1, to)
 	defer stop()
 	for ev, rerr := range read {
 		more, err := a.take(ev, rerr)

@@ -14,6 +14,24 @@ const (
 	pipeDepth = 16
 )
 
+// RangeSource is a [Source] with a faster read of a bounded range:
+// [events.Store]'s ReadRange (an ordered consumer instead of direct
+// gets). ReadRange(ctx, from, to) yields what Read(ctx, from) yields up to
+// sequence to (0: the stream's end when the read starts).
+type RangeSource interface {
+	Source
+	ReadRange(ctx context.Context, from, to uint64) iter.Seq2[events.Event, error]
+}
+
+// readRange reads src from from through to (0 = its end): with ReadRange
+// when src has it, else Read (the catch-up stops at to itself).
+func readRange(ctx context.Context, src Source, from, to uint64) iter.Seq2[events.Event, error] {
+	if r, ok := src.(RangeSource); ok {
+		return r.ReadRange(ctx, from, to)
+	}
+	return src.Read(ctx, from)
+}
+
 type readResult struct {
 	ev  events.Event
 	err error
@@ -24,13 +42,13 @@ type readResult struct {
 // cost of a rebuild, docs/performance.md). It yields src's results in
 // order. stop must be called when done: it ends the reader and waits for
 // it.
-func pipelined(ctx context.Context, src Source, from uint64) (iter.Seq2[events.Event, error], func()) {
+func pipelined(ctx context.Context, src Source, from, to uint64) (iter.Seq2[events.Event, error], func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	ch := make(chan []readResult, pipeDepth)
 	go func() {
 		defer close(ch)
 		buf := make([]readResult, 0, pipeBatch)
-		for ev, err := range src.Read(ctx, from) {
+		for ev, err := range readRange(ctx, src, from, to) {
 			buf = append(buf, readResult{ev, err})
 			if len(buf) == pipeBatch {
 				select {
