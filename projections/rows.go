@@ -39,6 +39,10 @@ type prepared struct {
 	t        *table
 	db       *DB
 	put, get *sql.Stmt
+	// cacheRows bounds a keyed cache after each flush ([WithCacheRows]);
+	// readBack counts the rows it reads back ([Result].ReadBack).
+	cacheRows int
+	readBack  *int
 }
 
 func (st *prepared) close() {
@@ -98,10 +102,15 @@ type evictable interface{ done() bool }
 // keyed caches a table of aggregates: a row per (agent, envelope key),
 // read back from the table the first time a catch-up meets the key
 // (unless fresh says the event opens a new one), folded in memory, and
-// upserted at the flush when it changed.
+// upserted at the flush when it changed. After each flush the cache is
+// bounded: a finished row ([evictable]) leaves it, and of the others the
+// least recently folded leave until at most [prepared].cacheRows stay; a
+// row that left is read back from the table when its key comes again.
 func keyed(newRow func(k key) keyedRow, fresh func(events.Payload) bool) cacheOf {
 	return cacheOf{loads: true, newRows: func(st prepared) rows {
-		return &keyedRows{st: st, newRow: newRow, fresh: fresh, rows: map[key]*keyedEntry{}}
+		c := &keyedRows{st: st, newRow: newRow, fresh: fresh, rows: map[key]*keyedEntry{}}
+		c.lru.prev, c.lru.next = &c.lru, &c.lru
+		return c
 	}}
 }
 
@@ -111,12 +120,32 @@ type keyedRows struct {
 	fresh  func(events.Payload) bool
 	rows   map[key]*keyedEntry
 	dirty  []*keyedEntry // changed since the last flush, in fold order
+	// lru is the sentinel of the ring of cached entries, the most
+	// recently folded first.
+	lru keyedEntry
 }
 
 type keyedEntry struct {
 	key
-	row   keyedRow
-	dirty bool
+	row        keyedRow
+	dirty      bool
+	prev, next *keyedEntry // the ring of keyedRows.lru
+}
+
+// unlink takes e out of the ring.
+func (e *keyedEntry) unlink() {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+}
+
+// toFront puts e (in the ring or not) first after head.
+func (e *keyedEntry) toFront(head *keyedEntry) {
+	if e.prev != nil {
+		e.unlink()
+	}
+	e.prev, e.next = head, head.next
+	head.next.prev = e
+	head.next = e
 }
 
 func (c *keyedRows) fold(ctx context.Context, ev *events.Event) error {
@@ -131,6 +160,9 @@ func (c *keyedRows) fold(ctx context.Context, ev *events.Event) error {
 		}
 		e = &keyedEntry{key: k, row: r}
 		c.rows[k] = e
+	}
+	if c.lru.next != e {
+		e.toFront(&c.lru)
 	}
 	e.row.fold(ev)
 	if !e.dirty {
@@ -152,6 +184,7 @@ func (c *keyedRows) load(ctx context.Context, k key, r keyedRow) error {
 	if err := r.loaded(k.id); err != nil {
 		return &DBError{Path: c.st.db.path, Detail: c.st.t.name + "." + err.Error(), Err: ErrCorrupt}
 	}
+	*c.st.readBack++
 	return nil
 }
 
@@ -172,10 +205,19 @@ func (c *keyedRows) written() {
 	for _, e := range c.dirty {
 		e.dirty = false
 		if ev, ok := e.row.(evictable); ok && ev.done() {
-			delete(c.rows, e.key)
+			c.evict(e)
 		}
 	}
 	c.dirty = c.dirty[:0]
+	for len(c.rows) > c.st.cacheRows {
+		c.evict(c.lru.prev) // every row is clean after a flush
+	}
+}
+
+// evict drops e from the cache.
+func (c *keyedRows) evict(e *keyedEntry) {
+	e.unlink()
+	delete(c.rows, e.key)
 }
 
 // appended caches a table with a row per event (fallback_decisions):

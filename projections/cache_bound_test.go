@@ -1,0 +1,70 @@
+package projections_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/fledger/fledger/internal/testutil"
+	"github.com/fledger/fledger/projections"
+)
+
+// A cache bounded down to nothing (every clean row leaves after each
+// flush, unfinished turns, sessions and profiles included, and comes back
+// from the database) writes byte-identical rows to an unbounded one, at
+// batch edges everywhere; the bound is real: the rows that left are read
+// back (Result.ReadBack), none with the default bound on this stream.
+func TestCacheBound_EvictedRowsReadBackGiveTheSameRows(t *testing.T) {
+	st, _ := openStore(t)
+	generate(t, st, 2000)
+	unbounded := openDB(t, "")
+	catchUp(t, unbounded, st, 0, projections.WithCacheRows(1<<30))
+	want := dump(t, unbounded)
+	for _, tc := range []struct {
+		rows, batch int
+		readBack    int // the generated stream is deterministic
+	}{
+		{0, 1, 878},
+		{0, 7, 475},
+		{1, 3, 166},
+		{2, 50, 60},
+		{projections.DefaultCacheRows, projections.DefaultBatchEvents, 0},
+	} {
+		t.Run(fmt.Sprintf("rows=%d,batch=%d", tc.rows, tc.batch), func(t *testing.T) {
+			db := openDB(t, "")
+			res := catchUp(t, db, st, 0, projections.WithCacheRows(tc.rows), projections.WithBatchEvents(tc.batch))
+			if got := dump(t, db); got != want {
+				t.Fatalf("dump with %d cached rows differs from the unbounded cache's: %s", tc.rows, firstDiff(want, got))
+			}
+			if res.ReadBack != tc.readBack {
+				t.Fatalf("%d rows read back, want %d", res.ReadBack, tc.readBack)
+			}
+		})
+	}
+}
+
+// A crash in the middle of a batch of a catch-up whose cache is bounded
+// to nothing resumes to the rows of a clean rebuild.
+func TestCrash_BoundedCacheResumesExactly(t *testing.T) {
+	st, _ := openStore(t)
+	generate(t, st, 600)
+	clean := rebuild(t, st)
+	crashed := 0
+	for n := 5; ; n += 37 {
+		db := openDB(t, "")
+		_, err := projections.NewProjector(db, projections.WithBatchEvents(20), projections.WithCacheRows(0),
+			projections.WithFailAfter(n)).CatchUp(context.Background(), st, 0)
+		if err == nil {
+			break
+		}
+		testutil.ErrorIs(t, err, projections.ErrInjected)
+		crashed++
+		catchUp(t, db, st, 0, projections.WithBatchEvents(20), projections.WithCacheRows(0))
+		if got := dump(t, db); got != clean {
+			t.Fatalf("fail at row %d: resumed dump differs: %s", n, firstDiff(clean, got))
+		}
+	}
+	if crashed < 3 {
+		t.Fatalf("only %d crash points", crashed)
+	}
+}
