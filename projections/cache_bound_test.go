@@ -24,10 +24,10 @@ func TestCacheBound_EvictedRowsReadBackGiveTheSameRows(t *testing.T) {
 		rows, batch int
 		readBack    int // the generated stream is deterministic
 	}{
-		{0, 1, 878},
-		{0, 7, 475},
+		{0, 1, 365},
+		{0, 7, 198},
 		{1, 3, 166},
-		{2, 50, 60},
+		{2, 50, 46},
 		{projections.DefaultCacheRows, projections.DefaultBatchEvents, 0},
 	} {
 		t.Run(fmt.Sprintf("rows=%d,batch=%d", tc.rows, tc.batch), func(t *testing.T) {

@@ -65,11 +65,11 @@ func WithBatchEvents(n int) ProjectorOption {
 	return func(p *Projector) { p.batch = max(n, 1) }
 }
 
-// WithCacheRows bounds the catch-up's cache: after each flush, at most n
-// rows per keyed table (usage_stats, session_selection, turns) stay in
-// memory (default [DefaultCacheRows]; values < 0 mean 0). A finished
-// turn leaves as soon as it is written; beyond n the least recently
-// folded rows leave. A row that left is read back from the database when
+// WithCacheRows bounds the catch-up's cache: once a batch committed, at
+// most n clean rows per keyed table (usage_stats, session_selection,
+// turns) stay in memory (default [DefaultCacheRows]; values < 0 mean 0).
+// A finished turn leaves once written; beyond n the least recently folded
+// rows leave. A row that left is read back from the database when
 // its key comes again, so the rows written do not depend on n; only how
 // often rows are read back does.
 func WithCacheRows(n int) ProjectorOption {
@@ -110,9 +110,11 @@ func WithProjectorLogger(l *slog.Logger) ProjectorOption {
 }
 
 // Projector folds the stream into a [DB]. Each catch-up reads from the
-// checkpoint + 1, folds whole commits with the policy evolve functions into
-// an in-memory cache, and every batch writes the changed rows and the new
-// checkpoint in one transaction. A Projector is not safe for concurrent
+// checkpoint + 1 (decoded ahead on other goroutines), folds whole commits
+// with the policy evolve functions into an in-memory cache, and every
+// batch writes the changed rows and the new checkpoint in one
+// transaction, on a goroutine of its own while the next batch folds (one
+// batch written at a time, in order). A Projector is not safe for concurrent
 // use; two Projectors (or processes) on one database serialise on
 // SQLite's write lock, and a catch-up that finds the checkpoint moved
 // starts over from it.
