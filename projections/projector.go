@@ -20,7 +20,7 @@ type Source interface {
 // DefaultBatchEvents is the default number of events per transaction
 // ([WithBatchEvents]). A batch always ends on a commit boundary, so it may
 // hold a few more.
-const DefaultBatchEvents = 32768
+const DefaultBatchEvents = 8192
 
 // DefaultCacheRows is how many rows of each keyed table (usage_stats,
 // session_selection, turns) a catch-up keeps cached after a flush by
