@@ -1,11 +1,9 @@
 package projections_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
-	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/projections"
 )
 
@@ -48,23 +46,7 @@ func TestCacheBound_EvictedRowsReadBackGiveTheSameRows(t *testing.T) {
 func TestCrash_BoundedCacheResumesExactly(t *testing.T) {
 	st, _ := openStore(t)
 	generate(t, st, 600)
-	clean := rebuild(t, st)
-	crashed := 0
-	for n := 5; ; n += 37 {
-		db := openDB(t, "")
-		_, err := projections.NewProjector(db, projections.WithBatchEvents(20), projections.WithCacheRows(0),
-			projections.WithFailAfter(n)).CatchUp(context.Background(), st, 0)
-		if err == nil {
-			break
-		}
-		testutil.ErrorIs(t, err, projections.ErrInjected)
-		crashed++
-		catchUp(t, db, st, 0, projections.WithBatchEvents(20), projections.WithCacheRows(0))
-		if got := dump(t, db); got != clean {
-			t.Fatalf("fail at row %d: resumed dump differs: %s", n, firstDiff(clean, got))
-		}
-	}
-	if crashed < 3 {
+	if crashed := crashAndResume(t, st, 5, 37, projections.WithBatchEvents(20), projections.WithCacheRows(0)); crashed < 3 {
 		t.Fatalf("only %d crash points", crashed)
 	}
 }
