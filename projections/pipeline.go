@@ -23,10 +23,16 @@ type RangeSource interface {
 	ReadRange(ctx context.Context, from, to uint64) iter.Seq2[events.Event, error]
 }
 
+// rangeMinMsgs is the shortest known range read with ReadRange: a
+// shorter one (a live catch-up of a few commits) is cheaper with Read's
+// direct gets than with a consumer created for it.
+const rangeMinMsgs = 1024
+
 // readRange reads src from from through to (0 = its end): with ReadRange
-// when src has it, else Read (the catch-up stops at to itself).
+// when src has it and the range is known to be long, else Read (the
+// catch-up stops at to itself).
 func readRange(ctx context.Context, src Source, from, to uint64) iter.Seq2[events.Event, error] {
-	if r, ok := src.(RangeSource); ok {
+	if r, ok := src.(RangeSource); ok && to >= from+rangeMinMsgs {
 		return r.ReadRange(ctx, from, to)
 	}
 	return src.Read(ctx, from)

@@ -143,3 +143,23 @@ func TestUnknownType_ErrorNamesTypeAndSequence_OrSkipsAndCounts(t *testing.T) {
 		t.Fatalf("skipped_events %+v", sk)
 	}
 }
+
+// A catch-up to a known sequence far enough away reads with the store's
+// ReadRange (an ordered consumer), an open-ended one with Read (direct
+// gets): both write the same rows.
+func TestCatchUp_RangeReadEqualsRead(t *testing.T) {
+	st, _ := openStore(t)
+	g := generate(t, st, 3000)
+	if g.lastSeq < 1100 {
+		t.Fatalf("stream of %d commits is too short for ReadRange", g.lastSeq)
+	}
+	if _, ok := st.(projections.RangeSource); !ok {
+		t.Fatal("the JetStream store has no ReadRange")
+	}
+	want := rebuild(t, st) // to 0: Read
+	db := openDB(t, "")
+	res := catchUp(t, db, st, g.lastSeq)
+	if got := dump(t, db); got != want || res.To != g.lastSeq {
+		t.Fatalf("catch-up to %d reached %d; dump differs from Read's: %s", g.lastSeq, res.To, firstDiff(want, got))
+	}
+}
