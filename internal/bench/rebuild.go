@@ -216,10 +216,10 @@ func rawDecode(ctx context.Context, st events.Store, last uint64) (float64, int,
 // rebuildRows fills rbSt, a fresh stream, and measures on it, in this
 // order: the raw ordered read (bytes only) and the raw ordered read with
 // the events package's decode, the projections rebuild with the live heap
-// sampled, then both raw reads again. Each raw rate is the better of its
-// two runs (so the rebuild is compared with the higher limit); the
-// rebuild's bar is half the bytes-only rate, the heap's 100 MiB of
-// growth.
+// sampled, then both raw reads again. Each raw limit is the mean of its
+// two runs, which bracket the rebuild in time (on a shared machine the
+// load moves within a minute); the rebuild's bar is half the bytes-only
+// rate, the heap's 100 MiB of growth.
 func (b *runner) rebuildRows(rbSt events.Store) error {
 	b.progress("fill: generating %d events", b.sz.events)
 	fr, err := fill(b.ctx, rbSt, b.sz.events)
@@ -263,15 +263,15 @@ func (b *runner) rebuildRows(rbSt events.Store) error {
 	if err := raw(1); err != nil {
 		return err
 	}
-	b.addLimit("read", Measure{Name: "js ordered consumer read", Value: max(reads[0], reads[1]), Unit: "events/s",
-		Detail: fmt.Sprintf("bytes only, %d msgs of %d B avg; before/after the rebuild %s / %s events/s",
+	b.addLimit("read", Measure{Name: "js ordered consumer read", Value: (reads[0] + reads[1]) / 2, Unit: "events/s",
+		Detail: fmt.Sprintf("bytes only, %d msgs of %d B avg; mean of %s before and %s after the rebuild",
 			fr.LastSeq, bytes/int64(max(fr.LastSeq, 1)), num(reads[0]), num(reads[1]))})
-	b.addLimit("read+decode", Measure{Name: "js ordered consumer read + decode", Value: max(decodes[0], decodes[1]), Unit: "events/s",
-		Detail: fmt.Sprintf("each commit decoded by events.Registry.DecodeCommit on the reading goroutine; before/after the rebuild %s / %s events/s",
+	b.addLimit("read+decode", Measure{Name: "js ordered consumer read + decode", Value: (decodes[0] + decodes[1]) / 2, Unit: "events/s",
+		Detail: fmt.Sprintf("each commit decoded by events.Registry.DecodeCommit on the reading goroutine; mean of %s before and %s after the rebuild",
 			num(decodes[0]), num(decodes[1]))})
 	read, decode := b.lim["read"], b.lim["read+decode"]
 	rbm := Measure{Name: "rebuild (projections CatchUp)", Value: rbr.PerSecond, Unit: "events/s",
-		Detail: fmt.Sprintf("%d events in %.2f s; ordered-consumer read decoded on %d goroutines, fold and SQLite on the projector's; %d rows read back by the bounded cache",
+		Detail: fmt.Sprintf("%d events in %.2f s; ordered-consumer read decoded on %d goroutines, the fold on the projector's, each batch written to SQLite on another; %d rows read back by the bounded cache",
 			rbr.Events, rbr.Elapsed.Seconds(), runtime.GOMAXPROCS(0), rbr.ReadBack)}
 	growth := float64(rbr.Growth()) / (1 << 20)
 	b.rep.Rows = append(b.rep.Rows,
