@@ -15,8 +15,8 @@ import (
 )
 
 // A damaged message block (64 bytes zeroed in the middle, as in the
-// issue) loses a message the stream cannot have deleted: Read, Watch and
-// Follow name each missing sequence as a gap (a *DecodeError wrapping ErrGap)
+// issue) loses a message the stream cannot have deleted: Read, ReadRange,
+// Watch and Follow name each missing sequence as a gap (a *DecodeError wrapping ErrGap)
 // before the message after it, and every other message is still read.
 func TestRead_DamagedBlockIsAGapNamedBySequence(t *testing.T) {
 	dir := t.TempDir()
@@ -91,6 +91,10 @@ func TestRead_DamagedBlockIsAGapNamedBySequence(t *testing.T) {
 	wseen, wgaps := read(st.Watch(wctx, 1), last)
 	if fmt.Sprint(wgaps) != fmt.Sprint(gaps) || len(wseen) != len(seen) {
 		t.Fatalf("Watch gaps %v (%d read), Read gaps %v (%d read)", wgaps, len(wseen), gaps, len(seen))
+	}
+	rseen, rgaps := read(readRange(st)(ctx, 1, 0), last)
+	if fmt.Sprint(rgaps) != fmt.Sprint(gaps) || len(rseen) != len(seen) {
+		t.Fatalf("ReadRange gaps %v (%d read), Read gaps %v (%d read)", rgaps, len(rseen), gaps, len(seen))
 	}
 	fseen, fgaps := read(commitsAsEvents(st.Follow(wctx, events.FollowOptions{})), last)
 	if fmt.Sprint(fgaps) != fmt.Sprint(gaps) || len(fseen) != len(seen) {

@@ -132,15 +132,22 @@ func (r *RawReader) Next() ([]byte, error) {
 
 // NextSeq is [RawReader.Next] with the message's stream sequence.
 func (r *RawReader) NextSeq() (seq uint64, data []byte, err error) {
+	seq, _, data, err = r.NextMsg()
+	return seq, data, err
+}
+
+// NextMsg is [RawReader.Next] with the message's stream sequence and
+// subject: what [Registry.DecodeCommit] takes.
+func (r *RawReader) NextMsg() (seq uint64, subject string, data []byte, err error) {
 	m, err := r.it.Next()
 	if err != nil {
-		return 0, nil, fmt.Errorf("events: raw read: %w", err)
+		return 0, "", nil, fmt.Errorf("events: raw read: %w", err)
 	}
 	meta, err := m.Metadata()
 	if err != nil {
-		return 0, nil, fmt.Errorf("events: raw read: %w", err)
+		return 0, "", nil, fmt.Errorf("events: raw read: %w", err)
 	}
-	return meta.Sequence.Stream, m.Data(), nil
+	return meta.Sequence.Stream, m.Subject(), m.Data(), nil
 }
 
 // Stop ends the reader's consumer.

@@ -47,6 +47,12 @@ func newDecodeChunk() *decodeChunk {
 	return &decodeChunk{msgs: make([]decodedMsg, 0, chunkMsgs), done: make(chan struct{})}
 }
 
+// fetchFunc fetches messages in stream order and calls fn with each one
+// (its data is not modified afterwards) until fn returns false or the
+// read ends: [store.scan]'s batched direct gets, or [store.scanOrdered]'s
+// ordered consumer.
+type fetchFunc func(ctx context.Context, fn func(seq uint64, subject string, data []byte) bool) error
+
 // readDecoded reads the messages with sequence >= from matching filter
 // like scan and calls fn with each one decoded, in stream order, until fn
 // returns false or no message is pending. It returns scan's error (nil
@@ -59,11 +65,22 @@ func (s *store) readDecoded(ctx context.Context, from uint64, filter string, fn 
 	if filter == "" {
 		fn = gapChecked(max(from, s.firstSeq()), fn)
 	}
+	return s.decodeAhead(ctx, func(ctx context.Context, f func(uint64, string, []byte) bool) error {
+		return s.scan(ctx, from, filter, readBatch, func(seq uint64, subj string, m *nats.Msg) bool {
+			return f(seq, subj, m.Data)
+		})
+	}, fn)
+}
+
+// decodeAhead calls fn with each message fetch yields, decoded, in stream
+// order, decoding on GOMAXPROCS workers ahead of fn (see the top of this
+// file). It returns fetch's error (nil when fn stopped the read).
+func (s *store) decodeAhead(ctx context.Context, fetch fetchFunc, fn func(*decodedMsg) bool) error {
 	workers := runtime.GOMAXPROCS(0)
 	if workers < 2 {
-		return s.scan(ctx, from, filter, readBatch, func(seq uint64, subj string, m *nats.Msg) bool {
+		return fetch(ctx, func(seq uint64, subj string, data []byte) bool {
 			d := decodedMsg{seq: seq}
-			d.evs, d.err = s.reg.DecodeCommit(m.Data, seq, subj)
+			d.evs, d.err = s.reg.DecodeCommit(data, seq, subj)
 			return fn(&d)
 		})
 	}
@@ -77,8 +94,8 @@ func (s *store) readDecoded(ctx context.Context, from uint64, filter string, fn 
 		wg.Go(func() { s.decodeChunks(ctx, work) })
 	}
 
-	// The fetcher. scanErr is read after ordered is closed.
-	var scanErr error
+	// The fetcher. fetchErr is read after ordered is closed.
+	var fetchErr error
 	go func() {
 		defer close(ordered)
 		defer close(work)
@@ -103,9 +120,9 @@ func (s *store) readDecoded(ctx context.Context, from uint64, filter string, fn 
 			return true
 		}
 		var last uint64
-		err := s.scan(ctx, from, filter, readBatch, func(seq uint64, subj string, m *nats.Msg) bool {
+		err := fetch(ctx, func(seq uint64, subj string, data []byte) bool {
 			last = seq
-			cur.msgs = append(cur.msgs, decodedMsg{seq: seq, subject: subj, data: m.Data})
+			cur.msgs = append(cur.msgs, decodedMsg{seq: seq, subject: subj, data: data})
 			return len(cur.msgs) < chunkMsgs || dispatch()
 		})
 		if err == nil && len(cur.msgs) > 0 {
@@ -116,7 +133,7 @@ func (s *store) readDecoded(ctx context.Context, from uint64, filter string, fn 
 			// stream: report it as scan would have.
 			err = fmt.Errorf("events: read after sequence %d: %w", last, ctx.Err())
 		}
-		scanErr = err
+		fetchErr = err
 	}()
 
 	// The consumer: fn runs on the caller's goroutine, in stream order.
@@ -125,7 +142,7 @@ func (s *store) readDecoded(ctx context.Context, from uint64, filter string, fn 
 	if stopped {
 		return nil
 	}
-	return scanErr
+	return fetchErr
 }
 
 // decodeChunks is one of readDecoded's workers: it decodes each chunk it

@@ -899,27 +899,35 @@ func (s *store) readSubject(ctx context.Context, filter string, out *[]Event, la
 // several goroutines (readahead.go) and yielded in stream order.
 func (s *store) Read(ctx context.Context, from uint64) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		stopped := false
-		err := s.readDecoded(ctx, from, "", func(d *decodedMsg) bool {
-			if d.err != nil {
-				if !yield(Event{Seq: d.seq, Index: -1}, d.err) {
-					stopped = true
-					return false
-				}
-				return true
-			}
-			for _, ev := range d.evs {
-				if !yield(ev, nil) {
-					stopped = true
-					return false
-				}
-			}
-			return true
-		})
-		if err != nil && !stopped {
+		y := eventYielder{yield: yield}
+		if err := s.readDecoded(ctx, from, "", y.msg); err != nil && !y.stopped {
 			yield(Event{}, err)
 		}
 	}
+}
+
+// eventYielder yields decoded messages as Read does: each event, or the
+// message's error; stopped records that the caller stopped.
+type eventYielder struct {
+	yield   func(Event, error) bool
+	stopped bool
+}
+
+func (y *eventYielder) msg(d *decodedMsg) bool {
+	if d.err != nil {
+		if !y.yield(Event{Seq: d.seq, Index: -1}, d.err) {
+			y.stopped = true
+			return false
+		}
+		return true
+	}
+	for _, ev := range d.evs {
+		if !y.yield(ev, nil) {
+			y.stopped = true
+			return false
+		}
+	}
+	return true
 }
 
 // Watch implements [Store].

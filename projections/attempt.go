@@ -22,18 +22,27 @@ func (p *Projector) run(ctx context.Context, src Source, to uint64) (Result, err
 	if to != 0 && base >= to {
 		return a.res, nil
 	}
-	read, stop := pipelined(ctx, src, base+1)
+	read, stop := pipelined(ctx, src, base+1, to)
 	defer stop()
 	for ev, rerr := range read {
 		more, err := a.take(ev, rerr)
 		if err != nil {
+			// A batch still being written is waited for (it may commit);
+			// its error came first.
+			if werr := a.wait(); werr != nil {
+				err = werr
+			}
 			return a.res, err
 		}
 		if !more {
 			break
 		}
 	}
-	return a.res, a.finish()
+	err = a.finish()
+	if werr := a.wait(); err == nil {
+		err = werr
+	}
+	return a.res, err
 }
 
 // attempt is the state of one [Projector.run]: the cache, the commit
@@ -48,6 +57,8 @@ type attempt struct {
 	// commit the events of the one being gathered.
 	folded uint64
 	commit []events.Event
+	// writing is the batch being written (nil: none).
+	writing *flushJob
 }
 
 // take takes one read result: an event joins its commit (ending the one
@@ -113,8 +124,8 @@ func (a *attempt) end() error {
 	return a.flushIfFull()
 }
 
-// finish folds the last commit and flushes (after a cancelled read, the
-// complete commits before it).
+// finish folds the last commit and starts its flush (after a cancelled
+// read, the complete commits before it); run waits for it.
 func (a *attempt) finish() error {
 	if err := a.end(); err != nil {
 		return err
@@ -132,32 +143,51 @@ func (a *attempt) flushIfFull() error {
 	return nil
 }
 
-// fail flushes the complete commits folded so far and returns err.
+// fail writes the complete commits folded so far and returns err.
 func (a *attempt) fail(err error) error {
 	if ferr := a.flush(); ferr != nil {
+		return ferr
+	}
+	if ferr := a.wait(); ferr != nil {
 		return ferr
 	}
 	return err
 }
 
-// flush writes what the cache folded through a.folded in one transaction
-// and adds it to the result.
+// flush starts writing what the cache folded through a.folded as one
+// transaction, once the batch before it committed (wait); folding goes on
+// meanwhile.
 func (a *attempt) flush() error {
+	if err := a.wait(); err != nil {
+		return err
+	}
 	if a.folded <= a.c.base {
 		return nil
 	}
-	n, err := a.p.flush(a.ctx, a.c, a.folded)
-	if err != nil {
+	a.writing = a.p.startFlush(a.ctx, a.c, a.folded)
+	return nil
+}
+
+// wait waits for the batch being written, if any, and adds it to the
+// result once it committed.
+func (a *attempt) wait() error {
+	j := a.writing
+	if j == nil {
+		return nil
+	}
+	a.writing = nil
+	if err := <-j.done; err != nil {
 		return err
 	}
-	a.res.To = a.folded
-	a.res.Commits += n.commits
-	a.res.Events += n.events
-	a.res.Skipped += n.skipped
-	a.res.Quarantined += n.quarantined
+	a.c.written()
+	a.res.To = j.seq
+	a.res.Commits += j.n.commits
+	a.res.Events += j.n.events
+	a.res.Skipped += j.n.skipped
+	a.res.Quarantined += j.n.quarantined
 	a.res.Batches++
 	if a.p.progress != nil {
-		a.p.progress(a.folded, a.to)
+		a.p.progress(j.seq, a.to)
 	}
 	return nil
 }

@@ -2,47 +2,80 @@ package projections
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 )
 
 type flushed struct{ commits, events, skipped, quarantined int }
 
-// flush writes every table's changed rows and checkpoint seq in one
-// transaction, after checking that no other writer moved the checkpoint
-// since the cache was consistent with it.
-func (p *Projector) flush(ctx context.Context, c *cache, seq uint64) (flushed, error) {
+// flushJob is one batch on its way to the database: the changed rows
+// through checkpoint seq, taken from the cache when the batch ended, and
+// written in one transaction on a goroutine of their own while the next
+// batch folds. done gets the transaction's outcome.
+type flushJob struct {
+	base, seq uint64 // the checkpoint the batch starts from and ends at
+	ops       []writeOp
+	n         flushed
+	done      chan error
+}
+
+// startFlush takes every table's changed rows through checkpoint seq from
+// the cache and starts writing them. The cache is consistent with seq
+// from then on; its rows go at [cache.written] once the job committed.
+func (p *Projector) startFlush(ctx context.Context, c *cache, seq uint64) *flushJob {
+	j := &flushJob{base: c.base, seq: seq, done: make(chan error, 1),
+		n: flushed{commits: c.commits, events: c.events, skipped: c.nSkipped, quarantined: len(c.quar.rows)}}
+	w := &writer{}
+	for i, r := range c.tables {
+		w.table = p.stmts[i].t.name
+		r.snapshot(w)
+	}
+	j.ops = w.ops
+	c.base, c.pending, c.commits, c.events, c.nSkipped = seq, 0, 0, 0, 0
+	go func() { j.done <- p.write(ctx, j) }()
+	return j
+}
+
+// write writes a job's rows and checkpoint in one transaction, after
+// checking that no other writer moved the checkpoint since the job's base.
+func (p *Projector) write(ctx context.Context, j *flushJob) error {
 	tx, err := p.db.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return flushed{}, p.db.wrap(err)
+		return p.db.wrap(err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	var have int64
 	if err := tx.QueryRowContext(ctx, `SELECT seq FROM checkpoint WHERE id = 1`).Scan(&have); err != nil {
-		return flushed{}, p.db.wrap(err)
+		return p.db.wrap(err)
 	}
-	if uint64(have) != c.base {
-		return flushed{}, errCheckpointMoved
+	if uint64(have) != j.base {
+		return errCheckpointMoved
 	}
-	w := &writer{ctx: ctx, tx: tx, p: p}
-	for i, r := range c.tables {
-		if err := r.write(w); err != nil {
-			return flushed{}, p.rowErr(err, p.stmts[i].t.name)
+	w := &txWriter{ctx: ctx, tx: tx, p: p, bound: map[*sql.Stmt]*sql.Stmt{}}
+	for i := range j.ops {
+		op := &j.ops[i]
+		if op.do != nil {
+			err = op.do(w)
+		} else {
+			err = w.exec(op.st, op.args)
+		}
+		if err != nil {
+			return p.rowErr(err, op.table)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE checkpoint SET seq = ?, commits = commits + ?, events = events + ? WHERE id = 1`,
-		int64(seq), c.commits, c.events); err != nil {
-		return flushed{}, p.db.wrap(err)
+		int64(j.seq), j.n.commits, j.n.events); err != nil {
+		return p.db.wrap(err)
 	}
-	if err := tx.Commit(); err != nil {
-		return flushed{}, p.db.wrap(err)
-	}
-	n := flushed{commits: c.commits, events: c.events, skipped: c.nSkipped, quarantined: len(c.quar.rows)}
-	c.base, c.pending, c.commits, c.events, c.nSkipped = seq, 0, 0, 0, 0
+	return p.db.wrap(tx.Commit())
+}
+
+// written lets every table's cache know its last snapshot committed.
+func (c *cache) written() {
 	for _, r := range c.tables {
 		r.written()
 	}
-	return n, nil
 }
 
 func (p *Projector) rowErr(err error, table string) error {

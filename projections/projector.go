@@ -20,7 +20,12 @@ type Source interface {
 // DefaultBatchEvents is the default number of events per transaction
 // ([WithBatchEvents]). A batch always ends on a commit boundary, so it may
 // hold a few more.
-const DefaultBatchEvents = 2000
+const DefaultBatchEvents = 8192
+
+// DefaultCacheRows is how many rows of each keyed table (usage_stats,
+// session_selection, turns) a catch-up keeps cached after a flush by
+// default ([WithCacheRows]).
+const DefaultCacheRows = 4096
 
 // ErrInjected is returned by a catch-up that [WithFailAfter] made fail.
 var ErrInjected = errors.New("projections: injected failure")
@@ -60,6 +65,17 @@ func WithBatchEvents(n int) ProjectorOption {
 	return func(p *Projector) { p.batch = max(n, 1) }
 }
 
+// WithCacheRows bounds the catch-up's cache: once a batch committed, at
+// most n clean rows per keyed table (usage_stats, session_selection,
+// turns) stay in memory (default [DefaultCacheRows]; values < 0 mean 0).
+// A finished turn leaves once written; beyond n the least recently folded
+// rows leave. A row that left is read back from the database when
+// its key comes again, so the rows written do not depend on n; only how
+// often rows are read back does.
+func WithCacheRows(n int) ProjectorOption {
+	return func(p *Projector) { p.cacheRows = max(n, 0) }
+}
+
 // WithSkipUnknown makes events of unknown types a logged, counted skip
 // (table skipped_events) instead of an error. An event the store could not
 // decode because its type is unregistered takes its whole commit with it
@@ -94,19 +110,23 @@ func WithProjectorLogger(l *slog.Logger) ProjectorOption {
 }
 
 // Projector folds the stream into a [DB]. Each catch-up reads from the
-// checkpoint + 1, folds whole commits with the policy evolve functions into
-// an in-memory cache, and every batch writes the changed rows and the new
-// checkpoint in one transaction. A Projector is not safe for concurrent
+// checkpoint + 1 (decoded ahead on other goroutines), folds whole commits
+// with the policy evolve functions into an in-memory cache, and every
+// batch writes the changed rows and the new checkpoint in one
+// transaction, on a goroutine of its own while the next batch folds (one
+// batch written at a time, in order). A Projector is not safe for concurrent
 // use; two Projectors (or processes) on one database serialise on
 // SQLite's write lock, and a catch-up that finds the checkpoint moved
 // starts over from it.
 type Projector struct {
 	db          *DB
 	batch       int
+	cacheRows   int
 	skipUnknown bool
 	progress    func(done, target uint64)
 	failAfter   int
 	written     int
+	readBack    int // rows read back so far (Result.ReadBack)
 	log         *slog.Logger
 	// bound is set once the database was checked against (or bound to)
 	// the source's ledger.
@@ -119,7 +139,7 @@ type Projector struct {
 
 // NewProjector returns a projector writing db.
 func NewProjector(db *DB, opts ...ProjectorOption) *Projector {
-	p := &Projector{db: db, batch: DefaultBatchEvents, log: db.log}
+	p := &Projector{db: db, batch: DefaultBatchEvents, cacheRows: DefaultCacheRows, log: db.log}
 	for _, o := range opts {
 		o(p)
 	}
@@ -138,6 +158,10 @@ type Result struct {
 	Commits, Events, Skipped, Quarantined int
 	// Batches is the number of transactions committed.
 	Batches int
+	// ReadBack counts the rows read back from the database because the
+	// catch-up's cache did not hold them: rows of earlier catch-ups, and
+	// rows the bounded cache let go ([WithCacheRows]).
+	ReadBack int
 	// Elapsed is the wall time of the catch-up.
 	Elapsed time.Duration
 }
@@ -182,7 +206,9 @@ func (p *Projector) CatchUp(ctx context.Context, src Source, to uint64) (Result,
 	defer p.closeStmts()
 	var res Result
 	for range 5 {
+		n0 := p.readBack
 		r, err := p.run(ctx, src, to)
+		res.ReadBack += p.readBack - n0
 		if res.From == 0 && res.To == 0 {
 			res.From = r.From
 		}
@@ -208,7 +234,7 @@ func (p *Projector) prepare(ctx context.Context) error {
 		if t.rows.newRows == nil {
 			continue
 		}
-		st := prepared{t: t, db: p.db}
+		st := prepared{t: t, db: p.db, cacheRows: p.cacheRows, readBack: &p.readBack}
 		var err error
 		if st.put, err = p.db.sql.PrepareContext(ctx, t.putSQL()); err == nil && t.rows.loads {
 			st.get, err = p.db.sql.PrepareContext(ctx, t.getSQL())

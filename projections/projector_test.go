@@ -49,30 +49,38 @@ func TestRebuild_EqualsIncrementalCatchUpWithRestarts(t *testing.T) {
 func TestCrash_MidBatchResumesWithNothingLostOrDoubled(t *testing.T) {
 	st, _ := openStore(t)
 	generate(t, st, 1500)
-	clean := rebuild(t, st)
 	// Fail at row 1, 24, 47, … until a run writes fewer rows than that:
 	// crashes inside the first batch, in later batches and on batch edges.
+	if crashed := crashAndResume(t, st, 1, 23, projections.WithBatchEvents(50)); crashed < 5 {
+		t.Fatalf("only %d crash points", crashed)
+	}
+}
+
+// crashAndResume makes catch-ups with opts fail at row first, first+step,
+// … (a fresh database each, closed and reopened as after a crash) until
+// one writes fewer rows than that, checks that each resumes to the rows of
+// a clean rebuild, and returns how many crashed.
+func crashAndResume(t *testing.T, st events.Store, first, step int, opts ...projections.ProjectorOption) int {
+	t.Helper()
+	clean := rebuild(t, st)
 	crashed := 0
-	for n := 1; ; n += 23 {
+	for n := first; ; n += step {
 		path := filepath.Join(t.TempDir(), "crash.sqlite")
 		db, err := projections.Open(context.Background(), path)
 		testutil.NoError(t, err)
-		_, err = projections.NewProjector(db, projections.WithBatchEvents(50), projections.WithFailAfter(n)).CatchUp(context.Background(), st, 0)
+		_, err = projections.NewProjector(db, append(opts, projections.WithFailAfter(n))...).CatchUp(context.Background(), st, 0)
 		testutil.NoError(t, db.Close())
 		if err == nil {
-			break
+			return crashed
 		}
 		testutil.ErrorIs(t, err, projections.ErrInjected)
 		crashed++
 
 		db = openDB(t, path)
-		catchUp(t, db, st, 0, projections.WithBatchEvents(50))
+		catchUp(t, db, st, 0, opts...)
 		if got := dump(t, db); got != clean {
 			t.Fatalf("fail at row %d: resumed dump differs: %s", n, firstDiff(clean, got))
 		}
-	}
-	if crashed < 5 {
-		t.Fatalf("only %d crash points", crashed)
 	}
 }
 
@@ -133,5 +141,25 @@ func TestUnknownType_ErrorNamesTypeAndSequence_OrSkipsAndCounts(t *testing.T) {
 	testutil.NoError(t, err)
 	if len(sk) != 1 || sk[0] != (projections.Skipped{Type: "ProfileFrobbed", Count: 1, FirstSeq: frobSeq, LastSeq: frobSeq}) {
 		t.Fatalf("skipped_events %+v", sk)
+	}
+}
+
+// A catch-up to a known sequence far enough away reads with the store's
+// ReadRange (an ordered consumer), an open-ended one with Read (direct
+// gets): both write the same rows.
+func TestCatchUp_RangeReadEqualsRead(t *testing.T) {
+	st, _ := openStore(t)
+	g := generate(t, st, 3000)
+	if g.lastSeq < 1100 {
+		t.Fatalf("stream of %d commits is too short for ReadRange", g.lastSeq)
+	}
+	if _, ok := st.(projections.RangeSource); !ok {
+		t.Fatal("the JetStream store has no ReadRange")
+	}
+	want := rebuild(t, st) // to 0: Read
+	db := openDB(t, "")
+	res := catchUp(t, db, st, g.lastSeq)
+	if got := dump(t, db); got != want || res.To != g.lastSeq {
+		t.Fatalf("catch-up to %d reached %d; dump differs from Read's: %s", g.lastSeq, res.To, firstDiff(want, got))
 	}
 }

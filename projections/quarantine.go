@@ -74,33 +74,31 @@ type quarantineRows struct {
 	rows []quarantineRow
 }
 
-func (c *quarantineRows) write(w *writer) error {
-	if len(c.rows) == 0 {
-		return nil
-	}
-	put := w.stmt(c.st.put)
-	for i := range c.rows {
-		r := &c.rows[i]
-		if r.Kind == QuarantineMissing && r.Seq > 1 {
-			// The rest of a run an earlier catch-up stopped inside:
-			// extend its row, so the rows are a rebuild's.
-			res, err := w.tx.ExecContext(w.ctx, `UPDATE quarantined SET lastSeq = ? WHERE kind = ? AND lastSeq = ?`,
+func (c *quarantineRows) snapshot(w *writer) {
+	for _, r := range c.rows {
+		if r.Kind != QuarantineMissing || r.Seq <= 1 {
+			w.put(c.st.put, r.values())
+			continue
+		}
+		// The rest of a run an earlier catch-up stopped inside: extend
+		// its row, so the rows are a rebuild's.
+		put := c.st.put
+		w.custom(func(tx *txWriter) error {
+			res, err := tx.tx.ExecContext(tx.ctx, `UPDATE quarantined SET lastSeq = ? WHERE kind = ? AND lastSeq = ?`,
 				int64(r.LastSeq), QuarantineMissing, int64(r.Seq-1))
 			if err != nil {
 				return err
 			}
 			if n, _ := res.RowsAffected(); n > 0 {
-				continue
+				return nil
 			}
-		}
-		if err := w.exec(put, r.values()); err != nil {
-			return err
-		}
+			return tx.exec(put, r.values())
+		})
 	}
-	return nil
+	c.rows = c.rows[:0]
 }
 
-func (c *quarantineRows) written() { c.rows = c.rows[:0] }
+func (c *quarantineRows) written() {}
 
 // Quarantined lists the quarantined messages and missing runs in stream
 // order.

@@ -10,11 +10,14 @@ import (
 
 // rows is one table's cache during a catch-up: what the table folded
 // since the last flush, written by the flush inside its transaction.
+// The flush writes on its own goroutine while folding goes on, so a
+// cache hands it copies.
 type rows interface {
-	// write writes the rows changed since the last flush.
-	write(w *writer) error
-	// written is called once the flush's transaction committed: the
-	// rows are clean again.
+	// snapshot adds the rows changed since the last flush to w, with
+	// their values as they are now, and marks them clean.
+	snapshot(w *writer)
+	// written is called on the folding goroutine once the transaction
+	// of the last snapshot committed.
 	written()
 }
 
@@ -39,6 +42,10 @@ type prepared struct {
 	t        *table
 	db       *DB
 	put, get *sql.Stmt
+	// cacheRows bounds a keyed cache after each flush ([WithCacheRows]);
+	// readBack counts the rows it reads back ([Result].ReadBack).
+	cacheRows int
+	readBack  *int
 }
 
 func (st *prepared) close() {
@@ -49,26 +56,55 @@ func (st *prepared) close() {
 	}
 }
 
-// writer executes a flush's statements in its transaction, counting the
-// rows for [WithFailAfter].
+// writer collects a flush's rows: each a statement and its arguments,
+// or an operation of its own (do), run in the flush's transaction by
+// [Projector.write].
 type writer struct {
-	ctx context.Context
-	tx  *sql.Tx
-	p   *Projector
+	table string // the table whose rows are being added
+	ops   []writeOp
 }
 
-// stmt returns st bound to the transaction.
-func (w *writer) stmt(st *sql.Stmt) *sql.Stmt { return w.tx.StmtContext(w.ctx, st) }
+type writeOp struct {
+	table string
+	st    *sql.Stmt
+	args  []any
+	// do, when set, runs instead of st (it calls exec for its rows).
+	do func(tx *txWriter) error
+}
 
-// exec writes one row with st (bound by stmt).
-func (w *writer) exec(st *sql.Stmt, args []any) error {
+// put adds one row written with st.
+func (w *writer) put(st *sql.Stmt, args []any) {
+	w.ops = append(w.ops, writeOp{table: w.table, st: st, args: args})
+}
+
+// custom adds an operation of the table's own.
+func (w *writer) custom(do func(tx *txWriter) error) {
+	w.ops = append(w.ops, writeOp{table: w.table, do: do})
+}
+
+// txWriter runs a flush's operations in its transaction, counting the
+// rows for [WithFailAfter].
+type txWriter struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	p     *Projector
+	bound map[*sql.Stmt]*sql.Stmt
+}
+
+// exec writes one row with st (a prepared statement of the catch-up).
+func (w *txWriter) exec(st *sql.Stmt, args []any) error {
 	if w.p.failAfter > 0 {
 		w.p.written++
 		if w.p.written >= w.p.failAfter {
 			return ErrInjected
 		}
 	}
-	_, err := st.ExecContext(w.ctx, args...)
+	b := w.bound[st]
+	if b == nil {
+		b = w.tx.StmtContext(w.ctx, st)
+		w.bound[st] = b
+	}
+	_, err := b.ExecContext(w.ctx, args...)
 	return err
 }
 
@@ -98,10 +134,15 @@ type evictable interface{ done() bool }
 // keyed caches a table of aggregates: a row per (agent, envelope key),
 // read back from the table the first time a catch-up meets the key
 // (unless fresh says the event opens a new one), folded in memory, and
-// upserted at the flush when it changed.
+// upserted at the flush when it changed. After each flush the cache is
+// bounded: a finished row ([evictable]) leaves it, and of the others the
+// least recently folded leave until at most [prepared].cacheRows stay; a
+// row that left is read back from the table when its key comes again.
 func keyed(newRow func(k key) keyedRow, fresh func(events.Payload) bool) cacheOf {
 	return cacheOf{loads: true, newRows: func(st prepared) rows {
-		return &keyedRows{st: st, newRow: newRow, fresh: fresh, rows: map[key]*keyedEntry{}}
+		c := &keyedRows{st: st, newRow: newRow, fresh: fresh, rows: map[key]*keyedEntry{}}
+		c.lru.prev, c.lru.next = &c.lru, &c.lru
+		return c
 	}}
 }
 
@@ -110,13 +151,35 @@ type keyedRows struct {
 	newRow func(k key) keyedRow
 	fresh  func(events.Payload) bool
 	rows   map[key]*keyedEntry
-	dirty  []*keyedEntry // changed since the last flush, in fold order
+	dirty  []*keyedEntry // changed since the last snapshot, in fold order
+	// flushed are the entries of the last snapshot, until it committed.
+	flushed []*keyedEntry
+	// lru is the sentinel of the ring of cached entries, the most
+	// recently folded first.
+	lru keyedEntry
 }
 
 type keyedEntry struct {
 	key
-	row   keyedRow
-	dirty bool
+	row        keyedRow
+	dirty      bool
+	prev, next *keyedEntry // the ring of keyedRows.lru
+}
+
+// unlink takes e out of the ring.
+func (e *keyedEntry) unlink() {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+}
+
+// toFront puts e (in the ring or not) first after head.
+func (e *keyedEntry) toFront(head *keyedEntry) {
+	if e.prev != nil {
+		e.unlink()
+	}
+	e.prev, e.next = head, head.next
+	head.next.prev = e
+	head.next = e
 }
 
 func (c *keyedRows) fold(ctx context.Context, ev *events.Event) error {
@@ -131,6 +194,9 @@ func (c *keyedRows) fold(ctx context.Context, ev *events.Event) error {
 		}
 		e = &keyedEntry{key: k, row: r}
 		c.rows[k] = e
+	}
+	if c.lru.next != e {
+		e.toFront(&c.lru)
 	}
 	e.row.fold(ev)
 	if !e.dirty {
@@ -152,30 +218,37 @@ func (c *keyedRows) load(ctx context.Context, k key, r keyedRow) error {
 	if err := r.loaded(k.id); err != nil {
 		return &DBError{Path: c.st.db.path, Detail: c.st.t.name + "." + err.Error(), Err: ErrCorrupt}
 	}
+	*c.st.readBack++
 	return nil
 }
 
-func (c *keyedRows) write(w *writer) error {
-	if len(c.dirty) == 0 {
-		return nil
-	}
-	put := w.stmt(c.st.put)
+func (c *keyedRows) snapshot(w *writer) {
 	for _, e := range c.dirty {
-		if err := w.exec(put, e.row.values()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (c *keyedRows) written() {
-	for _, e := range c.dirty {
+		w.put(c.st.put, e.row.values())
 		e.dirty = false
-		if ev, ok := e.row.(evictable); ok && ev.done() {
-			delete(c.rows, e.key)
+	}
+	c.flushed, c.dirty = append(c.flushed[:0], c.dirty...), c.dirty[:0]
+}
+
+// written lets the finished rows of the committed snapshot go, then the
+// least recently folded clean rows beyond the bound. A row folded again
+// since the snapshot is dirty and stays.
+func (c *keyedRows) written() {
+	for _, e := range c.flushed {
+		if ev, ok := e.row.(evictable); ok && !e.dirty && e.prev != nil && ev.done() {
+			c.evict(e)
 		}
 	}
-	c.dirty = c.dirty[:0]
+	c.flushed = c.flushed[:0]
+	for len(c.rows) > c.st.cacheRows && !c.lru.prev.dirty && c.lru.prev != &c.lru {
+		c.evict(c.lru.prev)
+	}
+}
+
+// evict drops e from the cache.
+func (c *keyedRows) evict(e *keyedEntry) {
+	e.unlink()
+	delete(c.rows, e.key)
 }
 
 // appended caches a table with a row per event (fallback_decisions):
@@ -202,20 +275,14 @@ func (c *appendedRows[R]) fold(_ context.Context, ev *events.Event) error {
 	return nil
 }
 
-func (c *appendedRows[R]) write(w *writer) error {
-	if len(c.rows) == 0 {
-		return nil
-	}
-	put := w.stmt(c.st.put)
+func (c *appendedRows[R]) snapshot(w *writer) {
 	for i := range c.rows {
-		if err := w.exec(put, c.values(&c.rows[i])); err != nil {
-			return err
-		}
+		w.put(c.st.put, c.values(&c.rows[i]))
 	}
-	return nil
+	c.rows = c.rows[:0]
 }
 
-func (c *appendedRows[R]) written() { c.rows = c.rows[:0] }
+func (c *appendedRows[R]) written() {}
 
 // b2i stores a bool as 0/1.
 func b2i(b bool) int64 {

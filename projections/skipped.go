@@ -49,23 +49,13 @@ func (c *skipRows) add(log *slog.Logger, typ string, seq uint64, why string) {
 	s.dirty = true
 }
 
-func (c *skipRows) write(w *writer) error {
-	if len(c.rows) == 0 {
-		return nil
-	}
-	put := w.stmt(c.st.put)
+func (c *skipRows) snapshot(w *writer) {
 	for _, s := range c.rows {
 		if s.dirty {
-			if err := w.exec(put, []any{s.typ, s.count, int64(s.firstSeq), int64(s.lastSeq)}); err != nil {
-				return err
-			}
+			w.put(c.st.put, []any{s.typ, s.count, int64(s.firstSeq), int64(s.lastSeq)})
+			s.dirty, s.count = false, 0 // count is the delta since the last flush
 		}
 	}
-	return nil
 }
 
-func (c *skipRows) written() {
-	for _, s := range c.rows {
-		s.dirty, s.count = false, 0 // count is the delta since the last flush
-	}
-}
+func (c *skipRows) written() {}

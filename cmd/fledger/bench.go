@@ -22,10 +22,10 @@ func newBenchCmd(_ *globals) *cobra.Command {
 		Long: `bench starts fresh embedded servers in a temporary directory (never --data)
 and measures, in one process: the raw limits first (JetStream sync and async
 publish with and without fsync per write, fsync, SQLite batched upsert,
-ordered-consumer read, a raw read+decode+upsert pipeline), then fledger's
+ordered-consumer read bytes only and with decode), then fledger's
 figures next to them (classification over every fixture vector,
 decide-and-append latency and attempts/s for a realistic mix, projection
-rebuild events/s and peak heap), with the ratio of each to its limit and
+rebuild events/s and its live-heap growth), with the ratio of each to its limit and
 the design's bars; then a concurrency sweep on fresh sync-always servers:
 turns/s, p50/p99 per turn, commits and conflicts at 1, 8, 64 and 256
 concurrent turns through the Go engine and at 1, 8, 16, 64 and 256 HTTP

@@ -1,9 +1,9 @@
 // Package bench is `fledger bench`: in one process, on fresh embedded
 // servers in a temporary directory, it measures this machine's raw limits
-// (JetStream publish and read, fsync, SQLite batched upsert, a raw
-// read+decode+upsert pipeline) and then fledger's own figures
-// (classification, decide-and-append, projection rebuild, peak heap) next
-// to them, as ratios, because the machine is shared and noisy.
+// (JetStream publish, ordered read with and without decode, fsync, SQLite
+// batched upsert) and then fledger's own figures (classification,
+// decide-and-append, projection rebuild, its heap growth) next to them, as
+// ratios, because the machine is shared and noisy.
 package bench
 
 import (
@@ -269,7 +269,7 @@ func (b *runner) all() (*Report, error) {
 			return nil, err
 		}
 	}
-	// 4. Rebuild: fill, raw read, raw pipeline, rebuild.
+	// 4. Rebuild: fill, raw reads, rebuild, raw reads again.
 	rbSt, err := b.open("rebuild", false)
 	if err != nil {
 		return nil, err

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -218,56 +217,6 @@ func rawRead(ctx context.Context, st events.Store, last uint64) (float64, int64,
 		bytes += int64(len(data))
 	}
 	return rate(int(last), time.Since(start)), bytes, nil
-}
-
-// rawPipeline is the design's "pipeline" (jetstream-sqlite-limits.md) on
-// fledger's own stream, without fledger: an ordered consumer reads each
-// commit, encoding/json decodes it into an events.Commit (payloads kept as
-// raw JSON), and every event becomes one prepared UPSERT keyed by agent
-// and aggregate key, 1000 rows and a checkpoint update per transaction, on
-// one goroutine. It returns events/s: the raw read+decode+upsert rate a
-// rebuild is compared with.
-func rawPipeline(ctx context.Context, st events.Store, path string, last uint64) (float64, int, error) {
-	db, err := rawTable(ctx, path)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer db.Close()
-	w, err := newBatchWriter(ctx, db)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer w.close()
-	start := time.Now()
-	it, err := events.NewRawReader(ctx, st)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer it.Stop()
-	var seq uint64
-	for seq < last {
-		var data []byte
-		seq, data, err = it.NextSeq()
-		if err != nil {
-			return 0, 0, err
-		}
-		var c events.Commit
-		if err := json.Unmarshal(data, &c); err != nil {
-			return 0, 0, fmt.Errorf("decode %d: %w", seq, err)
-		}
-		for i := range c.Events {
-			e := &c.Events[i]
-			if err := w.row(seq, e.Agent, string(e.Aggregate)+"/"+e.Key, e.Type, int64(seq), e.At.UnixMilli(), i,
-				e.SchemaVersion, string(e.Aggregate), len(e.Payload), e.ID, e.CorrelationID, w.n%7, e.CausationID,
-				int64(seq), w.n); err != nil {
-				return 0, 0, err
-			}
-		}
-	}
-	if err := w.flush(seq); err != nil {
-		return 0, 0, err
-	}
-	return rate(w.n, time.Since(start)), w.n, nil
 }
 
 // publishFill publishes generated commits asynchronously to fledger's

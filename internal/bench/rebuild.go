@@ -90,19 +90,25 @@ func fill(ctx context.Context, st events.Store, n int) (fillResult, error) {
 	return res, nil
 }
 
-// heapSampler tracks the peak of live+unswept heap objects
-// (runtime/metrics /memory/classes/heap/objects:bytes), sampled every
-// 5 ms. It is the whole process's heap: projector, SQLite (modernc is
-// pure Go) and the embedded NATS server together.
+// heapSampler tracks the peak of the live heap (runtime/metrics
+// /gc/heap/live:bytes: the heap objects marked live by the last GC, so
+// garbage not yet collected does not count), sampled every
+// heapSamplePeriod. It is the whole process's heap: projector, SQLite
+// (modernc is pure Go) and the embedded NATS server together.
 type heapSampler struct {
 	stop chan struct{}
 	done chan struct{}
 	peak uint64
 }
 
-const heapMetric = "/memory/classes/heap/objects:bytes"
+const (
+	heapMetric       = "/gc/heap/live:bytes"
+	heapSamplePeriod = 2 * time.Millisecond
+)
 
-func heapNow() uint64 {
+// heapLive collects garbage and returns the live heap.
+func heapLive() uint64 {
+	runtime.GC()
 	s := []metrics.Sample{{Name: heapMetric}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
@@ -112,7 +118,7 @@ func startHeapSampler() *heapSampler {
 	h := &heapSampler{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(h.done)
-		t := time.NewTicker(5 * time.Millisecond)
+		t := time.NewTicker(heapSamplePeriod)
 		defer t.Stop()
 		s := []metrics.Sample{{Name: heapMetric}}
 		for {
@@ -128,10 +134,13 @@ func startHeapSampler() *heapSampler {
 	return h
 }
 
-func (h *heapSampler) finish() uint64 {
+// finish takes a last sample after a final GC (what the rebuild still
+// holds), stops the sampler and returns the peak and that final sample.
+func (h *heapSampler) finish() (peak, final uint64) {
+	final = heapLive()
 	close(h.stop)
 	<-h.done
-	return h.peak
+	return max(h.peak, final), final
 }
 
 // rebuildResult is one projection rebuild.
@@ -139,31 +148,140 @@ type rebuildResult struct {
 	Events    int
 	Elapsed   time.Duration
 	PerSecond float64
-	// BaseHeap is the heap after a GC just before the rebuild, PeakHeap
-	// the highest sample during it (bytes).
-	BaseHeap, PeakHeap uint64
+	// ReadBack is the rows the bounded cache read back (Result.ReadBack).
+	ReadBack int
+	// BaseHeap is the live heap after a GC just before the rebuild,
+	// PeakHeap the highest sample during it, FinalHeap the live heap after
+	// a GC at its end (bytes).
+	BaseHeap, PeakHeap, FinalHeap uint64
+}
+
+// Growth is the peak live heap during the rebuild minus the live heap
+// before it (bytes, 0 when it never rose).
+func (r rebuildResult) Growth() uint64 {
+	if r.PeakHeap < r.BaseHeap {
+		return 0
+	}
+	return r.PeakHeap - r.BaseHeap
 }
 
 // rebuild folds the whole stream into a fresh projection database in dir
 // (projections.Open + Projector.CatchUp, what `fledger replay rebuild`
-// does) and samples the heap meanwhile.
+// does) and samples the live heap meanwhile.
 func rebuild(ctx context.Context, st events.Store, dir string, last uint64) (rebuildResult, error) {
 	db, err := projections.Open(ctx, filepath.Join(dir, "rebuild.sqlite"))
 	if err != nil {
 		return rebuildResult{}, err
 	}
 	defer db.Close()
-	runtime.GC()
-	res := rebuildResult{BaseHeap: heapNow()}
+	res := rebuildResult{BaseHeap: heapLive()}
 	h := startHeapSampler()
 	r, err := projections.NewProjector(db).CatchUp(ctx, st, last)
-	res.PeakHeap = h.finish()
+	res.PeakHeap, res.FinalHeap = h.finish()
 	if err != nil {
 		return res, err
 	}
-	res.Events, res.Elapsed = r.Events, r.Elapsed
+	res.Events, res.Elapsed, res.ReadBack = r.Events, r.Elapsed, r.ReadBack
 	res.PerSecond = rate(r.Events, r.Elapsed)
 	return res, nil
+}
+
+// rawDecode reads the first last messages of fledger's stream with an
+// ordered consumer, as rawRead, and decodes each with the events
+// package's decoder (Registry.DecodeCommit, what the store's reads do),
+// on one goroutine. It returns events/s and the events decoded.
+func rawDecode(ctx context.Context, st events.Store, last uint64) (float64, int, error) {
+	reg := events.NewCatalogRegistry()
+	start := time.Now()
+	it, err := events.NewRawReader(ctx, st)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer it.Stop()
+	n := 0
+	for i := uint64(0); i < last; i++ {
+		seq, subj, data, err := it.NextMsg()
+		if err != nil {
+			return 0, 0, err
+		}
+		evs, err := reg.DecodeCommit(data, seq, subj)
+		if err != nil {
+			return 0, 0, fmt.Errorf("decode %d: %w", seq, err)
+		}
+		n += len(evs)
+	}
+	return rate(n, time.Since(start)), n, nil
+}
+
+// rebuildRows fills rbSt, a fresh stream, and measures on it, in this
+// order: the raw ordered read (bytes only) and the raw ordered read with
+// the events package's decode, the projections rebuild with the live heap
+// sampled, then both raw reads again. Each raw limit is the mean of its
+// two runs, which bracket the rebuild in time (on a shared machine the
+// load moves within a minute); the rebuild's bar is half the bytes-only
+// rate, the heap's 100 MiB of growth.
+func (b *runner) rebuildRows(rbSt events.Store) error {
+	b.progress("fill: generating %d events", b.sz.events)
+	fr, err := fill(b.ctx, rbSt, b.sz.events)
+	if err != nil {
+		return fmt.Errorf("fill: %w", err)
+	}
+	b.rep.Notes = append(b.rep.Notes, fmt.Sprintf("rebuild stream: %d events in %d commits (%.2f events/commit), generated with the policy deciders and published async in %.1f s",
+		fr.Events, fr.Commits, float64(fr.Events)/float64(fr.Commits), fr.Elapsed.Seconds()))
+	evc := float64(fr.Events) / float64(fr.Commits)
+	var reads, decodes [2]float64
+	var bytes int64
+	raw := func(i int) error {
+		b.progress("raw ordered-consumer read (%d of 2)", i+1)
+		rr, rb, err := rawRead(b.ctx, rbSt, fr.LastSeq)
+		if err != nil {
+			return err
+		}
+		reads[i], bytes = rr*evc, rb
+		b.progress("raw ordered-consumer read + decode (%d of 2)", i+1)
+		dr, dn, err := rawDecode(b.ctx, rbSt, fr.LastSeq)
+		if err != nil {
+			return err
+		}
+		if dn != fr.Events {
+			return fmt.Errorf("raw decode read %d events, the stream has %d", dn, fr.Events)
+		}
+		decodes[i] = dr
+		return nil
+	}
+	if err := raw(0); err != nil {
+		return err
+	}
+	b.progress("rebuild %d events", fr.Events)
+	rbr, err := rebuild(b.ctx, rbSt, b.tmp, fr.LastSeq)
+	if err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	if rbr.Events != fr.Events {
+		return fmt.Errorf("rebuild folded %d events, the stream has %d", rbr.Events, fr.Events)
+	}
+	if err := raw(1); err != nil {
+		return err
+	}
+	b.addLimit("read", Measure{Name: "js ordered consumer read", Value: (reads[0] + reads[1]) / 2, Unit: "events/s",
+		Detail: fmt.Sprintf("bytes only, %d msgs of %d B avg; mean of %s before and %s after the rebuild",
+			fr.LastSeq, bytes/int64(max(fr.LastSeq, 1)), num(reads[0]), num(reads[1]))})
+	b.addLimit("read+decode", Measure{Name: "js ordered consumer read + decode", Value: (decodes[0] + decodes[1]) / 2, Unit: "events/s",
+		Detail: fmt.Sprintf("each commit decoded by events.Registry.DecodeCommit on the reading goroutine; mean of %s before and %s after the rebuild",
+			num(decodes[0]), num(decodes[1]))})
+	read, decode := b.lim["read"], b.lim["read+decode"]
+	rbm := Measure{Name: "rebuild (projections CatchUp)", Value: rbr.PerSecond, Unit: "events/s",
+		Detail: fmt.Sprintf("%d events in %.2f s; ordered-consumer read decoded on %d goroutines, the fold on the projector's, each batch written to SQLite on another; %d rows read back by the bounded cache",
+			rbr.Events, rbr.Elapsed.Seconds(), runtime.GOMAXPROCS(0), rbr.ReadBack)}
+	growth := float64(rbr.Growth()) / (1 << 20)
+	b.rep.Rows = append(b.rep.Rows,
+		barRow(rbm, read, "≥ 50% of raw ordered read", rbr.PerSecond >= 0.5*read.Value),
+		barRow(Measure{Name: "rebuild vs raw read + decode", Value: rbr.PerSecond, Unit: "events/s"}, decode, "", true),
+		barRow(Measure{Name: fmt.Sprintf("heap growth, rebuild of %d events", rbr.Events), Value: growth, Unit: "MiB",
+			Detail: fmt.Sprintf("peak live heap (%s, sampled every %s, and after a final GC) minus the live heap before: %.1f → %.1f MiB peak, %.1f MiB after; whole process (server + projector + SQLite)",
+				heapMetric, heapSamplePeriod, float64(rbr.BaseHeap)/(1<<20), float64(rbr.PeakHeap)/(1<<20), float64(rbr.FinalHeap)/(1<<20))},
+			nil, "< 100 MiB", growth < 100))
+	return nil
 }
 
 // stepHarness holds a started turn on a config with k profiles per

@@ -120,55 +120,6 @@ func (b *runner) decideRows(jss map[string]*events.RawBench, syncSt, ivSt events
 	return nil
 }
 
-// rebuildRows fills rbSt, a fresh stream, measures the raw read and the
-// raw read+decode+upsert pipeline, and then the projections rebuild.
-func (b *runner) rebuildRows(rbSt events.Store) error {
-	b.progress("fill: generating %d events", b.sz.events)
-	fr, err := fill(b.ctx, rbSt, b.sz.events)
-	if err != nil {
-		return fmt.Errorf("fill: %w", err)
-	}
-	b.rep.Notes = append(b.rep.Notes, fmt.Sprintf("rebuild stream: %d events in %d commits (%.2f events/commit), generated with the policy deciders and published async in %.1f s",
-		fr.Events, fr.Commits, float64(fr.Events)/float64(fr.Commits), fr.Elapsed.Seconds()))
-	evc := float64(fr.Events) / float64(fr.Commits)
-	b.progress("raw ordered-consumer read")
-	rr, rb, err := rawRead(b.ctx, rbSt, fr.LastSeq)
-	if err != nil {
-		return err
-	}
-	b.addLimit("read", Measure{Name: "js ordered consumer read", Value: rr * evc, Unit: "events/s",
-		Detail: fmt.Sprintf("%.0f msg/s, %d msgs of %d B avg, bytes only", rr, fr.LastSeq, rb/int64(max(fr.LastSeq, 1)))})
-	b.progress("raw pipeline (read + json decode + upsert)")
-	pr, pn, err := rawPipeline(b.ctx, rbSt, filepath.Join(b.tmp, "pipeline.sqlite"), fr.LastSeq)
-	if err != nil {
-		return err
-	}
-	if pn != fr.Events {
-		return fmt.Errorf("pipeline upserted %d events, the stream has %d", pn, fr.Events)
-	}
-	b.addLimit("pipeline", Measure{Name: "raw pipeline read+decode+upsert", Value: pr, Unit: "events/s",
-		Detail: "ordered consumer → encoding/json Commit → 1 upsert/event, 1000/tx, one goroutine"})
-	serial := 1 / (1/b.lim["read"].Value + 1/b.lim["upsert"].Value)
-	b.addLimit("read+upsert", Measure{Name: "read then upsert, serial (no decode)", Value: serial, Unit: "events/s",
-		Detail: "1 / (1/read + 1/upsert)"})
-	b.progress("rebuild %d events", fr.Events)
-	rbr, err := rebuild(b.ctx, rbSt, b.tmp, fr.LastSeq)
-	if err != nil {
-		return fmt.Errorf("rebuild: %w", err)
-	}
-	if rbr.Events != fr.Events {
-		return fmt.Errorf("rebuild folded %d events, the stream has %d", rbr.Events, fr.Events)
-	}
-	rbm := Measure{Name: "rebuild (projections CatchUp)", Value: rbr.PerSecond, Unit: "events/s",
-		Detail: fmt.Sprintf("%d events in %.2f s", rbr.Events, rbr.Elapsed.Seconds())}
-	b.rep.Rows = append(b.rep.Rows,
-		barRow(rbm, b.lim["pipeline"], "≥ 50% of pipeline", rbr.PerSecond >= 0.5*pr),
-		barRow(Measure{Name: "rebuild vs serial read+upsert", Value: rbr.PerSecond, Unit: "events/s"}, b.lim["read+upsert"], "", true),
-		barRow(Measure{Name: fmt.Sprintf("peak heap, rebuild of %d events", rbr.Events), Value: float64(rbr.PeakHeap) / (1 << 20), Unit: "MiB",
-			Detail: fmt.Sprintf("heap objects, whole process (server + projector + SQLite); %.1f MiB before", float64(rbr.BaseHeap)/(1<<20))}, nil, "", true))
-	return nil
-}
-
 // stepRows measures one step decision with 1, 10 and 100 profiles per
 // provider.
 func (b *runner) stepRows() error {

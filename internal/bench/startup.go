@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"time"
 
 	"github.com/fledger/fledger/engine"
@@ -51,12 +50,10 @@ func startup(ctx context.Context, st events.Store, evs int) (startupResult, erro
 		e.Close()
 		return r, fmt.Errorf("engine start from sequence 1: a snapshot was stored already")
 	}
-	runtime.GC()
-	with := heapNow()
+	with := heapLive()
 	e.Close() // saves a snapshot at the stream's end
 	e = nil   // the state is garbage now: what it held is the difference
-	runtime.GC()
-	r.StateHeap = int64(with) - int64(heapNow())
+	r.StateHeap = int64(with) - int64(heapLive())
 	for range 3 {
 		t := time.Now()
 		e, err := engine.New(ctx, st, startupAgent, quiet)
