@@ -128,6 +128,7 @@ type committer struct {
 	// inflight counts the messages sent per subject and not answered yet.
 	known      map[string]uint64
 	knownOrder []knownWrite
+	knownNext  int // once knownOrder is full: the index of its oldest entry
 	inflight   map[string]int
 	wake       chan struct{}
 	slots      chan struct{}
@@ -292,14 +293,19 @@ func (c *committer) answeredLocked(p *pendingPub, ack *jetstream.PubAck) {
 		return
 	}
 	c.known[subj] = ack.Sequence
-	c.knownOrder = append(c.knownOrder, knownWrite{subj, ack.Sequence})
-	if len(c.knownOrder) > knownMax {
-		old := c.knownOrder[0]
-		if c.known[old.subject] == old.seq {
-			delete(c.known, old.subject)
-		}
-		c.knownOrder = append(c.knownOrder[:0:0], c.knownOrder[1:]...)
+	w := knownWrite{subj, ack.Sequence}
+	if len(c.knownOrder) < knownMax {
+		c.knownOrder = append(c.knownOrder, w)
+		return
 	}
+	// Full: knownOrder is a ring, knownNext its oldest entry, which the
+	// new one replaces (no copy of the whole order per append).
+	old := c.knownOrder[c.knownNext]
+	if c.known[old.subject] == old.seq {
+		delete(c.known, old.subject)
+	}
+	c.knownOrder[c.knownNext] = w
+	c.knownNext = (c.knownNext + 1) % knownMax
 }
 
 // lastOf is the last known sequence of guard: a subject, or a filter with

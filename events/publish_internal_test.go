@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -133,5 +134,31 @@ func TestGroupCommit_DuplicateAckDoesNotMoveKnown(t *testing.T) {
 	}
 	if c.inflight[p.msg.Subject] != 0 {
 		t.Fatalf("still in flight: %d", c.inflight[p.msg.Subject])
+	}
+}
+
+// TestGroupCommit_KnownIsBoundedRing: past knownMax written subjects the
+// oldest is forgotten, one per append, and the newest stay known.
+func TestGroupCommit_KnownIsBoundedRing(t *testing.T) {
+	c := &committer{known: map[string]uint64{}, inflight: map[string]int{}}
+	const n = knownMax + 10
+	for i := 1; i <= n; i++ {
+		p := &pendingPub{msg: &nats.Msg{Subject: fmt.Sprintf("fledger.main.turn.t%d", i)}}
+		c.inflight[p.msg.Subject]++
+		c.answeredLocked(p, &jetstream.PubAck{Stream: StreamName, Sequence: uint64(i)})
+	}
+	if len(c.known) != knownMax || len(c.knownOrder) != knownMax {
+		t.Fatalf("known %d, order %d, want %d each", len(c.known), len(c.knownOrder), knownMax)
+	}
+	for _, tc := range []struct {
+		i    int
+		want uint64
+	}{{1, 0}, {10, 0}, {11, 11}, {n, n}} {
+		if got := c.known[fmt.Sprintf("fledger.main.turn.t%d", tc.i)]; got != tc.want {
+			t.Errorf("known t%d = %d, want %d", tc.i, got, tc.want)
+		}
+	}
+	if c.knownNext != 10 {
+		t.Errorf("knownNext %d, want 10", c.knownNext)
 	}
 }
