@@ -32,6 +32,8 @@ type options struct {
 	keepFinished  int
 	snapshotEvery uint64
 	logger        *slog.Logger
+	// snapshotsReadOnly: see WithSnapshotsReadOnly.
+	snapshotsReadOnly bool
 }
 
 // DefaultFinishedTurns is how many finished turns an engine keeps in
@@ -64,6 +66,16 @@ func WithFinishedTurns(k int) Option {
 func WithSnapshotEvery(n uint64) Option {
 	return func(o *options) error {
 		o.snapshotEvery = n
+		return nil
+	}
+}
+
+// WithSnapshotsReadOnly makes the engine start from its agent's stored
+// snapshot as usual but never save one (`fledger view`, a reader: it
+// records nothing, and a reader's credentials may not write).
+func WithSnapshotsReadOnly() Option {
+	return func(o *options) error {
+		o.snapshotsReadOnly = true
 		return nil
 	}
 }

@@ -72,7 +72,7 @@ type snapshotter struct {
 // and its store keeps them.
 func (e *Engine) startSnapshots() {
 	ss, ok := e.store.(events.Snapshots)
-	if !ok || e.opt.snapshotEvery == 0 {
+	if !ok || e.opt.snapshotEvery == 0 || e.opt.snapshotsReadOnly {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -353,3 +353,31 @@ func TestSnapshot_ConcurrentEngines(t *testing.T) {
 	}
 	sameState(t, "restored vs FoldTo the end", foldedFromOne(t, st, 4), stateOf(t, last))
 }
+
+// TestSnapshot_ReadOnlyLoadsButNeverSaves: an engine with
+// WithSnapshotsReadOnly (fledger view) starts from the stored snapshot
+// and, after commits of its agent and Close, leaves it as it was.
+func TestSnapshot_ReadOnlyLoadsButNeverSaves(t *testing.T) {
+	ctx, st, clock := memFixture(t)
+	e1 := newEngine(t, st, clock)
+	_, _ = e1.RunTurn(ctx, TurnRequest{TurnID: "t0", Session: "s1"}, script{"anthropic/claude-sonnet-4": rateLimit()})
+	e1.Close()
+	ss := st.(events.Snapshots)
+	before, seq, err := ss.LoadSnapshot(ctx, "main")
+	testutil.NoError(t, err)
+
+	e2 := newEngineNoConfig(t, st, clock, WithSnapshotsReadOnly(), WithSnapshotEvery(1))
+	if e2.StartedFrom() != e1.Position() {
+		t.Fatalf("read-only engine started from %d, want the snapshot at %d", e2.StartedFrom(), e1.Position())
+	}
+	e4 := newEngineNoConfig(t, st, clock, WithSnapshotEvery(0)) // a writer that takes none
+	_, _ = e4.RunTurn(ctx, TurnRequest{TurnID: "t1", Session: "s1"}, script{"anthropic/claude-sonnet-4": rateLimit()})
+	testutil.NoError(t, e2.Sync(ctx))
+	e4.Close()
+	e2.Close()
+	after, seq2, err := ss.LoadSnapshot(ctx, "main")
+	testutil.NoError(t, err)
+	if seq2 != seq || !bytes.Equal(after, before) {
+		t.Fatalf("the stored snapshot moved from seq %d to %d under a read-only engine", seq, seq2)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -149,8 +150,13 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{cfg: cfg, engines: map[string]*engine.Engine{}}
+	opts := cfg.EngineOptions
+	if cfg.ReadOnly {
+		// A read-only server stores nothing, snapshots included.
+		opts = append(slices.Clip(opts), engine.WithSnapshotsReadOnly())
+	}
 	for _, a := range cfg.Agents {
-		e, err := engine.New(ctx, cfg.Store, a, cfg.EngineOptions...)
+		e, err := engine.New(ctx, cfg.Store, a, opts...)
 		if err != nil {
 			s.closeEngines()
 			return nil, fmt.Errorf("serve: agent %s: %w", a, err)

@@ -17,6 +17,10 @@ import (
 // MaxIDBytes bounds profile ids, provider names and agent ids.
 const MaxIDBytes = 256
 
+// MaxFallbacks bounds a fallbacks list of a config being checked or
+// applied (configs already stored are read whatever their length).
+const MaxFallbacks = 256
+
 // builder collects problems while it overlays a File on the defaults.
 // With bounds, durations and counts are also held to [MaxDurationMs] and
 // [MaxCount] (a file; not a stored config, see [Stored]).
@@ -208,6 +212,14 @@ func (b *builder) modelRef(path, s string, required bool) events.ModelRef {
 
 func (b *builder) modelRefs(path string, list []string) []events.ModelRef {
 	if list == nil {
+		return nil
+	}
+	if b.bounds && len(list) > MaxFallbacks {
+		// A chain is tried candidate by candidate on every turn: thousands
+		// of fallbacks is a generated or corrupt file, and would make
+		// every turn start (and a what-if) slow. Stored configs are read
+		// as they were.
+		b.bad(path, "lists %d models; the limit is %d", len(list), MaxFallbacks)
 		return nil
 	}
 	out := make([]events.ModelRef, 0, len(list))

@@ -2,9 +2,11 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -294,4 +296,28 @@ func TestLoadFile_Missing(t *testing.T) {
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("want ErrNotExist, got %v", err)
 	}
+}
+
+// TestParse_FallbacksBounded: a fallbacks list longer than MaxFallbacks
+// is refused naming its key when a config is checked or applied; the same
+// text stored on the stream still parses (history reads as it was).
+func TestParse_FallbacksBounded(t *testing.T) {
+	refs := make([]string, config.MaxFallbacks+1)
+	for i := range refs {
+		refs[i] = fmt.Sprintf("openai/gpt-%d", i)
+	}
+	text := "agents: {defaults: {model: {primary: anthropic/claude-opus-4-6, fallbacks: [" + strings.Join(refs, ", ") + "]}}}"
+	got := problems(t, text)
+	want := []string{"agents.defaults.model.fallbacks: lists 257 models; the limit is 256"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("problems %q, want %q", got, want)
+	}
+	l, err := config.Parse([]byte(text), "ConfigApplied x", config.Stored())
+	if err != nil {
+		t.Fatalf("stored config: %v", err)
+	}
+	if n := len(l.Policy.Defaults.Fallbacks); n != config.MaxFallbacks+1 {
+		t.Fatalf("stored config has %d fallbacks, want %d", n, config.MaxFallbacks+1)
+	}
+	mustParse(t, "agents: {defaults: {model: {primary: anthropic/claude-opus-4-6, fallbacks: ["+strings.Join(refs[:config.MaxFallbacks], ", ")+"]}}}")
 }
