@@ -313,7 +313,7 @@ func TestEviction_FinishedTurnsLookedUp(t *testing.T) {
 
 // TestSnapshot_ConcurrentEngines: three engines on one stream run turns
 // at once, taking snapshots every few sequences; each saved snapshot
-// equals the fold from sequence 1 to its seq, and an engine started last
+// equals the fold from the stream's first sequence to its seq, and an engine started last
 // (from the newest) has the state of the fold of the whole stream.
 func TestSnapshot_ConcurrentEngines(t *testing.T) {
 	ctx, st, clock := memFixture(t)

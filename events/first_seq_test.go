@@ -77,3 +77,14 @@ func TestFirstSeq_FreshStreamContinuesSequences(t *testing.T) {
 		t.Fatalf("read %v, followed %v; want %v and [1001 1002]", read, followed, want)
 	}
 }
+
+// TestFirstSeq_AboveExactIntRefused: a first sequence past 2^53-1 is
+// refused before anything is created, naming the limit.
+func TestFirstSeq_AboveExactIntRefused(t *testing.T) {
+	dir := t.TempDir()
+	_, err := events.Open(context.Background(), events.WithDataDir(dir), events.WithFirstSeq(events.MaxExactInt+1))
+	want := "events: first sequence 9007199254740992 is above 9007199254740991, the largest a JSON reader holds exactly"
+	if err == nil || err.Error() != want {
+		t.Fatalf("open: %v, want %q", err, want)
+	}
+}

@@ -207,6 +207,12 @@ func WithReplicas(n int) Option {
 // this start). 0 and 1 mean the beginning and check nothing.
 func WithFirstSeq(n uint64) Option {
 	return func(c *config) error {
+		if n > MaxExactInt {
+			// Sequences are read as numbers by JSON readers (from_seq,
+			// seq in every record): past 2^53-1 they are not exact, and
+			// near 2^64 the server's own state overflows.
+			return fmt.Errorf("events: first sequence %d is above %d, the largest a JSON reader holds exactly", n, uint64(MaxExactInt))
+		}
 		c.firstSeq = n
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -21,6 +22,12 @@ const SnapshotBucket = "FLEDGER_SNAPSHOTS"
 
 // ErrNoSnapshot: no snapshot is stored for the agent.
 var ErrNoSnapshot = errors.New("events: no snapshot stored")
+
+// ErrBadSnapshot is wrapped by a LoadSnapshot error for a stored object
+// that is not a snapshot fledger wrote (its metadata does not say at
+// which sequence it was taken): an engine discards it, and replay
+// --verify reports it as a failed check.
+var ErrBadSnapshot = errors.New("events: stored snapshot unreadable")
 
 // Snapshots keeps one engine snapshot per agent where it survives
 // restarts: the JetStream store in the object store [SnapshotBucket] on
@@ -42,8 +49,12 @@ type Snapshots interface {
 	SnapshotAgents(ctx context.Context) ([]string, error)
 }
 
-// snapshotSeqMeta is the object metadata key holding a snapshot's seq.
-const snapshotSeqMeta = "seq"
+// snapshotSeqMeta is the object metadata key holding a snapshot's seq;
+// snapshotStreamMeta the creation time of the stream it was taken on.
+const (
+	snapshotSeqMeta    = "seq"
+	snapshotStreamMeta = "stream_created"
+)
 
 // snapshotBucket opens the snapshot object store, creating it when create
 // is set (replicas and storage as the stream's). Without create a missing
@@ -89,7 +100,7 @@ func (s *store) LoadSnapshot(ctx context.Context, agent string) ([]byte, uint64,
 	}
 	seq, err := strconv.ParseUint(info.Metadata[snapshotSeqMeta], 10, 64)
 	if err != nil {
-		return nil, 0, fmt.Errorf("events: snapshot of agent %q: metadata seq %q: %w", agent, info.Metadata[snapshotSeqMeta], err)
+		return nil, 0, fmt.Errorf("%w: snapshot of agent %q: metadata seq %q: %v", ErrBadSnapshot, agent, info.Metadata[snapshotSeqMeta], err)
 	}
 	data, err := io.ReadAll(res)
 	if err != nil {
@@ -108,18 +119,25 @@ func (s *store) SaveSnapshot(ctx context.Context, agent string, seq uint64, data
 		return false, err
 	}
 	name := EncodeToken(agent)
+	created := s.stream.CachedInfo().Created.UTC().Format(time.RFC3339Nano)
 	info, err := obs.GetInfo(ctx, name)
 	switch {
 	case errors.Is(err, jetstream.ErrObjectNotFound):
 	case err != nil:
 		return false, fmt.Errorf("events: snapshot info of agent %q: %w", agent, err)
 	default:
-		if have, perr := strconv.ParseUint(info.Metadata[snapshotSeqMeta], 10, 64); perr == nil && have >= seq {
+		// Only a snapshot of this very stream at seq or later stands: one
+		// left by another incarnation of the stream (a backup restored in
+		// its place, a stream removed and created again) is replaced,
+		// whatever its seq, or it would keep every engine folding from
+		// sequence 1.
+		have, perr := strconv.ParseUint(info.Metadata[snapshotSeqMeta], 10, 64)
+		if perr == nil && have >= seq && info.Metadata[snapshotStreamMeta] == created {
 			return false, nil
 		}
 	}
 	meta := jetstream.ObjectMeta{Name: name, Description: "engine snapshot of agent " + agent,
-		Metadata: map[string]string{snapshotSeqMeta: strconv.FormatUint(seq, 10)}}
+		Metadata: map[string]string{snapshotSeqMeta: strconv.FormatUint(seq, 10), snapshotStreamMeta: created}}
 	if _, err := obs.Put(ctx, meta, bytes.NewReader(data)); err != nil {
 		return false, fmt.Errorf("events: put snapshot of agent %q: %w", agent, err)
 	}

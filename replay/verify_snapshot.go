@@ -31,9 +31,9 @@ func (c SnapshotCheck) String() string {
 	case c.Skipped != "":
 		return fmt.Sprintf("snapshot of agent %q at seq %d not compared: %s", c.Agent, c.Seq, c.Skipped)
 	case c.OK:
-		return fmt.Sprintf("snapshot of agent %q at seq %d equals the fold from sequence 1", c.Agent, c.Seq)
+		return fmt.Sprintf("snapshot of agent %q at seq %d equals the fold from the stream's first sequence", c.Agent, c.Seq)
 	}
-	return fmt.Sprintf("snapshot of agent %q at seq %d differs from the fold from sequence 1: %s", c.Agent, c.Seq, c.Problem)
+	return fmt.Sprintf("snapshot of agent %q at seq %d differs from the fold from the stream's first sequence: %s", c.Agent, c.Seq, c.Problem)
 }
 
 // VerifySnapshots checks the engine snapshot stored for each agent (only
@@ -61,6 +61,10 @@ func VerifySnapshots(ctx context.Context, st events.Store, agent string) ([]Snap
 		}
 		data, seq, err := ss.LoadSnapshot(ctx, a)
 		if errors.Is(err, events.ErrNoSnapshot) {
+			continue
+		}
+		if errors.Is(err, events.ErrBadSnapshot) {
+			out = append(out, SnapshotCheck{Agent: a, Problem: err.Error()})
 			continue
 		}
 		if err != nil {

@@ -107,8 +107,8 @@ func TestVerifySnapshots_Tampered(t *testing.T) {
 		sn   engine.Snapshot
 		want string
 	}{
-		{"changed field", changed, "differs from the fold from sequence 1: state.profiles"},
-		{"bad digest", badDigest, "differs from the fold from sequence 1: state digest"},
+		{"changed field", changed, "differs from the fold from the stream's first sequence: state.profiles"},
+		{"bad digest", badDigest, "differs from the fold from the stream's first sequence: state digest"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := json.Marshal(tc.sn)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fledger/fledger/engine"
+	"github.com/fledger/fledger/events"
 )
 
 func init() { register(newAuthCmd) }
@@ -70,14 +71,21 @@ func (f *authOrderFlags) add(cmd *cobra.Command, withProvider, required bool) {
 }
 
 // withEngine opens the store and an engine for agent (caught up with the
-// stream, so it decides under the config in force) and runs f.
+// stream, so it decides under the config in force) and runs f. A command
+// that only reads (g.Writes unset: auth order get) starts the engine from
+// its snapshot but saves none: it records nothing, and a reader's
+// credentials may not write.
 func withEngine(ctx context.Context, g *globals, agent string, f func(*engine.Engine) error) error {
 	st, err := openLedger(ctx, g)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	eng, err := engine.New(ctx, st, agent)
+	var opts []engine.Option
+	if !g.Writes || events.IsReadOnly(st) {
+		opts = append(opts, engine.WithSnapshotsReadOnly())
+	}
+	eng, err := engine.New(ctx, st, agent, opts...)
 	if err != nil {
 		return err
 	}
