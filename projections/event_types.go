@@ -12,8 +12,9 @@ var ignoredEvents = []struct {
 	event events.Payload
 	why   string
 }{
-	{events.ConfigApplied{}, "a configuration snapshot: the turns carry its hash (turns.configHash), no table has a row per config"},
-	{events.AuthOrderSet{}, "the auth-order aggregate is a decider input (the rotation order), not a projected row"},
+	// None since schema version 5: agent_spans folds every type (the
+	// ledger's first and last event times per agent). ConfigApplied and
+	// AuthOrderSet have no row of their own.
 }
 
 // eventTables maps each known event type to the tables that fold it, as
