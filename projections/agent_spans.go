@@ -9,14 +9,14 @@ import (
 // agentSpans is the agent_spans table: one row per agent (the empty
 // agent included), the time of its first event and the latest time of
 // its events (envelope times, Unix ms) and the sequence of its last
-// commit. It folds every event type of the catalog. The timeline's
+// commit. It folds every event type the projector knows. The timeline's
 // ledger_first and ledger_last are an agent's row; the latest lastAt of
 // all rows is the ledger's last event time.
 var agentSpans = register(&table{
 	name: "agent_spans", order: 90, key: 1, withoutRowID: true,
 	columns:    []column{text("agent"), millis("firstAt"), millis("lastAt"), integer("lastSeq")},
 	onConflict: "ON CONFLICT (agent) DO UPDATE SET lastAt = max(lastAt, excluded.lastAt), lastSeq = excluded.lastSeq",
-	folds:      events.Catalog(),
+	foldsAll:   true,
 	rows:       cacheOf{newRows: func(st prepared) rows { return &spanRows{st: st} }},
 })
 
