@@ -87,7 +87,7 @@ func (c *windowRows) load(ctx context.Context, k key) (*ProfileTrack, error) {
 		return nil, &DBError{Path: c.st.db.path, Detail: usageStats.name + "." + err.Error(), Err: ErrCorrupt}
 	}
 	tr.st, tr.Provider = r.st, r.st.Provider
-	open, err := c.st.db.windows(ctx, `WHERE agent = ? AND profileId = ? AND closeSeq = 0`, k.agent, k.id)
+	open, err := c.st.db.windows(ctx, c.st.db.sql, `WHERE agent = ? AND profileId = ? AND closeSeq = 0`, k.agent, k.id)
 	if err != nil {
 		return nil, err
 	}
@@ -129,10 +129,16 @@ type storedWindow struct {
 	w        *ProfileWindow
 }
 
-// windows reads the profile_windows rows that where (a WHERE clause on
-// its columns, with args) selects.
-func (db *DB) windows(ctx context.Context, where string, args ...any) ([]storedWindow, error) {
-	rs, err := db.sql.QueryContext(ctx, `SELECT agent, profileId, setSeq, setIdx, kind, provider, state, reason, model, source,
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// windows reads through q the profile_windows rows that where (a WHERE
+// clause on its columns, with args) selects.
+func (db *DB) windows(ctx context.Context, q querier, where string, args ...any) ([]storedWindow, error) {
+	rs, err := q.QueryContext(ctx, `SELECT agent, profileId, setSeq, setIdx, kind, provider, state, reason, model, source,
 		fromAt, untilAt, endedAt, clearedSeq, closeSeq, closeIdx FROM profile_windows `+where, args...)
 	if err != nil {
 		return nil, db.wrap(err)

@@ -24,25 +24,36 @@ type TimelineOptions struct {
 // checkpoint: the answer replay.ReadRange derives from the whole stream,
 // read from profile_windows, turns, usage_stats and agent_spans through
 // their indexes, so its cost follows the range, not the ledger's age.
-// LastSeq is the checkpoint; the caller catches up first.
+// LastSeq is the checkpoint; the caller catches up first. The reads
+// share one read transaction: a catch-up committing meanwhile is not
+// half seen.
 func (db *DB) Timeline(ctx context.Context, opt TimelineOptions) (*RangeTimeline, error) {
+	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, db.wrap(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	return db.timeline(ctx, tx, opt)
+}
+
+func (db *DB) timeline(ctx context.Context, tx querier, opt TimelineOptions) (*RangeTimeline, error) {
 	limit := opt.Limit
 	if limit <= 0 {
 		limit = DefaultRangeTurns
 	}
-	cp, err := db.Checkpoint(ctx)
-	if err != nil {
-		return nil, err
+	var cp int64
+	if err := tx.QueryRowContext(ctx, `SELECT seq FROM checkpoint WHERE id = 1`).Scan(&cp); err != nil {
+		return nil, db.wrap(err)
 	}
 	var first, last, lastAny int64
-	err = db.sql.QueryRowContext(ctx, `SELECT firstAt, lastAt FROM agent_spans WHERE agent = ?`, opt.Agent).Scan(&first, &last)
+	err := tx.QueryRowContext(ctx, `SELECT firstAt, lastAt FROM agent_spans WHERE agent = ?`, opt.Agent).Scan(&first, &last)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, db.wrap(err)
 	}
-	if err := db.sql.QueryRowContext(ctx, `SELECT coalesce(max(lastAt), 0) FROM agent_spans`).Scan(&lastAny); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(lastAt), 0) FROM agent_spans`).Scan(&lastAny); err != nil {
 		return nil, db.wrap(err)
 	}
-	out := &RangeTimeline{Agent: opt.Agent, LastSeq: cp, Profiles: []ProfileLane{}, Turns: []TurnMark{}}
+	out := &RangeTimeline{Agent: opt.Agent, LastSeq: uint64(cp), Profiles: []ProfileLane{}, Turns: []TurnMark{}}
 	if first == 0 && opt.Until.IsZero() && opt.Since.IsZero() {
 		return out, nil // no event and no range asked: since and until stay absent
 	}
@@ -60,10 +71,10 @@ func (db *DB) Timeline(ctx context.Context, opt TimelineOptions) (*RangeTimeline
 		since = until - time.Hour.Milliseconds()
 	}
 	out.Since, out.Until = FormatMs(since), FormatMs(until)
-	if out.Turns, out.Truncated, err = db.turnMarks(ctx, opt.Agent, since, until, limit); err != nil {
+	if out.Turns, out.Truncated, err = db.turnMarks(ctx, tx, opt.Agent, since, until, limit); err != nil {
 		return nil, err
 	}
-	if out.Profiles, err = db.lanes(ctx, opt.Agent, since, until, lastAny); err != nil {
+	if out.Profiles, err = db.lanes(ctx, tx, opt.Agent, since, until, lastAny); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -71,8 +82,8 @@ func (db *DB) Timeline(ctx context.Context, opt TimelineOptions) (*RangeTimeline
 
 // turnMarks are the agent's turns started in [since, until] in start
 // order, at most limit (truncated: there were more).
-func (db *DB) turnMarks(ctx context.Context, agent string, since, until int64, limit int) ([]TurnMark, bool, error) {
-	rs, err := db.sql.QueryContext(ctx, `SELECT turnId, sessionId, requestedProvider, requestedModel,
+func (db *DB) turnMarks(ctx context.Context, tx querier, agent string, since, until int64, limit int) ([]TurnMark, bool, error) {
+	rs, err := tx.QueryContext(ctx, `SELECT turnId, sessionId, requestedProvider, requestedModel,
 		answeredProvider, answeredModel, answeredProfileId, attempts, class, reason, openedAt, endedAt,
 		startSeq, lastSeq FROM turns WHERE agent = ? AND openedAt >= ? AND openedAt <= ?
 		ORDER BY startSeq, turnId LIMIT ?`, agent, since, until, limit+1)
@@ -108,8 +119,8 @@ func (db *DB) turnMarks(ctx context.Context, agent string, since, until int64, l
 // lanes are a lane per auth profile of the agent (every profile with an
 // event) with its windows overlapping [since, until], by provider then
 // id; lastAt is the ledger's last event time.
-func (db *DB) lanes(ctx context.Context, agent string, since, until, lastAt int64) ([]ProfileLane, error) {
-	ws, err := db.windows(ctx, `WHERE agent = ? AND endsAt >= ? AND fromAt <= ?`, agent, since, until)
+func (db *DB) lanes(ctx context.Context, tx querier, agent string, since, until, lastAt int64) ([]ProfileLane, error) {
+	ws, err := db.windows(ctx, tx, `WHERE agent = ? AND endsAt >= ? AND fromAt <= ?`, agent, since, until)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +128,7 @@ func (db *DB) lanes(ctx context.Context, agent string, since, until, lastAt int6
 	for _, w := range ws {
 		byProfile[w.id] = append(byProfile[w.id], w.w)
 	}
-	rs, err := db.sql.QueryContext(ctx, `SELECT profileId, provider FROM usage_stats WHERE agent = ?`, agent)
+	rs, err := tx.QueryContext(ctx, `SELECT profileId, provider FROM usage_stats WHERE agent = ?`, agent)
 	if err != nil {
 		return nil, db.wrap(err)
 	}
