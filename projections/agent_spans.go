@@ -54,12 +54,17 @@ func (c *spanRows) write(w *writer) error {
 	}
 	put := w.stmt(c.st.put)
 	for _, a := range c.order {
-		s := c.spans[a]
-		if err := w.exec(put, []any{a, s.first, s.last, int64(s.seq)}); err != nil {
+		if err := w.exec(put, c.values(a)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// values are agent a's columns in table order.
+func (c *spanRows) values(a string) []any {
+	s := c.spans[a]
+	return []any{a, s.first, s.last, int64(s.seq)}
 }
 
 func (c *spanRows) written() { clear(c.spans); c.order = c.order[:0] }

@@ -106,18 +106,23 @@ func (c *windowRows) write(w *writer) error {
 	}
 	put := w.stmt(c.st.put)
 	for _, d := range c.dirty {
-		x := d.w
-		ends := x.ended
-		if ends == 0 {
-			ends = x.until
-		}
-		if err := w.exec(put, []any{d.agent, d.id, int64(x.SetSeq), x.setIdx, x.kind, d.provider,
-			x.State, x.Reason, x.Model, x.Source, x.from, x.until, x.ended, ends,
-			int64(x.ClearedSeq), int64(x.closeSeq), x.closeIdx}); err != nil {
+		if err := w.exec(put, d.values()); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// values are the window's columns in table order, as it is now.
+func (d *dirtyWindow) values() []any {
+	x := d.w
+	ends := x.ended
+	if ends == 0 {
+		ends = x.until
+	}
+	return []any{d.agent, d.id, int64(x.SetSeq), x.setIdx, x.kind, d.provider,
+		x.State, x.Reason, x.Model, x.Source, x.from, x.until, x.ended, ends,
+		int64(x.ClearedSeq), int64(x.closeSeq), x.closeIdx}
 }
 
 func (c *windowRows) written() { c.dirty = c.dirty[:0] }
