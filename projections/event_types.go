@@ -2,7 +2,8 @@ package projections
 
 import "github.com/fledger/fledger/events"
 
-// ignoredEvents are the catalog's event types no projection table folds,
+// ignoredEvents are the catalog's event types no projection table folds
+// (beyond agent_spans, which folds every known type),
 // each with the reason. A type is known to the projector when a table
 // folds it ([table].folds) or it is listed here; any other type is
 // unknown ([UnknownTypeError], or a skip with [WithSkipUnknown]).
@@ -30,6 +31,16 @@ func init() {
 	for i, t := range tables {
 		for _, p := range t.folds {
 			eventTables[p.EventType()] = append(eventTables[p.EventType()], i)
+		}
+	}
+	// A table that folds every event (agent_spans) gets every known type,
+	// without making any type known: a new catalog type still has to be
+	// folded by a table of its own or ignored with a reason.
+	for i, t := range tables {
+		if t.foldsAll {
+			for typ := range eventTables {
+				eventTables[typ] = append(eventTables[typ], i)
+			}
 		}
 	}
 }

@@ -73,7 +73,7 @@ func TestEventTypes_FoldedOrIgnoredTypesAreTheCatalogs(t *testing.T) {
 		if tb.rows.loads && len(aggs) != 1 {
 			t.Errorf("%s is keyed by (agent, aggregate key) but folds events of %d aggregates", tb.name, len(aggs))
 		}
-		if len(tb.folds) > 0 {
+		if len(tb.folds) > 0 || tb.foldsAll {
 			if tb.rows.newRows == nil {
 				t.Errorf("%s folds events but has no cache", tb.name)
 			} else if _, ok := tb.rows.newRows(prepared{t: tb}).(folder); !ok {

@@ -356,10 +356,11 @@ func (db *DB) Turns(ctx context.Context, f TurnFilter) ([]Turn, error) {
 	for rows.Next() {
 		var t Turn
 		var rp, rm, ap, am string
-		var strict int64
+		var strict, startSeq, openedAt int64
+		var class string // the timeline's (TurnMarks)
 		if err := rows.Scan(&t.Agent, &t.TurnID, &t.SessionID, &t.Chat, &rp, &rm, &t.SelectionSource, &strict,
 			&t.ConfigHash, &ap, &am, &t.AnsweredProfileID, &t.Attempts, &t.Outcome, &t.Reason, &t.Disposition,
-			&t.StartedAt, &t.EndedAt, &t.DurationMs, &t.LastSeq); err != nil {
+			&t.StartedAt, &t.EndedAt, &t.DurationMs, &t.LastSeq, &startSeq, &openedAt, &class); err != nil {
 			return nil, db.wrap(err)
 		}
 		t.Strict = strict != 0

@@ -25,10 +25,10 @@ func TestOpenReadOnly_CreatesAndWritesNothing(t *testing.T) {
 	}
 	if _, err := db.sql.ExecContext(ctx, `INSERT INTO turns (agent, turnId, sessionId, chat, requestedProvider, requestedModel,
 		selectionSource, strict, configHash, answeredProvider, answeredModel, answeredProfileId, attempts, outcome, reason,
-		disposition, startedAt, endedAt, durationMs, lastSeq) VALUES
-		('b', 't1', 's', '', 'p', 'm', '', 0, '', '', '', '', 1, 'succeeded', '', '', 1000, 2000, 1000, 3),
-		('a', 't1', 's', '', 'p', 'm', '', 0, '', '', '', '', 1, 'exhausted', '', '', 5000, 6000, 1000, 9),
-		('a', 'x%', 's2', '', 'p', 'm', '', 0, '', '', '', '', 1, 'unfinished', '', '', 3000, 0, 0, 5)`); err != nil {
+		disposition, startedAt, endedAt, durationMs, lastSeq, startSeq, openedAt, class) VALUES
+		('b', 't1', 's', '', 'p', 'm', '', 0, '', '', '', '', 1, 'succeeded', '', '', 1000, 2000, 1000, 3, 1, 1000, 'first_try'),
+		('a', 't1', 's', '', 'p', 'm', '', 0, '', '', '', '', 1, 'exhausted', '', '', 5000, 6000, 1000, 9, 7, 5000, 'exhausted'),
+		('a', 'x%', 's2', '', 'p', 'm', '', 0, '', '', '', '', 1, 'unfinished', '', '', 3000, 0, 0, 5, 4, 3000, 'running')`); err != nil {
 		t.Fatal(err)
 	}
 	_ = db.Close()

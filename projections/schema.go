@@ -3,9 +3,10 @@ package projections
 // The tables themselves are declared one a file ([table], register):
 // projection_meta and checkpoint in checkpoint.go, usage_stats,
 // session_selection (sessions.go), turns, fallback_decisions
-// (decisions.go), skipped_events (skipped.go) and quarantined
-// (quarantine.go). TestSchema_IsVersion4 pins the schema they generate
-// to testdata/schema_v4.sql.
+// (decisions.go), skipped_events (skipped.go), quarantined
+// (quarantine.go), profile_windows and agent_spans.
+// TestSchema_IsVersion5 pins the schema they generate to
+// testdata/schema_v5.sql.
 
 // SchemaVersion is the version of the projection tables this code writes.
 // A database with a lower version is rebuilt from sequence 1 when opened
@@ -24,4 +25,13 @@ package projections
 // Version 4: usage_stats gains the subscription block (blockedUntil,
 // blockedReason, blockedSource, blockedModel; issue 17). A version 3
 // database is rebuilt from sequence 1, which fills them from the events.
-const SchemaVersion = 4
+//
+// Version 5: the incident viewer's timeline is read from the projections
+// (issue 20: its cost must not grow with the ledger's age): the
+// profile_windows table (every cooldown, disable and provider block,
+// [ProfileTrack]), the agent_spans table (each agent's first and last
+// event times; it folds every event type), and turns gains startSeq,
+// openedAt (the TurnStarted commit's sequence and time), class
+// ([Classify]) and the index turns_agent_opened. A version 4
+// database is rebuilt from sequence 1, which fills them from the events.
+const SchemaVersion = 5

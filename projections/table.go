@@ -45,6 +45,10 @@ type table struct {
 	// type is a zero payload of the catalog, so the list compiles only
 	// with real types.
 	folds []events.Payload
+	// foldsAll makes the table fold every known event type (those of
+	// the other tables' folds and [ignoredEvents]) without making one
+	// known.
+	foldsAll bool
 	// rows is how the table caches and writes its rows during a
 	// catch-up ([keyed], [appended] or the table's own); zero for a
 	// table the projector does not write row by row (projection_meta,

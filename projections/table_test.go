@@ -65,7 +65,7 @@ func TestTables_StatementsAreDerivedFromTheColumns(t *testing.T) {
 				"lastResetAt = excluded.lastResetAt, updatedAt = excluded.updatedAt, lastSeq = excluded.lastSeq"},
 		{"turns get", turns.getSQL(),
 			"SELECT sessionId, chat, requestedProvider, requestedModel, selectionSource, strict, configHash, answeredProvider, answeredModel, " +
-				"answeredProfileId, attempts, outcome, reason, disposition, startedAt, endedAt, durationMs, lastSeq FROM turns WHERE agent = ? AND turnId = ?"},
+				"answeredProfileId, attempts, outcome, reason, disposition, startedAt, endedAt, durationMs, lastSeq, startSeq, openedAt, class FROM turns WHERE agent = ? AND turnId = ?"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.got != tc.want {

@@ -34,10 +34,12 @@ var turns = register(&table{
 		text("answeredProvider"), text("answeredModel"), text("answeredProfileId"),
 		integer("attempts"), text("outcome"), text("reason"), text("disposition"),
 		millis("startedAt"), millis("endedAt"), integer("durationMs"), integer("lastSeq"),
+		integer("startSeq"), millis("openedAt"), text("class"),
 	},
 	indexes: []index{
 		{"turns_session", []string{"agent", "sessionId", "startedAt"}},
 		{"turns_started", []string{"startedAt"}},
+		{"turns_agent_opened", []string{"agent", "openedAt"}},
 	},
 	folds: []events.Payload{
 		events.TurnStarted{}, events.AttemptStarted{}, events.AttemptFailed{}, events.AttemptSucceeded{},
@@ -69,6 +71,10 @@ type turnRow struct {
 	endedAt     int64
 	durationMs  int64
 	lastSeq     int64
+	// startSeq and openedAt are the sequence and envelope time of the
+	// TurnStarted commit (the timeline's start_seq and started_at;
+	// startedAt is the time TurnStarted records).
+	startSeq, openedAt int64
 	// strict and outcome are the columns as read back.
 	strict       int64
 	savedOutcome string
@@ -97,7 +103,7 @@ func (r *turnRow) done() bool { return r.outcome() != OutcomeUnfinished }
 func (r *turnRow) fold(ev *events.Event) {
 	p := ev.Data
 	if _, ok := p.(events.TurnStarted); ok {
-		*r = turnRow{key: r.key}
+		*r = turnRow{key: r.key, startSeq: int64(ev.Seq), openedAt: ev.At.UnixMilli()}
 	}
 	r.st = policy.EvolveTurn(r.st, p)
 	r.lastSeq = int64(ev.Seq)
@@ -127,7 +133,12 @@ func (r *turnRow) values() []any {
 	return []any{r.agent, r.id, s.Session, s.Chat, s.Requested.Provider, s.Requested.Model,
 		s.SelectionSource, b2i(s.Strict), s.ConfigHash, r.answered.Provider, r.answered.Model,
 		r.answeredBy, s.Attempts, r.outcome(), r.reason, r.disposition,
-		s.StartedAt, r.endedAt, r.durationMs, r.lastSeq}
+		s.StartedAt, r.endedAt, r.durationMs, r.lastSeq, r.startSeq, r.openedAt, r.class()}
+}
+
+// class is the turn's outcome class for the timeline ([Classify]).
+func (r *turnRow) class() string {
+	return Classify(r.outcome(), r.st.Attempts, r.st.Requested.String(), r.answered.String())
 }
 
 func (r *turnRow) dest() []any {
@@ -135,7 +146,7 @@ func (r *turnRow) dest() []any {
 	return []any{&s.Session, &s.Chat, &s.Requested.Provider, &s.Requested.Model,
 		&s.SelectionSource, &r.strict, &s.ConfigHash, &r.answered.Provider, &r.answered.Model,
 		&r.answeredBy, &s.Attempts, &r.savedOutcome, &r.reason, &r.disposition,
-		&s.StartedAt, &r.endedAt, &r.durationMs, &r.lastSeq}
+		&s.StartedAt, &r.endedAt, &r.durationMs, &r.lastSeq, &r.startSeq, &r.openedAt, new(string)}
 }
 
 func (r *turnRow) loaded(id string) error {

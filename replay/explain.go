@@ -12,6 +12,7 @@ import (
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/redact"
+	"github.com/fledger/fledger/projections"
 )
 
 // ErrTurnNotFound is returned by [Explain] when no TurnStarted has the id;
@@ -61,8 +62,9 @@ func (s agentSet) sorted() []string {
 	return out
 }
 
-// TimeLayout is how explanations print times: RFC 3339, UTC, milliseconds.
-const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+// TimeLayout is how explanations (and the timeline) print times: RFC
+// 3339, UTC, milliseconds.
+const TimeLayout = projections.TimeLayout
 
 // Explanation is one turn in plain words, built from its events alone (no
 // projection), so it holds at any point of the stream. Every time is UTC;

@@ -45,8 +45,8 @@ func TestHistory_PreLayoutLedgerVerifiesAndProjectsTheSame(t *testing.T) {
 	testutil.NoError(t, db.Dump(ctx, &got))
 	golden, err := os.ReadFile(filepath.Join("..", "fixtures", "ledgers", "pre-layout.dump"))
 	testutil.NoError(t, err)
-	if !bytes.Equal(got.Bytes(), golden) {
-		gl, wl := bytes.Split(got.Bytes(), []byte("\n")), bytes.Split(golden, []byte("\n"))
+	if v4 := v4Dump(got.Bytes()); !bytes.Equal(v4, golden) {
+		gl, wl := bytes.Split(v4, []byte("\n")), bytes.Split(golden, []byte("\n"))
 		for i := 0; i < min(len(gl), len(wl)); i++ {
 			if !bytes.Equal(gl[i], wl[i]) {
 				t.Fatalf("projection dump differs from the earlier build's at line %d:\n got %s\nwant %s", i+1, gl[i], wl[i])
@@ -54,4 +54,29 @@ func TestHistory_PreLayoutLedgerVerifiesAndProjectsTheSame(t *testing.T) {
 		}
 		t.Fatalf("projection dump has %d lines, the earlier build's %d", len(gl), len(wl))
 	}
+}
+
+// v4Dump is a dump of schema version 5 as version 4 wrote it (the
+// earlier build's golden): without the tables profile_windows and
+// agent_spans, and without the turns columns added after lastSeq
+// (startSeq, openedAt, class). Everything that build wrote must still
+// come out exactly.
+func v4Dump(dump []byte) []byte {
+	var out [][]byte
+	section := ""
+	for _, line := range bytes.Split(bytes.TrimSuffix(dump, []byte("\n")), []byte("\n")) {
+		if name, ok := bytes.CutPrefix(line, []byte("# ")); ok {
+			section = string(name)
+		}
+		switch section {
+		case "profile_windows", "agent_spans":
+			continue
+		case "turns":
+			if before, _, ok := bytes.Cut(line, []byte(`,"startSeq":`)); ok {
+				line = append(before, '}')
+			}
+		}
+		out = append(out, line)
+	}
+	return append(bytes.Join(out, []byte("\n")), '\n')
 }

@@ -2,192 +2,68 @@ package replay
 
 import (
 	"context"
-	"sort"
 	"time"
 
-	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/projections"
 )
 
-// Turn outcomes of a [TurnMark] (and of a what-if [Path]'s Class): how a
-// turn ended, telling a first-try answer from a rotation and a fallback.
+// The timeline's types, window derivation and outcome classes are the
+// projections' (the profile_windows and turns tables fold them
+// incrementally; GET /v1/timeline reads them there, projections.DB.Timeline).
+// ReadRange derives the same answer from the whole stream: the reference
+// the projection's answer is tested against.
+
+// Turn outcomes of a [TurnMark] (and of a what-if [Path]'s Class).
 const (
-	// ClassFirstTry: succeeded on the first attempt.
-	ClassFirstTry = "first_try"
-	// ClassRotated: succeeded on the requested model after more than one
-	// attempt (another auth profile, or a same-profile retry).
-	ClassRotated = "rotated"
-	// ClassFellBack: succeeded on another model than the requested one.
-	ClassFellBack  = "fell_back"
-	ClassExhausted = "exhausted"
-	ClassStopped   = "stopped"
-	ClassSwitched  = "switched"
-	// ClassRunning: no end recorded (yet).
-	ClassRunning = "running"
+	ClassFirstTry  = projections.ClassFirstTry
+	ClassRotated   = projections.ClassRotated
+	ClassFellBack  = projections.ClassFellBack
+	ClassExhausted = projections.ClassExhausted
+	ClassStopped   = projections.ClassStopped
+	ClassSwitched  = projections.ClassSwitched
+	ClassRunning   = projections.ClassRunning
 )
 
-// Classify names a turn's outcome from its end (succeeded | exhausted |
-// stopped | switched | unfinished), its attempts, and the model it
-// requested and the one that answered.
+// Classify is [projections.Classify].
 func Classify(end string, attempts int, requested, answered string) string {
-	switch end {
-	case "succeeded":
-		switch {
-		case answered != requested:
-			return ClassFellBack
-		case attempts <= 1:
-			return ClassFirstTry
-		}
-		return ClassRotated
-	case "exhausted":
-		return ClassExhausted
-	case "stopped":
-		return ClassStopped
-	case "switched":
-		return ClassSwitched
-	}
-	return ClassRunning
+	return projections.Classify(end, attempts, requested, answered)
 }
 
 // Profile window states of a [ProfileWindow].
 const (
-	WindowCooldown = "cooldown"
-	WindowDisabled = "disabled"
-	WindowBlocked  = "blocked"
+	WindowCooldown = projections.WindowCooldown
+	WindowDisabled = projections.WindowDisabled
+	WindowBlocked  = projections.WindowBlocked
 )
 
 // Default and largest number of turns a [RangeTimeline] holds.
 const (
-	DefaultRangeTurns = 10000
-	MaxRangeTurns     = 50000
+	DefaultRangeTurns = projections.DefaultRangeTurns
+	MaxRangeTurns     = projections.MaxRangeTurns
 )
 
 // RangeOptions select what [ReadRange] reads.
-type RangeOptions struct {
-	// Agent is the agent whose profiles and turns are read (required).
-	Agent string
-	// Since and Until bound the range, both inclusive. A zero Until is the
-	// time of the agent's last event (the ledger's end); a zero Since is
-	// Until − 1 h: the default range is the last hour of the ledger.
-	Since, Until time.Time
-	// Limit is the most turns held (0 = DefaultRangeTurns).
-	Limit int
-}
+type RangeOptions = projections.TimelineOptions
 
-// RangeTimeline is one agent's profile windows and turns over a time
-// range (GET /v1/timeline): what the incident viewer draws. Times are RFC
-// 3339 UTC with milliseconds; an absent one is "".
-type RangeTimeline struct {
-	Agent       string        `json:"agent"`
-	Since       string        `json:"since,omitempty"`
-	Until       string        `json:"until,omitempty"`
-	LedgerFirst string        `json:"ledger_first,omitempty"`
-	LedgerLast  string        `json:"ledger_last,omitempty"`
-	LastSeq     uint64        `json:"last_seq"`
-	Profiles    []ProfileLane `json:"profiles"`
-	Turns       []TurnMark    `json:"turns"`
-	Truncated   bool          `json:"truncated"`
-}
-
-// ProfileLane is one auth profile's non-ready windows in the range.
-type ProfileLane struct {
-	ProfileID string          `json:"profile_id"`
-	Provider  string          `json:"provider"`
-	Windows   []ProfileWindow `json:"windows"`
-}
-
-// ProfileWindow is one cooldown, disable or provider block as recorded:
-// From is the time of the event that set it, Until its recorded deadline,
-// EndedAt when it really ended (the event that cleared or replaced it
-// early, ClearedSeq; else Until; "" while still active at the last event).
-type ProfileWindow struct {
-	State      string `json:"state"`
-	Reason     string `json:"reason"`
-	Model      string `json:"model"`
-	Source     string `json:"source,omitempty"`
-	From       string `json:"from"`
-	Until      string `json:"until"`
-	EndedAt    string `json:"ended_at,omitempty"`
-	SetSeq     uint64 `json:"set_seq"`
-	ClearedSeq uint64 `json:"cleared_seq"`
-
-	from, until, ended int64 // Unix ms; ended 0 = still active
-}
-
-// TurnMark is one turn started in the range.
-type TurnMark struct {
-	TurnID         string `json:"turn_id"`
-	Session        string `json:"session"`
-	Outcome        string `json:"outcome"`
-	Reason         string `json:"reason,omitempty"`
-	StartedAt      string `json:"started_at"`
-	EndedAt        string `json:"ended_at,omitempty"`
-	RequestedModel string `json:"requested_model"`
-	FinalModel     string `json:"final_model"`
-	FinalProfile   string `json:"final_profile"`
-	Attempts       int    `json:"attempts"`
-	StartSeq       uint64 `json:"start_seq"`
-	EndSeq         uint64 `json:"end_seq"`
-
-	started int64 // Unix ms
-}
+// The timeline's answer: [projections.RangeTimeline] and its parts.
+type (
+	RangeTimeline = projections.RangeTimeline
+	ProfileLane   = projections.ProfileLane
+	ProfileWindow = projections.ProfileWindow
+	TurnMark      = projections.TurnMark
+)
 
 // FormatTime is t as the timeline writes times: RFC 3339, UTC,
 // milliseconds always.
-func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+func FormatTime(t time.Time) string { return projections.FormatTime(t) }
 
-func formatMs(ms int64) string { return FormatTime(time.UnixMilli(ms)) }
+func formatMs(ms int64) string { return projections.FormatMs(ms) }
 
-// profileTrack follows one profile's windows through its events.
+// profileTrack follows one profile's windows, keeping the ended ones.
 type profileTrack struct {
-	id, provider string
-	st           policy.ProfileState
-	open         [3]*ProfileWindow // by window kind: cooldown, disabled, blocked
-	done         []*ProfileWindow
-}
-
-// windowOf is the window of kind k that state s holds (nil: none).
-func windowOf(s policy.ProfileState, k int) *ProfileWindow {
-	switch {
-	case k == 0 && s.CooldownUntil > 0:
-		return &ProfileWindow{State: WindowCooldown, Reason: s.CooldownReason, Model: s.CooldownModel, until: s.CooldownUntil}
-	case k == 1 && s.DisabledUntil > 0:
-		return &ProfileWindow{State: WindowDisabled, Reason: s.DisabledReason, until: s.DisabledUntil}
-	case k == 2 && s.BlockedUntil > 0:
-		return &ProfileWindow{State: WindowBlocked, Reason: s.BlockedReason, Model: s.BlockedModel, Source: s.BlockedSource, until: s.BlockedUntil}
-	}
-	return nil
-}
-
-func sameWindow(a, b *ProfileWindow) bool {
-	return a.until == b.until && a.Reason == b.Reason && a.Model == b.Model && a.Source == b.Source
-}
-
-// fold applies one profile event at (seq, at): a window that changes or
-// goes ends (early, when before its deadline), a new one opens.
-func (p *profileTrack) fold(seq uint64, at int64, data events.Payload) {
-	p.st = policy.EvolveProfile(p.st, data)
-	if p.st.Provider != "" {
-		p.provider = p.st.Provider
-	}
-	for k := range p.open {
-		cur, next := p.open[k], windowOf(p.st, k)
-		if cur != nil && next != nil && sameWindow(cur, next) {
-			continue
-		}
-		if cur != nil {
-			cur.ended = cur.until
-			if at < cur.until {
-				cur.ended, cur.ClearedSeq = at, seq
-			}
-			p.done = append(p.done, cur)
-			p.open[k] = nil
-		}
-		if next != nil && next.until > at {
-			next.from, next.SetSeq = at, seq
-			p.open[k] = next
-		}
-	}
+	*projections.ProfileTrack
+	done []*ProfileWindow
 }
 
 // turnTrack follows one turn.
@@ -195,6 +71,7 @@ type turnTrack struct {
 	mark      TurnMark
 	requested string
 	end       string
+	started   int64 // Unix ms
 }
 
 // ReadRange reads the stream from its start to its end and returns
@@ -232,10 +109,11 @@ func ReadRange(ctx context.Context, src Source, opt RangeOptions) (*RangeTimelin
 			if ev.Aggregate == events.AggProfile {
 				p := profiles[ev.Key]
 				if p == nil {
-					p = &profileTrack{id: ev.Key}
+					p = &profileTrack{ProfileTrack: projections.NewProfileTrack(ev.Key)}
 					profiles[ev.Key] = p
 				}
-				p.fold(c.Seq, at, ev.Data)
+				ended, _ := p.Fold(c.Seq, i, at, ev.Data)
+				p.done = append(p.done, ended...)
 				continue
 			}
 			if ts, ok := ev.Data.(events.TurnStarted); ok {
@@ -243,7 +121,7 @@ func ReadRange(ctx context.Context, src Source, opt RangeOptions) (*RangeTimelin
 					continue
 				}
 				t := &turnTrack{requested: ts.Requested.String(), mark: TurnMark{TurnID: ts.TurnID, Session: ts.Session,
-					RequestedModel: ts.Requested.String(), StartSeq: c.Seq, EndSeq: c.Seq, started: at}}
+					RequestedModel: ts.Requested.String(), StartSeq: c.Seq, EndSeq: c.Seq}, started: at}
 				if !defaulted && len(turns) >= limit {
 					dropped = true
 					continue
@@ -287,7 +165,7 @@ func ReadRange(ctx context.Context, src Source, opt RangeOptions) (*RangeTimelin
 	}
 	out.Since, out.Until = formatMs(since), formatMs(until)
 	for _, t := range turns {
-		if t.mark.started < since || t.mark.started > until {
+		if t.started < since || t.started > until {
 			continue
 		}
 		if len(out.Turns) == limit {
@@ -307,7 +185,7 @@ func trimTurns(turns []*turnTrack, from int64) ([]*turnTrack, map[string]*turnTr
 	kept := turns[:0]
 	byID := map[string]*turnTrack{}
 	for _, t := range turns {
-		if t.mark.started >= from {
+		if t.started >= from {
 			kept = append(kept, t)
 			byID[t.mark.TurnID] = t
 		}
@@ -326,22 +204,22 @@ func (t *turnTrack) fold(seq uint64, at int64, data events.Payload) {
 	case events.AttemptStarted:
 		t.mark.Attempts++
 	case events.TurnSucceeded:
-		ended("succeeded")
+		ended(projections.OutcomeSucceeded)
 		t.mark.FinalModel, t.mark.FinalProfile = e.AnsweredBy.String(), e.ProfileID
 	case events.TurnExhausted:
-		ended("exhausted")
+		ended(projections.OutcomeExhausted)
 		t.mark.Reason = e.Reason
 	case events.TurnStopped:
-		ended("stopped")
+		ended(projections.OutcomeStopped)
 		t.mark.Reason = e.Reason
 	case events.TurnSwitched:
-		ended("switched")
+		ended(projections.OutcomeSwitched)
 	}
 }
 
 func (t *turnTrack) finish() TurnMark {
 	m := t.mark
-	m.StartedAt = formatMs(m.started)
+	m.StartedAt = formatMs(t.started)
 	m.Outcome = Classify(t.end, m.Attempts, t.requested, m.FinalModel)
 	return m
 }
@@ -351,46 +229,9 @@ func (t *turnTrack) finish() TurnMark {
 func lanes(profiles map[string]*profileTrack, since, until, lastAt int64) []ProfileLane {
 	out := make([]ProfileLane, 0, len(profiles))
 	for _, p := range profiles {
-		l := ProfileLane{ProfileID: p.id, Provider: p.provider, Windows: []ProfileWindow{}}
-		all := p.done
-		for _, w := range p.open {
-			if w != nil {
-				if w.until <= lastAt {
-					w.ended = w.until
-				}
-				all = append(all, w)
-			}
-		}
-		for _, w := range all {
-			end := w.ended
-			if end == 0 {
-				end = w.until
-			}
-			if w.from > until || end < since {
-				continue
-			}
-			x := *w
-			x.From, x.Until = formatMs(w.from), formatMs(w.until)
-			if w.ended > 0 {
-				x.EndedAt = formatMs(w.ended)
-			}
-			l.Windows = append(l.Windows, x)
-		}
-		sort.SliceStable(l.Windows, func(i, j int) bool {
-			a, b := l.Windows[i], l.Windows[j]
-			if a.from != b.from {
-				return a.from < b.from
-			}
-			return a.SetSeq < b.SetSeq
-		})
-		out = append(out, l)
+		out = append(out, projections.Lane(p.ID, p.Provider, append(p.done, p.Open()...), since, until, lastAt))
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Provider != out[j].Provider {
-			return out[i].Provider < out[j].Provider
-		}
-		return out[i].ProfileID < out[j].ProfileID
-	})
+	projections.SortLanes(out)
 	return out
 }
 

@@ -61,22 +61,7 @@ func turnEv(agent, turn string, off int64, p events.Payload) events.Event {
 // a window before the range left out, and another agent's events ignored.
 func TestReadRange_ProfileWindows(t *testing.T) {
 	const a, w = "main", "anthropic:work"
-	fail := func(off int64, f events.ProfileFailureRecorded) events.Event {
-		f.ProfileID, f.Provider, f.LastFailureAt = w, "anthropic", ms(off)
-		return ev(a, off, f)
-	}
-	stream := eventList{
-		fail(-7200_000, events.ProfileFailureRecorded{Reason: "rate_limit", CooldownUntil: ms(-7170_000), CooldownReason: "rate_limit"}), // 1: before the range
-		fail(1000, events.ProfileFailureRecorded{Reason: "rate_limit", CooldownUntil: ms(61_000), CooldownReason: "rate_limit", CooldownModel: "claude-opus-4-6"}),
-		ev("other", 2000, events.ProfileCleared{ProfileID: w}), // 3: another agent
-		fail(3000, events.ProfileFailureRecorded{Reason: "rate_limit", WindowKept: true, CooldownUntil: ms(61_000), CooldownReason: "rate_limit", CooldownModel: "claude-opus-4-6"}),
-		ev(a, 20_000, events.ProfileSucceeded{ProfileID: w, Provider: "anthropic", Model: "claude-opus-4-6", LastUsed: ms(20_000)}), // 5: clears it early
-		fail(30_000, events.ProfileFailureRecorded{Reason: "billing", DisabledUntil: ms(630_000), DisabledReason: "billing"}),
-		ev(a, 40_000, events.ProfileCleared{ProfileID: w, By: "cli"}), // 7: operator clear
-		fail(50_000, events.ProfileFailureRecorded{Reason: "rate_limit", CooldownUntil: ms(80_000), CooldownReason: "rate_limit", CooldownModel: "claude-opus-4-6"}),
-		fail(100_000, events.ProfileFailureRecorded{Reason: "rate_limit", CooldownUntil: ms(80_000), CooldownReason: "rate_limit", CooldownModel: "claude-opus-4-6",
-			BlockedUntil: ms(3600_000), BlockedReason: "subscription_limit", BlockedSource: "reset_header"}), // 9: the old cooldown ran out; a block
-	}
+	stream := windowStream()
 	tl, err := replay.ReadRange(testutil.Context(t), stream, replay.RangeOptions{Agent: a, Since: t0, Until: t0.Add(time.Hour)})
 	testutil.NoError(t, err)
 	want := []replay.ProfileWindow{
@@ -103,15 +88,37 @@ func TestReadRange_ProfileWindows(t *testing.T) {
 	}
 }
 
+// windowStream is the hand-made profile history of
+// TestReadRange_ProfileWindows.
+func windowStream() eventList {
+	const a, w = "main", "anthropic:work"
+	fail := func(off int64, f events.ProfileFailureRecorded) events.Event {
+		f.ProfileID, f.Provider, f.LastFailureAt = w, "anthropic", ms(off)
+		return ev(a, off, f)
+	}
+	return eventList{
+		fail(-7200_000, events.ProfileFailureRecorded{Reason: "rate_limit", CooldownUntil: ms(-7170_000), CooldownReason: "rate_limit"}), // 1: before the range
+		fail(1000, events.ProfileFailureRecorded{Reason: "rate_limit", CooldownUntil: ms(61_000), CooldownReason: "rate_limit", CooldownModel: "claude-opus-4-6"}),
+		ev("other", 2000, events.ProfileCleared{ProfileID: w}), // 3: another agent
+		fail(3000, events.ProfileFailureRecorded{Reason: "rate_limit", WindowKept: true, CooldownUntil: ms(61_000), CooldownReason: "rate_limit", CooldownModel: "claude-opus-4-6"}),
+		ev(a, 20_000, events.ProfileSucceeded{ProfileID: w, Provider: "anthropic", Model: "claude-opus-4-6", LastUsed: ms(20_000)}), // 5: clears it early
+		fail(30_000, events.ProfileFailureRecorded{Reason: "billing", DisabledUntil: ms(630_000), DisabledReason: "billing"}),
+		ev(a, 40_000, events.ProfileCleared{ProfileID: w, By: "cli"}), // 7: operator clear
+		fail(50_000, events.ProfileFailureRecorded{Reason: "rate_limit", CooldownUntil: ms(80_000), CooldownReason: "rate_limit", CooldownModel: "claude-opus-4-6"}),
+		fail(100_000, events.ProfileFailureRecorded{Reason: "rate_limit", CooldownUntil: ms(80_000), CooldownReason: "rate_limit", CooldownModel: "claude-opus-4-6",
+			BlockedUntil: ms(3600_000), BlockedReason: "subscription_limit", BlockedSource: "reset_header"}), // 9: the old cooldown ran out; a block
+	}
+}
+
 // stripped is w as it reads back from JSON (the unexported times gone).
 func stripped(w replay.ProfileWindow) replay.ProfileWindow {
 	return replay.ProfileWindow{State: w.State, Reason: w.Reason, Model: w.Model, Source: w.Source, From: w.From, Until: w.Until,
 		EndedAt: w.EndedAt, SetSeq: w.SetSeq, ClearedSeq: w.ClearedSeq}
 }
 
-// Turns: each outcome class, the range by start time, the default range
-// (the last hour of the ledger, not of the wall clock) and the limit.
-func TestReadRange_Turns(t *testing.T) {
+// turnStream is the hand-made turns of TestReadRange_Turns: one of each
+// outcome class, one two hours before the others.
+func turnStream() eventList {
 	const a = "main"
 	opus := events.ModelRef{Provider: "anthropic", Model: "claude-opus-4-6"}
 	gpt := events.ModelRef{Provider: "openai", Model: "gpt-5"}
@@ -138,6 +145,14 @@ func TestReadRange_Turns(t *testing.T) {
 	} {
 		stream = append(stream, evs...)
 	}
+	return stream
+}
+
+// Turns: each outcome class, the range by start time, the default range
+// (the last hour of the ledger, not of the wall clock) and the limit.
+func TestReadRange_Turns(t *testing.T) {
+	const a = "main"
+	stream := turnStream()
 	ctx := testutil.Context(t)
 	tl, err := replay.ReadRange(ctx, stream, replay.RangeOptions{Agent: a})
 	testutil.NoError(t, err)

@@ -137,8 +137,6 @@ type Service struct {
 	proj    *projector
 	metrics *metrics
 	clock   engine.Clock
-	// timelines keeps the last timeline answers (GET /v1/timeline).
-	timelines timelineCache
 }
 
 // New starts an engine per served agent (each caught up with the

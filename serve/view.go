@@ -14,9 +14,10 @@ import (
 )
 
 // The incident viewer's reads (issue 21): GET /v1/timeline, GET
-// /v1/turns/{turn_id}/explanation and POST /v1/what-if. Each reads the
-// stream through the same replay code as the CLI (`explain --json`,
-// `replay --what-if --json`) and writes nothing.
+// /v1/turns/{turn_id}/explanation and POST /v1/what-if. The timeline
+// reads the projections (projections.DB.Timeline); the explanation and
+// the what-if read the stream through the same replay code as the CLI
+// (`explain --json`, `replay --what-if --json`). None writes anything.
 
 // TimelineRequest asks for one agent's timeline: GET /v1/timeline.
 type TimelineRequest struct {
@@ -84,8 +85,8 @@ type WhatIfChange struct {
 }
 
 // Timeline reads an agent's profile windows and the turns started in a
-// range (GET /v1/timeline), from the stream. Every configured profile
-// of the agent has a lane, with or without windows.
+// range (GET /v1/timeline), from the projections. Every configured
+// profile of the agent has a lane, with or without windows.
 func (s *Service) Timeline(ctx context.Context, r *TimelineRequest) (*replay.RangeTimeline, error) {
 	e, agent, err := s.engine(r.Agent)
 	if err != nil {
@@ -141,31 +142,20 @@ func parseRange(sinceText, untilText string) (since, until time.Time, err error)
 	return since, until, nil
 }
 
-// readRange is replay.ReadRange of the agent over [since, until], or the same answer kept
-// from an earlier request when the stream has not grown since. The
-// answer is a copy the caller may change.
+// readRange is the agent's timeline over [since, until] from the
+// projections, caught up with the stream first (profile_windows, turns,
+// usage_stats and agent_spans through their indexes: the cost follows the
+// range, not the ledger's age; issue 20). Without projections it is
+// replay.ReadRange, which reads the whole stream.
 func (s *Service) readRange(ctx context.Context, agent string, since, until time.Time, limit int) (*replay.RangeTimeline, error) {
-	key := timelineKey{agent: agent, limit: limit}
-	if !since.IsZero() {
-		key.since = replay.FormatTime(since)
+	opt := replay.RangeOptions{Agent: agent, Since: since, Until: until, Limit: limit}
+	if s.proj == nil {
+		return replay.ReadRange(ctx, s.cfg.Store, opt)
 	}
-	if !until.IsZero() {
-		key.until = replay.FormatTime(until)
-	}
-	last, err := s.cfg.Store.LastSeq(ctx, "")
-	if err != nil {
+	if _, err := s.proj.catchUp(ctx); err != nil {
 		return nil, err
 	}
-	tl := s.timelines.get(key, last)
-	if tl == nil {
-		if tl, err = replay.ReadRange(ctx, s.cfg.Store, replay.RangeOptions{Agent: agent, Since: since, Until: until, Limit: limit}); err != nil {
-			return nil, err
-		}
-		s.timelines.put(key, tl)
-	}
-	cp := *tl
-	cp.Profiles = append([]replay.ProfileLane(nil), tl.Profiles...)
-	return &cp, nil
+	return s.proj.db.Timeline(ctx, opt)
 }
 
 // Explanation is `fledger explain TURN_ID --agent A --json` (GET

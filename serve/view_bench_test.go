@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/testutil"
+	"github.com/fledger/fledger/projections"
 	"github.com/fledger/fledger/replay"
 	"github.com/fledger/fledger/serve"
 )
@@ -120,46 +122,74 @@ func benchConfig(profiles int) string {
 	return b.String()
 }
 
-// GET /v1/timeline over a range holding 10,000 turns of 100 profiles: the
-// endpoint's time (one stream read and fold, then the JSON answer), cold
-// and kept; and on the same ledger one turn's explanation and a what-if of
-// every turn.
-// go test ./serve/ -run '^$' -bench Timeline -benchtime 3x
-func BenchmarkTimeline_10kTurns100Profiles(b *testing.B) {
-	st := testutil.Store(b, testutil.NoFsync)
-	start := benchLedger(b, st, 100, 10000)
-	// The handler as `fledger view` serves it (startServer would also
-	// validate each answer against the OpenAPI document).
-	svc, err := serve.New(context.Background(), serve.Config{Store: st, ReadOnly: true})
+// benchService serves st read-only as `fledger view` does, with
+// projections caught up to the stream's end before it returns (nil db:
+// none, so the timeline is replay.ReadRange of the whole stream, what
+// the endpoint did before issue 20's projections), and returns its URL.
+func benchService(b *testing.B, st events.Store, withProjections bool) string {
+	b.Helper()
+	ctx := context.Background()
+	cfg := serve.Config{Store: st, ReadOnly: true}
+	if withProjections {
+		db, err := projections.Open(ctx, filepath.Join(b.TempDir(), projections.DefaultFile))
+		testutil.NoError(b, err)
+		b.Cleanup(func() { _ = db.Close() })
+		_, err = projections.NewProjector(db).CatchUp(ctx, st, 0)
+		testutil.NoError(b, err)
+		cfg.Projections = db
+	}
+	svc, err := serve.New(ctx, cfg)
 	testutil.NoError(b, err)
 	b.Cleanup(func() { svc.Close(context.Background()) })
 	hs := httptest.NewServer(svc.Handler())
 	b.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// getTimeline asks base for a timeline (q: its query) and returns it.
+func getTimeline(b *testing.B, base string, q url.Values) *replay.RangeTimeline {
+	resp, err := http.Get(base + "/v1/timeline?" + q.Encode())
+	testutil.NoError(b, err)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		b.Fatalf("timeline: %d %s", resp.StatusCode, body)
+	}
+	var tl replay.RangeTimeline
+	testutil.NoError(b, json.NewDecoder(resp.Body).Decode(&tl))
+	return &tl
+}
+
+// windowCount is the windows of tl's lanes.
+func windowCount(tl *replay.RangeTimeline) int {
+	n := 0
+	for _, l := range tl.Profiles {
+		n += len(l.Windows)
+	}
+	return n
+}
+
+// GET /v1/timeline over a range holding 10,000 turns of 100 profiles
+// from the projections (caught up first); and on the same ledger one
+// turn's explanation and a what-if of every turn.
+// go test ./serve/ -run '^$' -bench Timeline_10k -benchtime 3x
+func BenchmarkTimeline_10kTurns100Profiles(b *testing.B) {
+	st := testutil.Store(b, testutil.NoFsync)
+	start := benchLedger(b, st, 100, 10000)
+	base := benchService(b, st, true)
 	last, err := st.LastSeq(context.Background(), "")
 	testutil.NoError(b, err)
-	get := func(b *testing.B, until time.Time) int {
-		q := url.Values{"since": {start.Format(time.RFC3339)}, "until": {until.Format(time.RFC3339Nano)}}.Encode()
-		resp, err := http.Get(hs.URL + "/v1/timeline?" + q)
-		testutil.NoError(b, err)
-		var tl replay.RangeTimeline
-		err = json.NewDecoder(resp.Body).Decode(&tl)
-		resp.Body.Close()
-		testutil.NoError(b, err)
-		if len(tl.Turns) != 10000 || len(tl.Profiles) != 100 {
-			b.Fatalf("%d turns, %d profiles", len(tl.Turns), len(tl.Profiles))
-		}
-		windows := 0
-		for _, l := range tl.Profiles {
-			windows += len(l.Windows)
-		}
-		return windows
-	}
 	until := start.Add(2 * time.Hour)
-	// cold: a range asked for the first time (the stream is read).
-	b.Run("cold", func(b *testing.B) {
+	// range: the 10,000 turns (a new range each time).
+	b.Run("range", func(b *testing.B) {
 		var windows int
 		for i := range b.N {
-			windows = get(b, until.Add(time.Duration(i+1)*time.Millisecond))
+			tl := getTimeline(b, base, url.Values{"since": {start.Format(time.RFC3339)},
+				"until": {until.Add(time.Duration(i+1) * time.Millisecond).Format(time.RFC3339Nano)}})
+			if len(tl.Turns) != 10000 || len(tl.Profiles) != 100 {
+				b.Fatalf("%d turns, %d profiles", len(tl.Turns), len(tl.Profiles))
+			}
+			windows = windowCount(tl)
 		}
 		b.ReportMetric(float64(last), "commits")
 		b.ReportMetric(float64(windows), "windows")
@@ -167,7 +197,7 @@ func BenchmarkTimeline_10kTurns100Profiles(b *testing.B) {
 	// explanation: one turn of the ledger (the stream is read).
 	b.Run("explanation", func(b *testing.B) {
 		for range b.N {
-			resp, err := http.Get(hs.URL + "/v1/turns/t05000/explanation")
+			resp, err := http.Get(base + "/v1/turns/t05000/explanation")
 			testutil.NoError(b, err)
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
@@ -181,7 +211,7 @@ func BenchmarkTimeline_10kTurns100Profiles(b *testing.B) {
 		cfg := strings.Replace(benchConfig(100), "fallbacks: [openai/gpt-5]", "fallbacks: []", 1)
 		body, _ := json.Marshal(serve.WhatIfRequest{Config: cfg})
 		for range b.N {
-			resp, err := http.Post(hs.URL+"/v1/what-if", "application/json", bytes.NewReader(body))
+			resp, err := http.Post(base+"/v1/what-if", "application/json", bytes.NewReader(body))
 			testutil.NoError(b, err)
 			var rep serve.WhatIfReport
 			err = json.NewDecoder(resp.Body).Decode(&rep)
@@ -193,12 +223,37 @@ func BenchmarkTimeline_10kTurns100Profiles(b *testing.B) {
 			b.ReportMetric(float64(len(rep.Changed)), "changed")
 		}
 	})
-	// cached: the same range again, the stream unchanged.
-	b.Run("cached", func(b *testing.B) {
-		get(b, until)
-		b.ResetTimer()
-		for range b.N {
-			get(b, until)
-		}
-	})
+}
+
+// GET /v1/timeline of the default range, the last hour of the ledger
+// (about 10,000 turns of 100 profiles either way), at the end of a ledger
+// of 10,000 turns and of one ten times longer: from the whole stream
+// (replay.ReadRange, the endpoint before issue 20's projections) and from
+// the projections, caught up before the timer. The projections' time
+// must not grow with the ledger's length (issue 20).
+// go test ./serve/ -run '^$' -bench Timeline_LastHour -benchtime 2x -timeout 30m
+func BenchmarkTimeline_LastHour(b *testing.B) {
+	for _, turns := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
+			st := testutil.Store(b, testutil.NoFsync)
+			benchLedger(b, st, 100, turns)
+			last, err := st.LastSeq(context.Background(), "")
+			testutil.NoError(b, err)
+			for _, src := range []struct {
+				name string
+				proj bool
+			}{{"stream", false}, {"projections", true}} {
+				base := benchService(b, st, src.proj)
+				b.Run(src.name, func(b *testing.B) {
+					var tl *replay.RangeTimeline
+					for range b.N {
+						tl = getTimeline(b, base, url.Values{})
+					}
+					b.ReportMetric(float64(last), "commits")
+					b.ReportMetric(float64(len(tl.Turns)), "turns")
+					b.ReportMetric(float64(windowCount(tl)), "windows")
+				})
+			}
+		})
+	}
 }
