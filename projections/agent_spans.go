@@ -48,17 +48,12 @@ func (c *spanRows) fold(_ context.Context, ev *events.Event) error {
 	return nil
 }
 
-func (c *spanRows) write(w *writer) error {
-	if len(c.order) == 0 {
-		return nil
-	}
-	put := w.stmt(c.st.put)
+func (c *spanRows) snapshot(w *writer) {
 	for _, a := range c.order {
-		if err := w.exec(put, c.values(a)); err != nil {
-			return err
-		}
+		w.put(c.st.put, c.values(a))
 	}
-	return nil
+	clear(c.spans)
+	c.order = c.order[:0]
 }
 
 // values are agent a's columns in table order.
@@ -67,4 +62,4 @@ func (c *spanRows) values(a string) []any {
 	return []any{a, s.first, s.last, int64(s.seq)}
 }
 
-func (c *spanRows) written() { clear(c.spans); c.order = c.order[:0] }
+func (c *spanRows) written() {}

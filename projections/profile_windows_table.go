@@ -100,17 +100,11 @@ func (c *windowRows) load(ctx context.Context, k key) (*ProfileTrack, error) {
 	return tr, nil
 }
 
-func (c *windowRows) write(w *writer) error {
-	if len(c.dirty) == 0 {
-		return nil
-	}
-	put := w.stmt(c.st.put)
+func (c *windowRows) snapshot(w *writer) {
 	for _, d := range c.dirty {
-		if err := w.exec(put, d.values()); err != nil {
-			return err
-		}
+		w.put(c.st.put, d.values())
 	}
-	return nil
+	c.dirty = c.dirty[:0]
 }
 
 // values are the window's columns in table order, as it is now.
@@ -125,7 +119,7 @@ func (d *dirtyWindow) values() []any {
 		int64(x.ClearedSeq), int64(x.closeSeq), x.closeIdx}
 }
 
-func (c *windowRows) written() { c.dirty = c.dirty[:0] }
+func (c *windowRows) written() {}
 
 // storedWindow is a profile_windows row read back.
 type storedWindow struct {
