@@ -683,6 +683,9 @@ func (s *Service) Decisions(ctx context.Context, r *DecisionsRequest) (*Decision
 	if err != nil {
 		return nil, err
 	}
+	if err := checkDecisionFilters(r, since, until); err != nil {
+		return nil, err
+	}
 	cp, err := s.proj.catchUp(ctx)
 	if err != nil {
 		return nil, err

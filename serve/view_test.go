@@ -237,6 +237,20 @@ func TestView_IncidentDay(t *testing.T) {
 				t.Errorf("decisions%s: seqs %v, want %v", tc.query, seqs, tc.seqs)
 			}
 		}
+		// A filter that no record can match by its spelling is refused,
+		// naming it (an empty page would read as "no such decisions").
+		for _, tc := range []struct{ query, want string }{
+			{"?outcome=bogus", `outcome "bogus" is not a decision; one of candidate_failed, skip_candidate, probe_cooldown_candidate, candidate_succeeded, live_switch`},
+			{"?reason=nope", `reason "nope" is not a failure reason; one of `},
+			{"?since=2026-03-02T09:00:12Z&until=2026-03-02T09:00:10Z", "until 2026-03-02T09:00:10Z is before since 2026-03-02T09:00:12Z"},
+		} {
+			res, b := do(t, "GET", srv.url+"/v1/decisions"+tc.query, "")
+			var e struct{ Error, Detail string }
+			_ = json.Unmarshal(b, &e)
+			if res != http.StatusBadRequest || e.Error != "invalid_request" || !strings.HasPrefix(e.Detail, tc.want) {
+				t.Errorf("decisions%s: %d %s, want 400 containing %q", tc.query, res, b, tc.want)
+			}
+		}
 	})
 }
 
