@@ -175,6 +175,12 @@ test("a small ledger: lanes in natural order, Escape closes the turn, a running 
     for (let i = 0; i < 50 && srv.whatIf.aborted === 0; i++) await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(srv.whatIf, { started: 1, aborted: 1 }, "one request, aborted (a click on the disabled Run sent none)");
 
+    // A file over the server's 1 MiB body limit is refused unread.
+    await page.setInputFiles("#whatif-file", { name: "big.yaml", mimeType: "text/yaml", buffer: Buffer.alloc(2 << 20, 97) });
+    await page.waitForSelector("#whatif-result .error");
+    assert.equal(await page.textContent("#whatif-result .error"), "big.yaml is 2.0 MiB; the server takes at most 1.0 MiB in a request, so it was not loaded.");
+    assert.equal(await page.inputValue("#whatif-config"), "agents: {}\n");
+
     // The range and the filters live in the URL: a reload keeps them, Back walks them.
     const first = [await page.inputValue("#since"), await page.inputValue("#until")];
     await page.locator("#zoom-in").click();
