@@ -16,6 +16,8 @@ interface State {
   asked: { since?: string; until?: string };
   drawnWidth?: number;
   whatIf?: AbortController;
+  // search is the URL's query of the view shown.
+  search?: string;
   tl?: api.Timeline;
   nextFromSeq?: number;
   opener?: HTMLElement | null;
@@ -94,9 +96,11 @@ function viewURL(): string {
 // changed (push), else in place.
 function remember(push: boolean): void {
   const url = viewURL();
+  st.search = location.search;
   if (url === location.pathname + location.search + location.hash) return;
   if (push) history.pushState(null, "", url);
   else history.replaceState(null, "", url);
+  st.search = location.search;
 }
 
 // fromURL sets the controls from the URL's query; it returns the range.
@@ -419,6 +423,8 @@ async function start(): Promise<void> {
   }).observe(byId("timeline"));
   // Back and forward: the view the URL holds.
   window.addEventListener("popstate", () => {
+    // A hash-only step (the skip link) keeps the view.
+    if (location.search === st.search) return;
     const r = fromURL();
     void load(r.since, r.until, false);
   });
