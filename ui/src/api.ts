@@ -157,12 +157,17 @@ export function hasToken(): boolean {
   return token !== "";
 }
 
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+// MAX_BODY_BYTES is the server's request body limit (serve's
+// DefaultMaxBodyBytes, 1 MiB): a what-if config over it is refused here,
+// before it is read or sent.
+export const MAX_BODY_BYTES = 1 << 20;
+
+async function call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
   for (;;) {
     const headers: Record<string, string> = { Accept: "application/json" };
     if (token) headers.Authorization = "Bearer " + token;
     if (body !== undefined) headers["Content-Type"] = "application/json";
-    const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
     if (res.status === 401) {
       const why = token ? "The token was refused; type it again." : "This server needs a token for its API.";
       if (!asking) {
@@ -205,12 +210,20 @@ export function health(): Promise<{ agents?: string[]; last_seq?: number }> {
   return call("GET", "/healthz");
 }
 
-export function timeline(agent: string, since?: string, until?: string): Promise<Timeline> {
-  return call("GET", "/v1/timeline" + query({ agent, since, until }));
+// timeline reads the timeline; absent or null lists (an empty ledger
+// answers "profiles": null) are read as empty.
+export async function timeline(agent: string, since?: string, until?: string): Promise<Timeline> {
+  const tl = (await call<Timeline | undefined>("GET", "/v1/timeline" + query({ agent, since, until }))) ?? ({ agent, last_seq: 0, truncated: false } as Timeline);
+  tl.profiles = (tl.profiles ?? []).map((p) => ({ ...p, windows: p.windows ?? [] }));
+  tl.turns = tl.turns ?? [];
+  return tl;
 }
 
-export function explanation(agent: string, turnID: string): Promise<Explanation> {
-  return call("GET", `/v1/turns/${encodeURIComponent(turnID)}/explanation` + query({ agent }));
+export async function explanation(agent: string, turnID: string): Promise<Explanation> {
+  const x = await call<Explanation>("GET", `/v1/turns/${encodeURIComponent(turnID)}/explanation` + query({ agent }));
+  x.chain = x.chain ?? [];
+  x.steps = x.steps ?? [];
+  return x;
 }
 
 export interface DecisionFilter {
@@ -223,8 +236,9 @@ export interface DecisionFilter {
   from_seq?: number;
 }
 
-export function decisions(f: DecisionFilter): Promise<DecisionsView> {
-  return call("GET", "/v1/decisions" + query({ ...f, limit: 500 }));
+export async function decisions(f: DecisionFilter): Promise<DecisionsView> {
+  const d = await call<DecisionsView>("GET", "/v1/decisions" + query({ ...f, limit: 500 }));
+  return { ...d, decisions: d?.decisions ?? [] };
 }
 
 interface rawPath {
@@ -246,11 +260,12 @@ interface rawChanged {
   what_if?: rawPath;
 }
 
-export async function whatIf(agent: string, config: string, since?: string, until?: string): Promise<WhatIfView> {
+export async function whatIf(agent: string, config: string, since?: string, until?: string, signal?: AbortSignal): Promise<WhatIfView> {
   const raw = await call<{ config_hash?: string; turns?: number; unknown?: number; changed?: rawChanged[] | null }>(
     "POST",
     "/v1/what-if",
     { agent: agent || undefined, config, since, until },
+    signal,
   );
   const changed = (raw.changed ?? []).map(
     (c): ChangedTurn => ({

@@ -31,3 +31,13 @@ export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   if (!el) throw new Error("missing #" + id);
   return el as T;
 }
+
+// count is "n word" with the word's plural when n is not 1 ("1 turn",
+// "0 turns", "5 turns"; "1 decision record").
+export function count(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+// naturalCompare orders names with their numbers by value: sess-2 before
+// sess-10 (a fixed locale, so the order is the same in every browser).
+export const naturalCompare = new Intl.Collator("en", { numeric: true }).compare;

@@ -3,7 +3,7 @@
 
 import * as api from "./api";
 import { decisionRows, DECISION_HEAD } from "./decisions";
-import { byId, h } from "./dom";
+import { byId, count, h } from "./dom";
 import { GroupBy, legend, TimelineView } from "./timeline";
 import { renderTurn } from "./turn";
 
@@ -11,12 +11,19 @@ interface State {
   agent: string;
   since?: string;
   until?: string;
+  // asked is the range the user asked for (undefined: the last hour of
+  // the ledger), the one the URL keeps.
+  asked: { since?: string; until?: string };
+  drawnWidth?: number;
+  whatIf?: AbortController;
+  // search is the URL's query of the view shown.
+  search?: string;
   tl?: api.Timeline;
   nextFromSeq?: number;
   opener?: HTMLElement | null;
 }
 
-const st: State = { agent: "" };
+const st: State = { agent: "", asked: {} };
 const status = byId("status");
 const say = (s: string) => (status.textContent = s);
 
@@ -55,16 +62,64 @@ function groupBy(): GroupBy {
   return byId<HTMLSelectElement>("group").value as GroupBy;
 }
 
+// width is the room inside the timeline's box (its clientWidth leaves out
+// the border and a vertical scrollbar), so the chart fits it.
 function width(): number {
-  return Math.max(700, byId("timeline").clientWidth || document.documentElement.clientWidth - 32);
+  return byId("timeline").clientWidth || document.documentElement.clientWidth - 34;
 }
 
-// draw redraws the timeline in hand (lanes regrouped, window resized).
+// draw redraws the timeline in hand (lanes regrouped, box resized).
 function draw(): void {
-  if (st.tl) view.render(st.tl, groupBy(), width());
+  if (!st.tl) return;
+  st.drawnWidth = width();
+  view.render(st.tl, groupBy(), st.drawnWidth);
 }
 
-async function load(since?: string, until?: string): Promise<void> {
+// The view in the URL: agent, the range asked for, the lane grouping and
+// the decision filters in the query (the open turn in the hash), so a
+// link reproduces the view and back/forward walk the ranges and filters.
+function viewURL(): string {
+  const q = new URLSearchParams();
+  const put = (k: string, v: string | undefined) => v && q.set(k, v);
+  put("agent", st.agent);
+  put("since", st.asked.since);
+  put("until", st.asked.until);
+  if (groupBy() !== "session") q.set("group", groupBy());
+  put("provider", byId<HTMLInputElement>("f-provider").value.trim());
+  put("reason", byId<HTMLSelectElement>("f-reason").value);
+  put("outcome", byId<HTMLSelectElement>("f-outcome").value);
+  const qs = q.toString();
+  return location.pathname + (qs ? "?" + qs : "") + location.hash;
+}
+
+// remember records the view in the URL: a new history entry when it
+// changed (push), else in place.
+function remember(push: boolean): void {
+  const url = viewURL();
+  st.search = location.search;
+  if (url === location.pathname + location.search + location.hash) return;
+  if (push) history.pushState(null, "", url);
+  else history.replaceState(null, "", url);
+  st.search = location.search;
+}
+
+// fromURL sets the controls from the URL's query; it returns the range.
+function fromURL(): { since?: string; until?: string } {
+  const p = new URLSearchParams(location.search);
+  byId<HTMLInputElement>("f-provider").value = p.get("provider") ?? "";
+  byId<HTMLSelectElement>("f-reason").value = p.get("reason") ?? "";
+  byId<HTMLSelectElement>("f-outcome").value = p.get("outcome") ?? "";
+  byId<HTMLSelectElement>("group").value = p.get("group") === "model" ? "model" : "session";
+  const agent = p.get("agent");
+  if (agent) {
+    st.agent = agent;
+    const sel = byId<HTMLSelectElement>("agent");
+    if ([...sel.options].some((o) => o.value === agent)) sel.value = agent;
+  }
+  return { since: p.get("since") ?? undefined, until: p.get("until") ?? undefined };
+}
+
+async function load(since?: string, until?: string, push = true): Promise<void> {
   say("Loading the timeline…");
   const t = performance.now();
   let tl: api.Timeline;
@@ -74,19 +129,34 @@ async function load(since?: string, until?: string): Promise<void> {
     say(`Timeline: ${(e as Error).message}`);
     return;
   }
-  const fetchMs = performance.now() - t;
+  try {
+    show(tl, since, until, performance.now() - t, push);
+  } catch (e) {
+    say(`Timeline: the page could not draw the answer: ${(e as Error).message}`);
+  }
+}
+
+function show(tl: api.Timeline, since: string | undefined, until: string | undefined, fetchMs: number, push: boolean): void {
   if (since === undefined && until === undefined) clipToLedger(tl);
   st.tl = tl;
   st.agent = tl.agent || st.agent;
   st.since = tl.since;
   st.until = tl.until;
+  st.asked = { since, until };
+  remember(push);
   byId<HTMLInputElement>("since").value = tl.since ?? "";
   byId<HTMLInputElement>("until").value = tl.until ?? "";
-  const r = view.render(tl, groupBy(), width());
+  st.drawnWidth = width();
+  const r = view.render(tl, groupBy(), st.drawnWidth);
   window.fledgerViewer.renders.push({ turns: tl.turns.length, profiles: tl.profiles.length, elements: r.elements, aggregated: r.aggregated, ms: r.ms, buildMs: r.buildMs, fetchMs, at: performance.now() });
   byId("timeline").dataset.rendered = String(window.fledgerViewer.renders.length);
+  if (!tl.ledger_first && tl.turns.length === 0 && tl.profiles.length === 0) {
+    say(`Agent ${tl.agent || st.agent || "(default)"}: the ledger has no events for this agent (folded to seq ${tl.last_seq ?? 0}).`);
+    void loadDecisions(false);
+    return;
+  }
   say(
-    `Agent ${tl.agent}: ${tl.turns.length} turns, ${tl.profiles.length} profiles from ${tl.since ?? "—"} to ${tl.until ?? "—"} (folded to seq ${tl.last_seq}; ledger ${tl.ledger_first ?? "—"} … ${tl.ledger_last ?? "—"})` +
+    `Agent ${tl.agent}: ${count(tl.turns.length, "turn")}, ${count(tl.profiles.length, "profile")} from ${tl.since ?? "—"} to ${tl.until ?? "—"} (folded to seq ${tl.last_seq}; ledger ${tl.ledger_first ?? "—"} … ${tl.ledger_last ?? "—"})` +
       (tl.truncated ? "; truncated: narrow the range" : "") +
       (r.aggregated > 0 ? `; ${r.aggregated} aggregated bars` : ""),
   );
@@ -123,21 +193,25 @@ async function openTurn(id: string): Promise<void> {
   say(`Loading turn ${id}…`);
   try {
     const x = await api.explanation(st.agent, id);
-    sec.replaceChildren(
-      renderTurn(x, () => {
-        sec.hidden = true;
-        sec.replaceChildren();
-        if (location.hash.startsWith("#turn=")) history.replaceState(null, "", location.pathname + location.search);
-        st.opener?.focus();
-      }),
-    );
+    sec.replaceChildren(renderTurn(x, closeTurn));
     sec.hidden = false;
-    history.replaceState(null, "", "#turn=" + encodeURIComponent(id));
+    history.replaceState(null, "", location.pathname + location.search + "#turn=" + encodeURIComponent(id));
     byId("turn-title").focus();
     say(`Turn ${id}: ${x.outcome}, ${x.steps.length} steps`);
   } catch (e) {
     say(`Turn ${id}: ${(e as Error).message}`);
   }
+}
+
+// closeTurn closes the turn view (its button, or Escape) and gives the
+// focus back to what opened it.
+function closeTurn(): void {
+  const sec = byId("turn-section");
+  if (sec.hidden) return;
+  sec.hidden = true;
+  sec.replaceChildren();
+  if (location.hash.startsWith("#turn=")) history.replaceState(null, "", location.pathname + location.search);
+  if (st.opener?.isConnected) st.opener.focus();
 }
 
 async function loadDecisions(more: boolean): Promise<void> {
@@ -162,7 +236,7 @@ async function loadDecisions(more: boolean): Promise<void> {
     const more_ = byId("decisions-more");
     more_.hidden = page.decisions.length < 500;
     const filters = [f.provider && `provider ${f.provider}`, f.reason && `reason ${f.reason}`, f.outcome && `outcome ${f.outcome}`].filter(Boolean).join(", ");
-    note.textContent = `${body.rows.length} decision record${body.rows.length === 1 ? "" : "s"} from ${st.since ?? "the start"} to ${st.until ?? "the end"}${filters ? " with " + filters : ""}.`;
+    note.textContent = `${count(body.rows.length, "decision record")} from ${st.since ?? "the start"} to ${st.until ?? "the end"}${filters ? " with " + filters : ""}.`;
   } catch (e) {
     note.textContent = `Decisions: ${(e as Error).message}`;
   }
@@ -175,15 +249,24 @@ async function runWhatIf(): Promise<void> {
     out.replaceChildren(h("p", { class: "error" }, "Paste or upload a config first."));
     return;
   }
+  if (st.whatIf) return;
+  const bytes = new TextEncoder().encode(config).length;
+  if (bytes > api.MAX_BODY_BYTES - 4096) {
+    out.replaceChildren(h("p", { class: "error", role: "alert" }, `The config is ${mib(bytes)}; the server takes at most ${mib(api.MAX_BODY_BYTES)} in a request. Leave out what the what-if does not need.`));
+    return;
+  }
   const ranged = byId<HTMLInputElement>("whatif-range").checked;
-  out.replaceChildren(h("p", {}, "Re-deciding the recorded turns…"));
+  const ctl = new AbortController();
+  st.whatIf = ctl;
+  whatIfBusy(true);
+  out.replaceChildren(h("p", {}, "Re-deciding the recorded turns… (Cancel stops waiting)"));
   try {
-    const r = await api.whatIf(st.agent, config, ranged ? st.since : undefined, ranged ? st.until : undefined);
+    const r = await api.whatIf(st.agent, config, ranged ? st.since : undefined, ranged ? st.until : undefined, ctl.signal);
     const unknown = r.changed.filter((c) => c.unknown).length;
     const summary = h(
       "p",
       { class: "summary" },
-      `${r.changed.length} turn${r.changed.length === 1 ? "" : "s"} would change` +
+      `${count(r.changed.length, "turn")} would change` +
         (r.turns !== undefined ? ` of ${r.turns} re-decided` : "") +
         (unknown ? `; ${unknown} reach a candidate never tried (unknown)` : "") +
         (r.config_hash ? `; config ${r.config_hash}` : "") +
@@ -229,9 +312,28 @@ async function runWhatIf(): Promise<void> {
       ),
     );
   } catch (e) {
-    out.replaceChildren(h("p", { class: "error", role: "alert" }, `What-if: ${(e as Error).message}`));
+    if (ctl.signal.aborted) out.replaceChildren(h("p", { class: "note" }, "What-if cancelled."));
+    else out.replaceChildren(h("p", { class: "error", role: "alert" }, `What-if: ${(e as Error).message}`));
+  } finally {
+    st.whatIf = undefined;
+    whatIfBusy(false);
   }
 }
+
+// whatIfBusy shows a running what-if: Run disabled and saying so, Cancel
+// offered (it aborts the request).
+function whatIfBusy(on: boolean): void {
+  const run = byId<HTMLButtonElement>("whatif-run");
+  run.disabled = on;
+  run.textContent = on ? "Running…" : "Run what-if";
+  byId("whatif-form").setAttribute("aria-busy", String(on));
+  const cancel = byId<HTMLButtonElement>("whatif-cancel");
+  cancel.hidden = !on;
+  if (on) cancel.focus();
+  else if (document.activeElement === document.body || document.activeElement === cancel) run.focus();
+}
+
+const mib = (n: number) => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : `${Math.ceil(n / 1024)} KiB`);
 
 async function start(): Promise<void> {
   api.setTokenAsker(tokenAsker);
@@ -250,7 +352,7 @@ async function start(): Promise<void> {
       byId("agent-box").hidden = false;
       sel.onchange = () => {
         st.agent = sel.value;
-        byId("turn-section").hidden = true;
+        closeTurn();
         void load();
       };
     } else if (!st.agent && agents.length === 1) st.agent = agents[0]!;
@@ -273,9 +375,13 @@ async function start(): Promise<void> {
     const pad = Math.max(1000, (last - first) * 0.02);
     void load(new Date(first - pad).toISOString(), new Date(last + pad).toISOString());
   };
-  byId("group").onchange = draw;
+  byId("group").onchange = () => {
+    draw();
+    remember(true);
+  };
   byId<HTMLFormElement>("decision-filter").onsubmit = (e) => {
     e.preventDefault();
+    remember(true);
     void loadDecisions(false);
   };
   byId("decisions-more").onclick = () => void loadDecisions(true);
@@ -283,16 +389,47 @@ async function start(): Promise<void> {
     e.preventDefault();
     void runWhatIf();
   };
+  byId("whatif-cancel").onclick = () => st.whatIf?.abort();
   byId<HTMLInputElement>("whatif-file").onchange = async (e) => {
-    const f = (e.target as HTMLInputElement).files?.[0];
-    if (f) byId<HTMLTextAreaElement>("whatif-config").value = await f.text();
+    const input = e.target as HTMLInputElement;
+    const f = input.files?.[0];
+    if (!f) return;
+    // The size first: a file over the server's limit is refused unread.
+    if (f.size > api.MAX_BODY_BYTES) {
+      byId("whatif-result").replaceChildren(
+        h("p", { class: "error", role: "alert" }, `${f.name} is ${mib(f.size)}; the server takes at most ${mib(api.MAX_BODY_BYTES)} in a request, so it was not loaded.`),
+      );
+      input.value = "";
+      return;
+    }
+    byId<HTMLTextAreaElement>("whatif-config").value = await f.text();
+    byId("whatif-result").replaceChildren();
   };
-  let resize = 0;
-  window.addEventListener("resize", () => {
-    clearTimeout(resize);
-    resize = window.setTimeout(draw, 150);
+  // Escape closes the turn view (the token form excepted: it must be answered).
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && !byId("turn-section").hidden && byId("token-dialog").hidden) {
+      e.preventDefault();
+      closeTurn();
+    }
   });
-  await load(params.get("since") ?? undefined, params.get("until") ?? undefined);
+  // Redraw when the box's width changes (window resized, a page
+  // scrollbar come or gone), not on every resize event.
+  let resize = 0;
+  new ResizeObserver(() => {
+    clearTimeout(resize);
+    resize = window.setTimeout(() => {
+      if (width() !== st.drawnWidth) draw();
+    }, 100);
+  }).observe(byId("timeline"));
+  // Back and forward: the view the URL holds.
+  window.addEventListener("popstate", () => {
+    // A hash-only step (the skip link) keeps the view.
+    if (location.search === st.search) return;
+    const r = fromURL();
+    void load(r.since, r.until, false);
+  });
+  const r = fromURL();
+  await load(r.since, r.until, false);
   const m = /^#turn=(.+)$/.exec(location.hash);
   if (m) void openTurn(decodeURIComponent(m[1]!));
 }

@@ -8,7 +8,7 @@
 // turn or zooms into a bar.
 
 import type { Timeline, TurnMark, Window } from "./api";
-import { esc } from "./dom";
+import { count, esc, naturalCompare } from "./dom";
 import { OUTCOMES, STATES, cls, outcomeMeta, stateMeta } from "./outcomes";
 
 export type GroupBy = "session" | "model";
@@ -75,7 +75,7 @@ const iso = (t: number) => new Date(t).toISOString();
 export function turnLabel(t: TurnMark): string {
   const m = outcomeMeta(t.outcome);
   const to = t.final_model ? ` → ${t.final_model}${t.final_profile ? " @ " + t.final_profile : ""}` : ` → no answer${t.reason ? " (" + t.reason + ")" : ""}`;
-  return `turn ${t.turn_id}: ${m.label} (${m.letter}) at ${t.started_at}, session ${t.session}, ${t.requested_model}${to}, ${t.attempts} attempt${t.attempts === 1 ? "" : "s"}`;
+  return `turn ${t.turn_id}: ${m.label} (${m.letter}) at ${t.started_at}, session ${t.session}, ${t.requested_model}${to}, ${count(t.attempts, "attempt")}`;
 }
 
 export function windowLabel(profile: string, w: Window): string {
@@ -94,7 +94,7 @@ function turnDetail(t: TurnMark): string {
     `session ${t.session}`,
     `started ${t.started_at}${t.ended_at ? ", ended " + t.ended_at : ""}`,
     `requested ${t.requested_model}; answered by ${t.final_model || "none"}${t.final_profile ? " @ " + t.final_profile : ""}`,
-    `${t.attempts} attempt${t.attempts === 1 ? "" : "s"}; stream seq ${t.start_seq}–${t.end_seq || "…"}`,
+    `${count(t.attempts, "attempt")}; stream seq ${t.start_seq}–${t.end_seq || "…"}`,
     "Enter or click opens the turn",
   ].join("\n");
 }
@@ -156,7 +156,7 @@ export class TimelineView {
     this.current = -1;
     const t0 = Date.parse(tl.since ?? tl.ledger_first ?? "");
     let t1 = Date.parse(tl.until ?? tl.ledger_last ?? "");
-    if (!Number.isFinite(t0)) {
+    if (!Number.isFinite(t0) || (!tl.ledger_first && tl.turns.length === 0 && tl.profiles.length === 0)) {
       this.root.innerHTML = `<p class="empty">The ledger has no events for agent ${esc(tl.agent)}.</p>`;
       return { elements: 0, aggregated: 0, ms: performance.now() - start, buildMs: 0 };
     }
@@ -168,12 +168,12 @@ export class TimelineView {
     let aggregated = 0;
 
     // Profile lanes.
-    out.push(this.head("Auth profiles", y, plotW, `${tl.profiles.length} profile${tl.profiles.length === 1 ? "" : "s"}`));
+    out.push(this.head("Auth profiles", y, plotW, `${count(tl.profiles.length, "profile")}`));
     y += HEAD_H;
     for (const p of tl.profiles) {
       const lane = this.lanes.length;
       this.lanes.push([]);
-      out.push(this.laneLabel(p.profile_id, y, plotW, `profile ${p.profile_id} (${p.windows.length} window${p.windows.length === 1 ? "" : "s"})`));
+      out.push(this.laneLabel(p.profile_id, y, plotW, `profile ${p.profile_id} (${count(p.windows.length, "window")})`));
       const ws = p.windows;
       const merge = ws.length > plotW / 4;
       let pending: { a: number; b: number; first: Window; last: Window; n: number; states: Map<string, number> } | null = null;
@@ -215,13 +215,13 @@ export class TimelineView {
       if (!g) groups.set(k, (g = []));
       g.push(t);
     }
-    const keys = [...groups.keys()].sort();
+    const keys = [...groups.keys()].sort(naturalCompare);
     out.push(
       this.head(
         groupBy === "session" ? "Turns by session" : "Turns by model",
         y,
         plotW,
-        `${tl.turns.length} turn${tl.turns.length === 1 ? "" : "s"}${tl.truncated ? " (truncated: narrow the range)" : ""}`,
+        `${count(tl.turns.length, "turn")}${tl.truncated ? " (truncated: narrow the range)" : ""}`,
       ),
     );
     y += HEAD_H;
@@ -249,8 +249,8 @@ export class TimelineView {
     keys.forEach((k, n) => {
       const lane = this.lanes.length;
       this.lanes.push([]);
-      const count = groups.get(k)!.length;
-      out.push(this.laneLabel(k || "(none)", y, plotW, `${groupBy} ${k} (${count} turn${count === 1 ? "" : "s"})`, dense ? lane : -1));
+      const nTurns = groups.get(k)!.length;
+      out.push(this.laneLabel(k || "(none)", y, plotW, `${groupBy} ${k} (${count(nTurns, "turn")})`, dense ? lane : -1));
       const segs = new Map<string, string[]>();
       const shapes = new Map<string, string[]>();
       const counts: string[] = [];
@@ -280,7 +280,7 @@ export class TimelineView {
     const height = y + 4;
     const first = this.lanes.find((l) => l.length > 0)?.[0];
     const svg =
-      `<svg id="timeline-svg" width="${LABEL_W + plotW + 8}" height="${height}" role="group" aria-label="Timeline ${esc(iso(t0))} to ${esc(iso(t1))} (UTC): ${tl.profiles.length} profile lanes, ${keys.length} ${groupBy} lanes, ${tl.turns.length} turns. Arrow keys move between marks, Enter opens." aria-describedby="timeline-tip">` +
+      `<svg id="timeline-svg" width="${LABEL_W + plotW + 8}" height="${height}" role="group" aria-label="Timeline ${esc(iso(t0))} to ${esc(iso(t1))} (UTC): ${count(tl.profiles.length, "profile lane")}, ${count(keys.length, groupBy + " lane")}, ${count(tl.turns.length, "turn")}. Arrow keys move between marks, Enter opens." aria-describedby="timeline-tip">` +
       `<defs><pattern id="p-cooldown" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" class="pc-bg"/><line x1="0" y1="0" x2="0" y2="6" class="pc-ln"/></pattern>` +
       `<pattern id="p-disabled" width="6" height="6" patternUnits="userSpaceOnUse"><rect width="6" height="6" class="pd-bg"/><path d="M0 0L6 6M6 0L0 6" class="pd-ln"/></pattern>` +
       `<pattern id="p-blocked" width="5" height="5" patternUnits="userSpaceOnUse"><rect width="5" height="5" class="pb-bg"/><circle cx="2.5" cy="2.5" r="1" class="pb-ln"/></pattern></defs>` +
@@ -435,9 +435,14 @@ export class TimelineView {
     if (!it) return;
     this.tip.textContent = it.detail ?? (it.turn ? turnDetail(it.turn) : it.label);
     this.tip.hidden = false;
+    // Above the item, so the lane below (where ArrowDown goes) stays in
+    // sight; below it only when there is no room above in the window.
     const left = Math.min(window.scrollX + r.left, window.scrollX + document.documentElement.clientWidth - 440);
     this.tip.style.left = `${Math.max(4, left)}px`;
-    this.tip.style.top = `${window.scrollY + r.bottom + 6}px`;
+    const h = this.tip.offsetHeight;
+    const above = r.top - h - 6 >= 0;
+    this.tip.dataset.side = above ? "above" : "below";
+    this.tip.style.top = `${window.scrollY + (above ? r.top - h - 6 : r.bottom + 6)}px`;
   }
 
   private focus(i: number): void {

@@ -3,7 +3,7 @@
 // sequence so it can be checked with the CLI.
 
 import type { Explanation } from "./api";
-import { h } from "./dom";
+import { count, h } from "./dom";
 
 export function renderTurn(x: Explanation, close: () => void): HTMLElement {
   const success = x.outcome === "succeeded";
@@ -55,7 +55,7 @@ export function renderTurn(x: Explanation, close: () => void): HTMLElement {
       h(
         "dd",
         { class: "outcome o-" + (success ? "ok" : x.outcome) },
-        `${x.outcome}${x.answered_by ? ": " + x.answered_by + (x.profile ? " @ " + x.profile : "") : ""} — ${x.attempts} attempt${x.attempts === 1 ? "" : "s"}, ${x.duration_ms} ms`,
+        `${x.outcome}${x.answered_by ? ": " + x.answered_by + (x.profile ? " @ " + x.profile : "") : ""} — ${count(x.attempts, "attempt")}, ${x.duration_ms} ms`,
       ),
       h("dt", {}, "Config"),
       h("dd", {}, h("code", {}, x.config_hash)),
@@ -64,7 +64,7 @@ export function renderTurn(x: Explanation, close: () => void): HTMLElement {
     ),
     h("h3", {}, `Chain (attempt limit ${x.attempt_limit})`),
     chain,
-    h("h3", {}, `Steps (${x.steps.length}, of them ${attempts.length} attempt${attempts.length === 1 ? "" : "s"})`),
+    h("h3", {}, `Steps (${x.steps.length}, of them ${count(attempts.length, "attempt")})`),
     steps,
     h("h3", {}, `Notices (${notices.length})`),
     notices.length === 0

@@ -137,3 +137,80 @@ test("a 401 asks for the token once; the page then sends it as Bearer on every /
     await close();
   }
 });
+
+test("a small ledger: lanes in natural order, Escape closes the turn, a running what-if can be cancelled, the URL keeps the view; an empty ledger says so", { skip: sayskip() || false }, async () => {
+  const b = await launch({ viewport: { width: 1100, height: 800 } });
+  const servers = [];
+  try {
+    const data = generate({ turns: 60, profiles: 2, sessions: 12, sessionName: (i) => `sess-${i}` });
+    const srv = await serveSynthetic(data);
+    servers.push(srv);
+    const page = await b.context.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(`${srv.base}/ui/`);
+    await page.waitForSelector('#timeline[data-rendered="1"]');
+    const lanes = await page.locator("#timeline .lane-label").evaluateAll((els) => els.map((e) => e.dataset.name));
+    assert.deepEqual(lanes.slice(2), Array.from({ length: 12 }, (_, i) => `sess-${i}`), "numbers sort by value");
+    assert.match(await page.textContent("#status"), /^Agent main: 60 turns, 2 profiles from /);
+
+    // Escape closes the turn view and gives the focus back to the mark.
+    await page.locator('#timeline .m[data-turn="t00013"]').click();
+    await page.waitForSelector('#turn-section article[data-turn="t00013"]');
+    await page.keyboard.press("Escape");
+    assert.equal(await page.locator("#turn-section").isHidden(), true);
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-turn")), "t00013");
+
+    // A running what-if: Run disabled and saying so; Cancel aborts the request.
+    await page.fill("#whatif-config", "agents: {}\n");
+    await page.locator("#whatif-run").click();
+    await page.waitForSelector("#whatif-cancel:not([hidden])");
+    assert.equal(await page.locator("#whatif-run").isDisabled(), true);
+    assert.equal(await page.textContent("#whatif-run"), "Running…");
+    await page.locator("#whatif-run").click({ force: true });
+    await page.locator("#whatif-cancel").click();
+    await page.waitForSelector("#whatif-cancel[hidden]", { state: "attached" });
+    assert.equal(await page.textContent("#whatif-result"), "What-if cancelled.");
+    assert.equal(await page.locator("#whatif-run").isDisabled(), false);
+    for (let i = 0; i < 50 && srv.whatIf.aborted === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(srv.whatIf, { started: 1, aborted: 1 }, "one request, aborted (a click on the disabled Run sent none)");
+
+    // A file over the server's 1 MiB body limit is refused unread.
+    await page.setInputFiles("#whatif-file", { name: "big.yaml", mimeType: "text/yaml", buffer: Buffer.alloc(2 << 20, 97) });
+    await page.waitForSelector("#whatif-result .error");
+    assert.equal(await page.textContent("#whatif-result .error"), "big.yaml is 2.0 MiB; the server takes at most 1.0 MiB in a request, so it was not loaded.");
+    assert.equal(await page.inputValue("#whatif-config"), "agents: {}\n");
+
+    // The range and the filters live in the URL: a reload keeps them, Back walks them.
+    const first = [await page.inputValue("#since"), await page.inputValue("#until")];
+    await page.locator("#zoom-in").click();
+    await page.waitForSelector('#timeline[data-rendered="2"]');
+    const zoomed = [await page.inputValue("#since"), await page.inputValue("#until")];
+    await page.selectOption("#f-reason", "rate_limit");
+    await page.locator("#decision-filter button").click();
+    await page.waitForFunction(() => document.querySelector("#decisions-note")?.textContent?.includes("with reason rate_limit"));
+    assert.equal(new URL(page.url()).search, `?agent=main&since=${encodeURIComponent(zoomed[0])}&until=${encodeURIComponent(zoomed[1])}&reason=rate_limit`);
+    await page.reload();
+    await page.waitForSelector('#timeline[data-rendered="1"]');
+    assert.deepEqual([await page.inputValue("#since"), await page.inputValue("#until"), await page.inputValue("#f-reason")], [...zoomed, "rate_limit"]);
+    await page.goBack();
+    await page.waitForSelector('#timeline[data-rendered="2"]');
+    assert.deepEqual([await page.inputValue("#since"), await page.inputValue("#until"), await page.inputValue("#f-reason")], [...zoomed, ""]);
+    await page.goBack();
+    await page.waitForSelector('#timeline[data-rendered="3"]');
+    assert.deepEqual([await page.inputValue("#since"), await page.inputValue("#until")], first);
+    assert.deepEqual(errors, []);
+
+    // An empty ledger ("profiles": null, no range): no error, and the status says so.
+    const none = await serveSynthetic(generate({ turns: 0, profiles: 0 }), { empty: true });
+    servers.push(none);
+    await page.goto(`${none.base}/ui/`);
+    await page.waitForSelector('#timeline[data-rendered="1"]');
+    assert.equal(await page.textContent("#status"), "Agent main: the ledger has no events for this agent (folded to seq 0).");
+    assert.equal(await page.textContent("#timeline"), "The ledger has no events for agent main.");
+    assert.deepEqual(errors, []);
+  } finally {
+    await b.close();
+    for (const s of servers) await s.close();
+  }
+});

@@ -9,8 +9,11 @@ import { uiRoot } from "./browser.mjs";
 
 const OUTCOMES = ["first_try", "first_try", "first_try", "first_try", "rotated", "fell_back", "exhausted", "stopped", "switched"];
 
-/** Generates a timeline: n turns over one hour in `sessions` sessions, `profiles` profiles with 3 windows each. */
-export function generate({ turns = 10000, profiles = 100, sessions = 20 } = {}) {
+/**
+ * Generates a timeline: n turns over one hour in `sessions` sessions
+ * (named by sessionName), `profiles` profiles with 3 windows each.
+ */
+export function generate({ turns = 10000, profiles = 100, sessions = 20, sessionName = (i) => `session-${String(i).padStart(2, "0")}` } = {}) {
   let seed = 42;
   const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
   const t0 = Date.parse("2026-03-02T09:00:00.000Z");
@@ -47,7 +50,7 @@ export function generate({ turns = 10000, profiles = 100, sessions = 20 } = {}) 
     const outcome = OUTCOMES[Math.floor(rnd() * OUTCOMES.length)];
     list.push({
       turn_id: `t${String(i).padStart(5, "0")}`,
-      session: `session-${String(i % sessions).padStart(2, "0")}`,
+      session: sessionName(i % sessions),
       outcome,
       started_at: iso(start),
       ended_at: iso(start + 1500),
@@ -67,10 +70,15 @@ export function generate({ turns = 10000, profiles = 100, sessions = 20 } = {}) 
  * node HTTP server on a free loopback port (a real socket, as from
  * fledger); `token` set: every /v1 call without "Bearer token" answers
  * 401. Resolves { base, seen, close }: seen lists the /v1 requests
- * (method, path, authorization).
+ * (method, path, authorization). empty: /v1/timeline answers an empty
+ * ledger as the server may ("profiles": null, no range). POST
+ * /v1/what-if answers only when the client goes away (whatIf.aborted
+ * counts those) or after 20 s; GET /v1/turns/{id}/explanation answers a
+ * small explanation.
  */
-export async function serveSynthetic(data, { token = "" } = {}) {
+export async function serveSynthetic(data, { token = "", empty = false } = {}) {
   const seen = [];
+  const whatIf = { started: 0, aborted: 0 };
   const types = { ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".html": "text/html; charset=utf-8" };
   const server = createServer((req, res) => {
     const url = new URL(req.url, "http://x");
@@ -90,6 +98,23 @@ export async function serveSynthetic(data, { token = "" } = {}) {
     if (url.pathname === "/healthz") return json(200, { status: "ok", agents: ["main"] });
     seen.push({ method: req.method, path: url.pathname + url.search, authorization: req.headers["authorization"] ?? "" });
     if (token && req.headers["authorization"] !== `Bearer ${token}`) return json(401, { error: "unauthorized", detail: "a valid Authorization: Bearer <token> header is required" });
+    if (url.pathname === "/v1/timeline" && empty) return json(200, { agent: "main", since: null, until: null, last_seq: 0, profiles: null, turns: null, truncated: false });
+    if (url.pathname === "/v1/what-if") {
+      whatIf.started++;
+      const t = setTimeout(() => json(200, { turns: 0, changed: [] }), 20_000);
+      res.once("close", () => {
+        if (!res.writableEnded) whatIf.aborted++;
+        clearTimeout(t);
+      });
+      return;
+    }
+    const turn = /^\/v1\/turns\/([^/]+)\/explanation$/.exec(url.pathname);
+    if (turn) {
+      const id = decodeURIComponent(turn[1]);
+      const tm = data.turns.find((x) => x.turn_id === id);
+      if (!tm) return json(404, { error: "not_found", detail: `no turn ${id}` });
+      return json(200, { agent: "main", turn_id: id, session: tm.session, chat: "", started_at: tm.started_at, config_hash: "sha256:0", requested: tm.requested_model, selection_source: "default", strict: false, why: "default model", chain: null, attempt_limit: 3, steps: null, notices: null, outcome: "succeeded", end: "answered", attempts: tm.attempts, duration_ms: 1500 });
+    }
     if (url.pathname === "/v1/timeline") {
       const since = Date.parse(url.searchParams.get("since") ?? "") || data.t0;
       const until = Date.parse(url.searchParams.get("until") ?? "") || data.t1;
@@ -113,6 +138,7 @@ export async function serveSynthetic(data, { token = "" } = {}) {
   return {
     base: `http://127.0.0.1:${server.address().port}`,
     seen,
+    whatIf,
     close: () => new Promise((done) => server.close(done)),
   };
 }

@@ -129,10 +129,16 @@ test("incident-day in the viewer: lanes, marks, a fallen-back turn, filters, wha
       await page.screenshot({ path: shotPath("viewer-turn.png"), fullPage: true, clip: box });
       await page.getByRole("button", { name: "Close turn" }).click();
       assert.equal(await page.locator("#turn-section").isHidden(), true);
-      // The same by keyboard: Tab into the chart, Down to the session lane, Enter.
+      // The same by keyboard: Tab into the chart (its one tab stop is the
+      // mark focused last), Up to the profile lanes, Down to the session
+      // lane, Enter.
       await page.locator("summary").focus();
       await page.keyboard.press("Tab");
       const at = () => page.evaluate(() => document.activeElement?.getAttribute("aria-label"));
+      assert.match(await at(), /^turn storm: fell back \(B\)/);
+      await page.keyboard.press("ArrowUp");
+      assert.match(await at(), /^anthropic:work: cooldown \(rate_limit/);
+      await page.keyboard.press("ArrowUp");
       assert.match(await at(), /^anthropic:personal: cooldown \(rate_limit/);
       await page.keyboard.press("ArrowDown");
       assert.match(await at(), /^anthropic:work: cooldown \(rate_limit/);
