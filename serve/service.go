@@ -742,6 +742,12 @@ func parseTime(name, x string) (time.Time, error) {
 	}
 	// RFC 3339 allows "t" and "z" in lower case; Go's layout does not.
 	t, err := time.Parse(time.RFC3339Nano, strings.ToUpper(x))
+	if err == nil && t.Before(time.Unix(0, 0)) {
+		// Ledger times are Unix milliseconds: an earlier bound is a
+		// mistake (Go's zero time, 0001-01-01, read as "no bound" would
+		// hide it).
+		return time.Time{}, apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is before 1970-01-01T00:00:00Z; ledger times are Unix milliseconds", name, x)
+	}
 	if err == nil {
 		return t, nil
 	}

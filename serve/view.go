@@ -124,6 +124,19 @@ func (s *Service) Timeline(ctx context.Context, r *TimelineRequest) (*replay.Ran
 			return a.ProfileID < b.ProfileID
 		})
 	}
+	// Lists are arrays even when empty (an empty ledger), as the spec
+	// says; a since past the ledger's end alone is an empty range ending
+	// there, never one whose until comes before its since (both are
+	// written in one fixed-width UTC layout, so they compare as text).
+	if tl.Profiles == nil {
+		tl.Profiles = []replay.ProfileLane{}
+	}
+	if tl.Turns == nil {
+		tl.Turns = []replay.TurnMark{}
+	}
+	if tl.Since != "" && tl.Until != "" && tl.Until < tl.Since {
+		tl.Until = tl.Since
+	}
 	return tl, nil
 }
 

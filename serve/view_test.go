@@ -339,6 +339,7 @@ func TestView_BadInput(t *testing.T) {
 		{"bad since", "GET", "/v1/timeline?since=yesterday", "", 400, "invalid_request", `since "yesterday" is not an RFC 3339 time`},
 		{"since a number", "GET", "/v1/timeline?until=1700000000", "", 400, "invalid_request", `until "1700000000" is a number`},
 		{"since after until", "GET", "/v1/timeline?since=2026-03-02T10:00:00Z&until=2026-03-02T09:00:00Z", "", 400, "invalid_request", "since 2026-03-02T10:00:00Z is after until 2026-03-02T09:00:00Z"},
+		{"since before 1970", "GET", "/v1/timeline?since=0001-01-01T00:00:00Z", "", 400, "invalid_request", `since "0001-01-01T00:00:00Z" is before 1970-01-01T00:00:00Z`},
 		{"limit zero", "GET", "/v1/timeline?limit=0", "", 400, "invalid_request", `limit "0" is not a positive number`},
 		{"limit too large", "GET", "/v1/timeline?limit=50001", "", 400, "invalid_request", "limit must be in 1..50000"},
 		{"unknown parameter", "GET", "/v1/timeline?from=2026-03-02T09:00:00Z", "", 400, "invalid_request", `unknown query parameter "from"`},
@@ -362,6 +363,17 @@ func TestView_BadInput(t *testing.T) {
 		if code != tc.status || e.Error != tc.code || !strings.Contains(e.Detail, tc.detail) {
 			t.Errorf("%s: %d %s, want %d %s naming %q", tc.name, code, b, tc.status, tc.code, tc.detail)
 		}
+	}
+	// A since past the ledger's end alone is an empty range ending there,
+	// its lists arrays.
+	code, b := do(t, "GET", srv.url+"/v1/timeline?since=2030-01-01T00:00:00Z", "")
+	var tl struct {
+		Since, Until    string
+		Profiles, Turns []json.RawMessage
+	}
+	testutil.NoError(t, json.Unmarshal(b, &tl))
+	if code != 200 || tl.Since != "2030-01-01T00:00:00.000Z" || tl.Until != tl.Since || len(tl.Turns) != 0 || !strings.Contains(string(b), `"turns":[]`) {
+		t.Errorf("since past the end: %d %s", code, b)
 	}
 }
 
