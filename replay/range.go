@@ -235,28 +235,3 @@ func lanes(profiles map[string]*profileTrack, since, until, lastAt int64) []Prof
 	return out
 }
 
-// LedgerAgents lists the agents with events on the stream: the agent of
-// the last event first, then the others sorted (none: an empty ledger).
-func LedgerAgents(ctx context.Context, src Source) ([]string, error) {
-	all := agentSet{}
-	last := ""
-	err := walk(ctx, src, 1, 0, func(c *commit) error {
-		for _, ev := range c.Events {
-			all.add(ev.Agent)
-			if ev.Agent != "" {
-				last = ev.Agent
-			}
-		}
-		return nil
-	})
-	if err != nil || last == "" {
-		return nil, err
-	}
-	out := []string{last}
-	for _, a := range all.sorted() {
-		if a != last {
-			out = append(out, a)
-		}
-	}
-	return out, nil
-}

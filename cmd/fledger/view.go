@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fledger/fledger/replay"
+	"github.com/fledger/fledger/projections"
 	"github.com/fledger/fledger/serve"
 )
 
@@ -72,17 +72,26 @@ func runView(cmd *cobra.Command, g *globals, o *viewFlags) error {
 		return err
 	}
 	defer st.Close()
-	agents := o.agents
-	if len(agents) == 0 {
-		if agents, err = replay.LedgerAgents(ctx, st); err != nil {
-			return err
-		}
-	}
 	db, err := openServeProjections(ctx, g, st, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	agents := o.agents
+	if len(agents) == 0 {
+		// The agents come from the projection, caught up first (from its
+		// checkpoint: a long ledger is read once, not at every start).
+		last, err := st.LastSeq(ctx, "")
+		if err != nil {
+			return err
+		}
+		if _, err := projections.NewProjector(db, projections.WithProjectorLogger(log)).CatchUp(ctx, st, last); err != nil {
+			return err
+		}
+		if agents, err = db.ActiveAgents(ctx); err != nil {
+			return err
+		}
+	}
 	svc, err := serve.New(ctx, serve.Config{Store: st, Agents: agents, Projections: db, Token: o.token, ReadOnly: true, Log: log})
 	if err != nil {
 		return err

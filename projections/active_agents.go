@@ -1,0 +1,24 @@
+package projections
+
+import "context"
+
+// ActiveAgents lists the agents with events in the projection
+// (agent_spans), the one whose last event is the latest first, then by
+// name: what a reader of a whole ledger (`fledger view`) serves, read
+// without walking the stream.
+func (db *DB) ActiveAgents(ctx context.Context) ([]string, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT agent FROM agent_spans WHERE agent != '' ORDER BY lastAt DESC, agent`)
+	if err != nil {
+		return nil, db.wrap(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return nil, db.wrap(err)
+		}
+		out = append(out, a)
+	}
+	return out, db.wrap(rows.Err())
+}
