@@ -234,4 +234,3 @@ func lanes(profiles map[string]*profileTrack, since, until, lastAt int64) []Prof
 	projections.SortLanes(out)
 	return out
 }
-
