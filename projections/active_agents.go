@@ -7,7 +7,12 @@ import "context"
 // name: what a reader of a whole ledger (`fledger view`) serves, read
 // without walking the stream.
 func (db *DB) ActiveAgents(ctx context.Context) ([]string, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT agent FROM agent_spans WHERE agent != '' ORDER BY lastAt DESC, agent`)
+	return db.strings(ctx, `SELECT agent FROM agent_spans WHERE agent != '' ORDER BY lastAt DESC, agent`)
+}
+
+// strings runs a query of one text column and returns its values.
+func (db *DB) strings(ctx context.Context, query string) ([]string, error) {
+	rows, err := db.sql.QueryContext(ctx, query)
 	if err != nil {
 		return nil, db.wrap(err)
 	}

@@ -36,21 +36,8 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 // Agents lists every agent the projections hold a turn, profile or
 // session of, sorted.
 func (db *DB) Agents(ctx context.Context) ([]string, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT agent FROM turns UNION SELECT agent FROM usage_stats
+	return db.strings(ctx, `SELECT agent FROM turns UNION SELECT agent FROM usage_stats
 		UNION SELECT agent FROM session_selection ORDER BY 1`)
-	if err != nil {
-		return nil, db.wrap(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var a string
-		if err := rows.Scan(&a); err != nil {
-			return nil, db.wrap(err)
-		}
-		out = append(out, a)
-	}
-	return out, db.wrap(rows.Err())
 }
 
 // TurnRef names a turn for a lookup: [DB.RecentTurns].
