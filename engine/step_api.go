@@ -341,8 +341,10 @@ type turnCommit struct {
 // stored under its own subject and under profile subjects, so after
 // locating TurnStarted (a read of the turn subject) it scans the stream
 // from there; it stops at the commit that ends the turn (ended: the log
-// holds it, and so never changes). A lookup of an old turn (old) waits
-// for one of the engine's bounded range reads (turn_lookup.go).
+// holds it, and so never changes). A lookup of an old turn (old: not
+// in memory, or finished; or started farTurnStart sequences or more
+// before the applied one) waits for one of the engine's bounded range
+// reads (turn_lookup.go).
 func (e *Engine) turnLog(ctx context.Context, turnID string, old bool) (out []turnCommit, ended bool, err error) {
 	subject, err := events.Subject(e.agent, events.AggTurn, turnID)
 	if err != nil {
@@ -362,15 +364,21 @@ func (e *Engine) turnLog(ctx context.Context, turnID string, old bool) (out []tu
 	if from == 0 {
 		return nil, false, nil
 	}
+	// A turn in memory has no commit after its last one (turnLast).
+	e.st.mu.RLock()
+	upTo := e.st.applied
+	if last, ok := e.st.turnLast[turnID]; ok {
+		upTo = min(upTo, last)
+	}
+	far := e.st.applied-min(from, e.st.applied) >= farTurnStart
+	e.st.mu.RUnlock()
+	old = old || far
 	if old {
 		if err := e.lookups.acquire(ctx); err != nil {
 			return nil, false, err
 		}
 		defer e.lookups.release()
 	}
-	e.st.mu.RLock()
-	upTo := e.st.applied
-	e.st.mu.RUnlock()
 
 	var w policy.World
 	for ev, err := range e.readTurnRange(ctx, from, upTo, old) {

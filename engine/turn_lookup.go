@@ -27,6 +27,11 @@ const (
 	// maxStreamLookups bounds the range reads of turn logs running at
 	// once (an engine's lookups of turns it does not hold).
 	maxStreamLookups = 4
+	// farTurnStart is how far behind the applied sequence a turn's start
+	// makes its read one of those bounded reads, even for a turn still
+	// open (one a gateway left waiting or in flight long ago): the read
+	// spans every commit since.
+	farTurnStart = 1024
 )
 
 // turnSummary is what the step API answers about a turn, taken from its
