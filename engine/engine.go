@@ -36,6 +36,9 @@ type Engine struct {
 	fol       *follower // the stream consumer and its watchdog
 
 	plocks profileLocks
+	// lookups reads back, keeps and bounds turns not in memory
+	// (turn_lookup.go).
+	lookups *turnLookups
 
 	// snaps takes snapshots (snapshot_run.go; nil = none); snapSeq is the
 	// sequence of the last snapshot started from or saved, snapshots the
@@ -85,7 +88,7 @@ func New(ctx context.Context, store events.Store, agent string, opts ...Option) 
 			return nil, err
 		}
 	}
-	e := &Engine{store: store, agent: agent, opt: o}
+	e := &Engine{store: store, agent: agent, opt: o, lookups: newTurnLookups(lookupCacheTurns, maxStreamLookups)}
 	e.st = e.startState(ctx)
 	e.startSnapshots()
 	e.fol = e.st.follow(store)
@@ -239,7 +242,9 @@ func (e *Engine) Config() (*policy.Config, bool) {
 // memory, and is then read back from the stream (its subject, then its
 // commits from its start to its end) and returned as the fold keeps a
 // finished turn. A turn the engine has in memory, or any id while the
-// engine has evicted none, costs no request.
+// engine has evicted none, costs no request; a finished turn once read
+// back is kept (the last 1,024 looked up), concurrent lookups of one id
+// share one read, and at most 4 such reads run at once.
 func (e *Engine) LookupTurn(ctx context.Context, id string) (policy.TurnState, bool, error) {
 	e.st.mu.RLock()
 	t, ok := e.st.turns[id]
@@ -248,13 +253,9 @@ func (e *Engine) LookupTurn(ctx context.Context, id string) (policy.TurnState, b
 	if (ok && t.Phase != "") || evicted == 0 {
 		return t, ok && t.Phase != "", nil
 	}
-	log, err := e.turnLog(ctx, id)
-	if err != nil || len(log) == 0 {
+	sum, err := e.lookups.get(ctx, id, e.readTurn)
+	if err != nil || sum == nil {
 		return policy.TurnState{}, false, err
 	}
-	st := log[len(log)-1].after
-	if finishedPhase(st.Phase) {
-		st = policy.TurnState{TurnID: st.TurnID, Session: st.Session, Phase: st.Phase, Attempts: st.Attempts, ConfigHash: st.ConfigHash}
-	}
-	return st, st.Phase != "", nil
+	return sum.state, sum.state.Phase != "", nil
 }

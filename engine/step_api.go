@@ -206,37 +206,22 @@ func (e *Engine) ReportOutcome(ctx context.Context, turnID string, r AttemptRepo
 			return &Step{TurnID: turnID, Next: dec.Next, Events: evs}, nil
 		}
 	}
-	log, err := e.turnLog(ctx, turnID)
+	sum, err := e.turnHistory(ctx, turnID, finishedPhase(st.Phase))
 	if err != nil {
 		return nil, err
 	}
-	for i := range log {
-		c := &log[i]
-		for _, ev := range c.events {
-			switch p := ev.Data.(type) {
-			case events.AttemptFailed:
-				if p.Attempt == r.Attempt {
-					if r.OK {
-						return nil, &AttemptError{Err: ErrOutcomeMismatch, TurnID: turnID, Attempt: r.Attempt, Planned: st.Attempts}
-					}
-					return e.replayed(turnID, c), nil
-				}
-			case events.AttemptSucceeded:
-				if p.Attempt == r.Attempt {
-					if !r.OK {
-						return nil, &AttemptError{Err: ErrOutcomeMismatch, TurnID: turnID, Attempt: r.Attempt, Planned: st.Attempts}
-					}
-					return e.replayed(turnID, c), nil
-				}
-			}
+	if sum == nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTurn, turnID)
+	}
+	if o, ok := sum.outcome(r.Attempt); ok {
+		if o.ok != r.OK {
+			return nil, &AttemptError{Err: ErrOutcomeMismatch, TurnID: turnID, Attempt: r.Attempt, Planned: st.Attempts}
 		}
+		return e.replayed(turnID, o.next), nil
 	}
 	// Started but never decided: the turn ended without it (it cannot be
 	// in flight here). Report the turn's current step.
-	if n := len(log); n > 0 {
-		return e.replayed(turnID, &log[n-1]), nil
-	}
-	return nil, fmt.Errorf("%w: %q", ErrUnknownTurn, turnID)
+	return e.replayed(turnID, sum.last), nil
 }
 
 // outcome turns a report into the decider's Outcome at at.
@@ -324,20 +309,20 @@ func (e *Engine) CurrentStep(ctx context.Context, turnID string) (*Step, error) 
 	if err := e.Sync(ctx); err != nil {
 		return nil, err
 	}
-	if _, ok, err := e.LookupTurn(ctx, turnID); err != nil || !ok {
-		if err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: %q", ErrUnknownTurn, turnID)
-	}
-	log, err := e.turnLog(ctx, turnID)
+	t, ok, err := e.LookupTurn(ctx, turnID)
 	if err != nil {
 		return nil, err
 	}
-	if len(log) == 0 {
+	var sum *turnSummary
+	if ok {
+		if sum, err = e.turnHistory(ctx, turnID, finishedPhase(t.Phase)); err != nil {
+			return nil, err
+		}
+	}
+	if sum == nil {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTurn, turnID)
 	}
-	return e.replayed(turnID, &log[len(log)-1]), nil
+	return e.replayed(turnID, sum.last), nil
 }
 
 // turnCommit is one decision of a turn as read back from the stream: its
@@ -355,15 +340,19 @@ type turnCommit struct {
 // the turn into a policy.World as it goes. The turn's commits are
 // stored under its own subject and under profile subjects, so after
 // locating TurnStarted (a read of the turn subject) it scans the stream
-// from there; it stops at the commit that ends the turn.
-func (e *Engine) turnLog(ctx context.Context, turnID string) ([]turnCommit, error) {
+// from there; it stops at the commit that ends the turn (ended: the log
+// holds it, and so never changes). A lookup of an old turn (old: not
+// in memory, or finished; or started farTurnStart sequences or more
+// before the applied one) waits for one of the engine's bounded range
+// reads (turn_lookup.go).
+func (e *Engine) turnLog(ctx context.Context, turnID string, old bool) (out []turnCommit, ended bool, err error) {
 	subject, err := events.Subject(e.agent, events.AggTurn, turnID)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+		return nil, false, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
 	own, _, err := e.store.ReadSubject(ctx, subject)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	from := uint64(0)
 	for _, ev := range own {
@@ -373,24 +362,32 @@ func (e *Engine) turnLog(ctx context.Context, turnID string) ([]turnCommit, erro
 		}
 	}
 	if from == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
+	// A turn in memory has no commit after its last one (turnLast).
 	e.st.mu.RLock()
 	upTo := e.st.applied
+	if last, ok := e.st.turnLast[turnID]; ok {
+		upTo = min(upTo, last)
+	}
+	far := e.st.applied-min(from, e.st.applied) >= farTurnStart
 	e.st.mu.RUnlock()
+	old = old || far
+	if old {
+		if err := e.lookups.acquire(ctx); err != nil {
+			return nil, false, err
+		}
+		defer e.lookups.release()
+	}
 
-	var (
-		out   []turnCommit
-		w     policy.World
-		ended bool
-	)
-	for ev, err := range e.store.Read(ctx, from) {
+	var w policy.World
+	for ev, err := range e.readTurnRange(ctx, from, upTo, old) {
 		if err != nil {
 			var de *events.DecodeError
 			if errors.As(err, &de) {
 				continue
 			}
-			return nil, err
+			return nil, false, err
 		}
 		if ev.Seq > upTo || (ended && ev.Seq != out[len(out)-1].seq) {
 			break
@@ -410,13 +407,13 @@ func (e *Engine) turnLog(ctx context.Context, turnID string) ([]turnCommit, erro
 			ended = true
 		}
 	}
-	return out, nil
+	return out, ended, nil
 }
 
-// replayed rebuilds the Next a recorded decision returned (notices
+// replayed is the Step of a recorded decision's Next (a copy; notices
 // included); a wait's WaitMs counts from the engine clock's now.
-func (e *Engine) replayed(turnID string, c *turnCommit) *Step {
-	n := nextOf(c, e.turnConfig(c.after.ConfigHash))
+func (e *Engine) replayed(turnID string, n policy.Next) *Step {
+	n = cloneNext(n)
 	if n.Kind == policy.NextWait {
 		n.WaitMs = max(n.ResumeAt-events.Millis(e.opt.clock.Now()), 0)
 	}

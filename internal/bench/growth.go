@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/scenario"
@@ -17,11 +18,15 @@ import (
 // per-message record; the file store on disk: message blocks, indexes and
 // metadata, measured after a clean shutdown) and the projection database
 // built from it, with the turns and model_fallback_decision records it
-// holds.
+// holds. The engine snapshots' object store is on the same file store but
+// is not part of DiskBytes: it holds one object per agent (Snapshots of
+// them, SnapshotBytes on disk) and does not grow with the history.
 type growth struct {
 	Mix                             string
 	Turns, Decisions, Commits       int
 	StreamBytes, DiskBytes, DBBytes float64
+	SnapshotBytes                   float64
+	Snapshots                       int
 	// DecisionBytes is the mean encoded size of a FallbackStepped event
 	// (one model_fallback_decision record) inside its commit.
 	DecisionBytes float64
@@ -73,11 +78,15 @@ func (b *runner) growthRows(fixtures string) error {
 			barRow(Measure{Name: "stream bytes per turn, " + g.Mix, Value: g.perTurn(g.StreamBytes), Unit: "B",
 				Detail: detail + "; JetStream's stored size (subject, headers, payload, record)"}, nil, "", true),
 			barRow(Measure{Name: "disk bytes per turn, " + g.Mix, Value: g.perTurn(g.DiskBytes), Unit: "B",
-				Detail: fmt.Sprintf("file store after shutdown (blocks, indexes, meta): %.1f MiB", g.DiskBytes/(1<<20))}, nil, "", true),
+				Detail: fmt.Sprintf("file store after shutdown (blocks, indexes, meta), without the engine snapshots' object store: %.1f MiB", g.DiskBytes/(1<<20))}, nil, "", true),
 			barRow(Measure{Name: "stream bytes per model_fallback_decision, " + g.Mix, Value: g.DecisionBytes, Unit: "B",
 				Detail: fmt.Sprintf("the FallbackStepped event inside its commit; %.2f records per turn", float64(g.Decisions)/float64(max(g.Turns, 1)))}, nil, "", true),
 			barRow(Measure{Name: "projection DB bytes per turn, " + g.Mix, Value: g.perTurn(g.DBBytes), Unit: "B",
 				Detail: fmt.Sprintf("SQLite file after a rebuild and close, less an empty database: %.1f MiB", g.DBBytes/(1<<20))}, nil, "", true))
+		if g.Snapshots > 0 {
+			b.rep.Rows = append(b.rep.Rows, barRow(Measure{Name: "engine snapshot store bytes, " + g.Mix, Value: g.SnapshotBytes, Unit: "B",
+				Detail: fmt.Sprintf("OBJ_%s on disk: %d snapshots, one per agent (%.0f B each), replaced as the agent's state moves: it does not grow with history", events.SnapshotBucket, g.Snapshots, g.SnapshotBytes/float64(g.Snapshots))}, nil, "", true))
+		}
 	}
 	return nil
 }
@@ -109,6 +118,11 @@ func measureGrowth(ctx context.Context, dir, mix string, write func(events.Store
 		_, stored, err = events.StreamSize(ctx, st)
 		g.StreamBytes = float64(stored)
 	}
+	if snaps, ok := st.(events.Snapshots); ok && err == nil {
+		var agents []string
+		agents, err = snaps.SnapshotAgents(ctx)
+		g.Snapshots = len(agents)
+	}
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}
@@ -116,7 +130,7 @@ func measureGrowth(ctx context.Context, dir, mix string, write func(events.Store
 		return g, err
 	}
 	g.Commits = int(last)
-	if g.DiskBytes, err = dirBytes(filepath.Join(data, "jetstream")); err != nil {
+	if g.DiskBytes, g.SnapshotBytes, err = storeBytes(filepath.Join(data, "jetstream")); err != nil {
 		return g, err
 	}
 	// Less an empty database's size: its schema's fixed pages.
@@ -184,10 +198,14 @@ func fileBytes(path string) float64 {
 	return float64(n)
 }
 
-// dirBytes is the total size of the regular files under dir.
-func dirBytes(dir string) (float64, error) {
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+// storeBytes is the total size of the regular files of the file store
+// under dir (a server's jetstream directory), split into the engine
+// snapshots' object store (its stream directory
+// <account>/streams/OBJ_FLEDGER_SNAPSHOTS) and the rest.
+func storeBytes(dir string) (ledger, snapshots float64, err error) {
+	snapDir := "OBJ_" + events.SnapshotBucket
+	var n, snap int64
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
@@ -195,8 +213,16 @@ func dirBytes(dir string) (float64, error) {
 		if err != nil {
 			return err
 		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		if parts := strings.Split(filepath.ToSlash(rel), "/"); len(parts) > 3 && parts[1] == "streams" && parts[2] == snapDir {
+			snap += fi.Size()
+			return nil
+		}
 		n += fi.Size()
 		return nil
 	})
-	return float64(n), err
+	return float64(n), float64(snap), err
 }
