@@ -52,17 +52,28 @@ func (p *Projector) write(ctx context.Context, j *flushJob) error {
 	if uint64(have) != j.base {
 		return errCheckpointMoved
 	}
-	w := &txWriter{ctx: ctx, tx: tx, p: p, bound: map[*sql.Stmt]*sql.Stmt{}}
-	for i := range j.ops {
+	w := &txWriter{ctx: ctx, tx: tx, p: p, bound: map[*sql.Stmt]*sql.Stmt{}, rows: map[*sql.Stmt]*sql.Stmt{}}
+	for i := range p.stmts {
+		if st := &p.stmts[i]; st.putRows != nil {
+			w.rows[st.put] = st.putRows
+		}
+	}
+	for i := 0; i < len(j.ops); {
 		op := &j.ops[i]
+		n := 1
 		if op.do != nil {
 			err = op.do(w)
 		} else {
-			err = w.exec(op.st, op.args)
+			// A run of puts of one statement is written together.
+			for i+n < len(j.ops) && j.ops[i+n].do == nil && j.ops[i+n].st == op.st {
+				n++
+			}
+			err = w.puts(j.ops[i : i+n])
 		}
 		if err != nil {
 			return p.rowErr(err, op.table)
 		}
+		i += n
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE checkpoint SET seq = ?, commits = commits + ?, events = events + ? WHERE id = 1`,
 		int64(j.seq), j.n.commits, j.n.events); err != nil {

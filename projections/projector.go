@@ -230,13 +230,24 @@ func (p *Projector) CatchUp(ctx context.Context, src Source, to uint64) (Result,
 
 // prepare prepares every cached table's statements for one CatchUp.
 func (p *Projector) prepare(ctx context.Context) error {
+	// A put of several rows (putChunk) runs in a statement transaction,
+	// whose journal is a temporary file by default: a write syscall per
+	// page, more than the rows themselves cost. In memory it holds the
+	// pages one statement of putChunk rows touches. closeStmts restores
+	// the default. (The database has a single connection, sqlitedb.)
+	if _, err := p.db.sql.ExecContext(ctx, `PRAGMA temp_store = MEMORY`); err != nil {
+		return p.db.wrap(err)
+	}
 	for _, t := range tables {
 		if t.rows.newRows == nil {
 			continue
 		}
 		st := prepared{t: t, db: p.db, cacheRows: p.cacheRows, readBack: &p.readBack}
 		var err error
-		if st.put, err = p.db.sql.PrepareContext(ctx, t.putSQL()); err == nil && t.rows.loads {
+		if st.put, err = p.db.sql.PrepareContext(ctx, t.putSQL()); err == nil {
+			st.putRows, err = p.db.sql.PrepareContext(ctx, t.putRowsSQL(putChunk))
+		}
+		if err == nil && t.rows.loads {
 			st.get, err = p.db.sql.PrepareContext(ctx, t.getSQL())
 		}
 		p.stmts = append(p.stmts, st)
@@ -253,4 +264,5 @@ func (p *Projector) closeStmts() {
 		p.stmts[i].close()
 	}
 	p.stmts = p.stmts[:0]
+	_, _ = p.db.sql.Exec(`PRAGMA temp_store = DEFAULT`)
 }

@@ -150,9 +150,15 @@ func (t *table) createSQL() string {
 
 // putSQL is the statement that writes one row (every column, in table
 // order).
-func (t *table) putSQL() string {
-	q := "INSERT INTO " + t.name + " (" + t.list + ") VALUES (" +
-		strings.TrimSuffix(strings.Repeat("?, ", len(t.names)), ", ") + ")"
+func (t *table) putSQL() string { return t.putRowsSQL(1) }
+
+// putRowsSQL is putSQL for n rows in one statement: SQLite inserts the
+// rows of a VALUES list one after the other, each with the ON CONFLICT
+// clause, so it writes what n putSQL statements in a row write.
+func (t *table) putRowsSQL(n int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(t.names)), ", ") + ")"
+	q := "INSERT INTO " + t.name + " (" + t.list + ") VALUES " +
+		strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 	switch {
 	case t.onConflict != "":
 		return q + " " + t.onConflict
