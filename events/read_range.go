@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"sync"
+	"sync/atomic"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -48,8 +52,9 @@ func (s *store) ReadRange(ctx context.Context, from, to uint64) iter.Seq2[Event,
 
 // scanOrdered calls fn with each message from..to (to ≤ the stream's last
 // sequence) in order, read with an ordered consumer, until fn returns
-// false or to is reached. Each wait for the server is bounded by the
-// store's timeout.
+// false or to is reached. A wait for the server longer than the store's
+// timeout ends the read (noticed within two timeouts, see stallGuard)
+// with an error wrapping nats.ErrTimeout.
 func (s *store) scanOrdered(ctx context.Context, from, to uint64, fn func(seq uint64, subject string, data []byte) bool) error {
 	cons, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
@@ -64,16 +69,22 @@ func (s *store) scanOrdered(ctx context.Context, from, to uint64, fn func(seq ui
 	}
 	defer it.Stop()
 	// A done ctx stops the iterator, which ends a Next waiting for the
-	// server.
+	// server; so does a stall of the store's timeout.
 	defer context.AfterFunc(ctx, it.Stop)()
+	stall := newStallGuard(s.cfg.timeout, it.Stop)
+	defer stall.stop()
 	for next := from; next <= to; {
-		m, err := it.Next(jetstream.NextMaxWait(s.cfg.timeout))
+		m, err := it.Next()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil // decodeAhead reports the caller's context
 			}
+			if stall.fired() {
+				err = nats.ErrTimeout
+			}
 			return fmt.Errorf("events: read from sequence %d: %w", next, err)
 		}
+		stall.progress()
 		meta, err := m.Metadata()
 		if err != nil {
 			return fmt.Errorf("events: read from sequence %d: %w", next, err)
@@ -88,4 +99,53 @@ func (s *store) scanOrdered(ctx context.Context, from, to uint64, fn func(seq ui
 		next = seq + 1
 	}
 	return nil
+}
+
+// stallGuard calls abort once no message arrived for a whole timeout:
+// the bound of NextMaxWait on each Next, without the two timers and the
+// option NextMaxWait costs per message (a rebuild reads hundreds of
+// thousands). progress is an atomic add; the timer checks it every
+// timeout, so a stall is noticed after one to two timeouts.
+type stallGuard struct {
+	n      atomic.Uint64
+	hit    atomic.Bool
+	mu     sync.Mutex
+	last   uint64
+	t      *time.Timer
+	d      time.Duration
+	abort  func()
+	halted bool
+}
+
+func newStallGuard(d time.Duration, abort func()) *stallGuard {
+	g := &stallGuard{d: d, abort: abort}
+	g.mu.Lock()
+	g.t = time.AfterFunc(d, g.check)
+	g.mu.Unlock()
+	return g
+}
+
+func (g *stallGuard) check() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.halted {
+		return
+	}
+	if n := g.n.Load(); n != g.last {
+		g.last = n
+		g.t.Reset(g.d)
+		return
+	}
+	g.hit.Store(true)
+	g.abort()
+}
+
+func (g *stallGuard) progress()   { g.n.Add(1) }
+func (g *stallGuard) fired() bool { return g.hit.Load() }
+
+func (g *stallGuard) stop() {
+	g.mu.Lock()
+	g.halted = true
+	g.t.Stop()
+	g.mu.Unlock()
 }
