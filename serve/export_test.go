@@ -1,6 +1,10 @@
 package serve
 
-import "github.com/fledger/fledger/engine"
+import (
+	"time"
+
+	"github.com/fledger/fledger/engine"
+)
 
 // ErrorAnswer is a status and error code the server answers.
 type ErrorAnswer struct {
@@ -21,3 +25,20 @@ func ErrorTableAnswers() []ErrorAnswer {
 
 // EngineOf is the service's engine of agent.
 func EngineOf(s *Service, agent string) *engine.Engine { return s.engines[agent] }
+
+// HoldWhatIf takes every what-if slot of s until release is called (a
+// what-if running, for the tests), and makes another what-if wait only
+// briefly for a slot meanwhile.
+func HoldWhatIf(s *Service) (release func()) {
+	old := whatIfWait
+	whatIfWait = 50 * time.Millisecond
+	for range cap(s.whatIfs) {
+		s.whatIfs <- struct{}{}
+	}
+	return func() {
+		whatIfWait = old
+		for range cap(s.whatIfs) {
+			<-s.whatIfs
+		}
+	}
+}

@@ -137,6 +137,8 @@ type Service struct {
 	proj    *projector
 	metrics *metrics
 	clock   engine.Clock
+	// whatIfs holds a token per what-if running (whatIfSlots at most).
+	whatIfs chan struct{}
 }
 
 // New starts an engine per served agent (each caught up with the
@@ -147,7 +149,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, engines: map[string]*engine.Engine{}}
+	s := &Service{cfg: cfg, engines: map[string]*engine.Engine{}, whatIfs: make(chan struct{}, whatIfSlots)}
 	opts := cfg.EngineOptions
 	if cfg.ReadOnly {
 		// A read-only server stores nothing, snapshots included.

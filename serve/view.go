@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sort"
 	"strings"
@@ -188,6 +189,18 @@ func (s *Service) Explanation(ctx context.Context, r *ExplanationRequest) (*repl
 	return x, err
 }
 
+// whatIfSlots bounds the what-if replays a server runs at once: each
+// re-decides an agent's turns on the CPU the gateways' decisions need
+// (10,000 turns take seconds). Another waits up to whatIfWait for its
+// turn, then is answered 503 with a Retry-After of whatIfRetryMs,
+// nothing recorded.
+const (
+	whatIfSlots   = 1
+	whatIfRetryMs = 2000
+)
+
+var whatIfWait = 10 * time.Second
+
 // WhatIf re-decides the agent's turns started in the range under the
 // config of the request (POST /v1/what-if), as `fledger replay --what-if
 // CONFIG --json` does; it writes nothing.
@@ -206,6 +219,17 @@ func (s *Service) WhatIf(ctx context.Context, r *WhatIfRequest) (*WhatIfReport, 
 	cfg, err := config.Parse([]byte(r.Config), "config")
 	if err != nil {
 		return nil, apiErr(http.StatusUnprocessableEntity, CodeInvalidRequest, "%v", err)
+	}
+	wait := time.NewTimer(whatIfWait)
+	defer wait.Stop()
+	select {
+	case s.whatIfs <- struct{}{}:
+		defer func() { <-s.whatIfs }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-wait.C:
+		return nil, &APIError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfterMs: whatIfRetryMs, Recorded: RecordedNo,
+			Detail: fmt.Sprintf("a what-if replay is running on this server already (at most %d at once, so replays cannot starve the gateways' decisions); retry later", whatIfSlots)}
 	}
 	rep, err := replay.WhatIf(ctx, s.cfg.Store, &cfg.Policy, replay.WhatIfOptions{Agent: agent, Since: since, Until: until})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -477,5 +478,32 @@ func TestView_Concurrent(t *testing.T) {
 	testutil.NoError(t, json.Unmarshal(b, &tl))
 	if len(tl.Turns) != 9 {
 		t.Fatalf("after the begins: %d turns, want 5 recorded + 4 live", len(tl.Turns))
+	}
+}
+
+// One what-if at a time per server: another is answered 503 unavailable
+// with Retry-After 2 and recorded "no", naming why; once the first ends
+// the next runs.
+func TestView_WhatIfOneAtATime(t *testing.T) {
+	st := scenarioStore(t, "../fixtures/scenarios/incident-day.yaml")
+	srv := startServer(t, st, serve.Config{ReadOnly: true})
+	body, _ := json.Marshal(serve.WhatIfRequest{Config: incidentNoFallback})
+	release := serve.HoldWhatIf(srv.svc)
+	req, err := http.NewRequest("POST", srv.url+"/v1/what-if", strings.NewReader(string(body)))
+	testutil.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	testutil.NoError(t, err)
+	b, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	var e struct{ Error, Detail, Recorded string }
+	testutil.NoError(t, json.Unmarshal(b, &e))
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != "2" || e.Error != "unavailable" || e.Recorded != "no" ||
+		!strings.HasPrefix(e.Detail, "a what-if replay is running on this server already (at most 1 at once") {
+		t.Fatalf("second what-if: %d Retry-After %q %s", res.StatusCode, res.Header.Get("Retry-After"), b)
+	}
+	release()
+	if code, b := do(t, "POST", srv.url+"/v1/what-if", string(body)); code != http.StatusOK {
+		t.Fatalf("what-if after the first ended: %d %s", code, b)
 	}
 }

@@ -1282,7 +1282,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description no_config (no config applied, or it names no model), contention (too many concurrent writers; Retry-After 1) or unavailable (the event store did not answer, the server is shutting down or keeps no projections; recorded says whether anything was recorded; Retry-After 2) */
+        /** @description no_config (no config applied, or it names no model), contention (too many concurrent writers; Retry-After 1) or unavailable (the event store did not answer, the server is shutting down or keeps no projections, or a what-if replay already runs and none ended within 10 s; recorded says whether anything was recorded; Retry-After 2) */
         Unavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
