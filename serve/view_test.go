@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -36,20 +37,16 @@ func viewServer(t *testing.T, st events.Store) *server {
 	return startServer(t, st, serve.Config{ReadOnly: true})
 }
 
-const incidentNoFallback = `
-auth:
-  profiles:
-    "anthropic:work": {provider: anthropic, type: api_key}
-    "anthropic:personal": {provider: anthropic, type: api_key}
-    "openai:user@example.com": {provider: openai, type: oauth, expires: "2027-01-01T00:00:00Z"}
-  order:
-    anthropic: ["anthropic:work", "anthropic:personal"]
-agents:
-  defaults:
-    model:
-      primary: anthropic/claude-opus-4-6
-      fallbacks: []
-`
+// incidentNoFallback is incident-day's config without its fallback (the
+// storm turn would have been exhausted): the file the browser tests
+// upload too.
+var incidentNoFallback = func() string {
+	b, err := os.ReadFile("../ui/test/fixtures/incident-day-no-fallback.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 // After fixtures/scenarios/incident-day.yaml, `fledger view` of the ledger
 // answers: each profile's windows at their exact recorded times and each
