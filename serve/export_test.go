@@ -30,13 +30,13 @@ func EngineOf(s *Service, agent string) *engine.Engine { return s.engines[agent]
 // what-if running, for the tests), and makes another what-if wait only
 // briefly for a slot meanwhile.
 func HoldWhatIf(s *Service) (release func()) {
-	old := whatIfWait
-	whatIfWait = 50 * time.Millisecond
+	old := s.whatIfWait
+	s.whatIfWait = 50 * time.Millisecond
 	for range cap(s.whatIfs) {
 		s.whatIfs <- struct{}{}
 	}
 	return func() {
-		whatIfWait = old
+		s.whatIfWait = old
 		for range cap(s.whatIfs) {
 			<-s.whatIfs
 		}

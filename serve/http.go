@@ -153,8 +153,9 @@ func (s *Service) Handler() http.Handler {
 		}
 		mux.Handle(op, strictRequest(op, RouteQuery[op], hh))
 	}
-	for _, p := range ui.Patterns { // the incident viewer page (static; its /v1 calls carry the token)
-		mux.Handle(p, ui.Handler())
+	uh := ui.Handler() // the incident viewer page (static; its /v1 calls carry the token)
+	for _, p := range ui.Patterns {
+		mux.Handle(p, uh)
 	}
 	return s.guard(mux)
 }

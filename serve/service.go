@@ -137,8 +137,10 @@ type Service struct {
 	proj    *projector
 	metrics *metrics
 	clock   engine.Clock
-	// whatIfs holds a token per what-if running (whatIfSlots at most).
-	whatIfs chan struct{}
+	// whatIfs holds a token per what-if running (whatIfSlots at most);
+	// another waits whatIfWait for one.
+	whatIfs    chan struct{}
+	whatIfWait time.Duration
 }
 
 // New starts an engine per served agent (each caught up with the
@@ -149,7 +151,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, engines: map[string]*engine.Engine{}, whatIfs: make(chan struct{}, whatIfSlots)}
+	s := &Service{cfg: cfg, engines: map[string]*engine.Engine{}, whatIfs: make(chan struct{}, whatIfSlots), whatIfWait: whatIfWait}
 	opts := cfg.EngineOptions
 	if cfg.ReadOnly {
 		// A read-only server stores nothing, snapshots included.
@@ -677,15 +679,11 @@ func (s *Service) Decisions(ctx context.Context, r *DecisionsRequest) (*Decision
 	case limit < 0 || limit > MaxDecisionsLimit:
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "limit must be in 1..%d", MaxDecisionsLimit)
 	}
-	since, err := parseSince(r.Since)
+	since, until, err := parseRange(r.Since, r.Until)
 	if err != nil {
 		return nil, err
 	}
-	until, err := parseTime("until", r.Until)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkDecisionFilters(r, since, until); err != nil {
+	if err := checkDecisionFilters(r); err != nil {
 		return nil, err
 	}
 	cp, err := s.proj.catchUp(ctx)
@@ -729,11 +727,6 @@ func filterDecisions(all []projections.DecisionRecord, until time.Time, provider
 	}
 	return kept
 }
-
-// parseSince reads a decisions request's since: an RFC 3339 time ("" =
-// none). A bare number is refused naming from_seq, where a stream sequence
-// goes.
-func parseSince(x string) (time.Time, error) { return parseTime("since", x) }
 
 // parseTime reads the RFC 3339 time of query parameter or field name ("" =
 // none). A bare number is refused naming from_seq, where a stream

@@ -100,11 +100,14 @@ func (s *Service) Timeline(ctx context.Context, r *TimelineRequest) (*replay.Ran
 	if r.Limit < 0 || r.Limit > replay.MaxRangeTurns {
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "limit must be in 1..%d", replay.MaxRangeTurns)
 	}
-	tl, err := s.readRange(ctx, agent, since, until, r.Limit)
+	tl, cp, err := s.readRange(ctx, agent, since, until, r.Limit)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.Sync(ctx); err != nil {
+	// The lanes of profiles with no window come from the config in force
+	// at the position the rows were read at (no second trip to the
+	// stream).
+	if err := e.SyncTo(ctx, cp); err != nil {
 		return nil, err
 	}
 	if cfg, ok := e.Config(); ok {
@@ -161,15 +164,21 @@ func parseRange(sinceText, untilText string) (since, until time.Time, err error)
 // usage_stats and agent_spans through their indexes: the cost follows the
 // range, not the ledger's age; issue 20). Without projections it is
 // replay.ReadRange, which reads the whole stream.
-func (s *Service) readRange(ctx context.Context, agent string, since, until time.Time, limit int) (*replay.RangeTimeline, error) {
+func (s *Service) readRange(ctx context.Context, agent string, since, until time.Time, limit int) (*replay.RangeTimeline, uint64, error) {
 	opt := replay.RangeOptions{Agent: agent, Since: since, Until: until, Limit: limit}
 	if s.proj == nil {
-		return replay.ReadRange(ctx, s.cfg.Store, opt)
+		tl, err := replay.ReadRange(ctx, s.cfg.Store, opt)
+		if err != nil {
+			return nil, 0, err
+		}
+		return tl, tl.LastSeq, nil
 	}
-	if _, err := s.proj.catchUp(ctx); err != nil {
-		return nil, err
+	cp, err := s.proj.catchUp(ctx)
+	if err != nil {
+		return nil, 0, err
 	}
-	return s.proj.db.Timeline(ctx, opt)
+	tl, err := s.proj.db.Timeline(ctx, opt)
+	return tl, cp, err
 }
 
 // Explanation is `fledger explain TURN_ID --agent A --json` (GET
@@ -191,15 +200,15 @@ func (s *Service) Explanation(ctx context.Context, r *ExplanationRequest) (*repl
 
 // whatIfSlots bounds the what-if replays a server runs at once: each
 // re-decides an agent's turns on the CPU the gateways' decisions need
-// (10,000 turns take seconds). Another waits up to whatIfWait for its
+// (10,000 turns take seconds). Another waits up to whatIfWait (the
+// Service's whatIfWait) for its
 // turn, then is answered 503 with a Retry-After of whatIfRetryMs,
 // nothing recorded.
 const (
 	whatIfSlots   = 1
 	whatIfRetryMs = 2000
+	whatIfWait    = 10 * time.Second
 )
-
-var whatIfWait = 10 * time.Second
 
 // WhatIf re-decides the agent's turns started in the range under the
 // config of the request (POST /v1/what-if), as `fledger replay --what-if
@@ -220,7 +229,7 @@ func (s *Service) WhatIf(ctx context.Context, r *WhatIfRequest) (*WhatIfReport, 
 	if err != nil {
 		return nil, apiErr(http.StatusUnprocessableEntity, CodeInvalidRequest, "%v", err)
 	}
-	wait := time.NewTimer(whatIfWait)
+	wait := time.NewTimer(s.whatIfWait)
 	defer wait.Stop()
 	select {
 	case s.whatIfs <- struct{}{}:

@@ -240,7 +240,7 @@ func TestView_IncidentDay(t *testing.T) {
 		for _, tc := range []struct{ query, want string }{
 			{"?outcome=bogus", `outcome "bogus" is not a decision; one of candidate_failed, skip_candidate, probe_cooldown_candidate, candidate_succeeded, live_switch`},
 			{"?reason=nope", `reason "nope" is not a failure reason; one of `},
-			{"?since=2026-03-02T09:00:12Z&until=2026-03-02T09:00:10Z", "until 2026-03-02T09:00:10Z is before since 2026-03-02T09:00:12Z"},
+			{"?since=2026-03-02T09:00:12Z&until=2026-03-02T09:00:10Z", "since 2026-03-02T09:00:12Z is after until 2026-03-02T09:00:10Z"},
 		} {
 			res, b := do(t, "GET", srv.url+"/v1/decisions"+tc.query, "")
 			var e struct{ Error, Detail string }

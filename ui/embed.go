@@ -10,7 +10,6 @@ import (
 	"embed"
 	"encoding/hex"
 	"io/fs"
-	"mime"
 	"net/http"
 	"path"
 	"sort"
@@ -57,7 +56,7 @@ func Handler() http.Handler {
 			panic("ui: reading embedded " + file + ": " + err.Error())
 		}
 		sum := sha256.Sum256(b)
-		ct := mime.TypeByExtension(path.Ext(name))
+		var ct string
 		switch path.Ext(name) {
 		case ".js":
 			ct = "text/javascript; charset=utf-8"

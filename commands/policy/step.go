@@ -19,6 +19,11 @@ const (
 	DecisionLiveSwitch = "live_switch"
 )
 
+// Decisions lists every model_fallback_decision decision, in the order
+// of the record's schema enum (events.FallbackStepped.Decision).
+var Decisions = []string{DecisionCandidateFailed, DecisionSkipCandidate, DecisionProbeCandidate,
+	DecisionCandidateSucceeded, DecisionLiveSwitch}
+
 // fallbackStepFinalOutcome values.
 const (
 	StepNextFallback   = "next_fallback"

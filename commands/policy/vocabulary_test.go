@@ -172,3 +172,11 @@ func TestVocabulary_EveryClosedSetIsTheStoredOne(t *testing.T) {
 		})
 	}
 }
+
+// TestVocabulary_DecisionsListIsTheStoredEnum: Decisions (what the
+// decisions filter accepts) is the record's enum, in its order.
+func TestVocabulary_DecisionsListIsTheStoredEnum(t *testing.T) {
+	if want := storedEnum(t, events.FallbackStepped{}, "Decision"); !slices.Equal(Decisions, want) {
+		t.Fatalf("Decisions %q, want the stored enum %q", Decisions, want)
+	}
+}
