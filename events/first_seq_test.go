@@ -3,6 +3,8 @@ package events_test
 import (
 	"context"
 	"errors"
+	"iter"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +77,18 @@ func TestFirstSeq_FreshStreamContinuesSequences(t *testing.T) {
 	want := []uint64{1001, 1001, 1002, 1002} // two events a commit
 	if len(read) != len(want) || read[0] != want[0] || read[3] != want[3] || len(followed) != 2 || followed[0] != 1001 || followed[1] != 1002 {
 		t.Fatalf("read %v, followed %v; want %v and [1001 1002]", read, followed, want)
+	}
+	// The ordered-consumer read of a range (rebuilds) sees no gap before
+	// the first sequence either.
+	var ranged []uint64
+	for ev, err := range st.(interface {
+		ReadRange(context.Context, uint64, uint64) iter.Seq2[events.Event, error]
+	}).ReadRange(ctx, 1, 0) {
+		testutil.NoError(t, err)
+		ranged = append(ranged, ev.Seq)
+	}
+	if !slices.Equal(ranged, want) {
+		t.Fatalf("ReadRange from 1: %v, want %v", ranged, want)
 	}
 }
 

@@ -28,7 +28,9 @@ func (s *store) ReadRange(ctx context.Context, from, to uint64) iter.Seq2[Event,
 			yield(Event{}, ErrClosed)
 			return
 		}
-		from = max(from, 1)
+		// A stream created continuing an archived one (WithFirstSeq) starts
+		// past 1: what lies before is no gap, as for Read.
+		from = max(from, s.firstSeq())
 		last, err := s.LastSeq(ctx, "")
 		if err != nil {
 			yield(Event{}, err)
@@ -77,7 +79,10 @@ func (s *store) scanOrdered(ctx context.Context, from, to uint64, fn func(seq ui
 		m, err := it.Next()
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil // decodeAhead reports the caller's context
+				// Reported here, not left to decodeAhead: with one worker it
+				// returns this result as it is, and a cancelled read must
+				// not end as a whole one.
+				return fmt.Errorf("events: read after sequence %d: %w", next-1, ctx.Err())
 			}
 			if stall.fired() {
 				err = nats.ErrTimeout

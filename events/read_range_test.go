@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"runtime"
 	"testing"
 
 	"github.com/fledger/fledger/events"
@@ -91,5 +92,36 @@ func TestReadRange_CancelledContext(t *testing.T) {
 	}
 	if len(errs) != 1 || !errors.Is(errs[0], context.Canceled) {
 		t.Fatalf("yielded %v, want one error wrapping context.Canceled", errs)
+	}
+}
+
+// TestReadRange_CancelledMidRead: a read cancelled after it began ends
+// with an error wrapping context.Canceled, never as a whole read — also
+// with one decode worker (GOMAXPROCS 1), where the consumer's own result
+// is the read's.
+func TestReadRange_CancelledMidRead(t *testing.T) {
+	st, _ := testutil.OpenStore(t)
+	ctx := testutil.Context(t)
+	for i := range 300 {
+		id := fmt.Sprintf("t-%d", i)
+		_, err := st.Append(ctx, events.MustSubject("main", events.AggTurn, id), 0, failure(id, 1)...)
+		testutil.NoError(t, err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var n int
+	var last error
+	for _, err := range readRange(st)(cctx, 1, 0) {
+		if err != nil {
+			last = err
+			break
+		}
+		if n++; n == 10 {
+			cancel()
+		}
+	}
+	if !errors.Is(last, context.Canceled) || n >= 600 {
+		t.Fatalf("after %d events the read ended with %v, want an error wrapping context.Canceled before the end", n, last)
 	}
 }
