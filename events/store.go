@@ -660,6 +660,9 @@ func (s *store) leaderLast(ctx context.Context, filter string) (uint64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("events: last sequence: %w", err)
 		}
+		if info.State.Msgs == 0 {
+			return 0, nil // an empty stream created with a first_seq reports first_seq-1
+		}
 		return info.State.LastSeq, nil
 	}
 	m, err := s.leaderGet(ctx, msgGet{LastFor: filter})
@@ -1006,17 +1009,6 @@ func (s *store) LastSeq(ctx context.Context, filter string) (uint64, error) {
 	}
 	var last uint64
 	err := s.retrying(ctx, "last sequence", filter, func(ctx context.Context) error {
-		if filter == "" {
-			info, err := s.stream.Info(ctx)
-			if err != nil {
-				return fmt.Errorf("events: last sequence: %w", err)
-			}
-			// An empty stream created with a first_seq reports first_seq-1.
-			if info.State.Msgs > 0 {
-				last = info.State.LastSeq
-			}
-			return nil
-		}
 		var err error
 		last, err = s.leaderLast(ctx, filter)
 		return err
