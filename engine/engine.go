@@ -46,6 +46,9 @@ type Engine struct {
 	snaps     *snapshotter
 	snapSeq   atomic.Uint64
 	snapshots atomic.Uint64
+	// retryAt is the sequence before which no snapshot is tried after a
+	// failed save (snapshot_run.go).
+	retryAt atomic.Uint64
 	// startedFrom is the sequence of the snapshot New started from.
 	startedFrom uint64
 	ready       atomic.Bool

@@ -204,7 +204,7 @@ func restoreState(agent string, keep int, sn *Snapshot) (*state, error) {
 	s.profiles = orEmpty(ss.Profiles)
 	s.turns = orEmpty(ss.Turns)
 	for id, d := range ss.Done {
-		s.turns[id] = policy.TurnState{TurnID: id, Session: d.Session, Phase: d.Phase, Attempts: d.Attempts, ConfigHash: d.ConfigHash}
+		s.turns[id] = compactTurn(policy.TurnState{TurnID: id, Session: d.Session, Phase: d.Phase, Attempts: d.Attempts, ConfigHash: d.ConfigHash})
 	}
 	s.probeAt = orEmpty(ss.ProbeAt)
 	s.orders = orEmpty(ss.Orders)
@@ -246,9 +246,4 @@ func (s *state) parseConfig(hash string, text json.RawMessage) bool {
 	s.configs[hash] = &pc
 	s.configText[hash] = append(json.RawMessage(nil), text...)
 	return true
-}
-
-func sha256Hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }

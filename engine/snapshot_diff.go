@@ -15,11 +15,13 @@ func SnapshotDiff(want, got []byte) string {
 	if bytes.Equal(want, got) {
 		return ""
 	}
+	// Numbers stay as their digits: sequences and seeds past 2^53 must
+	// not compare equal through float64.
 	var a, b any
-	if err := json.Unmarshal(want, &a); err != nil {
+	if err := decodeNumbers(want, &a); err != nil {
 		return "the fold's state does not decode: " + err.Error()
 	}
-	if err := json.Unmarshal(got, &b); err != nil {
+	if err := decodeNumbers(got, &b); err != nil {
 		return "the snapshot's state does not decode: " + err.Error()
 	}
 	if d := jsonDiff("state", a, b); d != "" {
@@ -96,4 +98,11 @@ func short(v any) string {
 		return string(b[:77]) + "..."
 	}
 	return string(b)
+}
+
+// decodeNumbers decodes b into v with numbers as json.Number.
+func decodeNumbers(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	return d.Decode(v)
 }

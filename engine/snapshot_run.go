@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/fledger/fledger/events"
@@ -22,7 +23,7 @@ func (e *Engine) startState(ctx context.Context) *state {
 	if !ok || e.opt.snapshotEvery == 0 {
 		return fresh
 	}
-	data, _, err := ss.LoadSnapshot(ctx, e.agent)
+	data, storedSeq, err := ss.LoadSnapshot(ctx, e.agent)
 	if errors.Is(err, events.ErrNoSnapshot) {
 		return fresh
 	}
@@ -40,6 +41,11 @@ func (e *Engine) startState(ctx context.Context) *state {
 			seq = sn.Seq
 		}
 		return discard(seq, err)
+	}
+	if sn.Seq != storedSeq {
+		// What replay --verify reports as a problem: the object's
+		// metadata and its content disagree.
+		return discard(sn.Seq, fmt.Errorf("stored at seq %d, the snapshot says %d", storedSeq, sn.Seq))
 	}
 	l, err := e.store.Ledger(ctx)
 	if err != nil {
@@ -95,7 +101,7 @@ func (e *Engine) startSnapshots() {
 // kickSnapshot asks for a snapshot once applied is snapshotEvery past the
 // last one (never blocks: a kick pending is enough).
 func (e *Engine) kickSnapshot(applied uint64) {
-	if applied < e.snapSeq.Load()+e.opt.snapshotEvery {
+	if applied < max(e.snapSeq.Load()+e.opt.snapshotEvery, e.retryAt.Load()) {
 		return
 	}
 	select {
@@ -128,8 +134,11 @@ func (e *Engine) stopSnapshots(save bool) {
 }
 
 // saveSnapshot encodes the state and stores it unless it is not past the
-// last snapshot (or the state failed). Failures are logged: the next kick
-// tries again.
+// last snapshot (or the state failed). Failures are logged, and the next
+// try waits another snapshotEvery sequences (retryAt): a store that
+// refuses saves costs one try and one log line per period, not per
+// commit. The encoding runs under the state's read lock (the fold waits
+// for it, milliseconds for a few hundred KB); the write runs outside.
 func (e *Engine) saveSnapshot(ctx context.Context, ss events.Snapshots) {
 	l, err := e.store.Ledger(ctx)
 	if err != nil {
@@ -163,6 +172,9 @@ func (e *Engine) logSaveError(err error) {
 	if errors.Is(err, events.ErrClosed) || errors.Is(err, context.Canceled) {
 		return
 	}
+	e.st.mu.RLock()
+	e.retryAt.Store(e.st.applied + e.opt.snapshotEvery)
+	e.st.mu.RUnlock()
 	e.opt.logger.Warn("engine: snapshot not saved", "agent", e.agent, "err", err.Error())
 }
 

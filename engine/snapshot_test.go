@@ -3,6 +3,8 @@ package engine
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,10 +137,16 @@ func newEngineNoConfig(t *testing.T, st events.Store, clock Clock, opts ...Optio
 type fixedSnapshot struct {
 	events.Store
 	data []byte
+	// offBy moves the seq the store says the snapshot is stored at.
+	offBy uint64
 }
 
 func (f fixedSnapshot) LoadSnapshot(context.Context, string) ([]byte, uint64, error) {
-	return f.data, 0, nil
+	var seq uint64 // stored at the seq the snapshot names, as a save stores it
+	if sn, _ := DecodeSnapshot(f.data); sn != nil {
+		seq = sn.Seq
+	}
+	return f.data, seq + f.offBy, nil
 }
 func (f fixedSnapshot) SaveSnapshot(context.Context, string, uint64, []byte) (bool, error) {
 	return false, nil
@@ -172,25 +180,27 @@ func TestSnapshot_DiscardedWithOneLine(t *testing.T) {
 	for _, tc := range []struct {
 		name, reason string
 		data         []byte
+		offBy        uint64
 	}{
-		{"code version", "written by code", edit(func(sn *Snapshot) { sn.Compat = "fold 0, rules 3, catalog x" })},
-		{"format", "snapshot format 9", edit(func(sn *Snapshot) { sn.Format = 9 })},
-		{"agent", `snapshot of agent \"other\"`, edit(func(sn *Snapshot) { sn.Agent = "other" })},
-		{"eviction bound", "keeps 7 finished turns", edit(func(sn *Snapshot) { sn.KeepFinished = 7 })},
-		{"ledger", "taken on another ledger", edit(func(sn *Snapshot) { sn.Created = sn.Created.Add(time.Second) })},
+		{"stored seq", "stored at seq 4, the snapshot says 3", good, 1},
+		{"code version", "written by code", edit(func(sn *Snapshot) { sn.Compat = "fold 0, rules 3, catalog x" }), 0},
+		{"format", "snapshot format 9", edit(func(sn *Snapshot) { sn.Format = 9 }), 0},
+		{"agent", `snapshot of agent \"other\"`, edit(func(sn *Snapshot) { sn.Agent = "other" }), 0},
+		{"eviction bound", "keeps 7 finished turns", edit(func(sn *Snapshot) { sn.KeepFinished = 7 }), 0},
+		{"ledger", "taken on another ledger", edit(func(sn *Snapshot) { sn.Created = sn.Created.Add(time.Second) }), 0},
 		{"past the end", "past the stream's last sequence", edit(func(sn *Snapshot) {
 			sn.Seq += 100
 			sn.State = bytes.Replace(sn.State, []byte(fmt.Sprintf(`"applied":%d`, sn.Seq-100)), []byte(fmt.Sprintf(`"applied":%d`, sn.Seq)), 1)
 			sn.Digest = digestOf(sn.State)
-		})},
+		}), 0},
 		{"digest", "does not match", edit(func(sn *Snapshot) {
 			sn.State = bytes.Replace(sn.State, []byte(`"phase":"succeeded"`), []byte(`"phase":"exhausted"`), 1)
-		})},
-		{"not a snapshot", "does not decode", []byte("{")},
+		}), 0},
+		{"not a snapshot", "does not decode", []byte("{"), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs syncBuf
-			e, err := New(ctx, fixedSnapshot{Store: st, data: tc.data}, "main", WithLogger(logTo(&logs)))
+			e, err := New(ctx, fixedSnapshot{Store: st, data: tc.data, offBy: tc.offBy}, "main", WithLogger(logTo(&logs)))
 			testutil.NoError(t, err)
 			defer e.Close()
 			l := logs.lines()
@@ -205,7 +215,10 @@ func TestSnapshot_DiscardedWithOneLine(t *testing.T) {
 	}
 }
 
-func digestOf(b []byte) string { return sha256Hex(b) }
+func digestOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
 
 // TestEviction_FinishedTurnsLookedUp: with two finished turns kept, the
 // oldest are evicted from memory (turns, turnLast, their subject's

@@ -182,6 +182,13 @@ func (s *state) evict() {
 	}
 }
 
+// compactTurn is what is kept of a finished turn: its id, session,
+// phase, attempt count and config hash (the fold, a snapshot's done
+// turns and a turn looked up in the store keep the same).
+func compactTurn(t policy.TurnState) policy.TurnState {
+	return policy.TurnState{TurnID: t.TurnID, Session: t.Session, Phase: t.Phase, Attempts: t.Attempts, ConfigHash: t.ConfigHash}
+}
+
 // finishedPhase reports whether a turn in phase p has ended.
 func finishedPhase(p policy.TurnPhase) bool {
 	switch p {
@@ -301,8 +308,7 @@ func (s *state) FoldTurn(key string, p events.Payload) {
 		return
 	}
 	if finishedPhase(st.Phase) {
-		st = policy.TurnState{TurnID: st.TurnID, Session: st.Session, Phase: st.Phase, Attempts: st.Attempts,
-			ConfigHash: st.ConfigHash}
+		st = compactTurn(st)
 		if !finishedPhase(prev.Phase) {
 			s.finished = append(s.finished, key)
 		}

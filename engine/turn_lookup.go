@@ -61,8 +61,7 @@ func (e *Engine) summarize(log []turnCommit) *turnSummary {
 	lastC := &log[len(log)-1]
 	s := &turnSummary{state: lastC.after, last: e.nextOf(lastC)}
 	if finishedPhase(s.state.Phase) {
-		st := s.state
-		s.state = policy.TurnState{TurnID: st.TurnID, Session: st.Session, Phase: st.Phase, Attempts: st.Attempts, ConfigHash: st.ConfigHash}
+		s.state = compactTurn(s.state)
 	}
 	for i := range log {
 		c := &log[i]
