@@ -14,28 +14,10 @@ import (
 // ReadRange derives the same answer from the whole stream: the reference
 // the projection's answer is tested against.
 
-// Turn outcomes of a [TurnMark] (and of a what-if [Path]'s Class).
-const (
-	ClassFirstTry  = projections.ClassFirstTry
-	ClassRotated   = projections.ClassRotated
-	ClassFellBack  = projections.ClassFellBack
-	ClassExhausted = projections.ClassExhausted
-	ClassStopped   = projections.ClassStopped
-	ClassSwitched  = projections.ClassSwitched
-	ClassRunning   = projections.ClassRunning
-)
-
 // Classify is [projections.Classify].
 func Classify(end string, attempts int, requested, answered string) string {
 	return projections.Classify(end, attempts, requested, answered)
 }
-
-// Profile window states of a [ProfileWindow].
-const (
-	WindowCooldown = projections.WindowCooldown
-	WindowDisabled = projections.WindowDisabled
-	WindowBlocked  = projections.WindowBlocked
-)
 
 // Default and largest number of turns a [RangeTimeline] holds.
 const (

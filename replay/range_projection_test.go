@@ -42,8 +42,10 @@ func sameTimeline(t *testing.T, src replay.Source, db *projections.DB, agent str
 	testutil.NoError(t, err)
 	first, last := t0, t0.Add(time.Hour)
 	if all.LedgerFirst != "" {
-		first, _ = time.Parse(time.RFC3339, all.LedgerFirst)
-		last, _ = time.Parse(time.RFC3339, all.LedgerLast)
+		first, err = time.Parse(time.RFC3339, all.LedgerFirst)
+		testutil.NoError(t, err)
+		last, err = time.Parse(time.RFC3339, all.LedgerLast)
+		testutil.NoError(t, err)
 	}
 	for _, r := range timelineRanges(agent, first, last) {
 		want, err := replay.ReadRange(ctx, src, r)
