@@ -52,6 +52,11 @@ var MicroEndpoints = map[string]Route{
 // service; requests in flight finish first. A store without NATS gives an
 // error wrapping [events.ErrNoConnection].
 func (s *Service) StartMicro(st events.Store) (micro.Service, error) {
+	if s.cfg.ReadOnly {
+		// Its operations record (begin, outcome, session commands): a
+		// read-only server (fledger view) serves HTTP reads only.
+		return nil, errors.New("serve: a read-only server does not start the NATS micro service")
+	}
 	svc, err := events.AddService(st, micro.Config{Name: MicroName, Version: MicroVersion,
 		Description: "fledger failover ledger: the step protocol, session commands and reads (same operations as the HTTP API)"})
 	if err != nil {

@@ -504,3 +504,12 @@ func TestView_WhatIfOneAtATime(t *testing.T) {
 		t.Fatalf("what-if after the first ended: %d %s", code, b)
 	}
 }
+
+// A read-only server starts no NATS micro service: its operations record.
+func TestView_NoMicroService(t *testing.T) {
+	st := scenarioStore(t, "../fixtures/scenarios/incident-day.yaml")
+	srv := startServer(t, st, serve.Config{ReadOnly: true})
+	if ms, err := srv.svc.StartMicro(st); err == nil || ms != nil || err.Error() != "serve: a read-only server does not start the NATS micro service" {
+		t.Fatalf("StartMicro on a read-only server: %v, %v", ms, err)
+	}
+}
