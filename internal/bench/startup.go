@@ -29,9 +29,9 @@ type startupResult struct {
 // reached the stream's last sequence) on st, holding evs events: once
 // from sequence 1 (saving snapshots in the background as serve does),
 // then from the snapshot that engine saved on Close (best of 3). The
-// state's heap is the heap after a GC with that engine open minus after it
-// is closed and collected (the server's caches stay in both). The heap the folded state holds is
-// measured after a GC around the fold from sequence 1.
+// state's heap is the live heap after a GC with the engine folded from
+// sequence 1 open, minus the live heap after it is closed and collected
+// (the server's caches stay in both).
 func startup(ctx context.Context, st events.Store, evs int) (startupResult, error) {
 	r := startupResult{Events: evs}
 	quiet := engine.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
