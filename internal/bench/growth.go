@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -153,15 +154,16 @@ func project(ctx context.Context, st events.Store, path string, last uint64, g *
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	if _, err := projections.NewProjector(db).CatchUp(ctx, st, last); err != nil {
-		return err
+	_, err = projections.NewProjector(db).CatchUp(ctx, st, last)
+	if err == nil {
+		row := db.SQL().QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM turns), (SELECT COUNT(*) FROM fallback_decisions)`)
+		if err = row.Scan(&g.Turns, &g.Decisions); err != nil {
+			err = fmt.Errorf("count turns and decisions: %w", err)
+		}
 	}
-	row := db.SQL().QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM turns), (SELECT COUNT(*) FROM fallback_decisions)`)
-	if err := row.Scan(&g.Turns, &g.Decisions); err != nil {
-		return fmt.Errorf("count turns and decisions: %w", err)
-	}
-	return db.Close()
+	// Closed before the caller measures the file (the WAL checkpointed),
+	// once, whatever happened.
+	return errors.Join(err, db.Close())
 }
 
 // decisionBytes reads st and returns the mean size of a FallbackStepped

@@ -20,7 +20,7 @@ type scriptCaller struct {
 	cancel  context.CancelFunc
 	used    []int
 	missing error
-	// during runs a response's During command (runner.duringCommand);
+	// during runs a response's During command (the closure runner.turn sets);
 	// failed is its error, which stops the run.
 	during func(ctx context.Context, attempt int, c *Command) error
 	failed error

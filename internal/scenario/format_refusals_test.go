@@ -33,6 +33,8 @@ func TestParse_NewFieldsRefusedWithPaths(t *testing.T) {
 			`script[0].turn.fallbacks_override[0]: model " openai/gpt-5" has white space or a control character at byte 0`, true},
 		{"cron fallbacks entry with an @profile", turn(`, model: openai/gpt-5, source: cron, fallbacks: ["anthropic/claude-opus-4-6@anthropic:a"]`),
 			`script[0].turn.fallbacks[0]: "anthropic/claude-opus-4-6@anthropic:a": a fallback takes no @profile`, true},
+		{"during on the default response", "default: {candidate: openai/gpt-5, ok: true, during: {do: new}}\n" + turn(``),
+			"default.during: only a turn's own response can have during", false},
 		{"output_started on an answer", "script:\n  - at: \"+0s\"\n    turn: {session: s, responses: [{candidate: openai/gpt-5, ok: true, output_started: true}]}\n",
 			"script[0].turn.responses[0]: output_started, tool_started and tool_batch_settled describe an error", true},
 		{"unknown attempt kind", turn(`, expect: {attempt_kinds: [first, retyr]}`),

@@ -243,6 +243,11 @@ func (v *validator) response(path string, raw json.RawMessage, isDefault bool) *
 	if r.OK && (r.OutputStarted || r.ToolStarted || r.ToolBatchSettled) {
 		v.add(path, "output_started, tool_started and tool_batch_settled describe an error: an answer has none")
 	}
+	if isDefault && r.During != nil {
+		// It would be accepted and never run: a default answers many
+		// calls, and during belongs to one in-flight call.
+		v.add(path+".during", "only a turn's own response can have during")
+	}
 	return &r
 }
 
