@@ -239,10 +239,11 @@ type DecisionFilter struct {
 	Agent   string
 	Session string
 	Turn    string
-	// Reason matches the failure reason exactly.
-	Reason string
-	// Since keeps decisions at or after this time.
-	Since time.Time
+	// Reason matches the failure reason exactly, CandidateProvider the
+	// candidate's provider, Decision the record's decision.
+	Reason, CandidateProvider, Decision string
+	// Since keeps decisions at or after this time, Until those before it.
+	Since, Until time.Time
 	// Limit keeps only the last Limit decisions (0 = all).
 	Limit int
 }
@@ -255,8 +256,13 @@ func (db *DB) Decisions(ctx context.Context, f DecisionFilter) ([]DecisionRecord
 	w.eq("sessionId", f.Session)
 	w.eq("turnId", f.Turn)
 	w.eq("reason", f.Reason)
+	w.eq("candidateProvider", f.CandidateProvider)
+	w.eq("decision", f.Decision)
 	if !f.Since.IsZero() {
 		w.add("at >= ?", f.Since.UnixMilli())
+	}
+	if !f.Until.IsZero() {
+		w.add("at < ?", f.Until.UnixMilli())
 	}
 	q := "SELECT " + fallbackDecisions.list + " FROM fallback_decisions" + w.sql()
 	if f.Limit > 0 {

@@ -690,11 +690,11 @@ func (s *Service) Decisions(ctx context.Context, r *DecisionsRequest) (*Decision
 	if err != nil {
 		return nil, err
 	}
-	all, err := s.proj.db.Decisions(ctx, projections.DecisionFilter{Agent: agent, Since: since, Reason: r.Reason})
+	all, err := s.proj.db.Decisions(ctx, projections.DecisionFilter{Agent: agent, Since: since, Until: until, Reason: r.Reason,
+		CandidateProvider: r.Provider, Decision: r.Outcome})
 	if err != nil {
 		return nil, err
 	}
-	all = filterDecisions(all, until, r.Provider, r.Outcome)
 	i := sort.Search(len(all), func(i int) bool { return all[i].Seq >= r.FromSeq })
 	out := &DecisionsView{Decisions: []projections.DecisionRecord{}, NextFromSeq: max(r.FromSeq, cp+1), Checkpoint: cp}
 	for i < len(all) {
@@ -710,22 +710,6 @@ func (s *Service) Decisions(ctx context.Context, r *DecisionsRequest) (*Decision
 		i = j
 	}
 	return out, nil
-}
-
-// filterDecisions keeps the records decided before until (zero: any)
-// whose candidateProvider is provider and decision is outcome ("" = any).
-func filterDecisions(all []projections.DecisionRecord, until time.Time, provider, outcome string) []projections.DecisionRecord {
-	if until.IsZero() && provider == "" && outcome == "" {
-		return all
-	}
-	kept := all[:0]
-	for _, d := range all {
-		if (until.IsZero() || int64(d.Time) < until.UnixMilli()) && (provider == "" || d.CandidateProvider == provider) &&
-			(outcome == "" || d.Decision == outcome) {
-			kept = append(kept, d)
-		}
-	}
-	return kept
 }
 
 // parseTime reads the RFC 3339 time of query parameter or field name ("" =
