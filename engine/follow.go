@@ -36,20 +36,30 @@ func (s *state) follow(st events.Store) *follower {
 				s.fail(fmt.Errorf("engine: follow %s: %w", s.agent, err))
 				return
 			}
-			if c.Err != nil && c.Err.Gap() {
-				continue // no commit: the next one moves the position on
+			if !s.applyFollowed(c) {
+				continue
 			}
-			var derr error
-			if c.Err != nil {
-				derr = c.Err
-			}
-			s.apply(c.Seq, c.Subject, c.Events, derr)
 			if s.afterApply != nil {
 				s.afterApply(c.Seq)
 			}
 		}
 	}()
 	return f
+}
+
+// applyFollowed folds one commit as Follow delivered it (the follower's
+// and FoldTo's one way): a gap is no commit (false: the next one moves
+// the position on), a message that does not decode is counted.
+func (s *state) applyFollowed(c events.StoredCommit) bool {
+	if c.Err != nil && c.Err.Gap() {
+		return false
+	}
+	var derr error
+	if c.Err != nil {
+		derr = c.Err
+	}
+	s.apply(c.Seq, c.Subject, c.Events, derr)
+	return true
 }
 
 // follower is the goroutine following the stream for a state.

@@ -124,13 +124,7 @@ func FoldTo(ctx context.Context, st events.Store, agent string, keep int, seq ui
 		if c.Seq > seq {
 			break
 		}
-		if c.Err == nil || !c.Err.Gap() {
-			var derr error
-			if c.Err != nil {
-				derr = c.Err
-			}
-			s.apply(c.Seq, c.Subject, c.Events, derr)
-		}
+		s.applyFollowed(c)
 		if c.Seq >= seq || (c.Err != nil && c.Err.Gap() && c.Err.Through >= seq) {
 			break
 		}
