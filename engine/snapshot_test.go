@@ -330,11 +330,10 @@ func TestEviction_FinishedTurnsLookedUp(t *testing.T) {
 // (from the newest) has the state of the fold of the whole stream.
 func TestSnapshot_ConcurrentEngines(t *testing.T) {
 	ctx, st, clock := memFixture(t)
-	var err error
-	base := newEngine(t, st, clock, WithSnapshotEvery(0))
-	_ = base
+	newEngine(t, st, clock, WithSnapshotEvery(0)) // applies the config
 	var saved []*Engine
 	var wg sync.WaitGroup
+	errs := make(chan error, 24)
 	for i := range 3 {
 		e := newEngineNoConfig(t, st, clock, WithSnapshotEvery(3), WithFinishedTurns(4))
 		saved = append(saved, e)
@@ -342,12 +341,20 @@ func TestSnapshot_ConcurrentEngines(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := range 8 {
-				_, _ = e.RunTurn(ctx, TurnRequest{TurnID: fmt.Sprintf("e%d-%d", i, j), Session: fmt.Sprintf("s%d", j%3)},
+				_, err := e.RunTurn(ctx, TurnRequest{TurnID: fmt.Sprintf("e%d-%d", i, j), Session: fmt.Sprintf("s%d", j%3)},
 					script{"anthropic/claude-sonnet-4": rateLimit()})
+				var ex *ExhaustedError
+				if err != nil && !errors.As(err, &ex) {
+					errs <- fmt.Errorf("turn e%d-%d: %w", i, j, err)
+				}
 			}
 		}()
 	}
 	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 	for _, e := range saved {
 		e.Close()
 	}
