@@ -30,3 +30,23 @@ func TestStallGuard_AbortsWithoutProgressOnly(t *testing.T) {
 		t.Fatalf("stopped guard: %d aborts, fired %v; want 0, false", calls, g.fired())
 	}
 }
+
+// TestStallGuard_ProgressPutsOffTheAbort: a check after progress re-arms
+// instead of aborting; the next check with none since aborts (the checks
+// are called directly, the timer an hour away).
+func TestStallGuard_ProgressPutsOffTheAbort(t *testing.T) {
+	calls := 0
+	g := newStallGuard(time.Hour, func() { calls++ })
+	defer g.stop()
+	for i := range 3 {
+		g.progress()
+		g.check()
+		if calls != 0 || g.fired() {
+			t.Fatalf("check %d after progress: %d aborts, fired %v; want none", i, calls, g.fired())
+		}
+	}
+	g.check()
+	if calls != 1 || !g.fired() {
+		t.Fatalf("check without progress: %d aborts, fired %v; want 1, true", calls, g.fired())
+	}
+}
