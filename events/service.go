@@ -1,6 +1,7 @@
 package events
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -29,4 +30,19 @@ func AddService(st Store, cfg micro.Config) (micro.Service, error) {
 		return nil, fmt.Errorf("events: add service %s: %w", cfg.Name, err)
 	}
 	return svc, nil
+}
+
+// FlushService waits until the server has every subscription the
+// store's connection made so far (a service's endpoints added after
+// AddService): a request from another connection sent after it returns
+// finds them, instead of "no responders".
+func FlushService(ctx context.Context, st Store) error {
+	s, ok := st.(*store)
+	if !ok {
+		return fmt.Errorf("events: flush: %w", ErrNoConnection)
+	}
+	if err := s.nc.FlushWithContext(ctx); err != nil {
+		return fmt.Errorf("events: flush: %w", err)
+	}
+	return nil
 }

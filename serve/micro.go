@@ -90,8 +90,21 @@ func (s *Service) StartMicro(st events.Store) (micro.Service, error) {
 			return nil, err
 		}
 	}
+	// Returned means reachable: the endpoints' subscriptions are on the
+	// server before a client on another connection asks (a request right
+	// after start answered "no responders" under load).
+	ctx, cancel := context.WithTimeout(context.Background(), microFlushTimeout)
+	defer cancel()
+	if err := events.FlushService(ctx, st); err != nil {
+		_ = svc.Stop()
+		return nil, err
+	}
 	return svc, nil
 }
+
+// microFlushTimeout bounds StartMicro's wait for the server to hold its
+// endpoints.
+const microFlushTimeout = 10 * time.Second
 
 // counted wraps a micro handler with fledger_serve_micro_requests_total
 // and fledger_serve_micro_request_duration_seconds for endpoint.
