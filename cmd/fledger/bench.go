@@ -59,6 +59,7 @@ be shared: read the ratios.`,
 	f.BoolVar(&o.ConcurrencyOnly, "concurrency-only", false, "run only the concurrency sweep (engine and HTTP at 1…256 concurrent turns, raw publish at the same concurrency)")
 	f.BoolVar(&o.NoConcurrency, "no-concurrency", false, "leave the concurrency sweep out")
 	f.DurationVar(&o.LevelTime, "level-time", 0, "concurrency sweep: wall time of new turns per level (default 2s, --quick 500ms)")
+	f.StringVar(&o.RebuildProfile, "rebuild-cpuprofile", "", "write a CPU profile of the projection rebuild alone to this file (go tool pprof)")
 	cmd.MarkFlagsMutuallyExclusive("concurrency-only", "no-concurrency")
 	return cmd
 }

@@ -38,6 +38,9 @@ type Options struct {
 	// LevelTime is the concurrency sweep's wall time per level (0 = 2 s,
 	// Quick 0.5 s).
 	LevelTime time.Duration
+	// RebuildProfile, when set, is a file to write a CPU profile of the
+	// rebuild alone to (runtime/pprof; read it with go tool pprof).
+	RebuildProfile string
 
 	// sizes overrides every size (tests).
 	sizes *sizes

@@ -3,10 +3,13 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fledger/fledger/commands/policy"
@@ -230,13 +233,16 @@ func (b *runner) rebuildRows(rbSt events.Store) error {
 		fr.Events, fr.Commits, float64(fr.Events)/float64(fr.Commits), fr.Elapsed.Seconds()))
 	evc := float64(fr.Events) / float64(fr.Commits)
 	var reads, decodes [2]float64
+	var readCPU [2]time.Duration
 	var bytes int64
 	raw := func(i int) error {
 		b.progress("raw ordered-consumer read (%d of 2)", i+1)
+		cpu0 := processCPU()
 		rr, rb, err := rawRead(b.ctx, rbSt, fr.LastSeq)
 		if err != nil {
 			return err
 		}
+		readCPU[i] = processCPU() - cpu0
 		reads[i], bytes = rr*evc, rb
 		b.progress("raw ordered-consumer read + decode (%d of 2)", i+1)
 		dr, dn, err := rawDecode(b.ctx, rbSt, fr.LastSeq)
@@ -253,7 +259,16 @@ func (b *runner) rebuildRows(rbSt events.Store) error {
 		return err
 	}
 	b.progress("rebuild %d events", fr.Events)
+	stopProfile, err := startCPUProfile(b.o.RebuildProfile)
+	if err != nil {
+		return err
+	}
+	cpu0 := processCPU()
 	rbr, err := rebuild(b.ctx, rbSt, b.tmp, fr.LastSeq)
+	rebuildCPU := processCPU() - cpu0
+	if perr := stopProfile(); err == nil && perr != nil {
+		return perr
+	}
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
@@ -264,15 +279,15 @@ func (b *runner) rebuildRows(rbSt events.Store) error {
 		return err
 	}
 	b.addLimit("read", Measure{Name: "js ordered consumer read", Value: (reads[0] + reads[1]) / 2, Unit: "events/s",
-		Detail: fmt.Sprintf("bytes only, %d msgs of %d B avg; mean of %s before and %s after the rebuild",
-			fr.LastSeq, bytes/int64(max(fr.LastSeq, 1)), num(reads[0]), num(reads[1]))})
+		Detail: fmt.Sprintf("bytes only, %d msgs of %d B avg; mean of %s before and %s after the rebuild; process CPU %s µs per event",
+			fr.LastSeq, bytes/int64(max(fr.LastSeq, 1)), num(reads[0]), num(reads[1]), perEvent((readCPU[0]+readCPU[1])/2, fr.Events))})
 	b.addLimit("read+decode", Measure{Name: "js ordered consumer read + decode", Value: (decodes[0] + decodes[1]) / 2, Unit: "events/s",
 		Detail: fmt.Sprintf("each commit decoded by events.Registry.DecodeCommit on the reading goroutine; mean of %s before and %s after the rebuild",
 			num(decodes[0]), num(decodes[1]))})
 	read, decode := b.lim["read"], b.lim["read+decode"]
 	rbm := Measure{Name: "rebuild (projections CatchUp)", Value: rbr.PerSecond, Unit: "events/s",
-		Detail: fmt.Sprintf("%d events in %.2f s; ordered-consumer read decoded on %d goroutines, the fold on the projector's, each batch written to SQLite on another; %d rows read back by the bounded cache",
-			rbr.Events, rbr.Elapsed.Seconds(), runtime.GOMAXPROCS(0), rbr.ReadBack)}
+		Detail: fmt.Sprintf("%d events in %.2f s, process CPU %s µs per event; ordered-consumer read decoded on %d goroutines, the fold on the projector's, each batch written to SQLite on another; %d rows read back by the bounded cache",
+			rbr.Events, rbr.Elapsed.Seconds(), perEvent(rebuildCPU, rbr.Events), runtime.GOMAXPROCS(0), rbr.ReadBack)}
 	growth := float64(rbr.Growth()) / (1 << 20)
 	b.rep.Rows = append(b.rep.Rows,
 		barRow(rbm, read, "≥ 50% of raw ordered read", rbr.PerSecond >= 0.5*read.Value),
@@ -356,4 +371,43 @@ func measureSteps(k int, d time.Duration) (time.Duration, error) {
 		best = min(best, time.Since(start)/time.Duration(n))
 	}
 	return best, nil
+}
+
+// startCPUProfile starts a CPU profile written to path ("" = none) and
+// returns the function that stops it and closes the file.
+func startCPUProfile(path string) (func() error, error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("rebuild profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("rebuild profile: %w", err)
+		}
+		return nil
+	}, nil
+}
+
+// processCPU is the CPU time (user + system) this process has used so
+// far: the CPU a phase costs, which a shared machine's load changes far
+// less than its wall time.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// perEvent formats d per event in µs with two decimals.
+func perEvent(d time.Duration, events int) string {
+	return fmt.Sprintf("%.2f", float64(d.Microseconds())/float64(max(events, 1)))
 }
