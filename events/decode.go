@@ -116,10 +116,25 @@ func daysIn(m time.Month, year int) int {
 // failure returns a *[DecodeError] and no events: a commit is decoded whole
 // or not at all.
 func (r *Registry) DecodeCommit(data []byte, seq uint64, subject string) ([]Event, error) {
+	// The codec's own output takes the scanner of decode_scan.go; anything
+	// it does not recognise, and any failure on the way, is decoded again
+	// by go-json below, so the result and the errors are go-json's.
+	var buf [4]wireEnvelope
+	if c, ok := scanCommit(data, buf[:0]); ok {
+		if out, err := r.decodeEnvelopes(&c, data, seq, subject); err == nil {
+			return out, nil
+		}
+	}
 	var c wireCommit
 	if err := fastjson.Unmarshal(data, &c); err != nil {
 		return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Index: -1, Err: err}
 	}
+	return r.decodeEnvelopes(&c, data, seq, subject)
+}
+
+// decodeEnvelopes checks c's envelopes and decodes their payloads (see
+// DecodeCommit).
+func (r *Registry) decodeEnvelopes(c *wireCommit, data []byte, seq uint64, subject string) ([]Event, error) {
 	if len(c.Events) == 0 {
 		return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Index: -1, Err: errors.New("commit holds no events")}
 	}

@@ -291,3 +291,40 @@ func BenchmarkDecodeCommit(b *testing.B) {
 		})
 	}
 }
+
+// TestScanCommit_TakesTheCodecsOutput checks that the codec's own commits
+// take the scanner (decode_scan.go), not go-json, and that the scanner
+// leaves a commit written another way to go-json.
+func TestScanCommit_TakesTheCodecsOutput(t *testing.T) {
+	r := NewCatalogRegistry()
+	corpus := decodeCorpus(t, r)
+	for i, data := range corpus[:len(Examples())+1] {
+		c, ok := scanCommit(data, nil)
+		if !ok {
+			t.Fatalf("commit %d (%.80s…): not taken by the scanner", i, data)
+		}
+		var want wireCommit
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(c, want) {
+			t.Fatalf("commit %d:\n scanned %#v\n want    %#v", i, c, want)
+		}
+	}
+	for _, s := range []string{
+		`{"events":[]}`,
+		` {"events":[{"id":"a","type":"T","schema_version":1,"at":"2026-01-15T10:00:00Z","agent":"a","aggregate":"turn","key":"k","payload":{}}]}`,
+		`{"events":[{"id":"a","type":"T","schema_version":1,"at":"2026-01-15T10:00:00Z","agent":"a","aggregate":"turn","key":"k","payload":{}}]} `,
+		`{"events":[{"id":"a\u0041","type":"T","schema_version":1,"at":"2026-01-15T10:00:00Z","agent":"a","aggregate":"turn","key":"k","payload":{}}]}`,
+		`{"events":[{"id":"a","type":"T","schema_version":01,"at":"2026-01-15T10:00:00Z","agent":"a","aggregate":"turn","key":"k","payload":{}}]}`,
+		`{"events":[{"id":"a","type":"T","schema_version":1,"at":"2026-01-15T10:00:00+01:00","agent":"a","aggregate":"turn","key":"k","payload":{}}]}`,
+		`{"events":[{"type":"T","id":"a","schema_version":1,"at":"2026-01-15T10:00:00Z","agent":"a","aggregate":"turn","key":"k","payload":{}}]}`,
+		`{"events":[{"id":"a","type":"T","schema_version":1,"at":"2026-01-15T10:00:00Z","agent":"a","aggregate":"turn","key":"k","payload":[]}]}`,
+		`{"events":[{"id":"a","type":"T","schema_version":1,"at":"2026-01-15T10:00:00Z","agent":"a","aggregate":"turn","key":"k","payload":{"a":"}"}]}`,
+		`{"basis":-1,"events":[{"id":"a","type":"T","schema_version":1,"at":"2026-01-15T10:00:00Z","agent":"a","aggregate":"turn","key":"k","payload":{}}]}`,
+	} {
+		if _, ok := scanCommit([]byte(s), nil); ok {
+			t.Fatalf("%s: taken by the scanner", s)
+		}
+	}
+}

@@ -3,10 +3,12 @@ package events
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	fastjson "github.com/goccy/go-json"
 )
@@ -23,6 +25,10 @@ type Upcaster func(payload json.RawMessage) (json.RawMessage, error)
 type Registry struct {
 	mu    sync.RWMutex
 	types map[string]*typeEntry
+	// read is a copy of types for lookup, replaced when a type is added:
+	// lookups run per decoded event on every read-ahead worker, and the
+	// read lock's shared counter made them contend.
+	read atomic.Pointer[map[string]*typeEntry]
 }
 
 type typeEntry struct {
@@ -83,6 +89,8 @@ func (r *Registry) Register(p Payload, version int) error {
 	if e == nil {
 		e = &typeEntry{name: name, up: map[int]Upcaster{}}
 		r.types[name] = e
+		read := maps.Clone(r.types)
+		r.read.Store(&read)
 	}
 	e.version, e.goType, e.agg, e.required = version, t, p.EventAggregate(), requiredFields(t)
 	return nil
@@ -128,10 +136,10 @@ func (r *Registry) Types() []string {
 }
 
 func (r *Registry) lookup(typ string) *typeEntry {
-	r.mu.RLock()
-	e := r.types[typ]
-	r.mu.RUnlock()
-	return e
+	if m := r.read.Load(); m != nil {
+		return (*m)[typ]
+	}
+	return nil
 }
 
 // upcast brings raw from version v to the entry's current version.
