@@ -116,11 +116,23 @@ func daysIn(m time.Month, year int) int {
 // failure returns a *[DecodeError] and no events: a commit is decoded whole
 // or not at all.
 func (r *Registry) DecodeCommit(data []byte, seq uint64, subject string) ([]Event, error) {
+	return r.decodeCommit(data, seq, subject, false)
+}
+
+// decodeOwned is DecodeCommit for data that nothing else holds or
+// changes afterwards (a message the NATS client delivered, once its
+// reader dropped it): the events' strings and payloads share its memory
+// instead of a copy.
+func (r *Registry) decodeOwned(data []byte, seq uint64, subject string) ([]Event, error) {
+	return r.decodeCommit(data, seq, subject, true)
+}
+
+func (r *Registry) decodeCommit(data []byte, seq uint64, subject string, owned bool) ([]Event, error) {
 	// The codec's own output takes the scanner of decode_scan.go; anything
 	// it does not recognise, and any failure on the way, is decoded again
 	// by go-json below, so the result and the errors are go-json's.
 	var buf [4]wireEnvelope
-	if c, ok := scanCommit(data, buf[:0]); ok {
+	if c, ok := scanCommit(data, buf[:0], owned); ok {
 		if out, err := r.decodeEnvelopes(&c, data, seq, subject); err == nil {
 			return out, nil
 		}

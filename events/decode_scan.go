@@ -12,8 +12,9 @@ import (
 // times parseUTC takes, object payloads) without go-json: a rebuild spends
 // a tenth of its CPU decoding envelopes, most of it in allocations (a
 // string per field, a payload copy per event, the growing slice). Here a
-// commit costs one copy of data, which the envelopes' strings and the
-// payloads are cut from. They never overlap: a payload is capped at its
+// commit costs one copy of data (none when the caller owns data, see
+// decodeOwned), which the envelopes' strings and the payloads are cut
+// from. They never overlap: a payload is capped at its
 // end, so appending to it cannot reach the bytes after it, and writing
 // into it changes only its own bytes, never a string's.
 //
@@ -24,7 +25,7 @@ import (
 // delimited here (brackets matched outside strings); decoding it into its
 // type validates it, and a payload that fails does so again on go-json's
 // path, which reports it.
-func scanCommit(data []byte, envs []wireEnvelope) (c wireCommit, ok bool) {
+func scanCommit(data []byte, envs []wireEnvelope, owned bool) (c wireCommit, ok bool) {
 	s := commitScanner{b: data}
 	if s.lit(`{"basis":`) {
 		if c.Basis, ok = s.uint(); !ok || !s.lit(`,`) {
@@ -36,7 +37,10 @@ func scanCommit(data []byte, envs []wireEnvelope) (c wireCommit, ok bool) {
 	} else if !s.lit(`{"events":[`) {
 		return c, false
 	}
-	payloads := bytes.Clone(data)
+	payloads := data
+	if !owned {
+		payloads = bytes.Clone(data)
+	}
 	s.str = unsafe.String(unsafe.SliceData(payloads), len(payloads))
 	for {
 		var w wireEnvelope

@@ -299,7 +299,7 @@ func TestScanCommit_TakesTheCodecsOutput(t *testing.T) {
 	r := NewCatalogRegistry()
 	corpus := decodeCorpus(t, r)
 	for i, data := range corpus[:len(Examples())+1] {
-		c, ok := scanCommit(data, nil)
+		c, ok := scanCommit(data, nil, false)
 		if !ok {
 			t.Fatalf("commit %d (%.80s…): not taken by the scanner", i, data)
 		}
@@ -323,7 +323,7 @@ func TestScanCommit_TakesTheCodecsOutput(t *testing.T) {
 		`{"events":[{"id":"a","type":"T","schema_version":1,"at":"2026-01-15T10:00:00Z","agent":"a","aggregate":"turn","key":"k","payload":{"a":"}"}]}`,
 		`{"basis":-1,"events":[{"id":"a","type":"T","schema_version":1,"at":"2026-01-15T10:00:00Z","agent":"a","aggregate":"turn","key":"k","payload":{}}]}`,
 	} {
-		if _, ok := scanCommit([]byte(s), nil); ok {
+		if _, ok := scanCommit([]byte(s), nil, true); ok {
 			t.Fatalf("%s: taken by the scanner", s)
 		}
 	}

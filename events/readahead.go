@@ -153,7 +153,9 @@ func (s *store) decodeChunks(ctx context.Context, work <-chan *decodeChunk) {
 		if c.skipped = ctx.Err() != nil; !c.skipped {
 			for i := range c.msgs {
 				d := &c.msgs[i]
-				d.evs, d.err = s.reg.DecodeCommit(d.data, d.seq, d.subject)
+				// The fetcher's data is the NATS client's copy of the
+				// message, dropped here: the events may share it.
+				d.evs, d.err = s.reg.decodeOwned(d.data, d.seq, d.subject)
 				d.data = nil
 			}
 		}
