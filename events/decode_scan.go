@@ -173,31 +173,37 @@ func (s *commitScanner) uint() (uint64, bool) {
 }
 
 // object skips a JSON object by matching its brackets outside strings;
-// it does not validate what lies between them.
+// it does not validate what lies between them. A string is skipped to
+// its closing quote (one not escaped by an odd run of backslashes) with
+// bytes.IndexByte.
 func (s *commitScanner) object() bool {
-	if s.i >= len(s.b) || s.b[s.i] != '{' {
+	b := s.b
+	if s.i >= len(b) || b[s.i] != '{' {
 		return false
 	}
-	depth, inStr := 0, false
-	for j := s.i; j < len(s.b); j++ {
-		c := s.b[j]
-		if inStr {
-			switch c {
-			case '\\':
-				j++
-			case '"':
-				inStr = false
-			}
-			continue
-		}
-		switch c {
+	depth := 0
+	for j := s.i; j < len(b); j++ {
+		switch b[j] {
 		case '"':
-			inStr = true
+			for {
+				q := bytes.IndexByte(b[j+1:], '"')
+				if q < 0 {
+					return false
+				}
+				j += 1 + q
+				n := 0
+				for b[j-1-n] == '\\' {
+					n++
+				}
+				if n%2 == 0 {
+					break
+				}
+			}
 		case '{', '[':
 			depth++
 		case '}', ']':
 			if depth--; depth == 0 {
-				if c != '}' {
+				if b[j] != '}' {
 					return false
 				}
 				s.i = j + 1

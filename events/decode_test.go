@@ -311,8 +311,18 @@ func TestScanCommit_TakesTheCodecsOutput(t *testing.T) {
 			t.Fatalf("commit %d:\n scanned %#v\n want    %#v", i, c, want)
 		}
 	}
+	const env = `{"events":[{"id":"a","type":"T","schema_version":1,"at":"2026-01-15T10:00:00Z","agent":"a","aggregate":"turn","key":"k","payload":`
+	for _, payload := range []string{
+		`{}`, `{"a":"}"}`, `{"a":"\\"}`, `{"a":"\"}","b":[{"c":"]"}]}`, `{"a":"\\\"}"}`,
+	} {
+		c, ok := scanCommit([]byte(env+payload+`}]}`), nil, false)
+		if !ok || len(c.Events) != 1 || string(c.Events[0].Payload) != payload {
+			t.Fatalf("payload %s: scanned %v %+v", payload, ok, c)
+		}
+	}
 	for _, s := range []string{
 		`{"events":[]}`,
+		env + `{"a":"\"}}]}`,
 		` {"events":[{"id":"a","type":"T","schema_version":1,"at":"2026-01-15T10:00:00Z","agent":"a","aggregate":"turn","key":"k","payload":{}}]}`,
 		`{"events":[{"id":"a","type":"T","schema_version":1,"at":"2026-01-15T10:00:00Z","agent":"a","aggregate":"turn","key":"k","payload":{}}]} `,
 		`{"events":[{"id":"a\u0041","type":"T","schema_version":1,"at":"2026-01-15T10:00:00Z","agent":"a","aggregate":"turn","key":"k","payload":{}}]}`,
