@@ -116,27 +116,34 @@ func daysIn(m time.Month, year int) int {
 // failure returns a *[DecodeError] and no events: a commit is decoded whole
 // or not at all.
 func (r *Registry) DecodeCommit(data []byte, seq uint64, subject string) ([]Event, error) {
-	return r.decodeCommit(data, seq, subject, false)
+	// The codec's own output takes the fast path of decode_fast.go;
+	// anything it does not recognise, and any failure on the way, is
+	// decoded again by go-json, so the result and the errors are go-json's.
+	if out, ok := r.decodeFastCopy(data, seq, subject); ok {
+		return out, nil
+	}
+	return r.decodeGoJSON(data, seq, subject)
 }
 
 // decodeOwned is DecodeCommit for data that nothing else holds or
 // changes afterwards (a message the NATS client delivered, once its
 // reader dropped it): the events' strings and payloads share its memory
-// instead of a copy.
-func (r *Registry) decodeOwned(data []byte, seq uint64, subject string) ([]Event, error) {
-	return r.decodeCommit(data, seq, subject, true)
+// instead of a copy (see decodeFast). The events are appended to dst
+// (the read-ahead worker's slice for a chunk of messages: one allocation
+// for many commits); evs is them, capped at their end, and all is dst
+// with them. On go-json's path evs is a slice of its own.
+func (r *Registry) decodeOwned(dst []Event, data []byte, seq uint64, subject string) (all, evs []Event, err error) {
+	n0 := len(dst)
+	if all, ok := r.decodeFast(dst, data, seq, subject, true); ok {
+		return all, all[n0:len(all):len(all)], nil
+	}
+	evs, err = r.decodeGoJSON(data, seq, subject)
+	return dst, evs, err
 }
 
-func (r *Registry) decodeCommit(data []byte, seq uint64, subject string, owned bool) ([]Event, error) {
-	// The codec's own output takes the scanner of decode_scan.go; anything
-	// it does not recognise, and any failure on the way, is decoded again
-	// by go-json below, so the result and the errors are go-json's.
-	var buf [4]wireEnvelope
-	if c, ok := scanCommit(data, buf[:0], owned); ok {
-		if out, err := r.decodeEnvelopes(&c, data, seq, subject); err == nil {
-			return out, nil
-		}
-	}
+// decodeGoJSON is DecodeCommit with go-json alone: the decoder of
+// anything decodeFast does not take.
+func (r *Registry) decodeGoJSON(data []byte, seq uint64, subject string) ([]Event, error) {
 	var c wireCommit
 	if err := fastjson.Unmarshal(data, &c); err != nil {
 		return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Index: -1, Err: err}

@@ -23,6 +23,9 @@ const (
 	// readAheadChunks bounds the chunks fetched or decoded but not yet
 	// consumed, per worker.
 	readAheadChunks = 4
+	// eventsPerChunk is the capacity of a chunk's slice of events: four
+	// per message, about what a turn's commits hold (one grows it).
+	eventsPerChunk = 4 * chunkMsgs
 )
 
 // decodedMsg is one message's decoded events, or its *DecodeError.
@@ -79,8 +82,9 @@ func (s *store) decodeAhead(ctx context.Context, fetch fetchFunc, fn func(*decod
 	workers := runtime.GOMAXPROCS(0)
 	if workers < 2 {
 		return fetch(ctx, func(seq uint64, subj string, data []byte) bool {
+			// data is the NATS client's message, dropped after this call.
 			d := decodedMsg{seq: seq}
-			d.evs, d.err = s.reg.DecodeCommit(data, seq, subj)
+			_, d.evs, d.err = s.reg.decodeOwned(nil, data, seq, subj)
 			return fn(&d)
 		})
 	}
@@ -151,11 +155,13 @@ func (s *store) decodeAhead(ctx context.Context, fetch fetchFunc, fn func(*decod
 func (s *store) decodeChunks(ctx context.Context, work <-chan *decodeChunk) {
 	for c := range work {
 		if c.skipped = ctx.Err() != nil; !c.skipped {
+			// The fetcher's data is the NATS client's copy of the message,
+			// dropped here: the events may share it. The chunk's events
+			// share one slice (most commits hold a few events).
+			all := make([]Event, 0, eventsPerChunk)
 			for i := range c.msgs {
 				d := &c.msgs[i]
-				// The fetcher's data is the NATS client's copy of the
-				// message, dropped here: the events may share it.
-				d.evs, d.err = s.reg.decodeOwned(d.data, d.seq, d.subject)
+				all, d.evs, d.err = s.reg.decodeOwned(all, d.data, d.seq, d.subject)
 				d.data = nil
 			}
 		}

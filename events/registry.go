@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	fastjson "github.com/goccy/go-json"
 )
@@ -35,6 +36,9 @@ type typeEntry struct {
 	name     string
 	version  int
 	goType   reflect.Type
+	proto    Payload      // a value of goType: the method table box gives a decoded one
+	boxable  bool         // box may share a decoded value (see box)
+	plan     *payloadPlan // nil: go-json decodes every payload
 	agg      Aggregate
 	required []string // JSON names of fields without omitempty
 	up       map[int]Upcaster
@@ -93,6 +97,7 @@ func (r *Registry) Register(p Payload, version int) error {
 		r.read.Store(&read)
 	}
 	e.version, e.goType, e.agg, e.required = version, t, p.EventAggregate(), requiredFields(t)
+	e.proto, e.boxable, e.plan = p, t.Size() > unsafe.Sizeof(uintptr(0)), newPayloadPlan(t)
 	return nil
 }
 
@@ -166,11 +171,46 @@ func (e *typeEntry) upcast(raw json.RawMessage, v int) (json.RawMessage, error) 
 // decode unmarshals raw (at the current version) into a new value of the
 // registered Go type (with go-json, see decode.go).
 func (e *typeEntry) decode(raw json.RawMessage) (Payload, error) {
+	return e.decodeFrom(raw, false)
+}
+
+// noCopyStrings is go-json's option for decodeFrom's shared strings.
+var noCopyStrings = []fastjson.DecodeOptionFunc{fastjson.DecodeNoCopyString()}
+
+// decodeFrom is decode; with shared, the payload's strings without
+// escapes share raw instead of being copies (see decodeFast).
+func (e *typeEntry) decodeFrom(raw []byte, shared bool) (Payload, error) {
 	v := reflect.New(e.goType)
-	if err := fastjson.Unmarshal(raw, v.Interface()); err != nil {
+	var err error
+	if shared {
+		err = fastjson.UnmarshalWithOption(raw, v.Interface(), noCopyStrings...)
+	} else {
+		err = fastjson.Unmarshal(raw, v.Interface())
+	}
+	if err != nil {
 		return nil, err
 	}
-	return v.Elem().Interface().(Payload), nil
+	return e.box(v), nil
+}
+
+// box returns *v (a new value of the entry's type, which nothing else
+// refers to) as a Payload. An interface holding a value larger than a
+// pointer holds a pointer to an unchanging copy of it: v's memory is
+// used as that copy, instead of v.Elem().Interface() allocating and
+// copying another. A smaller type goes through reflect.
+func (e *typeEntry) box(v reflect.Value) Payload {
+	if !e.boxable {
+		return v.Elem().Interface().(Payload)
+	}
+	p := e.proto
+	(*iface)(unsafe.Pointer(&p)).data = v.UnsafePointer()
+	return p
+}
+
+// iface is the layout of a non-empty interface value.
+type iface struct {
+	tab  unsafe.Pointer
+	data unsafe.Pointer
 }
 
 // requiredFields lists the JSON names of t's exported fields that have no
