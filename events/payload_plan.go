@@ -281,20 +281,24 @@ func (d *planDecoder) field(p unsafe.Pointer, f *planField) bool {
 	case planStrings:
 		out := []string{}
 		more, ok := d.arrayStart()
-		for ; more && ok; more, ok = d.arrayNext() {
+		for more && ok {
 			var s string
-			s, ok = d.string()
-			out = append(out, s)
+			if s, ok = d.string(); ok {
+				out = append(out, s)
+				more, ok = d.arrayNext()
+			}
 		}
 		*(*[]string)(p) = out
 		return ok
 	case planInt64s:
 		out := []int64{}
 		more, ok := d.arrayStart()
-		for ; more && ok; more, ok = d.arrayNext() {
+		for more && ok {
 			var v int64
-			v, ok = d.int()
-			out = append(out, v)
+			if v, ok = d.int(); ok {
+				out = append(out, v)
+				more, ok = d.arrayNext()
+			}
 		}
 		*(*[]int64)(p) = out
 		return ok
@@ -340,7 +344,7 @@ func (d *planDecoder) field(p unsafe.Pointer, f *planField) bool {
 		s := reflect.MakeSlice(f.typ, 0, 4)
 		size := f.sub.typ.Size()
 		more, ok := d.arrayStart()
-		for ; more && ok; more, ok = d.arrayNext() {
+		for more && ok {
 			n := s.Len()
 			if n == s.Cap() {
 				grown := reflect.MakeSlice(f.typ, n, 2*n)
@@ -348,7 +352,9 @@ func (d *planDecoder) field(p unsafe.Pointer, f *planField) bool {
 				s = grown
 			}
 			s = s.Slice(0, n+1)
-			ok = d.object(unsafe.Add(s.UnsafePointer(), uintptr(n)*size), f.sub)
+			if ok = d.object(unsafe.Add(s.UnsafePointer(), uintptr(n)*size), f.sub); ok {
+				more, ok = d.arrayNext()
+			}
 		}
 		reflect.NewAt(f.typ, p).Elem().Set(s)
 		return ok
