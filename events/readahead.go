@@ -23,9 +23,10 @@ const (
 	// readAheadChunks bounds the chunks fetched or decoded but not yet
 	// consumed, per worker.
 	readAheadChunks = 4
-	// eventsPerChunk is the capacity of a chunk's slice of events: four
-	// per message, about what a turn's commits hold (one grows it).
-	eventsPerChunk = 4 * chunkMsgs
+	// eventsPerChunk is the first capacity of a chunk's slice of events:
+	// three per message, about what a turn's commits hold (a chunk that
+	// needs more grows it, and keeps it when reused).
+	eventsPerChunk = 3 * chunkMsgs
 )
 
 // decodedMsg is one message's decoded events, or its *DecodeError.
@@ -39,15 +40,36 @@ type decodedMsg struct {
 
 // decodeChunk is a run of consecutive messages decoded by one worker;
 // done is closed once every message of it is decoded, or once the worker
-// skipped it (skipped: the context was done).
+// skipped it (skipped: the context was done). events holds the events of
+// all its messages (each message's evs is a part of it).
 type decodeChunk struct {
 	msgs    []decodedMsg
+	events  []Event
 	skipped bool
 	done    chan struct{}
 }
 
+// chunkPool holds the chunks whose events the consumer has yielded: their
+// slices are reused (cleared) by later chunks. A yielded event is a copy,
+// and no consumer keeps a message's evs (eventYielder, readSubject), so
+// nothing refers to them.
+var chunkPool = sync.Pool{New: func() any {
+	return &decodeChunk{msgs: make([]decodedMsg, 0, chunkMsgs), events: make([]Event, 0, eventsPerChunk)}
+}}
+
 func newDecodeChunk() *decodeChunk {
-	return &decodeChunk{msgs: make([]decodedMsg, 0, chunkMsgs), done: make(chan struct{})}
+	c := chunkPool.Get().(*decodeChunk)
+	c.skipped, c.done = false, make(chan struct{})
+	return c
+}
+
+// release clears c and puts it back for reuse: only once its messages
+// were decoded and yielded.
+func (c *decodeChunk) release() {
+	clear(c.msgs)
+	clear(c.events)
+	c.msgs, c.events, c.done = c.msgs[:0], c.events[:0], nil
+	chunkPool.Put(c)
 }
 
 // fetchFunc fetches messages in stream order and calls fn with each one
@@ -158,12 +180,13 @@ func (s *store) decodeChunks(ctx context.Context, work <-chan *decodeChunk) {
 			// The fetcher's data is the NATS client's copy of the message,
 			// dropped here: the events may share it. The chunk's events
 			// share one slice (most commits hold a few events).
-			all := make([]Event, 0, eventsPerChunk)
+			all := c.events[:0]
 			for i := range c.msgs {
 				d := &c.msgs[i]
 				all, d.evs, d.err = s.reg.decodeOwned(all, d.data, d.seq, d.subject)
 				d.data = nil
 			}
+			c.events = all
 		}
 		close(c.done)
 	}
@@ -194,6 +217,7 @@ func consumeInOrder(ordered <-chan *decodeChunk, fn func(*decodedMsg) bool, canc
 				break
 			}
 		}
+		c.release()
 	}
 	return stopped
 }
