@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -27,11 +28,11 @@ import (
 //
 // Memory. Type and Aggregate are the registry's strings and Agent the
 // subject's, shared by every event. With owned false (DecodeCommit, whose
-// callers may reuse data) the other envelope strings (id, key, causation,
-// correlation) are copied into one string per commit, the payloads into
-// one slice per commit, and the payloads' strings are copies of their
-// own as go-json makes them: an event kept for long keeps no more than
-// today's. With owned true (decodeOwned: the read-ahead workers, which
+// callers may reuse data and keep events for long: the engine's fold)
+// the other envelope strings (id, key, causation, correlation), the
+// payloads and the payloads' strings are copies of their own, as go-json
+// makes them: an event, or one string of it, kept for long keeps no more
+// memory than its own. With owned true (decodeOwned: the read-ahead workers, which
 // own the NATS client's message once the fetcher handed it over) nothing
 // is copied: the envelope strings, the payloads and the payloads' strings
 // without escapes share data, so any of them kept alive keeps the whole
@@ -106,16 +107,11 @@ func (r *Registry) decodeFastCopy(data []byte, seq uint64, subject string) ([]Ev
 var eventScratch = sync.Pool{New: func() any { s := make([]Event, 0, 16); return &s }}
 
 // ownEnvelopes replaces the envelope strings and payloads of evs, which
-// share the caller's data, with copies: the strings in one string (a
-// string equal to one already copied shares it: a turn's key is its
-// correlation id), the payloads in one slice.
+// share the caller's data, with copies of their own, as go-json makes
+// them: an event kept for long (the engine keeps turns' events and
+// aggregate keys) keeps no more memory than its own. A string equal to
+// one already copied shares it (a turn's key is its correlation id).
 func ownEnvelopes(evs []Event) {
-	n := 0
-	for i := range evs {
-		e := &evs[i]
-		n += len(e.ID) + len(e.Key) + len(e.CausationID) + len(e.CorrelationID)
-	}
-	buf := make([]byte, 0, n)
 	var seen [4]string
 	k := 0
 	own := func(s string) string {
@@ -127,26 +123,16 @@ func ownEnvelopes(evs []Event) {
 				return p
 			}
 		}
-		at := len(buf)
-		buf = append(buf, s...)
-		c := unsafe.String(unsafe.SliceData(buf[at:]), len(s))
+		c := strings.Clone(s)
 		seen[k%len(seen)] = c
 		k++
 		return c
 	}
-	size := 0
-	for i := range evs {
-		size += len(evs[i].Payload)
-	}
-	payloads := make([]byte, 0, size)
 	for i := range evs {
 		e := &evs[i]
 		e.ID, e.Key = own(e.ID), own(e.Key)
 		e.CausationID, e.CorrelationID = own(e.CausationID), own(e.CorrelationID)
-		at := len(payloads)
-		payloads = append(payloads, e.Payload...)
-		// Capped at its end: appending to one payload never reaches the next.
-		e.Payload = payloads[at:len(payloads):len(payloads)]
+		e.Payload = bytes.Clone(e.Payload)
 	}
 }
 
