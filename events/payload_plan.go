@@ -47,11 +47,12 @@ const (
 )
 
 type planField struct {
-	name string
-	off  uintptr
-	kind planKind
-	sub  *payloadPlan // planStruct, planStructPtr, planStructSlice
-	typ  reflect.Type // the field's type
+	name   string
+	quoted string // `"name":`
+	off    uintptr
+	kind   planKind
+	sub    *payloadPlan // planStruct, planStructPtr, planStructSlice
+	typ    reflect.Type // the field's type
 }
 
 var (
@@ -107,7 +108,7 @@ func compilePlan(t reflect.Type, depth int) *payloadPlan {
 			return nil
 		}
 		names[strings.ToLower(name)] = true
-		pf := planField{name: name, off: f.Offset, typ: f.Type}
+		pf := planField{name: name, quoted: `"` + name + `":`, off: f.Offset, typ: f.Type}
 		ft := f.Type
 		if customDecoded(ft) {
 			return nil
@@ -193,21 +194,19 @@ func (d *planDecoder) object(p unsafe.Pointer, plan *payloadPlan) bool {
 	next := 0
 	fields := plan.fields
 	for {
-		key, ok := d.key()
-		if !ok || d.i >= len(b) || b[d.i] != ':' {
-			return false
-		}
-		d.i++
-		// json.Marshal writes the fields in their order: look from the
-		// one after the last key first.
+		// json.Marshal writes the fields in their order, leaving some
+		// out: the key is looked for from the field after the last one,
+		// as the whole `"name":` (a key equal to it has no escape).
 		k := -1
+		rest := b[d.i:]
 		for n := 0; n < len(fields); n++ {
 			j := next + n
 			if j >= len(fields) {
 				j -= len(fields)
 			}
-			if fields[j].name == string(key) {
+			if q := fields[j].quoted; len(rest) > len(q) && string(rest[:len(q)]) == q {
 				k = j
+				d.i += len(q)
 				break
 			}
 		}
@@ -229,21 +228,6 @@ func (d *planDecoder) object(p unsafe.Pointer, plan *payloadPlan) bool {
 			return false
 		}
 	}
-}
-
-// key reads an object key of plain ASCII without escapes.
-func (d *planDecoder) key() ([]byte, bool) {
-	b := d.b
-	if d.i >= len(b) || b[d.i] != '"' {
-		return nil, false
-	}
-	start := d.i + 1
-	j := plainRun(b, start)
-	if j >= len(b) || b[j] != '"' {
-		return nil, false
-	}
-	d.i = j + 1
-	return b[start:j], true
 }
 
 // field decodes one value into the field at p.
