@@ -11,3 +11,10 @@ func ConnOf(s Store) *nats.Conn {
 	}
 	return nil
 }
+
+// CheckFastDecode compares the fast decode path with go-json's on one
+// stored message (see checkFastDecode); taken reports whether the fast
+// path took it.
+func CheckFastDecode(r *Registry, data []byte, seq uint64, subject string) (taken bool, err error) {
+	return checkFastDecode(r, data, seq, subject)
+}
