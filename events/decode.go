@@ -19,9 +19,16 @@ import (
 // writer in codec.go. The differential tests in decode_test.go check that
 // both decoders give the same events and refuse the same inputs.
 //
-// Each commit is scanned twice: once for the envelopes (payloads kept as
-// raw bytes, since the payload's type is only known from its envelope and
-// may need upcasting), once per payload into its registered Go type.
+// A commit in the exact form the codec writes takes a faster path first
+// (decode_fast.go): one pass, envelopes scanned by hand, each payload
+// decoded straight from its bytes by its type's plan (payload_plan.go).
+// Anything that path does not recognise, and any failure on it, is
+// decoded again here with go-json alone (decodeGoJSON): the commit is
+// scanned once for the envelopes (payloads kept as raw bytes, since the
+// payload's type is only known from its envelope and may need
+// upcasting), then once per payload into its registered Go type. So the
+// events and the errors are go-json's for every input
+// (decode_fast_test.go, payload_plan_test.go).
 
 // wireCommit is a stored commit as read back.
 type wireCommit struct {
