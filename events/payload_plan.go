@@ -263,27 +263,11 @@ func (d *planDecoder) field(p unsafe.Pointer, f *planField) bool {
 		*(*uint64)(p) = v
 		return true
 	case planStrings:
-		out := []string{}
-		more, ok := d.arrayStart()
-		for more && ok {
-			var s string
-			if s, ok = d.string(); ok {
-				out = append(out, s)
-				more, ok = d.arrayNext()
-			}
-		}
+		out, ok := planArray(d, (*planDecoder).string)
 		*(*[]string)(p) = out
 		return ok
 	case planInt64s:
-		out := []int64{}
-		more, ok := d.arrayStart()
-		for more && ok {
-			var v int64
-			if v, ok = d.int(); ok {
-				out = append(out, v)
-				more, ok = d.arrayNext()
-			}
-		}
+		out, ok := planArray(d, (*planDecoder).int)
 		*(*[]int64)(p) = out
 		return ok
 	case planStringIntMap:
@@ -344,6 +328,21 @@ func (d *planDecoder) field(p unsafe.Pointer, f *planField) bool {
 		return ok
 	}
 	return false
+}
+
+// planArray reads a JSON array of elem's values; an empty one is an
+// empty slice, not nil, as with go-json.
+func planArray[T any](d *planDecoder, elem func(*planDecoder) (T, bool)) ([]T, bool) {
+	out := []T{}
+	more, ok := d.arrayStart()
+	for more && ok {
+		var v T
+		if v, ok = elem(d); ok {
+			out = append(out, v)
+			more, ok = d.arrayNext()
+		}
+	}
+	return out, ok
 }
 
 // arrayStart consumes a JSON array's '[' and reports whether an element
