@@ -262,14 +262,8 @@ func (d *planDecoder) field(p unsafe.Pointer, f *planField) bool {
 		d.i++
 		*(*uint64)(p) = v
 		return true
-	case planStrings:
-		out, ok := planArray(d, (*planDecoder).string)
-		*(*[]string)(p) = out
-		return ok
-	case planInt64s:
-		out, ok := planArray(d, (*planDecoder).int)
-		*(*[]int64)(p) = out
-		return ok
+	case planStrings, planInt64s:
+		return d.scalars(p, f.kind)
 	case planStringIntMap:
 		if d.i+1 >= len(d.b) || d.b[d.i] != '{' {
 			return false
@@ -330,19 +324,39 @@ func (d *planDecoder) field(p unsafe.Pointer, f *planField) bool {
 	return false
 }
 
-// planArray reads a JSON array of elem's values; an empty one is an
-// empty slice, not nil, as with go-json.
-func planArray[T any](d *planDecoder, elem func(*planDecoder) (T, bool)) ([]T, bool) {
-	out := []T{}
+// scalars reads a JSON array of strings (planStrings) or integers
+// (planInt64s) into the slice at p; an empty one is an empty slice, not
+// nil, as with go-json. (No function value: d would escape.)
+func (d *planDecoder) scalars(p unsafe.Pointer, kind planKind) bool {
+	var strs []string
+	var ints []int64
 	more, ok := d.arrayStart()
 	for more && ok {
-		var v T
-		if v, ok = elem(d); ok {
-			out = append(out, v)
+		if kind == planStrings {
+			var v string
+			v, ok = d.string()
+			strs = append(strs, v)
+		} else {
+			var v int64
+			v, ok = d.int()
+			ints = append(ints, v)
+		}
+		if ok {
 			more, ok = d.arrayNext()
 		}
 	}
-	return out, ok
+	if kind == planStrings {
+		if strs == nil {
+			strs = []string{}
+		}
+		*(*[]string)(p) = strs
+	} else {
+		if ints == nil {
+			ints = []int64{}
+		}
+		*(*[]int64)(p) = ints
+	}
+	return ok
 }
 
 // arrayStart consumes a JSON array's '[' and reports whether an element
