@@ -126,6 +126,11 @@ type Store interface {
 	// next one; so is a run of sequences missing inside the stream (a
 	// DecodeError wrapping [ErrGap], Seq..Through). Other errors are
 	// yielded once and end the iteration. For projections and replay.
+	//
+	// On JetStream the events of Read, ReadSubject and ReadRange share the
+	// message they came from (envelope strings, Payload, the payloads'
+	// strings): one of them kept alive keeps its message alive, so a
+	// long-lived reader copies what it keeps (docs/events.md).
 	Read(ctx context.Context, from uint64) iter.Seq2[Event, error]
 
 	// Watch is Read that does not end: after the last message it waits for
