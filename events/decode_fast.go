@@ -32,16 +32,18 @@ import (
 // the other envelope strings (id, key, causation, correlation), the
 // payloads and the payloads' strings are copies of their own, as go-json
 // makes them: an event, or one string of it, kept for long keeps no more
-// memory than its own. With owned true (decodeOwned: the read-ahead workers, which
-// own the NATS client's message once the fetcher handed it over) nothing
-// is copied: the envelope strings, the payloads and the payloads' strings
-// without escapes share data, so any of them kept alive keeps the whole
-// message alive (about a kilobyte). The readers that use it are Read,
-// ReadSubject and ReadRange: rebuilds, replay, exports and the engine's
-// look-ups of a turn's or the config's commits, which drop the events
-// after use. The engine's long-lived state is folded from Follow, which
-// decodes with DecodeCommit; a projection's bounded cache keeps at most
-// its bound of rows' messages alive.
+// memory than its own. With owned true (decodeOwned: the read-ahead
+// workers, which own the NATS client's message once the fetcher handed
+// it over) nothing is copied: the envelope strings, the payloads and the
+// payloads' strings without escapes share data, so any of them kept
+// alive keeps the whole message alive (about a kilobyte). The readers
+// that use it are Read, ReadSubject and ReadRange: rebuilds, replay,
+// exports and the engine's look-ups of a turn's or the config's commits,
+// which drop the events after use. The engine's long-lived state is
+// folded from Follow, which decodes with DecodeCommit; a projection's
+// bounded cache keeps at most its bound of rows' messages alive.
+//
+// The events are appended to dst; on failure dst is returned as it was.
 func (r *Registry) decodeFast(dst []Event, data []byte, seq uint64, subject string, owned bool) ([]Event, bool) {
 	n0 := len(dst)
 	fail := func() ([]Event, bool) {

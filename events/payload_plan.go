@@ -21,10 +21,11 @@ import (
 // else (another key, a duplicate, white space, null, a number that is
 // not a plain integer in range, an invalid UTF-8 string, a \u escape of
 // a surrogate, …) as not taken: the payload is then decoded by go-json,
-// whose result or error stands (payload_plan_test.go and FuzzDecodeFast
-// compare both). A type with a field of another kind, an embedded field,
-// its own UnmarshalJSON or UnmarshalText, or a json tag the plan does
-// not read gets no plan: its payloads always go to go-json.
+// whose result or error stands (payload_plan_test.go, FuzzPayloadPlan
+// and FuzzDecodeFast compare both). A type with a field of another kind,
+// an embedded field, its own UnmarshalJSON or UnmarshalText, or a json
+// tag the plan does not read gets no plan: its payloads always go to
+// go-json.
 type payloadPlan struct {
 	typ    reflect.Type
 	fields []planField
