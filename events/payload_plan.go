@@ -216,17 +216,11 @@ func (d *planDecoder) object(p unsafe.Pointer, plan *payloadPlan) bool {
 		}
 		seen |= 1 << k
 		next = k + 1
-		if !d.field(unsafe.Add(p, fields[k].off), &fields[k]) || d.i >= len(b) {
+		if !d.field(unsafe.Add(p, fields[k].off), &fields[k]) {
 			return false
 		}
-		switch b[d.i] {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
-			return true
-		default:
-			return false
+		if more, ok := d.after('}'); !more {
+			return ok
 		}
 	}
 }
@@ -283,18 +277,12 @@ func (d *planDecoder) field(p unsafe.Pointer, f *planField) bool {
 			}
 			d.i++
 			v, ok := d.int()
-			if !ok || d.i >= len(d.b) {
+			if !ok {
 				return false
 			}
 			m[k] = int(v) // a duplicate key: the last wins, as with go-json
-			switch d.b[d.i] {
-			case ',':
-				d.i++
-			case '}':
-				d.i++
-				return true
-			default:
-				return false
+			if more, ok := d.after('}'); !more {
+				return ok
 			}
 		}
 	case planStruct:
@@ -374,7 +362,11 @@ func (d *planDecoder) arrayStart() (more, ok bool) {
 	return true, true
 }
 
-func (d *planDecoder) arrayNext() (more, ok bool) {
+func (d *planDecoder) arrayNext() (more, ok bool) { return d.after(']') }
+
+// after consumes, after a value, the ',' before another (more) or the
+// closing bracket (ok, not more); anything else is neither.
+func (d *planDecoder) after(closing byte) (more, ok bool) {
 	if d.i >= len(d.b) {
 		return false, false
 	}
@@ -382,7 +374,7 @@ func (d *planDecoder) arrayNext() (more, ok bool) {
 	case ',':
 		d.i++
 		return true, true
-	case ']':
+	case closing:
 		d.i++
 		return false, true
 	}
