@@ -179,8 +179,15 @@ type keyedRow interface {
 }
 
 // evictable is a keyedRow that can leave the cache once written (a
-// finished turn): the next event of its key reads it back.
-type evictable interface{ done() bool }
+// finished turn): the next event of its key reads it back. A row that
+// left is reused for the next new key: reset makes it the new row of k.
+type evictable interface {
+	done() bool
+	reset(k key)
+}
+
+// maxFreeRows bounds the rows kept for reuse ([evictable]) per table.
+const maxFreeRows = 1024
 
 // keyed caches a table of aggregates: a row per (agent, envelope key),
 // read back from the table the first time a catch-up meets the key
@@ -208,6 +215,9 @@ type keyedRows struct {
 	// lru is the sentinel of the ring of cached entries, the most
 	// recently folded first.
 	lru keyedEntry
+	// free are entries that left the cache, kept for reuse when their
+	// row is [evictable].
+	free []*keyedEntry
 }
 
 type keyedEntry struct {
@@ -237,13 +247,13 @@ func (c *keyedRows) fold(ctx context.Context, ev *events.Event) error {
 	k := key{ev.Agent, ev.Key}
 	e := c.rows[k]
 	if e == nil {
-		r := c.newRow(k)
+		e = c.newEntry(k)
 		if c.fresh == nil || !c.fresh(ev.Data) {
-			if err := c.load(ctx, k, r); err != nil {
+			if err := c.load(ctx, k, e.row); err != nil {
+				c.release(e)
 				return err
 			}
 		}
-		e = &keyedEntry{key: k, row: r}
 		c.rows[k] = e
 	}
 	if c.lru.next != e {
@@ -255,6 +265,27 @@ func (c *keyedRows) fold(ctx context.Context, ev *events.Event) error {
 		c.dirty = append(c.dirty, e)
 	}
 	return nil
+}
+
+// newEntry is a new entry for k: one that left the cache, or a new one.
+func (c *keyedRows) newEntry(k key) *keyedEntry {
+	if n := len(c.free); n > 0 {
+		e := c.free[n-1]
+		c.free[n-1], c.free = nil, c.free[:n-1]
+		e.key = k
+		e.row.(evictable).reset(k)
+		return e
+	}
+	return &keyedEntry{key: k, row: c.newRow(k)}
+}
+
+// release keeps e, which is in neither the map nor the ring, for reuse
+// when its row can be reset.
+func (c *keyedRows) release(e *keyedEntry) {
+	if _, ok := e.row.(evictable); ok && len(c.free) < maxFreeRows {
+		e.dirty = false
+		c.free = append(c.free, e)
+	}
 }
 
 // load reads k's row into r; a missing row leaves r new.
@@ -300,6 +331,7 @@ func (c *keyedRows) written() {
 func (c *keyedRows) evict(e *keyedEntry) {
 	e.unlink()
 	delete(c.rows, e.key)
+	c.release(e)
 }
 
 // appended caches a table with a row per event (fallback_decisions):

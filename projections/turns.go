@@ -98,6 +98,10 @@ func (r *turnRow) outcome() string {
 // done: a finished turn leaves the cache once written.
 func (r *turnRow) done() bool { return r.outcome() != OutcomeUnfinished }
 
+// reset makes r the new row of turn k (a row that left the cache is
+// reused rather than allocated: a TurnState is over a kilobyte).
+func (r *turnRow) reset(k key) { *r = turnRow{key: k} }
+
 // fold applies one turn event with [policy.EvolveTurn] and records the
 // terminal event's facts.
 func (r *turnRow) fold(ev *events.Event) {
@@ -105,7 +109,7 @@ func (r *turnRow) fold(ev *events.Event) {
 	if _, ok := p.(events.TurnStarted); ok {
 		*r = turnRow{key: r.key, startSeq: int64(ev.Seq), openedAt: ev.At.UnixMilli()}
 	}
-	r.st = policy.EvolveTurn(r.st, p)
+	r.st.Evolve(p) // policy.EvolveTurn in place
 	r.lastSeq = int64(ev.Seq)
 	switch e := p.(type) {
 	case events.TurnSucceeded:
