@@ -101,22 +101,23 @@ func (c *windowRows) load(ctx context.Context, k key) (*ProfileTrack, error) {
 }
 
 func (c *windowRows) snapshot(w *writer) {
-	for _, d := range c.dirty {
-		w.put(c.st.put, d.values())
+	for i := range c.dirty {
+		d := &c.dirty[i]
+		w.put(&c.st, d)
 	}
 	c.dirty = c.dirty[:0]
 }
 
-// values are the window's columns in table order, as it is now.
-func (d *dirtyWindow) values() []any {
+// values appends the window's columns in table order, as it is now.
+func (d *dirtyWindow) values(dst []any) []any {
 	x := d.w
 	ends := x.ended
 	if ends == 0 {
 		ends = x.until
 	}
-	return []any{d.agent, d.id, int64(x.SetSeq), x.setIdx, x.kind, d.provider,
+	return append(dst, d.agent, d.id, int64(x.SetSeq), x.setIdx, x.kind, d.provider,
 		x.State, x.Reason, x.Model, x.Source, x.from, x.until, x.ended, ends,
-		int64(x.ClearedSeq), int64(x.closeSeq), x.closeIdx}
+		int64(x.ClearedSeq), int64(x.closeSeq), x.closeIdx)
 }
 
 func (c *windowRows) written() {}

@@ -132,12 +132,12 @@ func (r *turnRow) fold(ev *events.Event) {
 	}
 }
 
-func (r *turnRow) values() []any {
+func (r *turnRow) values(dst []any) []any {
 	s := &r.st
-	return []any{r.agent, r.id, s.Session, s.Chat, s.Requested.Provider, s.Requested.Model,
+	return append(dst, r.agent, r.id, s.Session, s.Chat, s.Requested.Provider, s.Requested.Model,
 		s.SelectionSource, b2i(s.Strict), s.ConfigHash, r.answered.Provider, r.answered.Model,
 		r.answeredBy, s.Attempts, r.outcome(), r.reason, r.disposition,
-		s.StartedAt, r.endedAt, r.durationMs, r.lastSeq, r.startSeq, r.openedAt, r.class()}
+		s.StartedAt, r.endedAt, r.durationMs, r.lastSeq, r.startSeq, r.openedAt, r.class())
 }
 
 // class is the turn's outcome class for the timeline ([Classify]).
