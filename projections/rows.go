@@ -65,7 +65,7 @@ type evictable interface {
 }
 
 // maxFreeRows bounds the rows kept for reuse ([evictable]) per table.
-const maxFreeRows = 1024
+const maxFreeRows = 2048
 
 // keyed caches a table of aggregates: a row per (agent, envelope key),
 // read back from the table the first time a catch-up meets the key
