@@ -207,7 +207,8 @@ func (p *ProfileTrack) Fold(seq uint64, idx int, at int64, data events.Payload) 
 			p.open[k] = nil
 		}
 		if ok && next.until > at {
-			w := &next
+			w := new(ProfileWindow) // next stays on the stack
+			*w = next
 			w.from, w.SetSeq, w.setIdx = at, seq, idx
 			p.open[k] = w
 			opened = append(opened, w)
