@@ -158,10 +158,12 @@ func (c *keyedRows) newEntry(k key) *keyedEntry {
 }
 
 // release keeps e, which is in neither the map nor the ring, for reuse
-// when its row can be reset.
+// when its row can be reset. The row is emptied now, so that what it
+// held is not kept alive (nor marked by the GC) while it waits.
 func (c *keyedRows) release(e *keyedEntry) {
-	if _, ok := e.row.(evictable); ok && len(c.free) < maxFreeRows {
-		e.dirty = false
+	if r, ok := e.row.(evictable); ok && len(c.free) < maxFreeRows {
+		r.reset(key{})
+		e.key, e.dirty = key{}, false
 		c.free = append(c.free, e)
 	}
 }
