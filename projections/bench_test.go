@@ -173,26 +173,32 @@ func BenchmarkRebuild(b *testing.B) {
 	b.Run("rebuild", func(b *testing.B) {
 		st, g := stream(b)
 		b.ResetTimer()
-		var cpu time.Duration
-		for range b.N {
-			b.StopTimer()
-			db, err := projections.Open(context.Background(), filepath.Join(b.TempDir(), "p.sqlite"))
-			testutil.NoError(b, err)
-			b.StartTimer()
-			c0 := cpuNow()
-			res, err := projections.NewProjector(db).CatchUp(context.Background(), st, g.lastSeq)
-			cpu += cpuNow() - c0
-			testutil.NoError(b, err)
-			if res.Events != g.events {
-				b.Fatalf("folded %d events, want %d", res.Events, g.events)
-			}
-			b.StopTimer()
-			testutil.NoError(b, db.Close())
-			b.StartTimer()
-		}
-		report(b, g.events)
-		b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N*g.events), "cpu-µs/event")
+		benchCatchUps(b, st, g)
 	})
+}
+
+// benchCatchUps rebuilds src (g's stream) into a fresh database b.N
+// times and reports events/s and the process CPU per event.
+func benchCatchUps(b *testing.B, src projections.Source, g *gen) {
+	var cpu time.Duration
+	for range b.N {
+		b.StopTimer()
+		db, err := projections.Open(context.Background(), filepath.Join(b.TempDir(), "p.sqlite"))
+		testutil.NoError(b, err)
+		b.StartTimer()
+		c0 := cpuNow()
+		res, err := projections.NewProjector(db).CatchUp(context.Background(), src, g.lastSeq)
+		cpu += cpuNow() - c0
+		testutil.NoError(b, err)
+		if res.Events != g.events {
+			b.Fatalf("folded %d events, want %d", res.Events, g.events)
+		}
+		b.StopTimer()
+		testutil.NoError(b, db.Close())
+		b.StartTimer()
+	}
+	report(b, g.events)
+	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N*g.events), "cpu-µs/event")
 }
 
 // memSource replays events decoded beforehand: the projector's own cost
@@ -222,25 +228,7 @@ func BenchmarkProjector(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	var cpu time.Duration
-	for range b.N {
-		b.StopTimer()
-		db, err := projections.Open(context.Background(), filepath.Join(b.TempDir(), "p.sqlite"))
-		testutil.NoError(b, err)
-		b.StartTimer()
-		c0 := cpuNow()
-		res, err := projections.NewProjector(db).CatchUp(context.Background(), mem, g.lastSeq)
-		cpu += cpuNow() - c0
-		testutil.NoError(b, err)
-		if res.Events != g.events {
-			b.Fatalf("folded %d events, want %d", res.Events, g.events)
-		}
-		b.StopTimer()
-		testutil.NoError(b, db.Close())
-		b.StartTimer()
-	}
-	report(b, g.events)
-	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N*g.events), "cpu-µs/event")
+	benchCatchUps(b, mem, g)
 }
 
 // rawTable opens a fresh database with the 15-column table of the raw
