@@ -50,16 +50,11 @@ func (c *spanRows) fold(_ context.Context, ev *events.Event) error {
 
 func (c *spanRows) snapshot(w *writer) {
 	for _, a := range c.order {
-		w.put(c.st.put, c.values(a))
+		s := c.spans[a]
+		w.putArgs(&c.st, a, s.first, s.last, int64(s.seq))
 	}
 	clear(c.spans)
 	c.order = c.order[:0]
-}
-
-// values are agent a's columns in table order.
-func (c *spanRows) values(a string) []any {
-	s := c.spans[a]
-	return []any{a, s.first, s.last, int64(s.seq)}
 }
 
 func (c *spanRows) written() {}

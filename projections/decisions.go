@@ -34,7 +34,7 @@ var fallbackDecisions = register(&table{
 		{"fallback_decisions_at", []string{"at"}},
 	},
 	folds: []events.Payload{events.FallbackStepped{}},
-	rows:  appended(newDecisionRow, (*decisionRow).values),
+	rows:  appended(newDecisionRow),
 })
 
 // decisionRow is one fallback_decisions row: one FallbackStepped event
@@ -46,14 +46,14 @@ func newDecisionRow(ev *events.Event) (decisionRow, bool) {
 	return decisionRow{r}, ok
 }
 
-func (row *decisionRow) values() []any {
+func (row *decisionRow) values(dst []any) []any {
 	r := &row.r
 	prev := "[]"
 	if len(r.PreviousAttempts) > 0 {
 		b, _ := json.Marshal(r.PreviousAttempts)
 		prev = string(b)
 	}
-	return []any{int64(r.Seq), r.Idx, int64(r.Time), r.Agent, r.TurnID, r.SessionID, r.Decision,
+	return append(dst, int64(r.Seq), r.Idx, int64(r.Time), r.Agent, r.TurnID, r.SessionID, r.Decision,
 		r.RequestedProvider, r.RequestedModel, r.CandidateProvider, r.CandidateModel,
 		r.CandidateRouteOrigin, r.Attempt, r.Total, r.Reason, r.Status, r.Code,
 		r.ErrorPreview, r.ErrorHash, r.NextCandidateProvider, r.NextCandidateModel,
@@ -61,5 +61,5 @@ func (row *decisionRow) values() []any {
 		b2i(r.FallbackConfigured), b2i(r.AllowTransientProbe), r.ProfileCount,
 		prev, r.ConsoleMessage, r.FallbackStepType,
 		r.FallbackStepFromModel, r.FallbackStepToModel, r.FallbackStepFromReason,
-		r.FallbackStepFromDetail, r.FallbackStepChainPosition, r.FallbackStepFinalOutcome}
+		r.FallbackStepFromDetail, r.FallbackStepChainPosition, r.FallbackStepFinalOutcome)
 }

@@ -2,7 +2,6 @@ package projections
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 )
@@ -10,12 +9,12 @@ import (
 type flushed struct{ commits, events, skipped, quarantined int }
 
 // flushJob is one batch on its way to the database: the changed rows
-// through checkpoint seq, taken from the cache when the batch ended, and
-// written in one transaction on a goroutine of their own while the next
-// batch folds. done gets the transaction's outcome.
+// through checkpoint seq, taken from the cache into the projector's
+// writer when the batch ended, and written in one transaction on a
+// goroutine of their own while the next batch folds. done gets the
+// transaction's outcome.
 type flushJob struct {
 	base, seq uint64 // the checkpoint the batch starts from and ends at
-	ops       []writeOp
 	n         flushed
 	done      chan error
 }
@@ -23,15 +22,17 @@ type flushJob struct {
 // startFlush takes every table's changed rows through checkpoint seq from
 // the cache and starts writing them. The cache is consistent with seq
 // from then on; its rows go at [cache.written] once the job committed.
+// The job writes the projector's writer: no job is being written when
+// a flush starts ([attempt.flush] waits for the one before).
 func (p *Projector) startFlush(ctx context.Context, c *cache, seq uint64) *flushJob {
 	j := &flushJob{base: c.base, seq: seq, done: make(chan error, 1),
 		n: flushed{commits: c.commits, events: c.events, skipped: c.nSkipped, quarantined: len(c.quar.rows)}}
-	w := &writer{}
+	w := &p.w
+	w.reset()
 	for i, r := range c.tables {
 		w.table = p.stmts[i].t.name
 		r.snapshot(w)
 	}
-	j.ops = w.ops
 	c.base, c.pending, c.commits, c.events, c.nSkipped = seq, 0, 0, 0, 0
 	go func() { j.done <- p.write(ctx, j) }()
 	return j
@@ -39,8 +40,15 @@ func (p *Projector) startFlush(ctx context.Context, c *cache, seq uint64) *flush
 
 // write writes a job's rows and checkpoint in one transaction, after
 // checking that no other writer moved the checkpoint since the job's base.
+// The transaction is database/sql's, on a connection taken for the flush;
+// the puts run on it below database/sql ([txWriter.puts]).
 func (p *Projector) write(ctx context.Context, j *flushJob) error {
-	tx, err := p.db.sql.BeginTx(ctx, nil)
+	conn, err := p.db.sql.Conn(ctx)
+	if err != nil {
+		return p.db.wrap(err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return p.db.wrap(err)
 	}
@@ -52,23 +60,20 @@ func (p *Projector) write(ctx context.Context, j *flushJob) error {
 	if uint64(have) != j.base {
 		return errCheckpointMoved
 	}
-	w := &txWriter{ctx: ctx, tx: tx, p: p, bound: map[*sql.Stmt]*sql.Stmt{}, rows: map[*sql.Stmt]*sql.Stmt{}}
-	for i := range p.stmts {
-		if st := &p.stmts[i]; st.putRows != nil {
-			w.rows[st.put] = st.putRows
-		}
-	}
-	for i := 0; i < len(j.ops); {
-		op := &j.ops[i]
+	w := &txWriter{ctx: ctx, conn: conn, tx: tx, p: p, vals: p.w.vals, nv: p.nv}
+	defer func() { clear(w.nv); p.nv = w.nv[:0] }()
+	ops := p.w.ops
+	for i := 0; i < len(ops); {
+		op := &ops[i]
 		n := 1
 		if op.do != nil {
 			err = op.do(w)
 		} else {
-			// A run of puts of one statement is written together.
-			for i+n < len(j.ops) && j.ops[i+n].do == nil && j.ops[i+n].st == op.st {
+			// A run of puts of one table is written together.
+			for i+n < len(ops) && ops[i+n].do == nil && ops[i+n].st == op.st {
 				n++
 			}
-			err = w.puts(j.ops[i : i+n])
+			err = w.puts(ops[i : i+n])
 		}
 		if err != nil {
 			return p.rowErr(err, op.table)

@@ -47,6 +47,9 @@ type windowRows struct {
 	st     prepared
 	tracks map[key]*ProfileTrack
 	dirty  []dirtyWindow
+	// queued is each window's place in dirty: a window that opens and
+	// ends in one batch is written once, with what it is at the flush.
+	queued map[*ProfileWindow]int
 }
 
 type dirtyWindow struct {
@@ -66,10 +69,27 @@ func (c *windowRows) fold(ctx context.Context, ev *events.Event) error {
 		c.tracks[k] = tr
 	}
 	ended, opened := tr.Fold(ev.Seq, ev.Index, ev.At.UnixMilli(), ev.Data)
-	for _, w := range append(ended, opened...) {
-		c.dirty = append(c.dirty, dirtyWindow{k, tr.Provider, w})
-	}
+	c.queue(k, tr.Provider, ended)
+	c.queue(k, tr.Provider, opened)
 	return nil
+}
+
+// queue marks windows of profile k changed. A window queued already keeps
+// its place and takes the later provider: its row is written once, as the
+// last of its puts would have left it (the rows of other windows do not
+// depend on the order).
+func (c *windowRows) queue(k key, provider string, ws []*ProfileWindow) {
+	for _, w := range ws {
+		if i, ok := c.queued[w]; ok {
+			c.dirty[i].provider = provider
+			continue
+		}
+		if c.queued == nil {
+			c.queued = map[*ProfileWindow]int{}
+		}
+		c.queued[w] = len(c.dirty)
+		c.dirty = append(c.dirty, dirtyWindow{k, provider, w})
+	}
 }
 
 // load reads profile k's track back: its folded state and open windows.
@@ -101,22 +121,25 @@ func (c *windowRows) load(ctx context.Context, k key) (*ProfileTrack, error) {
 }
 
 func (c *windowRows) snapshot(w *writer) {
-	for _, d := range c.dirty {
-		w.put(c.st.put, d.values())
+	for i := range c.dirty {
+		d := &c.dirty[i]
+		w.put(&c.st, d)
 	}
+	clear(c.dirty)
 	c.dirty = c.dirty[:0]
+	clear(c.queued)
 }
 
-// values are the window's columns in table order, as it is now.
-func (d *dirtyWindow) values() []any {
+// values appends the window's columns in table order, as it is now.
+func (d *dirtyWindow) values(dst []any) []any {
 	x := d.w
 	ends := x.ended
 	if ends == 0 {
 		ends = x.until
 	}
-	return []any{d.agent, d.id, int64(x.SetSeq), x.setIdx, x.kind, d.provider,
+	return append(dst, d.agent, d.id, int64(x.SetSeq), x.setIdx, x.kind, d.provider,
 		x.State, x.Reason, x.Model, x.Source, x.from, x.until, x.ended, ends,
-		int64(x.ClearedSeq), int64(x.closeSeq), x.closeIdx}
+		int64(x.ClearedSeq), int64(x.closeSeq), x.closeIdx)
 }
 
 func (c *windowRows) written() {}

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"iter"
@@ -133,8 +134,15 @@ type Projector struct {
 	bound bool
 
 	// stmts are the tables' statements during a CatchUp, one per table
-	// with a cache, in [tables] order.
-	stmts []prepared
+	// with a cache, in [tables] order; drv their puts on the driver
+	// connection drvConn ([Projector.driverStmts]).
+	stmts   []prepared
+	drv     []drvStmts
+	drvConn any
+	// w collects each flush's rows and nv holds one statement's
+	// arguments, both reused by every flush.
+	w  writer
+	nv []driver.NamedValue
 }
 
 // NewProjector returns a projector writing db.
@@ -242,12 +250,9 @@ func (p *Projector) prepare(ctx context.Context) error {
 		if t.rows.newRows == nil {
 			continue
 		}
-		st := prepared{t: t, db: p.db, cacheRows: p.cacheRows, readBack: &p.readBack}
+		st := prepared{t: t, db: p.db, i: len(p.stmts), cacheRows: p.cacheRows, readBack: &p.readBack}
 		var err error
-		if st.put, err = p.db.sql.PrepareContext(ctx, t.putSQL()); err == nil {
-			st.putRows, err = p.db.sql.PrepareContext(ctx, t.putRowsSQL(putChunk))
-		}
-		if err == nil && t.rows.loads {
+		if t.rows.loads {
 			st.get, err = p.db.sql.PrepareContext(ctx, t.getSQL())
 		}
 		p.stmts = append(p.stmts, st)
@@ -264,5 +269,15 @@ func (p *Projector) closeStmts() {
 		p.stmts[i].close()
 	}
 	p.stmts = p.stmts[:0]
+	if p.drv != nil {
+		// The driver statements are closed on their connection, once
+		// no flush uses it.
+		if conn, err := p.db.sql.Conn(context.Background()); err == nil {
+			_ = conn.Raw(func(dc any) error { p.closeDriverStmts(dc); return nil })
+			_ = conn.Close()
+		}
+		p.drv, p.drvConn = nil, nil
+	}
+	p.w.reset()
 	_, _ = p.db.sql.Exec(`PRAGMA temp_store = DEFAULT`)
 }

@@ -63,8 +63,8 @@ func newQuarantineRow(de *events.DecodeError) quarantineRow {
 	return r
 }
 
-func (r *quarantineRow) values() []any {
-	return []any{int64(r.Seq), int64(r.LastSeq), r.Kind, r.Subject, r.Size, r.Reason}
+func (r *quarantineRow) values(dst []any) []any {
+	return append(dst, int64(r.Seq), int64(r.LastSeq), r.Kind, r.Subject, r.Size, r.Reason)
 }
 
 // quarantineRows caches the quarantined rows of a catch-up in stream
@@ -77,12 +77,12 @@ type quarantineRows struct {
 func (c *quarantineRows) snapshot(w *writer) {
 	for _, r := range c.rows {
 		if r.Kind != QuarantineMissing || r.Seq <= 1 {
-			w.put(c.st.put, r.values())
+			w.put(&c.st, &r)
 			continue
 		}
 		// The rest of a run an earlier catch-up stopped inside: extend
 		// its row, so the rows are a rebuild's.
-		put := c.st.put
+		put := c.st.i
 		w.custom(func(tx *txWriter) error {
 			res, err := tx.tx.ExecContext(tx.ctx, `UPDATE quarantined SET lastSeq = ? WHERE kind = ? AND lastSeq = ?`,
 				int64(r.LastSeq), QuarantineMissing, int64(r.Seq-1))
@@ -92,7 +92,7 @@ func (c *quarantineRows) snapshot(w *writer) {
 			if n, _ := res.RowsAffected(); n > 0 {
 				return nil
 			}
-			return tx.exec(put, r.values())
+			return tx.exec(put, r.values(nil))
 		})
 	}
 	c.rows = c.rows[:0]

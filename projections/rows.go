@@ -36,129 +36,6 @@ type cacheOf struct {
 	loads   bool
 }
 
-// prepared is a table's statements, prepared once per catch-up on the
-// database's single connection.
-type prepared struct {
-	t        *table
-	db       *DB
-	put, get *sql.Stmt
-	// putRows is put for putChunk rows at once.
-	putRows *sql.Stmt
-	// cacheRows bounds a keyed cache after each flush ([WithCacheRows]);
-	// readBack counts the rows it reads back ([Result].ReadBack).
-	cacheRows int
-	readBack  *int
-}
-
-func (st *prepared) close() {
-	for _, s := range []*sql.Stmt{st.put, st.get, st.putRows} {
-		if s != nil {
-			_ = s.Close()
-		}
-	}
-}
-
-// writer collects a flush's rows: each a statement and its arguments,
-// or an operation of its own (do), run in the flush's transaction by
-// [Projector.write].
-type writer struct {
-	table string // the table whose rows are being added
-	ops   []writeOp
-}
-
-type writeOp struct {
-	table string
-	st    *sql.Stmt
-	args  []any
-	// do, when set, runs instead of st (it calls exec for its rows).
-	do func(tx *txWriter) error
-}
-
-// put adds one row written with st.
-func (w *writer) put(st *sql.Stmt, args []any) {
-	w.ops = append(w.ops, writeOp{table: w.table, st: st, args: args})
-}
-
-// custom adds an operation of the table's own.
-func (w *writer) custom(do func(tx *txWriter) error) {
-	w.ops = append(w.ops, writeOp{table: w.table, do: do})
-}
-
-// txWriter runs a flush's operations in its transaction, counting the
-// rows for [WithFailAfter].
-type txWriter struct {
-	ctx   context.Context
-	tx    *sql.Tx
-	p     *Projector
-	bound map[*sql.Stmt]*sql.Stmt
-	// rows maps a put statement to its putChunk-row form (prepared.putRows).
-	rows map[*sql.Stmt]*sql.Stmt
-	args []any // the arguments of a multi-row put, reused
-}
-
-// putChunk is how many rows of one table a flush writes per statement:
-// the per-statement costs (database/sql's argument checks, SQLite's
-// statement reset and start) were a third of the writer's CPU with one
-// row per statement.
-const putChunk = 32
-
-// exec writes one row with st (a prepared statement of the catch-up).
-func (w *txWriter) exec(st *sql.Stmt, args []any) error {
-	if err := w.count(1); err != nil {
-		return err
-	}
-	_, err := w.stmt(st).ExecContext(w.ctx, args...)
-	return err
-}
-
-// count counts n rows about to be written for [WithFailAfter].
-func (w *txWriter) count(n int) error {
-	if w.p.failAfter > 0 {
-		w.p.written += n
-		if w.p.written >= w.p.failAfter {
-			return ErrInjected
-		}
-	}
-	return nil
-}
-
-// stmt is st bound to the transaction.
-func (w *txWriter) stmt(st *sql.Stmt) *sql.Stmt {
-	b := w.bound[st]
-	if b == nil {
-		b = w.tx.StmtContext(w.ctx, st)
-		w.bound[st] = b
-	}
-	return b
-}
-
-// puts writes the rows of ops, which are puts of one statement, in order:
-// putChunk rows per statement where the table has that form, one by one
-// for the rest.
-func (w *txWriter) puts(ops []writeOp) error {
-	if multi := w.rows[ops[0].st]; multi != nil {
-		for len(ops) >= putChunk {
-			if err := w.count(putChunk); err != nil {
-				return err
-			}
-			w.args = w.args[:0]
-			for i := range ops[:putChunk] {
-				w.args = append(w.args, ops[i].args...)
-			}
-			if _, err := w.stmt(multi).ExecContext(w.ctx, w.args...); err != nil {
-				return err
-			}
-			ops = ops[putChunk:]
-		}
-	}
-	for i := range ops {
-		if err := w.exec(ops[i].st, ops[i].args); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // key identifies an aggregate instance: agent and envelope key.
 type key struct{ agent, id string }
 
@@ -167,8 +44,9 @@ type key struct{ agent, id string }
 type keyedRow interface {
 	// fold folds one of the table's events.
 	fold(ev *events.Event)
-	// values are every column in table order (the put's arguments).
-	values() []any
+	// values appends every column in table order (the put's arguments)
+	// to dst.
+	values(dst []any) []any
 	// dest are the scan destinations of the non-key columns in table
 	// order (the get's result).
 	dest() []any
@@ -179,8 +57,15 @@ type keyedRow interface {
 }
 
 // evictable is a keyedRow that can leave the cache once written (a
-// finished turn): the next event of its key reads it back.
-type evictable interface{ done() bool }
+// finished turn): the next event of its key reads it back. A row that
+// left is reused for the next new key: reset makes it the new row of k.
+type evictable interface {
+	done() bool
+	reset(k key)
+}
+
+// maxFreeRows bounds the rows kept for reuse ([evictable]) per table.
+const maxFreeRows = 2048
 
 // keyed caches a table of aggregates: a row per (agent, envelope key),
 // read back from the table the first time a catch-up meets the key
@@ -208,6 +93,9 @@ type keyedRows struct {
 	// lru is the sentinel of the ring of cached entries, the most
 	// recently folded first.
 	lru keyedEntry
+	// free are entries that left the cache, kept for reuse when their
+	// row is [evictable].
+	free []*keyedEntry
 }
 
 type keyedEntry struct {
@@ -237,13 +125,13 @@ func (c *keyedRows) fold(ctx context.Context, ev *events.Event) error {
 	k := key{ev.Agent, ev.Key}
 	e := c.rows[k]
 	if e == nil {
-		r := c.newRow(k)
+		e = c.newEntry(k)
 		if c.fresh == nil || !c.fresh(ev.Data) {
-			if err := c.load(ctx, k, r); err != nil {
+			if err := c.load(ctx, k, e.row); err != nil {
+				c.release(e)
 				return err
 			}
 		}
-		e = &keyedEntry{key: k, row: r}
 		c.rows[k] = e
 	}
 	if c.lru.next != e {
@@ -255,6 +143,29 @@ func (c *keyedRows) fold(ctx context.Context, ev *events.Event) error {
 		c.dirty = append(c.dirty, e)
 	}
 	return nil
+}
+
+// newEntry is a new entry for k: one that left the cache, or a new one.
+func (c *keyedRows) newEntry(k key) *keyedEntry {
+	if n := len(c.free); n > 0 {
+		e := c.free[n-1]
+		c.free[n-1], c.free = nil, c.free[:n-1]
+		e.key = k
+		e.row.(evictable).reset(k)
+		return e
+	}
+	return &keyedEntry{key: k, row: c.newRow(k)}
+}
+
+// release keeps e, which is in neither the map nor the ring, for reuse
+// when its row can be reset. The row is emptied now, so that what it
+// held is not kept alive (nor marked by the GC) while it waits.
+func (c *keyedRows) release(e *keyedEntry) {
+	if r, ok := e.row.(evictable); ok && len(c.free) < maxFreeRows {
+		r.reset(key{})
+		e.key, e.dirty = key{}, false
+		c.free = append(c.free, e)
+	}
 }
 
 // load reads k's row into r; a missing row leaves r new.
@@ -275,7 +186,7 @@ func (c *keyedRows) load(ctx context.Context, k key, r keyedRow) error {
 
 func (c *keyedRows) snapshot(w *writer) {
 	for _, e := range c.dirty {
-		w.put(c.st.put, e.row.values())
+		w.put(&c.st, e.row)
 		e.dirty = false
 	}
 	c.flushed, c.dirty = append(c.flushed[:0], c.dirty...), c.dirty[:0]
@@ -300,40 +211,47 @@ func (c *keyedRows) written() {
 func (c *keyedRows) evict(e *keyedEntry) {
 	e.unlink()
 	delete(c.rows, e.key)
+	c.release(e)
 }
 
 // appended caches a table with a row per event (fallback_decisions):
 // newRow makes the row of one of the table's events (false: the event
-// makes none), values gives its columns in table order, and the flush
-// inserts the rows.
-func appended[R any](newRow func(ev *events.Event) (R, bool), values func(r *R) []any) cacheOf {
+// makes none), whose values are its columns in table order, and the
+// flush inserts the rows.
+func appended[R any, P interface {
+	*R
+	valuer
+}](newRow func(ev *events.Event) (R, bool)) cacheOf {
 	return cacheOf{newRows: func(st prepared) rows {
-		return &appendedRows[R]{st: st, newRow: newRow, values: values}
+		return &appendedRows[R, P]{st: st, newRow: newRow}
 	}}
 }
 
-type appendedRows[R any] struct {
+type appendedRows[R any, P interface {
+	*R
+	valuer
+}] struct {
 	st     prepared
 	newRow func(ev *events.Event) (R, bool)
-	values func(r *R) []any
 	rows   []R
 }
 
-func (c *appendedRows[R]) fold(_ context.Context, ev *events.Event) error {
+func (c *appendedRows[R, P]) fold(_ context.Context, ev *events.Event) error {
 	if r, ok := c.newRow(ev); ok {
 		c.rows = append(c.rows, r)
 	}
 	return nil
 }
 
-func (c *appendedRows[R]) snapshot(w *writer) {
+func (c *appendedRows[R, P]) snapshot(w *writer) {
 	for i := range c.rows {
-		w.put(c.st.put, c.values(&c.rows[i]))
+		w.put(&c.st, P(&c.rows[i]))
 	}
+	clear(c.rows) // the values are in w
 	c.rows = c.rows[:0]
 }
 
-func (c *appendedRows[R]) written() {}
+func (c *appendedRows[R, P]) written() {}
 
 // b2i stores a bool as 0/1.
 func b2i(b bool) int64 {

@@ -55,18 +55,18 @@ func (r *sessionRow) fold(ev *events.Event) {
 	r.updatedAt, r.lastSeq = at, int64(ev.Seq)
 }
 
-func (r *sessionRow) values() []any {
+func (r *sessionRow) values(dst []any) []any {
 	s := &r.st
 	fb := ""
 	if len(s.Fallbacks) > 0 || s.HasFallbacks {
 		b, _ := json.Marshal(append([]policy.ModelRef{}, s.Fallbacks...))
 		fb = string(b)
 	}
-	return []any{r.agent, r.id, s.Model.Provider, s.Model.Model, s.Source,
+	return append(dst, r.agent, r.id, s.Model.Provider, s.Model.Model, s.Source,
 		s.Origin.Provider, s.Origin.Model, fb, b2i(s.HasFallbacks),
 		s.Pin, s.PinProvider, s.PinSource,
 		s.Notice.Selected, s.Notice.Active, s.Notice.Reason,
-		s.CompactionCount, s.LastReset, r.lastResetAt, r.updatedAt, r.lastSeq}
+		s.CompactionCount, s.LastReset, r.lastResetAt, r.updatedAt, r.lastSeq)
 }
 
 func (r *sessionRow) dest() []any {

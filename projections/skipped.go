@@ -52,7 +52,7 @@ func (c *skipRows) add(log *slog.Logger, typ string, seq uint64, why string) {
 func (c *skipRows) snapshot(w *writer) {
 	for _, s := range c.rows {
 		if s.dirty {
-			w.put(c.st.put, []any{s.typ, s.count, int64(s.firstSeq), int64(s.lastSeq)})
+			w.putArgs(&c.st, s.typ, s.count, int64(s.firstSeq), int64(s.lastSeq))
 			s.dirty, s.count = false, 0 // count is the delta since the last flush
 		}
 	}

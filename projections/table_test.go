@@ -11,11 +11,11 @@ func TestTables_RowsMatchTheirColumns(t *testing.T) {
 		values []any
 		dest   []any
 	}{
-		{usageStats, (&profileRow{}).values(), (&profileRow{}).dest()},
-		{sessionSelection, (&sessionRow{}).values(), (&sessionRow{}).dest()},
-		{turns, (&turnRow{}).values(), (&turnRow{}).dest()},
-		{fallbackDecisions, (&decisionRow{}).values(), nil},
-		{quarantined, (&quarantineRow{}).values(), nil},
+		{usageStats, (&profileRow{}).values(nil), (&profileRow{}).dest()},
+		{sessionSelection, (&sessionRow{}).values(nil), (&sessionRow{}).dest()},
+		{turns, (&turnRow{}).values(nil), (&turnRow{}).dest()},
+		{fallbackDecisions, (&decisionRow{}).values(nil), nil},
+		{quarantined, (&quarantineRow{}).values(nil), nil},
 	} {
 		t.Run(tc.t.name, func(t *testing.T) {
 			if len(tc.values) != len(tc.t.columns) {

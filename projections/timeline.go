@@ -160,9 +160,11 @@ type ProfileTrack struct {
 // NewProfileTrack starts following profile id.
 func NewProfileTrack(id string) *ProfileTrack { return &ProfileTrack{ID: id} }
 
-// windowOf is the window of kind k that state s holds (nil: none).
-func windowOf(s policy.ProfileState, k int) *ProfileWindow {
-	w := &ProfileWindow{State: windowStates[k]}
+// windowOf is the window of kind k that state s holds (false: none). It
+// is a value: most events leave a profile's windows as they are, and only
+// a window that opens is kept (allocated).
+func windowOf(s *policy.ProfileState, k int) (ProfileWindow, bool) {
+	w := ProfileWindow{State: windowStates[k]}
 	w.kind = k
 	switch {
 	case k == 0 && s.CooldownUntil > 0:
@@ -172,9 +174,9 @@ func windowOf(s policy.ProfileState, k int) *ProfileWindow {
 	case k == 2 && s.BlockedUntil > 0:
 		w.Reason, w.Model, w.Source, w.until = s.BlockedReason, s.BlockedModel, s.BlockedSource, s.BlockedUntil
 	default:
-		return nil
+		return w, false
 	}
-	return w
+	return w, true
 }
 
 func sameWindow(a, b *ProfileWindow) bool {
@@ -191,8 +193,9 @@ func (p *ProfileTrack) Fold(seq uint64, idx int, at int64, data events.Payload) 
 		p.Provider = p.st.Provider
 	}
 	for k := range p.open {
-		cur, next := p.open[k], windowOf(p.st, k)
-		if cur != nil && next != nil && sameWindow(cur, next) {
+		cur := p.open[k]
+		next, ok := windowOf(&p.st, k)
+		if cur != nil && ok && sameWindow(cur, &next) {
 			continue
 		}
 		if cur != nil {
@@ -203,10 +206,12 @@ func (p *ProfileTrack) Fold(seq uint64, idx int, at int64, data events.Payload) 
 			ended = append(ended, cur)
 			p.open[k] = nil
 		}
-		if next != nil && next.until > at {
-			next.from, next.SetSeq, next.setIdx = at, seq, idx
-			p.open[k] = next
-			opened = append(opened, next)
+		if ok && next.until > at {
+			w := new(ProfileWindow) // next stays on the stack
+			*w = next
+			w.from, w.SetSeq, w.setIdx = at, seq, idx
+			p.open[k] = w
+			opened = append(opened, w)
 		}
 	}
 	return ended, opened

@@ -98,6 +98,10 @@ func (r *turnRow) outcome() string {
 // done: a finished turn leaves the cache once written.
 func (r *turnRow) done() bool { return r.outcome() != OutcomeUnfinished }
 
+// reset makes r the new row of turn k (a row that left the cache is
+// reused rather than allocated: a TurnState is over a kilobyte).
+func (r *turnRow) reset(k key) { *r = turnRow{key: k} }
+
 // fold applies one turn event with [policy.EvolveTurn] and records the
 // terminal event's facts.
 func (r *turnRow) fold(ev *events.Event) {
@@ -105,7 +109,7 @@ func (r *turnRow) fold(ev *events.Event) {
 	if _, ok := p.(events.TurnStarted); ok {
 		*r = turnRow{key: r.key, startSeq: int64(ev.Seq), openedAt: ev.At.UnixMilli()}
 	}
-	r.st = policy.EvolveTurn(r.st, p)
+	r.st.Evolve(p) // policy.EvolveTurn in place
 	r.lastSeq = int64(ev.Seq)
 	switch e := p.(type) {
 	case events.TurnSucceeded:
@@ -128,12 +132,12 @@ func (r *turnRow) fold(ev *events.Event) {
 	}
 }
 
-func (r *turnRow) values() []any {
+func (r *turnRow) values(dst []any) []any {
 	s := &r.st
-	return []any{r.agent, r.id, s.Session, s.Chat, s.Requested.Provider, s.Requested.Model,
+	return append(dst, r.agent, r.id, s.Session, s.Chat, s.Requested.Provider, s.Requested.Model,
 		s.SelectionSource, b2i(s.Strict), s.ConfigHash, r.answered.Provider, r.answered.Model,
 		r.answeredBy, s.Attempts, r.outcome(), r.reason, r.disposition,
-		s.StartedAt, r.endedAt, r.durationMs, r.lastSeq, r.startSeq, r.openedAt, r.class()}
+		s.StartedAt, r.endedAt, r.durationMs, r.lastSeq, r.startSeq, r.openedAt, r.class())
 }
 
 // class is the turn's outcome class for the timeline ([Classify]).

@@ -47,12 +47,12 @@ func (r *profileRow) fold(ev *events.Event) {
 	r.updatedAt, r.lastSeq = ev.At.UnixMilli(), int64(ev.Seq)
 }
 
-func (r *profileRow) values() []any {
+func (r *profileRow) values(dst []any) []any {
 	s := &r.st
-	return []any{r.agent, r.id, s.Provider, s.LastUsed, s.LastProbeAt, s.ErrorCount,
+	return append(dst, r.agent, r.id, s.Provider, s.LastUsed, s.LastProbeAt, s.ErrorCount,
 		s.LastFailureAt, countsJSON(s.FailureCounts), s.CooldownUntil, s.CooldownReason,
 		s.CooldownModel, s.DisabledUntil, s.DisabledReason, s.BlockedUntil, s.BlockedReason,
-		s.BlockedSource, s.BlockedModel, r.updatedAt, r.lastSeq}
+		s.BlockedSource, s.BlockedModel, r.updatedAt, r.lastSeq)
 }
 
 func (r *profileRow) dest() []any {

@@ -235,11 +235,14 @@ func TestProp_ReplayIsDeterministic(t *testing.T) {
 		if !reflect.DeepEqual(logs[0], logs[1]) {
 			t.Fatal("same inputs, different events")
 		}
-		var st TurnState
+		var st, inPlace TurnState
 		prof := map[string]ProfileState{}
 		sess := SessionState{Session: "s1"}
-		for _, p := range logs[0] {
+		for i, p := range logs[0] {
 			st = EvolveTurn(st, p)
+			if inPlace.Evolve(p); !reflect.DeepEqual(inPlace, st) {
+				t.Fatalf("event %d (%s): Evolve in place differs from EvolveTurn:\n%+v\n%+v", i, p.EventType(), inPlace, st)
+			}
 			sess = EvolveSession(sess, p)
 			if p.EventAggregate() == events.AggProfile {
 				id := events.KeyOf(p)

@@ -163,11 +163,18 @@ func (s *TurnState) resetCandidate() {
 // EvolveTurn folds one turn event into the state. TurnStarted opens a fresh
 // state; events of other turns and other aggregates leave it unchanged.
 func EvolveTurn(s TurnState, p events.Payload) TurnState {
+	s.Evolve(p)
+	return s
+}
+
+// Evolve is [EvolveTurn] in place: it folds p into s without copying the
+// state in and out (a TurnState is over a kilobyte; the projections fold
+// every turn event of a rebuild with it).
+func (s *TurnState) Evolve(p events.Payload) {
 	if _, ok := p.(events.TurnStarted); !ok && (p.EventAggregate() != events.AggTurn || events.KeyOf(p) != s.TurnID) {
-		return s
+		return
 	}
 	s.apply(p)
-	return s
 }
 
 // apply folds one event of this turn, one case per turn type of the
