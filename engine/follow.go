@@ -29,9 +29,14 @@ type ownCommit struct {
 func (s *state) follow(st events.Store) *follower {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &follower{cancel: cancel, done: make(chan struct{})}
+	// Read under the lock: the engine's own commits may be folded
+	// (applyOwn) while the follower starts.
+	s.mu.RLock()
+	from := s.applied + 1
+	s.mu.RUnlock()
 	go func() {
 		defer close(f.done)
-		for c, err := range st.Follow(ctx, events.FollowOptions{From: s.applied + 1, Decode: s.mine, Skip: s.folded}) {
+		for c, err := range st.Follow(ctx, events.FollowOptions{From: from, Decode: s.mine, Skip: s.folded}) {
 			if err != nil {
 				s.fail(fmt.Errorf("engine: follow %s: %w", s.agent, err))
 				return

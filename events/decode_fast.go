@@ -229,8 +229,11 @@ func (s *commitScanner) envelope(ev *Event, types map[string]*typeEntry, agent s
 		if !json.Valid(raw) {
 			return false
 		}
+		// The upcaster gets its own copy, as go-json's RawMessage was:
+		// one that edits its input in place must not change the caller's
+		// message (or the memory store's stored body).
 		var err error
-		if raw, err = e.upcast(raw, int(v)); err != nil {
+		if raw, err = e.upcast(bytes.Clone(raw), int(v)); err != nil {
 			return false
 		}
 		owned = false // the upcaster's bytes, which the caller may keep
@@ -286,10 +289,17 @@ func (s *commitScanner) uint() (uint64, bool) {
 	return v, true
 }
 
+// maxPayloadDepth is the deepest nesting of objects and arrays the fast
+// path takes in a payload: the codec writes a few levels; anything deeper
+// goes to go-json, which counts the commit's own three levels against its
+// limit of 10000 and so refuses what a payload alone would pass.
+const maxPayloadDepth = 512
+
 // object skips a JSON object by matching its brackets outside strings;
 // it does not validate what lies between them (decoding the payload into
 // its type does). A string is skipped to its closing quote (one not
-// escaped by an odd run of backslashes) with bytes.IndexByte.
+// escaped by an odd run of backslashes) with bytes.IndexByte. Nesting
+// deeper than maxPayloadDepth is refused.
 func (s *commitScanner) object() bool {
 	b := s.b
 	if s.i >= len(b) || b[s.i] != '{' {
@@ -314,7 +324,9 @@ func (s *commitScanner) object() bool {
 				}
 			}
 		case '{', '[':
-			depth++
+			if depth++; depth > maxPayloadDepth {
+				return false
+			}
 		case '}', ']':
 			if depth--; depth == 0 {
 				if b[j] != '}' {

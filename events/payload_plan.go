@@ -280,6 +280,9 @@ func (d *planDecoder) field(p unsafe.Pointer, f *planField) bool {
 			if !ok {
 				return false
 			}
+			if int64(int(v)) != v {
+				return false // overflows int (32-bit builds): go-json's error
+			}
 			m[k] = int(v) // a duplicate key: the last wins, as with go-json
 			if more, ok := d.after('}'); !more {
 				return ok

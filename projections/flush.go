@@ -48,6 +48,9 @@ func (p *Projector) write(ctx context.Context, j *flushJob) error {
 		return p.db.wrap(err)
 	}
 	defer conn.Close()
+	// Runs after the transaction ended and before the connection goes
+	// back: the driver statements never outlive the flush.
+	defer func() { _ = conn.Raw(func(any) error { p.closeDriverStmts(); return nil }) }()
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return p.db.wrap(err)
@@ -61,7 +64,7 @@ func (p *Projector) write(ctx context.Context, j *flushJob) error {
 		return errCheckpointMoved
 	}
 	w := &txWriter{ctx: ctx, conn: conn, tx: tx, p: p, vals: p.w.vals, nv: p.nv}
-	defer func() { clear(w.nv); p.nv = w.nv[:0] }()
+	defer func() { clear(w.nv[:cap(w.nv)]); p.nv = w.nv[:0] }()
 	ops := p.w.ops
 	for i := 0; i < len(ops); {
 		op := &ops[i]

@@ -134,11 +134,10 @@ type Projector struct {
 	bound bool
 
 	// stmts are the tables' statements during a CatchUp, one per table
-	// with a cache, in [tables] order; drv their puts on the driver
-	// connection drvConn ([Projector.driverStmts]).
-	stmts   []prepared
-	drv     []drvStmts
-	drvConn any
+	// with a cache, in [tables] order; drv their puts on the driver's
+	// connection during one flush ([Projector.driverStmts]).
+	stmts []prepared
+	drv   []drvStmts
 	// w collects each flush's rows and nv holds one statement's
 	// arguments, both reused by every flush.
 	w  writer
@@ -269,15 +268,6 @@ func (p *Projector) closeStmts() {
 		p.stmts[i].close()
 	}
 	p.stmts = p.stmts[:0]
-	if p.drv != nil {
-		// The driver statements are closed on their connection, once
-		// no flush uses it.
-		if conn, err := p.db.sql.Conn(context.Background()); err == nil {
-			_ = conn.Raw(func(dc any) error { p.closeDriverStmts(dc); return nil })
-			_ = conn.Close()
-		}
-		p.drv, p.drvConn = nil, nil
-	}
 	p.w.reset()
 	_, _ = p.db.sql.Exec(`PRAGMA temp_store = DEFAULT`)
 }

@@ -93,19 +93,22 @@ type drvStmts struct {
 	put, rows driver.StmtExecContext
 }
 
-// driverStmts are the catch-up's puts on the driver connection dc
-// (what sql.Conn.Raw gives): prepared on the first use, and again if
-// database/sql replaced the connection.
+// driverStmts are the flush's puts on the driver connection dc (what
+// sql.Conn.Raw gives), prepared on the flush's first put. They live only
+// as long as the flush holds the connection ([Projector.write] closes
+// them before it gives the connection back): database/sql does not know
+// them, and a connection it closed with statements still open would stay
+// open in SQLite (a cancelled query makes database/sql drop the
+// connection).
 func (p *Projector) driverStmts(ctx context.Context, dc any) ([]drvStmts, error) {
-	if p.drvConn == dc && p.drv != nil {
+	if p.drv != nil {
 		return p.drv, nil
 	}
-	p.closeDriverStmts(dc)
 	pc, ok := dc.(driver.ConnPrepareContext)
 	if !ok {
 		return nil, fmt.Errorf("projections: the SQLite driver's connection %T cannot prepare statements", dc)
 	}
-	prep := func(q string) (driver.StmtExecContext, error) {
+	prep := func(q string, args int) (driver.StmtExecContext, error) {
 		s, err := pc.PrepareContext(ctx, q)
 		if err != nil {
 			return nil, err
@@ -115,36 +118,38 @@ func (p *Projector) driverStmts(ctx context.Context, dc any) ([]drvStmts, error)
 			_ = s.Close()
 			return nil, fmt.Errorf("projections: the SQLite driver's statement %T cannot execute with a context", s)
 		}
+		if n := s.NumInput(); n >= 0 && n != args { // modernc answers -1 (not known)
+			_ = s.Close()
+			return nil, fmt.Errorf("%q takes %d arguments, the table has %d columns a row", q, n, args)
+		}
 		return x, nil
 	}
-	p.drvConn, p.drv = dc, make([]drvStmts, len(p.stmts))
+	p.drv = make([]drvStmts, len(p.stmts))
 	for i := range p.stmts {
 		t := p.stmts[i].t
 		var err error
-		if p.drv[i].put, err = prep(t.putSQL()); err == nil {
-			p.drv[i].rows, err = prep(t.putRowsSQL(putChunk))
+		if p.drv[i].put, err = prep(t.putSQL(), len(t.columns)); err == nil {
+			p.drv[i].rows, err = prep(t.putRowsSQL(putChunk), putChunk*len(t.columns))
 		}
 		if err != nil {
-			p.closeDriverStmts(dc)
+			p.closeDriverStmts()
 			return nil, err
 		}
 	}
 	return p.drv, nil
 }
 
-// closeDriverStmts closes the driver statements when they are dc's, the
-// connection held (inside sql.Conn.Raw), and forgets them. Those of
-// another connection, which database/sql may have closed, are only
-// forgotten: a statement of a closed connection cannot be closed.
-func (p *Projector) closeDriverStmts(dc any) {
+// closeDriverStmts closes the flush's driver statements (call it inside
+// sql.Conn.Raw on their connection) and forgets them.
+func (p *Projector) closeDriverStmts() {
 	for _, d := range p.drv {
 		for _, s := range []driver.StmtExecContext{d.put, d.rows} {
-			if c, ok := s.(driver.Stmt); ok && c != nil && dc == p.drvConn {
+			if c, ok := s.(driver.Stmt); ok && c != nil {
 				_ = c.Close()
 			}
 		}
 	}
-	p.drv, p.drvConn = nil, nil
+	p.drv = nil
 }
 
 // txWriter runs a flush's operations in its transaction, counting the
@@ -193,6 +198,15 @@ func (w *txWriter) puts(ops []writeOp) error {
 			return err
 		}
 		d := &drv[ops[0].st]
+		// A row with one value too many or too few would shift every
+		// later row of a putChunk statement (the driver ignores extra
+		// arguments): each row must have the table's columns.
+		cols := len(w.p.stmts[ops[0].st].t.columns)
+		for i := range ops {
+			if ops[i].n != cols {
+				return fmt.Errorf("a row of %d values for the %d columns of %s", ops[i].n, cols, w.p.stmts[ops[0].st].t.name)
+			}
+		}
 		for len(ops) >= putChunk {
 			if err := w.count(putChunk); err != nil {
 				return err
