@@ -157,7 +157,11 @@ func (db *DB) migrate(ctx context.Context) error {
 		return db.wrap(err)
 	}
 	if nTables == 0 {
-		return db.create(ctx)
+		created, err := db.create(ctx)
+		if err != nil || created {
+			return err
+		}
+		// Another process created the schema first: check its version.
 	}
 	var v string
 	err := db.sql.QueryRowContext(ctx, `SELECT value FROM projection_meta WHERE key = 'schema_version'`).Scan(&v)
@@ -180,22 +184,34 @@ func (db *DB) migrate(ctx context.Context) error {
 		return db.wrap(err)
 	}
 	db.Rebuilt = true
-	return db.create(ctx)
+	_, err = db.create(ctx)
+	return err
 }
 
-func (db *DB) create(ctx context.Context) error {
+// create creates the schema in an empty database. The write transaction
+// (immediate) serialises processes opening the same new file at once:
+// the tables are counted again inside it, and when another process
+// created them first nothing is done (created is false).
+func (db *DB) create(ctx context.Context) (created bool, err error) {
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return db.wrap(err)
+		return false, db.wrap(err)
 	}
 	defer func() { _ = tx.Rollback() }()
+	var nTables int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&nTables); err != nil {
+		return false, db.wrap(err)
+	}
+	if nTables > 0 {
+		return false, nil
+	}
 	if _, err := tx.ExecContext(ctx, schemaSQL()); err != nil {
-		return db.wrap(err)
+		return false, db.wrap(err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO projection_meta (key, value) VALUES ('schema_version', ?)`, strconv.Itoa(SchemaVersion)); err != nil {
-		return db.wrap(err)
+		return false, db.wrap(err)
 	}
-	return db.wrap(tx.Commit())
+	return true, db.wrap(tx.Commit())
 }
 
 // wrap turns SQLite corruption errors into a *DBError; others get the

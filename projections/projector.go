@@ -212,7 +212,12 @@ func (p *Projector) CatchUp(ctx context.Context, src Source, to uint64) (Result,
 	}
 	defer p.closeStmts()
 	var res Result
-	for range 5 {
+	// A catch-up racing another one on the same database (two readers
+	// opening a fresh projection at once) finds the checkpoint moved
+	// under it: it starts again from there while the other makes
+	// progress, and is done once the other reached its target.
+	var seen uint64
+	for stalled, attempts := 0, 0; stalled < 5 && attempts < 100; stalled, attempts = stalled+1, attempts+1 {
 		n0 := p.readBack
 		r, err := p.run(ctx, src, to)
 		res.ReadBack += p.readBack - n0
@@ -226,6 +231,17 @@ func (p *Projector) CatchUp(ctx context.Context, src Source, to uint64) (Result,
 		res.Quarantined += r.Quarantined
 		res.Batches += r.Batches
 		if errors.Is(err, errCheckpointMoved) {
+			cp, cerr := p.db.Checkpoint(ctx)
+			if cerr != nil {
+				return res, cerr
+			}
+			if to != 0 && cp >= to {
+				res.To, res.Elapsed = cp, time.Since(start)
+				return res, nil
+			}
+			if cp > seen {
+				seen, stalled = cp, -1
+			}
 			continue
 		}
 		res.Elapsed = time.Since(start)
