@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"time"
 
 	"modernc.org/sqlite"
 )
@@ -22,6 +23,7 @@ const BusyTimeoutMs = 5000
 const (
 	codeCorrupt = 11 // SQLITE_CORRUPT
 	codeNotADB  = 26 // SQLITE_NOTADB
+	codeBusy    = 5  // SQLITE_BUSY
 )
 
 // Open opens (creating it when missing) the SQLite database at path with
@@ -44,11 +46,32 @@ func Open(ctx context.Context, path string) (*sql.DB, error) {
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
-	if err := db.PingContext(ctx); err != nil {
-		_ = db.Close()
-		return nil, err
+	// Switching a new file to WAL answers SQLITE_BUSY at once, without
+	// the busy timeout, while another process does the same: wait and
+	// try again, up to the busy timeout.
+	deadline := time.Now().Add(BusyTimeoutMs * time.Millisecond)
+	for {
+		err := db.PingContext(ctx)
+		if err == nil {
+			return db, nil
+		}
+		if !isBusy(err) || time.Now().After(deadline) {
+			_ = db.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			_ = db.Close()
+			return nil, err
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
-	return db, nil
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == codeBusy
 }
 
 // OpenReadOnly opens the existing database at path read-only and
