@@ -91,7 +91,11 @@ func writeVerify(w interface{ Write([]byte) (int, error) }, rep *replay.VerifyRe
 		default:
 			who = "stream"
 		}
-		fmt.Fprintf(w, "\nseq %d event %d %s (%s, agent %s, %s decision): %s\n", d.Seq, d.Index, d.Type, who, d.Agent, d.Decision, d.Message)
+		at := fmt.Sprintf("event %d", d.Index)
+		if d.Index < 0 {
+			at = "(the whole commit)" // Index -1 in --json
+		}
+		fmt.Fprintf(w, "\nseq %d %s %s (%s, agent %s, %s decision): %s\n", d.Seq, at, d.Type, who, d.Agent, d.Decision, d.Message)
 		for _, f := range d.Fields {
 			fmt.Fprintf(w, "  %-32s expected %-24s recorded %s\n", f.Path, dash(f.Expected), dash(f.Recorded))
 		}
