@@ -31,7 +31,8 @@ func TestCatchUp_CancelledMidFlushLeavesNoConnection(t *testing.T) {
 	full := time.Since(start)
 	rng := rand.New(rand.NewPCG(1, 2))
 	leaked := 0
-	for i := 0; i < 10; i++ {
+	const runs = 10
+	for i := 0; i < runs; i++ {
 		name := fmt.Sprintf("c%d.sqlite", i)
 		db, err := projections.Open(context.Background(), filepath.Join(dir, name))
 		if err != nil {
@@ -49,6 +50,6 @@ func TestCatchUp_CancelledMidFlushLeavesNoConnection(t *testing.T) {
 		}
 	}
 	if leaked > 0 {
-		t.Fatalf("%d of 30 databases still open after Close", leaked)
+		t.Fatalf("%d of %d databases still open after Close", leaked, runs)
 	}
 }

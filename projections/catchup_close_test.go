@@ -18,7 +18,8 @@ func TestCatchUp_CloseDuringCatchUpLeavesNoConnection(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(3, 4))
 	leaked := 0
-	for i := 0; i < 6; i++ {
+	const runs = 6
+	for i := 0; i < runs; i++ {
 		name := fmt.Sprintf("d%d.sqlite", i)
 		db, err := projections.Open(context.Background(), filepath.Join(dir, name))
 		if err != nil {
@@ -35,6 +36,6 @@ func TestCatchUp_CloseDuringCatchUpLeavesNoConnection(t *testing.T) {
 		}
 	}
 	if leaked > 0 {
-		t.Fatalf("%d of 20 still open", leaked)
+		t.Fatalf("%d of %d databases still open after Close", leaked, runs)
 	}
 }

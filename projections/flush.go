@@ -50,7 +50,11 @@ func (p *Projector) write(ctx context.Context, j *flushJob) error {
 	defer conn.Close()
 	// Runs after the transaction ended and before the connection goes
 	// back: the driver statements never outlive the flush.
-	defer func() { _ = conn.Raw(func(any) error { p.closeDriverStmts(); return nil }) }()
+	defer func() {
+		if err := conn.Raw(func(any) error { p.closeDriverStmts(); return nil }); err != nil {
+			p.drv = nil // a connection already gone took them with it
+		}
+	}()
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return p.db.wrap(err)

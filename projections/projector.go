@@ -221,8 +221,8 @@ func (p *Projector) CatchUp(ctx context.Context, src Source, to uint64) (Result,
 		n0 := p.readBack
 		r, err := p.run(ctx, src, to)
 		res.ReadBack += p.readBack - n0
-		if res.From == 0 && res.To == 0 {
-			res.From = r.From
+		if attempts == 0 {
+			res.From = r.From // where this catch-up started
 		}
 		res.To = r.To
 		res.Commits += r.Commits

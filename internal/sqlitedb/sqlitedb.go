@@ -62,7 +62,7 @@ func Open(ctx context.Context, path string) (*sql.DB, error) {
 		select {
 		case <-ctx.Done():
 			_ = db.Close()
-			return nil, err
+			return nil, fmt.Errorf("%w (waiting after: %w)", ctx.Err(), err)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
