@@ -236,6 +236,9 @@ func (p *Projector) CatchUp(ctx context.Context, src Source, to uint64) (Result,
 				return res, cerr
 			}
 			if to != 0 && cp >= to {
+				if p.progress != nil {
+					p.progress(cp, to)
+				}
 				res.To, res.Elapsed = cp, time.Since(start)
 				return res, nil
 			}
