@@ -1,8 +1,6 @@
 package events_test
 
 import (
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/fledger/fledger/events"
@@ -18,14 +16,7 @@ func TestDecodeFast_FixtureScenarios(t *testing.T) {
 	st, err := events.OpenMemory()
 	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	for _, f := range testutil.Scenarios(t) {
-		sc, err := scenario.LoadFile(f)
-		testutil.NoError(t, err)
-		agent := strings.TrimSuffix(filepath.Base(f), ".yaml")
-		if _, err := scenario.Run(ctx, st, sc, scenario.Options{Agent: agent}); err != nil {
-			t.Fatalf("%s: %v", agent, err)
-		}
-	}
+	testutil.NoError(t, scenario.RunFiles(ctx, st, testutil.Scenarios(t)))
 	r := events.NewCatalogRegistry()
 	n := 0
 	for seq := uint64(1); ; seq++ {

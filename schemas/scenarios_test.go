@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -29,14 +28,7 @@ import (
 func TestStoredSchemas_FixtureScenarios(t *testing.T) {
 	ctx := testutil.Context(t)
 	st := testutil.Store(t, testutil.NoFsync, events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
-	for _, f := range testutil.Scenarios(t) {
-		sc, err := scenario.LoadFile(f)
-		testutil.NoError(t, err)
-		agent := strings.TrimSuffix(filepath.Base(f), ".yaml")
-		if _, err := scenario.Run(ctx, st, sc, scenario.Options{Agent: agent}); err != nil {
-			t.Fatalf("%s: %v", agent, err)
-		}
-	}
+	testutil.NoError(t, scenario.RunFiles(ctx, st, testutil.Scenarios(t)))
 	last := testutil.LastSeq(t, st)
 
 	js, err := jetstream.New(natstest.DialWriter(t, st))
