@@ -150,68 +150,69 @@ func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
 }
 
 // migrate creates the schema, accepts the current version, rebuilds an
-// older one and refuses a newer one or a foreign database.
+// older one and refuses a newer one or a foreign database. A database
+// already at the current version is accepted on a plain read; anything
+// else is decided again and done inside one write transaction (BEGIN
+// IMMEDIATE, see [sqlitedb.Open]), so that processes opening the same new
+// or old file at once are serialised: the first creates or rebuilds the
+// schema, the others wait for it (up to the busy timeout) and then find
+// the current version. SQLite's DDL is transactional: a crash in the
+// middle of a rebuild leaves the old schema, never a half-dropped one.
 func (db *DB) migrate(ctx context.Context) error {
-	var nTables int
-	if err := db.sql.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&nTables); err != nil {
-		return db.wrap(err)
-	}
-	if nTables == 0 {
-		created, err := db.create(ctx)
-		if err != nil || created {
-			return err
-		}
-		// Another process created the schema first: check its version.
-	}
-	var v string
-	err := db.sql.QueryRowContext(ctx, `SELECT value FROM projection_meta WHERE key = 'schema_version'`).Scan(&v)
-	if err != nil {
-		return &DBError{Path: db.path, Detail: "it has tables but no fledger schema version (" + err.Error() + ")", Err: ErrCorrupt}
-	}
-	have, err := strconv.Atoi(v)
-	switch {
-	case err != nil:
-		return &DBError{Path: db.path, Detail: fmt.Sprintf("schema version %q is not a number", v), Err: ErrCorrupt}
-	case have == SchemaVersion:
+	if v, err := schemaVersion(ctx, db.sql); err == nil && v == strconv.Itoa(SchemaVersion) {
 		return nil
-	case have > SchemaVersion:
-		return &DBError{Path: db.path, Err: ErrNewerSchema,
-			Detail: fmt.Sprintf("its schema version is %d, this fledger writes version %d", have, SchemaVersion)}
 	}
-	db.log.Info("projection schema version changed: rebuilding the projections from sequence 1",
-		"db", db.path, "database_version", have, "code_version", SchemaVersion)
-	if _, err := db.sql.ExecContext(ctx, dropSQL()); err != nil {
-		return db.wrap(err)
-	}
-	db.Rebuilt = true
-	_, err = db.create(ctx)
-	return err
-}
-
-// create creates the schema in an empty database. The write transaction
-// (immediate) serialises processes opening the same new file at once:
-// the tables are counted again inside it, and when another process
-// created them first nothing is done (created is false).
-func (db *DB) create(ctx context.Context) (created bool, err error) {
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return false, db.wrap(err)
+		return db.wrap(err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	var nTables int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&nTables); err != nil {
-		return false, db.wrap(err)
+		return db.wrap(err)
 	}
 	if nTables > 0 {
-		return false, nil
+		v, err := schemaVersion(ctx, tx)
+		if err != nil {
+			return &DBError{Path: db.path, Detail: "it has tables but no fledger schema version (" + err.Error() + ")", Err: ErrCorrupt}
+		}
+		have, err := strconv.Atoi(v)
+		switch {
+		case err != nil:
+			return &DBError{Path: db.path, Detail: fmt.Sprintf("schema version %q is not a number", v), Err: ErrCorrupt}
+		case have == SchemaVersion:
+			return nil // another process created or rebuilt it first
+		case have > SchemaVersion:
+			return &DBError{Path: db.path, Err: ErrNewerSchema,
+				Detail: fmt.Sprintf("its schema version is %d, this fledger writes version %d", have, SchemaVersion)}
+		}
+		db.log.Info("projection schema version changed: rebuilding the projections from sequence 1",
+			"db", db.path, "database_version", have, "code_version", SchemaVersion)
+		if _, err := tx.ExecContext(ctx, dropSQL()); err != nil {
+			return db.wrap(err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, schemaSQL()); err != nil {
-		return false, db.wrap(err)
+		return db.wrap(err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO projection_meta (key, value) VALUES ('schema_version', ?)`, strconv.Itoa(SchemaVersion)); err != nil {
-		return false, db.wrap(err)
+		return db.wrap(err)
 	}
-	return true, db.wrap(tx.Commit())
+	if err := tx.Commit(); err != nil {
+		return db.wrap(err)
+	}
+	db.Rebuilt = nTables > 0
+	return nil
+}
+
+// schemaVersion reads projection_meta's schema_version with q (the
+// handle, or a transaction on it).
+func schemaVersion(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (string, error) {
+	var v string
+	err := q.QueryRowContext(ctx, `SELECT value FROM projection_meta WHERE key = 'schema_version'`).Scan(&v)
+	return v, err
 }
 
 // wrap turns SQLite corruption errors into a *DBError; others get the
