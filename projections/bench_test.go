@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -218,7 +219,11 @@ func (m memSource) Read(_ context.Context, from uint64) iter.Seq2[events.Event, 
 // BenchmarkProjector measures the projector alone: a rebuild of the
 // generated stream (BenchmarkRebuild's) from events decoded beforehand
 // and held in memory, so its figures (cpu-µs/event, allocs) are the fold's
-// and the SQLite writer's, without the stream's read and decode.
+// and the SQLite writer's, without the stream's read and decode. The
+// generator's turn ids count up (sequential keys, like the UUIDv7 ids
+// fledger and its TypeScript client make); random-turn-ids gives every
+// turn a random UUIDv4-like id instead, as a gateway that sends its own
+// random run ids does.
 func BenchmarkProjector(b *testing.B) {
 	st, g := stream(b)
 	var mem memSource
@@ -226,9 +231,35 @@ func BenchmarkProjector(b *testing.B) {
 		testutil.NoError(b, err)
 		mem = append(mem, ev)
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	benchCatchUps(b, mem, g)
+	b.Run("sequential-turn-ids", func(b *testing.B) {
+		b.ReportAllocs()
+		benchCatchUps(b, mem, g)
+	})
+	b.Run("random-turn-ids", func(b *testing.B) {
+		b.ReportAllocs()
+		benchCatchUps(b, randomTurnIDs(mem), g)
+	})
+}
+
+// randomTurnIDs is mem with every turn's key replaced by a random
+// UUIDv4-like id (seeded: the same ids every run).
+func randomTurnIDs(mem memSource) memSource {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ids := map[string]string{}
+	out := make(memSource, len(mem))
+	for i, ev := range mem {
+		if ev.Aggregate == events.AggTurn {
+			id, ok := ids[ev.Key]
+			if !ok {
+				id = fmt.Sprintf("%08x-%04x-4%03x-%04x-%012x", rng.Uint32(), rng.Uint32N(1<<16), rng.Uint32N(1<<12),
+					0x8000|rng.Uint32N(1<<14), rng.Uint64N(1<<48))
+				ids[ev.Key] = id
+			}
+			ev.Key = id
+		}
+		out[i] = ev
+	}
+	return out
 }
 
 // rawTable opens a fresh database with the 15-column table of the raw

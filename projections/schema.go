@@ -5,8 +5,8 @@ package projections
 // session_selection (sessions.go), turns, fallback_decisions
 // (decisions.go), skipped_events (skipped.go), quarantined
 // (quarantine.go), profile_windows and agent_spans.
-// TestSchema_IsVersion5 pins the schema they generate to
-// testdata/schema_v5.sql.
+// TestSchema_IsVersion6 pins the schema they generate to
+// testdata/schema_v6.sql.
 
 // SchemaVersion is the version of the projection tables this code writes.
 // A database with a lower version is rebuilt from sequence 1 when opened
@@ -34,4 +34,8 @@ package projections
 // openedAt (the TurnStarted commit's sequence and time), class
 // ([Classify]) and the index turns_agent_opened. A version 4
 // database is rebuilt from sequence 1, which fills them from the events.
-const SchemaVersion = 5
+//
+// Version 6: turns is a rowid table (it was WITHOUT ROWID; see [turns]):
+// same columns, indexes and rows, cheaper inserts of random turn ids. A
+// version 5 database is rebuilt from sequence 1.
+const SchemaVersion = 6

@@ -3,6 +3,7 @@ package projections_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,16 +12,16 @@ import (
 	"github.com/fledger/fledger/projections"
 )
 
-// v4Database creates at path a database with testdata/schema_v4.sql (the
-// version 4 DDL as written before the tables were declared one a file)
-// and its schema version row, as the build before that change left it.
-func v4Database(t *testing.T, path string) {
+// oldDatabase creates at path a database with testdata/schema_vN.sql
+// (version N's DDL as that build wrote it; version 4's from before the
+// tables were declared one a file) and its schema version row.
+func oldDatabase(t *testing.T, path string, version int) {
 	t.Helper()
-	ddl, err := os.ReadFile(filepath.Join("testdata", "schema_v4.sql"))
+	ddl, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("schema_v%d.sql", version)))
 	testutil.NoError(t, err)
 	raw := openRawSQLite(t, path)
 	defer raw.Close()
-	_, err = raw.Exec(string(ddl) + `INSERT INTO projection_meta (key, value) VALUES ('schema_version', '4')`)
+	_, err = raw.Exec(string(ddl) + fmt.Sprintf(`INSERT INTO projection_meta (key, value) VALUES ('schema_version', '%d')`, version))
 	testutil.NoError(t, err)
 }
 
@@ -41,23 +42,23 @@ func masterRows(t *testing.T, db *sql.DB) [][5]string {
 	return out
 }
 
-func TestSchema_IsVersion5(t *testing.T) {
-	if projections.SchemaVersion != 5 {
+func TestSchema_IsVersion6(t *testing.T) {
+	if projections.SchemaVersion != 6 {
 		t.Fatalf("SchemaVersion %d: a new version needs its own testdata/schema_v%d.sql and this test moved to it", projections.SchemaVersion, projections.SchemaVersion)
 	}
 	dir := t.TempDir()
-	want := filepath.Join(dir, "v5.sqlite")
-	ddl, err := os.ReadFile(filepath.Join("testdata", "schema_v5.sql"))
+	want := filepath.Join(dir, "v6.sqlite")
+	ddl, err := os.ReadFile(filepath.Join("testdata", "schema_v6.sql"))
 	testutil.NoError(t, err)
 	raw := openRawSQLite(t, want)
 	defer raw.Close()
-	_, err = raw.Exec(string(ddl) + `INSERT INTO projection_meta (key, value) VALUES ('schema_version', '5')`)
+	_, err = raw.Exec(string(ddl) + `INSERT INTO projection_meta (key, value) VALUES ('schema_version', '6')`)
 	testutil.NoError(t, err)
 	gen := openDB(t, filepath.Join(dir, "generated.sqlite"))
 
 	w, g := masterRows(t, raw), masterRows(t, gen.SQL())
-	if len(w) != 17 {
-		t.Fatalf("testdata/schema_v5.sql made %d sqlite_master rows, want 17 (10 tables, 7 indexes)", len(w))
+	if len(w) != 18 {
+		t.Fatalf("testdata/schema_v6.sql made %d sqlite_master rows, want 18 (10 tables, 7 indexes, turns' key index)", len(w))
 	}
 	for i := range max(len(w), len(g)) {
 		var wr, gr [5]string
@@ -73,30 +74,33 @@ func TestSchema_IsVersion5(t *testing.T) {
 	}
 }
 
-// A version 4 database (no profile_windows, agent_spans, turns.startSeq
-// or turns.class) is rebuilt when opened, never read half-filled: after
-// the catch-up it dumps as a fresh rebuild.
-func TestSchema_Version4DatabaseIsRebuiltAndCatchesUpTheSame(t *testing.T) {
+// A database of an older version is rebuilt when opened, never read
+// half-filled or with its old layout: version 4 (no profile_windows,
+// agent_spans, turns.startSeq or turns.class) and version 5 (turns
+// WITHOUT ROWID). After the catch-up it dumps as a fresh rebuild.
+func TestSchema_OlderDatabaseIsRebuiltAndCatchesUpTheSame(t *testing.T) {
 	st, _ := openStore(t)
 	g := generate(t, st, 2000)
 	want := rebuild(t, st)
 
-	path := filepath.Join(t.TempDir(), "v4.sqlite")
-	v4Database(t, path)
-	var got string
-	for i, to := range []uint64{g.lastSeq / 2, 0} { // reopened between the two
-		db, err := projections.Open(context.Background(), path)
-		testutil.NoError(t, err)
-		if db.Rebuilt != (i == 0) {
-			t.Fatalf("open %d: Rebuilt %v, want %v (a version 4 database is rebuilt once)", i+1, db.Rebuilt, i == 0)
+	for _, version := range []int{4, 5} {
+		path := filepath.Join(t.TempDir(), fmt.Sprintf("v%d.sqlite", version))
+		oldDatabase(t, path, version)
+		var got string
+		for i, to := range []uint64{g.lastSeq / 2, 0} { // reopened between the two
+			db, err := projections.Open(context.Background(), path)
+			testutil.NoError(t, err)
+			if db.Rebuilt != (i == 0) {
+				t.Fatalf("version %d, open %d: Rebuilt %v, want %v (an older database is rebuilt once)", version, i+1, db.Rebuilt, i == 0)
+			}
+			if _, err := projections.NewProjector(db).CatchUp(context.Background(), st, to); err != nil {
+				t.Fatalf("version %d: catch up to %d: %v", version, to, err)
+			}
+			got = dump(t, db)
+			testutil.NoError(t, db.Close())
 		}
-		if _, err := projections.NewProjector(db).CatchUp(context.Background(), st, to); err != nil {
-			t.Fatalf("catch up to %d: %v", to, err)
+		if got != want {
+			t.Fatalf("version %d: dump differs from a rebuild: %s", version, firstDiff(want, got))
 		}
-		got = dump(t, db)
-		testutil.NoError(t, db.Close())
-	}
-	if got != want {
-		t.Fatalf("dump differs from a rebuild: %s", firstDiff(want, got))
 	}
 }
