@@ -8,6 +8,7 @@ import (
 
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 )
 
@@ -90,8 +91,9 @@ func keyOf(p events.Payload, home string) string {
 	return home
 }
 
-// commit encodes ps as one commit under the turn's subject (or the first
-// event's own subject when turn is "") and folds it.
+// commit encodes ps as one commit under the subject an engine stores a
+// decision on the turn under (its profile's or session's when it changes
+// them; the first event's own subject when turn is "") and folds it.
 func (g *generator) commit(turn string, ps []events.Payload) error {
 	if len(ps) == 0 {
 		return nil
@@ -112,7 +114,7 @@ func (g *generator) commit(turn string, ps []events.Payload) error {
 	var subj string
 	var err error
 	if turn != "" {
-		subj, err = events.Subject(g.agent, events.AggTurn, turn)
+		subj, err = engine.TurnDecisionSubject(g.agent, turn, ps)
 	} else {
 		subj, err = evs[0].Subject()
 	}

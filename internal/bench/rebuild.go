@@ -120,6 +120,21 @@ func heapLive() uint64 {
 	return s[0].Value.Uint64()
 }
 
+// settleHeap waits, a second at most, until the live heap stops falling
+// (by 64 KiB in 50 ms): what a closed server or consumer still releases
+// in the background is gone before a heap figure is taken.
+func settleHeap() {
+	prev := heapLive()
+	for range 20 {
+		time.Sleep(50 * time.Millisecond)
+		cur := heapLive()
+		if cur+64<<10 > prev {
+			return
+		}
+		prev = cur
+	}
+}
+
 func startHeapSampler() *heapSampler {
 	h := &heapSampler{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {

@@ -31,7 +31,7 @@ type startupResult struct {
 // then from the snapshot that engine saved on Close (best of 3). The
 // state's heap is the live heap after a GC with the engine folded from
 // sequence 1 open, minus the live heap after it is closed and collected
-// (the server's caches stay in both).
+// (the server's caches stay in both), taken once the heap has settled.
 func startup(ctx context.Context, st events.Store, evs int) (startupResult, error) {
 	r := startupResult{Events: evs}
 	quiet := engine.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -40,6 +40,7 @@ func startup(ctx context.Context, st events.Store, evs int) (startupResult, erro
 		return r, err
 	}
 	r.LastSeq = last
+	settleHeap() // what the phases before let go of in the background
 	t := time.Now()
 	e, err := engine.New(ctx, st, startupAgent, quiet)
 	if err != nil {

@@ -142,6 +142,7 @@ func measureStateSize(n int, open bool) (stateSize, error) {
 // the run's two sizes (sizes.stateN), each a row of heap bytes, and the
 // snapshot's bytes at the larger size.
 func (b *runner) stateRows() error {
+	settleHeap() // what the phases before let go of in the background
 	for _, open := range []bool{false, true} {
 		what := "session"
 		if open {
@@ -154,9 +155,13 @@ func (b *runner) stateRows() error {
 			if err != nil {
 				return fmt.Errorf("engine state per %s, %d: %w", what, n, err)
 			}
-			b.rep.Rows = append(b.rep.Rows, barRow(Measure{Name: fmt.Sprintf("engine state heap per %s, %s %ss", what, count(n), what),
-				Value: r.HeapPer, Unit: "B", Detail: r.detail()}, nil, "", true))
 			last = r
+			name := fmt.Sprintf("engine state heap per %s, %s %ss", what, count(n), what)
+			if r.HeapPer <= 0 {
+				b.rep.Notes = append(b.rep.Notes, name+": below the GC's noise")
+				continue
+			}
+			b.rep.Rows = append(b.rep.Rows, barRow(Measure{Name: name, Value: r.HeapPer, Unit: "B", Detail: r.detail()}, nil, "", true))
 		}
 		if last.N > 0 {
 			b.rep.Rows = append(b.rep.Rows, barRow(Measure{Name: fmt.Sprintf("engine snapshot bytes per %s, %s %ss", what, count(last.N), what),

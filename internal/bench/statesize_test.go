@@ -16,9 +16,10 @@ func TestFoldState_Holds(t *testing.T) {
 		held    engine.Held
 		commits int
 	}{
-		// The config's subject, the kept turn's and the sessions' that
-		// got a session command; the turns' sessions hold no sequence.
-		{false, 300, engine.Held{Sessions: 300, OpenTurns: 0, FinishedTurns: 1, Subjects: 11}, 783},
+		// The config's subject, the profiles' and the sessions' a turn
+		// decision or a session command was stored under (as an engine
+		// stores them: engine.TurnDecisionSubject).
+		{false, 300, engine.Held{Sessions: 300, OpenTurns: 0, FinishedTurns: 1, Subjects: 297}, 783},
 		// A subject per open turn, and the config's; a turn's start
 		// writes nothing on its session.
 		{true, 300, engine.Held{Sessions: 0, OpenTurns: 300, FinishedTurns: 0, Subjects: 301}, 301},
