@@ -228,9 +228,46 @@ func (e *Engine) settle(ctx context.Context, start time.Time, dec policy.Decisio
 // guard's expected last sequence (see commit and [events.ProfileGuards]).
 // Call with the state's read lock held.
 func (e *Engine) route(h home, ps []events.Payload) (events.AppendRequest, error) {
-	prof, kind, err := profileOf(ps)
+	r, err := routeOf(e.agent, h, ps)
 	if err != nil {
 		return events.AppendRequest{}, err
+	}
+	switch {
+	case r.kind == healthNone:
+		return events.AppendRequest{Subject: r.subject, Guard: r.subject, Expected: e.st.subjectSeq[r.subject]}, nil
+	case r.kind == healthReset:
+		return events.AppendRequest{Subject: r.subject, Guard: r.g.Failures, Expected: e.st.subjectSeq[r.g.Failures]}, nil
+	case !e.st.profiles[r.prof].HasFailureState():
+		// A failure on a clean profile: a reset stored since (decided on
+		// failure state this decision saw cleared already) changes
+		// nothing it depends on, so only failures and clears guard it.
+		return events.AppendRequest{Subject: r.subject, Guard: r.g.Failures, Expected: e.st.subjectSeq[r.g.Failures], Urgent: true}, nil
+	}
+	var last uint64
+	for _, s := range r.g.Subjects {
+		last = max(last, e.st.subjectSeq[s])
+	}
+	return events.AppendRequest{Subject: r.subject, Guard: r.g.AnyOf, Expected: last, Urgent: true}, nil
+}
+
+// routed is where a decision goes: its subject, and for one that changes
+// a profile's health (kind) that profile and its subjects.
+type routed struct {
+	subject string
+	kind    int
+	prof    string
+	g       events.ProfileGuards
+}
+
+// routeOf names the subject a decision of agent homed at h is stored
+// under, from its events alone: a decision that changes a profile's
+// failure state under the profile's failures or resets subject, a turn
+// decision that writes its session under the session's, any other under
+// h's.
+func routeOf(agent string, h home, ps []events.Payload) (routed, error) {
+	prof, kind, err := profileOf(ps)
+	if err != nil {
+		return routed{}, err
 	}
 	if kind == healthNone {
 		agg, key := h.agg, h.key
@@ -243,30 +280,30 @@ func (e *Engine) route(h home, ps []events.Payload) (events.AppendRequest, error
 			// is kept by the step's message id.
 			agg, key = events.AggSession, s
 		}
-		subject, err := events.Subject(e.agent, agg, key)
+		subject, err := events.Subject(agent, agg, key)
 		if err != nil {
-			return events.AppendRequest{}, fmt.Errorf("%w: %v", ErrBadRequest, err)
+			return routed{}, fmt.Errorf("%w: %v", ErrBadRequest, err)
 		}
-		return events.AppendRequest{Subject: subject, Guard: subject, Expected: e.st.subjectSeq[subject]}, nil
+		return routed{subject: subject, kind: kind}, nil
 	}
-	g, err := events.ProfileGuardsOf(e.agent, prof)
+	g, err := events.ProfileGuardsOf(agent, prof)
 	if err != nil {
-		return events.AppendRequest{}, fmt.Errorf("%w: %v", ErrBadRequest, err)
+		return routed{}, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
+	r := routed{subject: g.Failures, kind: kind, prof: prof, g: g}
 	if kind == healthReset {
-		return events.AppendRequest{Subject: g.Resets, Guard: g.Failures, Expected: e.st.subjectSeq[g.Failures]}, nil
+		r.subject = g.Resets
 	}
-	if !e.st.profiles[prof].HasFailureState() {
-		// A failure on a clean profile: a reset stored since (decided on
-		// failure state this decision saw cleared already) changes
-		// nothing it depends on, so only failures and clears guard it.
-		return events.AppendRequest{Subject: g.Failures, Guard: g.Failures, Expected: e.st.subjectSeq[g.Failures], Urgent: true}, nil
-	}
-	var last uint64
-	for _, s := range g.Subjects {
-		last = max(last, e.st.subjectSeq[s])
-	}
-	return events.AppendRequest{Subject: g.Failures, Guard: g.AnyOf, Expected: last, Urgent: true}, nil
+	return r, nil
+}
+
+// TurnDecisionSubject is the subject an engine of agent stores a decision
+// on turn turnID that holds ps under (routeOf): a generator of streams
+// (`fledger bench`) writes them where an engine would, so a fold of them
+// holds the same subjects' last sequences.
+func TurnDecisionSubject(agent, turnID string, ps []events.Payload) (string, error) {
+	r, err := routeOf(agent, home{agg: events.AggTurn, key: turnID}, ps)
+	return r.subject, err
 }
 
 // stepMsgID is the message id of the decision on turn turnID taken after

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/fledger/fledger/events"
 )
@@ -34,9 +35,18 @@ func (s *state) follow(st events.Store) *follower {
 	s.mu.RLock()
 	from := s.applied + 1
 	s.mu.RUnlock()
+	// The store's consumer keeps the options' functions until its
+	// subscription has wound down, which may be a while after stop
+	// returns: they reach the state through ref, which stop clears, so a
+	// closed engine's state is garbage as soon as Close returns.
+	ref := &stateRef{}
+	ref.p.Store(s)
+	prefix := s.prefix
+	f.ref = ref
 	go func() {
 		defer close(f.done)
-		for c, err := range st.Follow(ctx, events.FollowOptions{From: from, Decode: s.mine, Skip: s.folded}) {
+		opts := events.FollowOptions{From: from, Decode: func(subject string) bool { return mine(prefix, subject) }, Skip: ref.folded}
+		for c, err := range st.Follow(ctx, opts) {
 			if err != nil {
 				s.fail(fmt.Errorf("engine: follow %s: %w", s.agent, err))
 				return
@@ -71,25 +81,38 @@ func (s *state) applyFollowed(c events.StoredCommit) bool {
 type follower struct {
 	cancel context.CancelFunc
 	done   chan struct{}
+	ref    *stateRef
 }
 
 // stop ends following and waits for the goroutine to return.
 func (f *follower) stop() {
 	f.cancel()
 	<-f.done
+	f.ref.p.Store(nil)
 }
+
+// stateRef is the follower's state while it follows (nil once stopped).
+type stateRef struct{ p atomic.Pointer[state] }
 
 // folded reports whether the commit at seq is folded already (the engine's
 // own, folded when it was acknowledged): it need not be decoded again.
-func (s *state) folded(seq uint64) bool {
+// Once following stopped nothing is folded.
+func (r *stateRef) folded(seq uint64) bool {
+	s := r.p.Load()
+	if s == nil {
+		return false
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return seq <= s.applied
 }
 
 // mine reports whether subject belongs to the state's agent.
-func (s *state) mine(subject string) bool {
-	return len(subject) > len(s.prefix) && subject[:len(s.prefix)] == s.prefix
+func (s *state) mine(subject string) bool { return mine(s.prefix, subject) }
+
+// mine reports whether subject is under prefix ("fledger.<agent>.").
+func mine(prefix, subject string) bool {
+	return len(subject) > len(prefix) && subject[:len(prefix)] == prefix
 }
 
 func (s *state) fail(err error) {

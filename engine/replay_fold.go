@@ -19,7 +19,37 @@ type Fold struct{ st *state }
 
 // NewFold returns an empty fold for agent. It keeps
 // [DefaultFinishedTurns] finished turns, as an engine does by default.
-func NewFold(agent string) *Fold { return &Fold{st: newState(agent)} }
+func NewFold(agent string) *Fold { return NewFoldKeeping(agent, DefaultFinishedTurns) }
+
+// NewFoldKeeping returns an empty fold for agent keeping keep finished
+// turns, as an engine started [WithFinishedTurns](keep) does.
+func NewFoldKeeping(agent string, keep int) *Fold {
+	s := newState(agent)
+	s.keep = keep
+	return &Fold{st: s}
+}
+
+// Held counts what a fold (an engine's state) holds, the figures its
+// memory grows with: sessions are kept for good (they are not evicted),
+// open turns until they finish, finished turns up to the bound kept
+// ([WithFinishedTurns]), and the last sequence of every subject a commit
+// of the agent was stored under, except evicted turns' subjects.
+type Held struct {
+	Sessions, OpenTurns, FinishedTurns, Subjects int
+}
+
+// Held counts what the fold holds.
+func (f *Fold) Held() Held {
+	h := Held{Sessions: len(f.st.sessions), Subjects: len(f.st.subjectSeq)}
+	for _, t := range f.st.turns {
+		if finishedPhase(t.Phase) {
+			h.FinishedTurns++
+		} else {
+			h.OpenTurns++
+		}
+	}
+	return h
+}
 
 // Apply folds one commit (all its events, stored at seq under subject; ""
 // when unknown). Commits at or below the last applied sequence are ignored.

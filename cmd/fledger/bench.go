@@ -25,7 +25,9 @@ publish with and without fsync per write, fsync, SQLite batched upsert,
 ordered-consumer read bytes only and with decode), then fledger's
 figures next to them (classification over every fixture vector,
 decide-and-append latency and attempts/s for a realistic mix, projection
-rebuild events/s and its live-heap growth), with the ratio of each to its limit and
+rebuild events/s and its live-heap growth, engine start-up, the engine
+state's heap and snapshot bytes per session and per open turn, storage
+growth per turn), with the ratio of each to its limit and
 the design's bars; then a concurrency sweep on fresh sync-always servers:
 turns/s, p50/p99 per turn, commits and conflicts at 1, 8, 64 and 256
 concurrent turns through the Go engine and at 1, 8, 16, 64 and 256 HTTP

@@ -53,7 +53,10 @@ type sizes struct {
 	attemptsFsync, attempts                                int
 	events                                                 int
 	// startup is the small ledger of the start-up rows (startup.go).
-	startup  int
+	startup int
+	// stateN are the sessions (and the open turns) of the engine state
+	// rows (statesize.go), small then large.
+	stateN   []int
 	stepTime time.Duration
 	// The concurrency sweep: wall time per level and the levels (nil =
 	// sweepEngineLevels, sweepHTTPLevels).
@@ -77,11 +80,11 @@ func sizesFor(o Options) sizes {
 	}
 	s := sizes{syncPub: 50_000, asyncPub: 300_000, syncPubFsync: 5_000, asyncPubFsync: 5_000, fsyncs: 2_000,
 		upserts: 1_000_000, classifyRounds: 1_000, attemptsFsync: 5_000, attempts: 10_000, events: 1_000_000,
-		startup: 10_000, stepTime: time.Second}
+		startup: 10_000, stateN: []int{1_000, 50_000}, stepTime: time.Second}
 	if o.Quick {
 		s = sizes{syncPub: 10_000, asyncPub: 50_000, syncPubFsync: 1_000, asyncPubFsync: 1_000, fsyncs: 500,
 			upserts: 100_000, classifyRounds: 200, attemptsFsync: 1_000, attempts: 2_000, events: 100_000,
-			startup: 10_000, stepTime: 200 * time.Millisecond}
+			startup: 10_000, stateN: []int{1_000, 10_000}, stepTime: 200 * time.Millisecond}
 	}
 	if o.Events > 0 {
 		s.events = o.Events
@@ -284,6 +287,11 @@ func (b *runner) all() (*Report, error) {
 	// 4b. Engine start-up from a snapshot and from sequence 1
 	// (startup.go), on the rebuild's stream and a small one.
 	if err := b.startupRows(rbSt, b.sz.events); err != nil {
+		return nil, err
+	}
+	// 4c. Engine state per session and per open turn (statesize.go):
+	// what grows with them and is never evicted.
+	if err := b.stateRows(); err != nil {
 		return nil, err
 	}
 	// 5. Cost growth with profiles per provider.

@@ -23,7 +23,7 @@ func TestRunSmoke(t *testing.T) {
 	defer cancel()
 	rep, err := Run(ctx, Options{TempDir: t.TempDir(), sizes: &sizes{syncPub: 200, asyncPub: 500, syncPubFsync: 20,
 		asyncPubFsync: 20, fsyncs: 10, upserts: 2_000, classifyRounds: 1, attemptsFsync: 30, attempts: 60,
-		events: 3_000, stepTime: 5 * time.Millisecond, levelTime: 50 * time.Millisecond, engineLevels: []int{1}, httpLevels: []int{1}}})
+		events: 3_000, stateN: []int{200, 1_000}, stepTime: 5 * time.Millisecond, levelTime: 50 * time.Millisecond, engineLevels: []int{1}, httpLevels: []int{1}}})
 	if err != nil {
 		t.Fatal(err)
 	}

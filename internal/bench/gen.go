@@ -8,6 +8,7 @@ import (
 
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 )
 
@@ -65,8 +66,10 @@ type generator struct {
 	ts       policy.TurnState // the turn being generated
 	emit     sink
 	turnNo   int
-	Commits  int
-	Events   int
+	// nSessions is the number of sessions step cycles through (16).
+	nSessions int
+	Commits   int
+	Events    int
 
 	policy.Ignore // the config is fixed; orders are never set
 }
@@ -74,7 +77,7 @@ type generator struct {
 func newGenerator(reg *events.Registry, l *config.Loaded, agent string, seed uint64, emit sink) (*generator, error) {
 	g := &generator{reg: reg, cfg: l.Policy, agent: agent, now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC).UnixMilli(),
 		rng: rand.New(rand.NewPCG(seed, 0x5eed)), profiles: map[string]policy.ProfileState{},
-		sessions: map[string]policy.SessionState{}, emit: emit}
+		sessions: map[string]policy.SessionState{}, nSessions: 16, emit: emit}
 	err := g.commit("", []events.Payload{events.ConfigApplied{Hash: l.Hash, Config: l.Canonical, Source: "bench"}})
 	return g, err
 }
@@ -88,8 +91,9 @@ func keyOf(p events.Payload, home string) string {
 	return home
 }
 
-// commit encodes ps as one commit under the turn's subject (or the first
-// event's own subject when turn is "") and folds it.
+// commit encodes ps as one commit under the subject an engine stores a
+// decision on the turn under (its profile's or session's when it changes
+// them; the first event's own subject when turn is "") and folds it.
 func (g *generator) commit(turn string, ps []events.Payload) error {
 	if len(ps) == 0 {
 		return nil
@@ -110,7 +114,7 @@ func (g *generator) commit(turn string, ps []events.Payload) error {
 	var subj string
 	var err error
 	if turn != "" {
-		subj, err = events.Subject(g.agent, events.AggTurn, turn)
+		subj, err = engine.TurnDecisionSubject(g.agent, turn, ps)
 	} else {
 		subj, err = evs[0].Subject()
 	}
@@ -181,15 +185,40 @@ func (g *generator) outcome(c *policy.Call) policy.Outcome {
 	}
 }
 
-// turn runs one turn on session to its end (at most 24 calls).
-func (g *generator) turn(session string) error {
+// start decides the start of a new turn on session: its id and first
+// decision (not committed yet).
+func (g *generator) start(session string) (string, policy.Decision, error) {
 	g.turnNo++
 	id := fmt.Sprintf("t-%s-%07d", g.agent, g.turnNo)
 	sel, err := g.cfg.Select(g.sessions[session], policy.SelectRequest{Now: g.now})
 	if err != nil {
-		return err
+		return id, policy.Decision{}, err
 	}
 	dec, err := policy.StartTurn(sel, g.env(session), policy.StartInput{TurnID: id, Session: session, Chat: "direct", Seed: uint64(g.turnNo), Rules: policy.CurrentRules})
+	return id, dec, err
+}
+
+// abandon starts a turn on the next session and commits its start only
+// (TurnStarted and the first AttemptStarted): a turn left open by a
+// gateway that crashed mid-turn.
+func (g *generator) abandon() error {
+	id, dec, err := g.start(g.session())
+	if err != nil {
+		return err
+	}
+	err = g.commit(id, dec.Events)
+	g.now += 1_000
+	return err
+}
+
+// session is the session the next turn runs on: one of nSessions, in turn.
+func (g *generator) session() string {
+	return fmt.Sprintf("agent:%s:telegram:direct:%d", g.agent, g.turnNo%g.nSessions)
+}
+
+// turn runs one turn on session to its end (at most 24 calls).
+func (g *generator) turn(session string) error {
+	id, dec, err := g.start(session)
 	if err != nil {
 		return err
 	}
@@ -219,9 +248,10 @@ func (g *generator) turn(session string) error {
 }
 
 // step generates one unit of traffic: occasionally a session command,
-// then one turn on one of 16 sessions, then a few seconds of idle time.
+// then one turn on the next of nSessions sessions, then a few seconds of
+// idle time.
 func (g *generator) step() error {
-	s := fmt.Sprintf("agent:%s:telegram:direct:%d", g.agent, g.turnNo%16)
+	s := g.session()
 	var ps []events.Payload
 	var err error
 	switch g.turnNo % 97 {
