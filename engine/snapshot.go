@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/fledger/fledger/commands/config"
@@ -108,10 +110,31 @@ type snapSession struct {
 // encodeState is the canonical encoding of s. Call with mu held (for
 // reading at least).
 func (s *state) encodeState() ([]byte, error) {
-	ss := snapState{Applied: s.applied, SubjectSeq: s.subjectSeq, TurnLast: s.turnLast, Profiles: s.profiles,
-		Sessions: make(map[string]snapSession, len(s.sessions)), Turns: map[string]policy.TurnState{}, Done: map[string]doneTurn{},
-		ProbeAt: s.probeAt, Orders: s.orders,
-		Configs: s.configText, Current: s.current, DecodeErrs: s.decodeErrs, Finished: s.finished, Evicted: s.evicted}
+	return s.capture().encode()
+}
+
+// capturedState is the state as it stood when captured, for encoding
+// after the lock is released: the snapshot's JSON encoding takes about
+// a second per 100k sessions, and a fold waiting that long for the lock
+// holds up every decision behind it.
+type capturedState struct {
+	agent string
+	keep  int
+	ss    snapState
+}
+
+// capture copies what the snapshot encodes. Call with mu held (for
+// reading at least). The maps the fold writes in place are copied; the
+// values themselves are never changed in place once stored (the policy's
+// Evolve functions copy a slice or map before they change it), so the
+// copies share them.
+func (s *state) capture() *capturedState {
+	ss := snapState{Applied: s.applied, SubjectSeq: maps.Clone(s.subjectSeq), TurnLast: maps.Clone(s.turnLast),
+		Profiles: maps.Clone(s.profiles), Sessions: make(map[string]snapSession, len(s.sessions)),
+		Turns: map[string]policy.TurnState{}, Done: map[string]doneTurn{},
+		ProbeAt: maps.Clone(s.probeAt), Orders: maps.Clone(s.orders),
+		Configs: maps.Clone(s.configText), Current: s.current, DecodeErrs: s.decodeErrs,
+		Finished: slices.Clone(s.finished), Evicted: s.evicted}
 	for id, t := range s.turns {
 		if finishedPhase(t.Phase) && t.TurnID == id {
 			ss.Done[id] = doneTurn{Session: t.Session, Phase: t.Phase, Attempts: t.Attempts, ConfigHash: t.ConfigHash}
@@ -120,30 +143,36 @@ func (s *state) encodeState() ([]byte, error) {
 		}
 	}
 	for k, v := range s.sessions {
-		ss.Sessions[k] = snapSession{State: v.state, LastAutoProbeAt: v.lastAutoProbeAt, SkipMarks: v.skipMarks, ProfileSkipMarks: v.profileSkipMarks}
+		// markSkip writes the skip-mark maps in place.
+		ss.Sessions[k] = snapSession{State: v.state, LastAutoProbeAt: v.lastAutoProbeAt,
+			SkipMarks: maps.Clone(v.skipMarks), ProfileSkipMarks: maps.Clone(v.profileSkipMarks)}
 	}
-	b, err := json.Marshal(ss)
+	return &capturedState{agent: s.agent, keep: s.keep, ss: ss}
+}
+
+// encode is the canonical encoding of the captured state.
+func (c *capturedState) encode() ([]byte, error) {
+	b, err := json.Marshal(c.ss)
 	if err != nil {
-		return nil, fmt.Errorf("engine: encode state of agent %q at seq %d: %w", s.agent, s.applied, err)
+		return nil, fmt.Errorf("engine: encode state of agent %q at seq %d: %w", c.agent, c.ss.Applied, err)
 	}
 	return b, nil
 }
 
-// snapshot encodes s with its envelope for ledger l. Call with mu held
-// (for reading at least).
-func (s *state) snapshot(l events.Ledger) ([]byte, uint64, error) {
-	st, err := s.encodeState()
+// snapshot encodes the captured state with its envelope for ledger l.
+func (c *capturedState) snapshot(l events.Ledger) ([]byte, uint64, error) {
+	st, err := c.encode()
 	if err != nil {
 		return nil, 0, err
 	}
 	sum := sha256.Sum256(st)
-	b, err := json.Marshal(Snapshot{Format: SnapshotFormat, Compat: SnapshotCompat, Agent: s.agent, Seq: s.applied,
-		KeepFinished: s.keep, Stream: l.Stream, Created: l.Created.UTC(), FirstID: l.FirstID,
+	b, err := json.Marshal(Snapshot{Format: SnapshotFormat, Compat: SnapshotCompat, Agent: c.agent, Seq: c.ss.Applied,
+		KeepFinished: c.keep, Stream: l.Stream, Created: l.Created.UTC(), FirstID: l.FirstID,
 		Digest: hex.EncodeToString(sum[:]), State: st})
 	if err != nil {
-		return nil, 0, fmt.Errorf("engine: encode snapshot of agent %q: %w", s.agent, err)
+		return nil, 0, fmt.Errorf("engine: encode snapshot of agent %q: %w", c.agent, err)
 	}
-	return b, s.applied, nil
+	return b, c.ss.Applied, nil
 }
 
 // DecodeSnapshot reads a snapshot's envelope and checks what it can

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"testing"
+	"time"
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/testutil"
@@ -41,7 +42,7 @@ func benchStateSize(b *testing.B, open bool, n int) {
 	// The writer keeps every turn: it never looks an id up in the store.
 	w := newEngine(b, st, RealClock{}, WithSnapshotEvery(0), WithFinishedTurns(n+1))
 	ctx := context.Background()
-	baseHeap, baseSnap := engineStateSize(b, st)
+	baseHeap, baseSnap, _, _ := engineStateSize(b, st)
 	ok := CallerFunc(func(context.Context, CallRequest) (Answer, error) { return Answer{}, nil })
 	for i := range n {
 		req := TurnRequest{TurnID: fmt.Sprintf("t-%07d", i), Session: fmt.Sprintf("agent:main:telegram:direct:%d", i)}
@@ -57,11 +58,14 @@ func benchStateSize(b *testing.B, open bool, n int) {
 		}
 	}
 	w.Close()
-	var heap int64
-	var snap int
+	var (
+		heap            int64
+		snap            int
+		locked, encoded time.Duration
+	)
 	b.ResetTimer()
 	for range b.N {
-		heap, snap = engineStateSize(b, st)
+		heap, snap, locked, encoded = engineStateSize(b, st)
 	}
 	unit := "session"
 	if open {
@@ -69,27 +73,37 @@ func benchStateSize(b *testing.B, open bool, n int) {
 	}
 	b.ReportMetric(float64(heap-baseHeap)/float64(n), "heap-B/"+unit)
 	b.ReportMetric(float64(snap-baseSnap)/float64(n), "snapshot-B/"+unit)
+	// A snapshot holds the state's read lock (and so the fold, and the
+	// decisions queued behind it) only while it copies the state
+	// (capture); it encodes outside.
+	b.ReportMetric(float64(locked.Microseconds())/1e3, "snapshot-lock-ms")
+	b.ReportMetric(float64(encoded.Microseconds())/1e3, "snapshot-encode-ms")
 }
 
 // engineStateSize starts an engine on st from sequence 1 (timed) and
-// returns, untimed, the live heap it holds and its snapshot's size.
-func engineStateSize(b *testing.B, st events.Store) (heap int64, snap int) {
+// returns, untimed, the live heap it holds, its snapshot's size, and how
+// long taking the snapshot held the state's lock and then encoded.
+func engineStateSize(b *testing.B, st events.Store) (heap int64, snap int, locked, encoded time.Duration) {
 	e, err := New(context.Background(), st, "main", WithSnapshotEvery(0), WithFinishedTurns(1))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()
 	defer b.StartTimer()
+	start := time.Now()
 	e.st.mu.RLock()
-	sn, _, err := e.st.snapshot(events.Ledger{})
+	c := e.st.capture()
 	e.st.mu.RUnlock()
+	locked = time.Since(start)
+	sn, _, err := c.snapshot(events.Ledger{})
 	if err != nil {
 		b.Fatal(err)
 	}
+	encoded = time.Since(start) - locked
 	with := liveHeap()
 	e.Close()
 	e = nil // the state is garbage now: what it held is the difference
-	return int64(with) - int64(liveHeap()), len(sn)
+	return int64(with) - int64(liveHeap()), len(sn), locked, encoded
 }
 
 // liveHeap collects garbage twice (a sync.Pool's victim cache, such as
