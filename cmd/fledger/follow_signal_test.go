@@ -5,12 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -44,9 +48,10 @@ func TestMain(m *testing.M) {
 }
 
 // exitBound is how long a command may take to end after one SIGINT:
-// generous for a loaded machine; a command that misses the signal waits
-// for a second one for ever.
-const exitBound = 10 * time.Second
+// generous for a loaded machine (it takes 0.1 to 0.3 s), shorter than an
+// OTLP request's timeout; a command that misses the signal waits for a
+// second one for ever.
+const exitBound = 5 * time.Second
 
 // natsServer starts a JetStream server for the test on a loopback port and
 // returns its URL.
@@ -265,4 +270,38 @@ func TestFollow_OneSignalEndsTheReader(t *testing.T) {
 			}
 		})
 	}
+}
+
+// One SIGINT ends `export --follow --format otlp` promptly with exit
+// status 0 while the collector holds its request unanswered: the batch is
+// handed back, and the exporter's shutdown does not wait for the
+// collector either.
+func TestExportOTLP_OneSignalEndsWhileTheCollectorHangs(t *testing.T) {
+	url := natsServer(t)
+	data := t.TempDir()
+	global := []string{"--data", data, "--nats", url}
+	if out, err := runFledger(t, append(global, "run", filepath.Join("..", "..", "fixtures", "scenarios", "rate-limit-storm.yaml"))...); err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	var requests atomic.Int32
+	release := make(chan struct{})
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		_, _ = io.Copy(io.Discard, r.Body)
+		select { // no answer while the exporter runs
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer collector.Close()
+	defer close(release)
+	p := startCLI(t, filepath.Join(t.TempDir(), "stdout"), nil, append(global, "export", "--follow", "--format", "otlp",
+		"--endpoint", collector.URL, "--consumer", "otlp-hangs")...)
+	testutil.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
+		if requests.Load() == 0 {
+			return errors.New("no request reached the collector")
+		}
+		return nil
+	})
+	p.interrupt(t)
 }
