@@ -94,8 +94,8 @@ func containsAll(got, want string) (string, bool) {
 func TestQuarantine_StrayMessageIsSkippedByEveryReader(t *testing.T) {
 	scen := func(name string) string { return filepath.Join("..", "..", "fixtures", "scenarios", name) }
 	for _, tc := range []struct{ name, body, reason string }{
-		{"text", "hello", "invalid character 'h'"},
-		{"json without events", `{"x":1}`, "commit holds no events"},
+		{"text", "hello", "body: want valid JSON, found invalid character 'h' looking for beginning of value at byte 1 of 5: hello"},
+		{"json without events", `{"x":1}`, "events: want a JSON array of one or more event envelopes, found no events field"},
 		{"unknown type", `{"events":[{"id":"x","type":"Martian","schema_version":1,"payload":{}}]}`, `"Martian"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
