@@ -70,6 +70,19 @@ func natsServer(t *testing.T) string {
 	return ns.ClientURL()
 }
 
+// ledgerOnServer starts a JetStream server (natsServer), plays
+// rate-limit-storm into it and returns its URL and the global flags that
+// name it.
+func ledgerOnServer(t *testing.T) (url string, global []string) {
+	t.Helper()
+	url = natsServer(t)
+	global = []string{"--data", t.TempDir(), "--nats", url}
+	if out, err := runFledger(t, append(global, "run", filepath.Join("..", "..", "fixtures", "scenarios", "rate-limit-storm.yaml"))...); err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	return url, global
+}
+
 // cliProcess is `fledger <args>` running in a process of its own.
 type cliProcess struct {
 	cmd    *exec.Cmd
@@ -196,12 +209,7 @@ type followReader struct {
 // read gives, ending at a commit (no partial or repeated record); a
 // restarted export completes the file exactly once.
 func TestFollow_OneSignalEndsTheReader(t *testing.T) {
-	url := natsServer(t)
-	data := t.TempDir()
-	global := []string{"--data", data, "--nats", url}
-	if out, err := runFledger(t, append(global, "run", filepath.Join("..", "..", "fixtures", "scenarios", "rate-limit-storm.yaml"))...); err != nil {
-		t.Fatalf("run: %v\n%s", err, out)
-	}
+	url, global := ledgerOnServer(t)
 	oneShot := func(args ...string) func(t *testing.T) []string {
 		return func(t *testing.T) []string {
 			out, errOut, err := runFledger2(t, append(global, args...)...)
@@ -277,12 +285,7 @@ func TestFollow_OneSignalEndsTheReader(t *testing.T) {
 // handed back, and the exporter's shutdown does not wait for the
 // collector either.
 func TestExportOTLP_OneSignalEndsWhileTheCollectorHangs(t *testing.T) {
-	url := natsServer(t)
-	data := t.TempDir()
-	global := []string{"--data", data, "--nats", url}
-	if out, err := runFledger(t, append(global, "run", filepath.Join("..", "..", "fixtures", "scenarios", "rate-limit-storm.yaml"))...); err != nil {
-		t.Fatalf("run: %v\n%s", err, out)
-	}
+	_, global := ledgerOnServer(t)
 	var requests atomic.Int32
 	release := make(chan struct{})
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
