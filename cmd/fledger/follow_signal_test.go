@@ -121,10 +121,12 @@ func startCLI(t *testing.T, stdout string, env []string, args ...string) *cliPro
 // within exitBound.
 func (p *cliProcess) interrupt(t *testing.T) {
 	t.Helper()
+	sent := time.Now()
 	if err := p.cmd.Process.Signal(os.Interrupt); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		t.Fatal(err)
 	}
 	p.wantExit0(t)
+	t.Logf("exited %v after the signal", time.Since(sent).Round(time.Millisecond))
 }
 
 // wantExit0 wants the process to end with status 0 within exitBound.
