@@ -176,6 +176,11 @@ func (c *cursor) fetch(ctx context.Context, batch int, wait time.Duration) ([]je
 		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoMessages) {
 			return nil, nil
 		}
+		if errors.Is(err, jetstream.ErrInvalidOption) && !time.Now().Before(deadline) {
+			// FetchContext refuses a deadline that passed between the
+			// check above and the call: the wait is simply over.
+			return nil, nil
+		}
 		if !fetchTransient(err) || ctx.Err() != nil {
 			return nil, fmt.Errorf("events: cursor: fetch: %w", err)
 		}

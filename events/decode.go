@@ -2,7 +2,6 @@ package events
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -153,7 +152,7 @@ func (r *Registry) decodeOwned(dst []Event, data []byte, seq uint64, subject str
 func (r *Registry) decodeGoJSON(data []byte, seq uint64, subject string) ([]Event, error) {
 	var c wireCommit
 	if err := fastjson.Unmarshal(data, &c); err != nil {
-		return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Index: -1, Err: err}
+		return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Index: -1, Err: commitError(data, err)}
 	}
 	return r.decodeEnvelopes(&c, data, seq, subject)
 }
@@ -162,7 +161,7 @@ func (r *Registry) decodeGoJSON(data []byte, seq uint64, subject string) ([]Even
 // DecodeCommit).
 func (r *Registry) decodeEnvelopes(c *wireCommit, data []byte, seq uint64, subject string) ([]Event, error) {
 	if len(c.Events) == 0 {
-		return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Index: -1, Err: errors.New("commit holds no events")}
+		return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Index: -1, Err: commitError(data, nil)}
 	}
 	subjAgent, err := subjectAgent(subject)
 	if err != nil {
@@ -173,7 +172,7 @@ func (r *Registry) decodeEnvelopes(c *wireCommit, data []byte, seq uint64, subje
 		w := &c.Events[i]
 		e := r.lookup(w.Type)
 		if e == nil {
-			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Index: i,
+			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Version: w.SchemaVersion, Index: i,
 				Err: fmt.Errorf("%w: %q", ErrUnknownType, w.Type)}
 		}
 		switch w.Aggregate {
@@ -185,27 +184,28 @@ func (r *Registry) decodeEnvelopes(c *wireCommit, data []byte, seq uint64, subje
 			// another): a message that says otherwise is not a fledger
 			// commit, and readers routing by envelope and by type would
 			// fold it into different aggregates.
-			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Index: i,
+			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Version: w.SchemaVersion, Index: i,
 				Err: fmt.Errorf("%w: aggregate %q, type %s belongs to %q", ErrInvalidEnvelope, w.Aggregate, w.Type, e.agg)}
 		}
 		if w.Agent != subjAgent {
 			// Every writer stores a commit under its agent's subjects
 			// (commitBody refuses another): readers selecting by subject
 			// and folding by envelope would disagree about it.
-			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Index: i,
+			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Version: w.SchemaVersion, Index: i,
 				Err: fmt.Errorf("%w: agent %q, stored under agent %q's subject", ErrInvalidEnvelope, w.Agent, subjAgent)}
 		}
 		raw, version := w.Payload, w.SchemaVersion
 		if version != e.version {
 			var err error
 			if raw, err = e.upcast(raw, version); err != nil {
-				return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Index: i, Err: err}
+				return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Version: w.SchemaVersion, Index: i, Err: err}
 			}
 			version = e.version
 		}
 		p, err := e.decode(raw)
 		if err != nil {
-			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Index: i, Err: err}
+			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Version: w.SchemaVersion, Index: i,
+				Err: payloadError(i, w.Type, e.goType, raw, err)}
 		}
 		out[i] = Event{
 			Envelope: Envelope{

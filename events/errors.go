@@ -164,6 +164,9 @@ type DecodeError struct {
 	Subject string
 	// Type is the event type when the envelope could be read.
 	Type string
+	// Version is the event's stored schema version when the envelope
+	// could be read (0 when not).
+	Version int
 	// Index is the event's position in its commit (-1 for the whole message).
 	Index int
 	// Size is the message body's size in bytes (0 for a gap).
@@ -184,7 +187,7 @@ func (e *DecodeError) Reason() string {
 		return "missing from the stream"
 	}
 	if e.Type != "" {
-		return fmt.Sprintf("event %d type %s: %v", e.Index, e.Type, e.Err)
+		return fmt.Sprintf("event %d type %s%s: %v", e.Index, e.Type, e.versionText(), e.Err)
 	}
 	return e.Err.Error()
 }
@@ -213,9 +216,17 @@ func (e *DecodeError) Error() string {
 	}
 	s := fmt.Sprintf("events: cannot decode stream sequence %d (subject %s", e.Seq, e.Subject)
 	if e.Type != "" {
-		s += fmt.Sprintf(", event %d type %s", e.Index, e.Type)
+		s += fmt.Sprintf(", event %d type %s%s", e.Index, e.Type, e.versionText())
 	}
 	return s + "): " + e.Err.Error()
+}
+
+// versionText is " version N" when the version is known.
+func (e *DecodeError) versionText() string {
+	if e.Version == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" version %d", e.Version)
 }
 
 // Is makes errors.Is(err, ErrDecode) true.

@@ -143,7 +143,11 @@ func (f *follower) restart(ctx context.Context) error {
 	f.cons, f.cc = cons, cc
 	f.mu.Unlock()
 	if old != nil {
-		old.Stop()
+		// Stopping an ordered consumer waits while it is being recreated
+		// inside the client (a lost server: up to a request timeout and a
+		// back-off); its messages are dropped (gen) and the caller must
+		// not wait for it.
+		go old.Stop()
 	}
 	if hook := followStarted.Load(); first && hook != nil {
 		(*hook)(f)
@@ -271,15 +275,17 @@ func (f *follower) checkStalled(ctx context.Context, stalled time.Duration, susp
 	return err != nil, nil
 }
 
-// stop ends the iteration: the current consumer stops and a consumer
-// goroutine blocked on handing over a message returns.
+// stop ends the iteration: a consumer goroutine blocked on handing over
+// a message returns, and the current consumer is told to stop, in the
+// background: the client's Stop waits while it recreates the consumer
+// (see restart), and the iteration (a command ending on Ctrl-C) must not.
 func (f *follower) stop() {
 	close(f.quit)
 	f.mu.Lock()
 	cc := f.cc
 	f.mu.Unlock()
 	if cc != nil {
-		cc.Stop()
+		go cc.Stop()
 	}
 }
 

@@ -170,7 +170,7 @@ func TestRead_StrayMessageNamesSubjectSizeAndReason(t *testing.T) {
 		good++
 	}
 	if good != 4 || len(bad) != 1 || bad[0].Seq != 2 || bad[0].Subject != "fledger.main.turn.oops" || bad[0].Size != 5 ||
-		bad[0].Gap() || !strings.HasPrefix(bad[0].Reason(), "invalid character 'h'") {
+		bad[0].Gap() || bad[0].Reason() != "body: want valid JSON, found invalid character 'h' looking for beginning of value at byte 1 of 5: hello" {
 		t.Fatalf("%d events, decode errors %+v", good, bad)
 	}
 }

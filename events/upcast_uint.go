@@ -190,7 +190,7 @@ func uint64Digits(v []byte) error {
 	case v[0] == '"':
 		return fmt.Errorf("%s is a string; this version stored a JSON number", q)
 	case v[0] == '-':
-		return fmt.Errorf("%s is negative; a uint64 is from 0 to %s", q, maxUint64)
+		return fmt.Errorf("%s is negative; want an unsigned integer from 0 to %s", q, maxUint64)
 	}
 	for _, c := range v {
 		if c < '0' || c > '9' {
@@ -198,7 +198,7 @@ func uint64Digits(v []byte) error {
 		}
 	}
 	if _, err := strconv.ParseUint(string(v), 10, 64); err != nil {
-		return fmt.Errorf("%s is out of range: a uint64 is from 0 to %s", q, maxUint64)
+		return fmt.Errorf("%s is out of range; want an unsigned integer from 0 to %s", q, maxUint64)
 	}
 	return nil
 }

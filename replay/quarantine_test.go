@@ -57,7 +57,7 @@ func TestVerify_StrayMessageIsAFinding_GapIsNamed(t *testing.T) {
 	if !rep.OK() || rep.StrictOK() || rep.Diverged != 0 || len(rep.Quarantined) != 1 || len(rep.Missing) != 0 {
 		t.Fatalf("stray message: ok %v strict %v diverged %d quarantined %+v missing %+v", rep.OK(), rep.StrictOK(), rep.Diverged, rep.Quarantined, rep.Missing)
 	}
-	want := "seq " + strconv.FormatUint(ack.Sequence, 10) + " (subject fledger.main.turn.oops, 7 bytes): not a fledger commit: commit holds no events"
+	want := "seq " + strconv.FormatUint(ack.Sequence, 10) + " (subject fledger.main.turn.oops, 7 bytes): not a fledger commit: events: want a JSON array of one or more event envelopes, found no events field"
 	if got := rep.Quarantined[0].String(); got != want {
 		t.Fatalf("finding %q, want %q", got, want)
 	}

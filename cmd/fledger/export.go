@@ -87,7 +87,9 @@ address only on purpose: the metrics name profiles and models).`,
   fledger export --from-seq 120
   fledger export --since 1h`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runExport(cmd, g, &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return untilInterrupted(cmd.Context(), runExport(cmd, g, &f))
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.format, "format", "jsonl", "output format: jsonl | otlp")
@@ -178,9 +180,6 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 			bad = append(bad, projections.QuarantinedOf(de))
 		})
 		warnQuarantined(errOut, "export", bad)
-		if err != nil && ctx.Err() != nil {
-			return nil
-		}
 		return err
 	}
 	consumer := f.consumer

@@ -11,14 +11,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fledger/fledger/internal/interrupt"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Caught since this package's imports initialised (internal/interrupt):
+	// a signal during start-up ends the command as one later does.
+	ctx, stop := interrupt.Context(context.Background())
 	defer stop()
 	code := execute(ctx, newRootCmd())
 	stop()

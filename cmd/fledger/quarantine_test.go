@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -95,8 +94,8 @@ func containsAll(got, want string) (string, bool) {
 func TestQuarantine_StrayMessageIsSkippedByEveryReader(t *testing.T) {
 	scen := func(name string) string { return filepath.Join("..", "..", "fixtures", "scenarios", name) }
 	for _, tc := range []struct{ name, body, reason string }{
-		{"text", "hello", "invalid character 'h'"},
-		{"json without events", `{"x":1}`, "commit holds no events"},
+		{"text", "hello", "body: want valid JSON, found invalid character 'h' looking for beginning of value at byte 1 of 5: hello"},
+		{"json without events", `{"x":1}`, "events: want a JSON array of one or more event envelopes, found no events field"},
 		{"unknown type", `{"events":[{"id":"x","type":"Martian","schema_version":1,"payload":{}}]}`, `"Martian"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,17 +198,7 @@ func TestQuarantine_StrayMessageIsSkippedByEveryReader(t *testing.T) {
 // external NATS server; stats and turns still exit 0 with every real
 // turn, and the sequence of the bad message is named.
 func TestQuarantine_ExternalServerStrayMessage(t *testing.T) {
-	opts := &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
-	ns, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	t.Cleanup(ns.Shutdown)
-	url := ns.ClientURL()
+	url := natsServer(t)
 	data := t.TempDir()
 	if out, err := runFledger(t, "--data", data, "--nats", url, "run", filepath.Join("..", "..", "fixtures", "scenarios", "rate-limit-storm.yaml")); err != nil {
 		t.Fatalf("run: %v\n%s", err, out)

@@ -19,6 +19,7 @@ const module = "github.com/fledger/fledger"
 var layers = map[string]int{
 	// 0 plumbing: leaves that import nothing of ours.
 	"internal/natsserver": 0,
+	"internal/interrupt":  0,
 	"internal/natstest":   0,
 	"internal/redact":     0,
 	"internal/sqlitedb":   0,

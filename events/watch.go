@@ -1,0 +1,110 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"iter"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// watched is one result of an ordered consumer's Next.
+type watched struct {
+	m   jetstream.Msg
+	err error
+}
+
+// Watch implements [Store]: an ordered consumer from from, its messages
+// decoded on the caller's goroutine. The consumer's Next runs on a
+// goroutine of its own, so ctx ending ends the iteration at once even
+// while the client recreates the consumer (a lost server: the client
+// retries without looking at ctx); that goroutine and the consumer stop
+// in the background.
+func (s *store) Watch(ctx context.Context, from uint64) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		if s.isClosed() {
+			yield(Event{}, ErrClosed)
+			return
+		}
+		if from == 0 {
+			from = 1
+		}
+		cons, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+			DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
+			OptStartSeq:   from,
+		})
+		if err != nil {
+			yield(Event{}, fmt.Errorf("events: watch: %w", err))
+			return
+		}
+		it, err := cons.Messages(append([]jetstream.PullMessagesOpt{jetstream.PullMaxMessages(readBatch)}, followPullOpts()...)...)
+		if err != nil {
+			yield(Event{}, fmt.Errorf("events: watch: %w", err))
+			return
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		msgs := make(chan watched)
+		pumped := make(chan struct{})
+		go func() {
+			defer close(pumped)
+			for {
+				m, err := it.Next(jetstream.NextContext(wctx))
+				select {
+				case msgs <- watched{m, err}:
+				case <-wctx.Done():
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+		defer func() {
+			cancel()
+			go func() { <-pumped; it.Stop() }()
+		}()
+		next := from // the sequence expected: a jump is a gap (deletes are denied)
+		for {
+			var w watched
+			select {
+			case <-ctx.Done():
+				return
+			case w = <-msgs:
+			}
+			if w.err != nil {
+				if ctx.Err() != nil || s.isClosed() {
+					return
+				}
+				yield(Event{}, fmt.Errorf("events: watch: %w", w.err))
+				return
+			}
+			m := w.m
+			meta, err := m.Metadata()
+			if err != nil {
+				if !yield(Event{}, fmt.Errorf("events: watch: %w", err)) {
+					return
+				}
+				continue
+			}
+			seq := meta.Sequence.Stream
+			if seq > next {
+				if !yield(Event{Seq: next, Index: -1}, &DecodeError{Seq: next, Through: seq - 1, Index: -1, Err: ErrGap}) {
+					return
+				}
+			}
+			next = max(next, seq+1)
+			evs, err := s.reg.DecodeCommit(m.Data(), seq, m.Subject())
+			if err != nil {
+				if !yield(Event{Seq: seq, Index: -1}, err) {
+					return
+				}
+				continue
+			}
+			for _, ev := range evs {
+				if !yield(ev, nil) {
+					return
+				}
+			}
+		}
+	}
+}
