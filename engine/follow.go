@@ -96,11 +96,11 @@ type stateRef struct{ p atomic.Pointer[state] }
 
 // folded reports whether the commit at seq is folded already (the engine's
 // own, folded when it was acknowledged): it need not be decoded again.
-// Once following stopped nothing is folded.
+// Once following stopped every commit is skipped: nothing folds it.
 func (r *stateRef) folded(seq uint64) bool {
 	s := r.p.Load()
 	if s == nil {
-		return false
+		return true
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()

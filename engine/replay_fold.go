@@ -22,10 +22,11 @@ type Fold struct{ st *state }
 func NewFold(agent string) *Fold { return NewFoldKeeping(agent, DefaultFinishedTurns) }
 
 // NewFoldKeeping returns an empty fold for agent keeping keep finished
-// turns, as an engine started [WithFinishedTurns](keep) does.
+// turns, as an engine started [WithFinishedTurns](keep) does (a keep
+// below 0 keeps none, as 0 does).
 func NewFoldKeeping(agent string, keep int) *Fold {
 	s := newState(agent)
-	s.keep = keep
+	s.keep = max(keep, 0)
 	return &Fold{st: s}
 }
 

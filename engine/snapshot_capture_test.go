@@ -42,6 +42,9 @@ func TestSnapshot_CaptureIsNotChangedByLaterFolds(t *testing.T) {
 		}
 		encoded <- b
 	}()
+	// A day later the skip marks have expired: openai is tried again, its
+	// auth failure writes the sessions' skip-mark maps in place.
+	clock.Advance(24 * time.Hour)
 	turns(4, 12) // the same sessions (their skip marks) and new ones
 	_, err = e.SetAuthOrder(ctx, "anthropic", []string{"anthropic:a"}, "ops")
 	testutil.NoError(t, err)

@@ -65,9 +65,10 @@ func (e *Engine) startState(ctx context.Context) *state {
 }
 
 // snapshotter takes the engine's snapshots in the background: the fold
-// kicks it every snapshotEvery sequences (kickSnapshot), it encodes the
-// state under the read lock and writes it outside. A decision never waits
-// for it.
+// kicks it every snapshotEvery sequences (kickSnapshot); it copies the
+// state under the read lock (capture) and encodes and writes it outside.
+// A fold waiting for the lock meanwhile holds up the decisions that read
+// after it, for as long as the copy takes (milliseconds at 10k sessions).
 type snapshotter struct {
 	kick   chan struct{}
 	cancel context.CancelFunc

@@ -150,44 +150,30 @@ func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
 }
 
 // migrate creates the schema, accepts the current version, rebuilds an
-// older one and refuses a newer one or a foreign database. A database
-// already at the current version is accepted on a plain read; anything
-// else is decided again and done inside one write transaction (BEGIN
-// IMMEDIATE, see [sqlitedb.Open]), so that processes opening the same new
-// or old file at once are serialised: the first creates or rebuilds the
-// schema, the others wait for it (up to the busy timeout) and then find
-// the current version. SQLite's DDL is transactional: a crash in the
-// middle of a rebuild leaves the old schema, never a half-dropped one.
+// older one and refuses a newer one or a foreign database. The version is
+// first read without a lock: the current one is accepted and a newer or
+// foreign database refused at once. Creating the schema in an empty file
+// and rebuilding an older one are decided again and done inside one write
+// transaction (BEGIN IMMEDIATE, see [sqlitedb.Open]), so that processes
+// opening the same new or old file at once are serialised: the first
+// creates or rebuilds the schema, the others wait for it (up to the busy
+// timeout) and then find the current version. SQLite's DDL is
+// transactional: a crash in the middle of a rebuild leaves the old
+// schema, never a half-dropped one.
 func (db *DB) migrate(ctx context.Context) error {
-	if v, err := schemaVersion(ctx, db.sql); err == nil && v == strconv.Itoa(SchemaVersion) {
-		return nil
+	have, empty, err := db.classify(ctx, db.sql)
+	if err != nil || (!empty && have == SchemaVersion) {
+		return err
 	}
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return db.wrap(err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	var nTables int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&nTables); err != nil {
-		return db.wrap(err)
+	if have, empty, err = db.classify(ctx, tx); err != nil || (!empty && have == SchemaVersion) {
+		return err // refused, or another process created or rebuilt it first
 	}
-	if nTables > 0 {
-		v, err := schemaVersion(ctx, tx)
-		if err != nil {
-			return &DBError{Path: db.path, Detail: "it has tables but no fledger schema version (" + err.Error() + ")", Err: ErrCorrupt}
-		}
-		have, err := strconv.Atoi(v)
-		switch {
-		case err != nil:
-			return &DBError{Path: db.path, Detail: fmt.Sprintf("schema version %q is not a number", v), Err: ErrCorrupt}
-		case have == SchemaVersion:
-			return nil // another process created or rebuilt it first
-		case have > SchemaVersion:
-			return &DBError{Path: db.path, Err: ErrNewerSchema,
-				Detail: fmt.Sprintf("its schema version is %d, this fledger writes version %d", have, SchemaVersion)}
-		}
-		db.log.Info("projection schema version changed: rebuilding the projections from sequence 1",
-			"db", db.path, "database_version", have, "code_version", SchemaVersion)
+	if !empty {
 		if _, err := tx.ExecContext(ctx, dropSQL()); err != nil {
 			return db.wrap(err)
 		}
@@ -201,15 +187,43 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err := tx.Commit(); err != nil {
 		return db.wrap(err)
 	}
-	db.Rebuilt = nTables > 0
+	if !empty {
+		db.Rebuilt = true
+		db.log.Info("projection schema version changed: rebuilding the projections from sequence 1",
+			"db", db.path, "database_version", have, "code_version", SchemaVersion)
+	}
 	return nil
+}
+
+// classify reads, with q, whether the database has no tables yet (empty)
+// or else its schema version; a newer version, or tables without a
+// fledger schema version, is the *DBError that refuses it.
+func (db *DB) classify(ctx context.Context, q querier) (version int, empty bool, err error) {
+	var nTables int
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&nTables); err != nil {
+		return 0, false, db.wrap(err)
+	}
+	if nTables == 0 {
+		return 0, true, nil
+	}
+	v, err := schemaVersion(ctx, q)
+	if err != nil {
+		return 0, false, &DBError{Path: db.path, Detail: "it has tables but no fledger schema version (" + err.Error() + ")", Err: ErrCorrupt}
+	}
+	have, err := strconv.Atoi(v)
+	switch {
+	case err != nil:
+		return 0, false, &DBError{Path: db.path, Detail: fmt.Sprintf("schema version %q is not a number", v), Err: ErrCorrupt}
+	case have > SchemaVersion:
+		return 0, false, &DBError{Path: db.path, Err: ErrNewerSchema,
+			Detail: fmt.Sprintf("its schema version is %d, this fledger writes version %d", have, SchemaVersion)}
+	}
+	return have, false, nil
 }
 
 // schemaVersion reads projection_meta's schema_version with q (the
 // handle, or a transaction on it).
-func schemaVersion(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}) (string, error) {
+func schemaVersion(ctx context.Context, q querier) (string, error) {
 	var v string
 	err := q.QueryRowContext(ctx, `SELECT value FROM projection_meta WHERE key = 'schema_version'`).Scan(&v)
 	return v, err

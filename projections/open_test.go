@@ -74,3 +74,34 @@ func openRawSQLite(t *testing.T, path string) *sql.DB {
 	testutil.NoError(t, err)
 	return db
 }
+
+// A newer or foreign database is refused on a plain read, with its clear
+// error, even while another process holds a write transaction on it (a
+// newer fledger catching it up): only creating and rebuilding take the
+// write lock.
+func TestOpen_RefusedWithoutTheWriteLock(t *testing.T) {
+	for _, c := range []struct {
+		name, sql string
+		want      error
+	}{
+		{"newer", `UPDATE projection_meta SET value = '99' WHERE key = 'schema_version'`, projections.ErrNewerSchema},
+		{"foreign", `DROP TABLE projection_meta`, projections.ErrCorrupt},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "p.sqlite")
+			testutil.NoError(t, openDB(t, path).Close())
+			raw := openRawSQLite(t, path)
+			defer raw.Close()
+			_, err := raw.Exec(c.sql)
+			testutil.NoError(t, err)
+			tx, err := raw.Begin() // BEGIN IMMEDIATE: the write lock, held
+			testutil.NoError(t, err)
+			defer func() { _ = tx.Rollback() }()
+			_, err = tx.Exec(`UPDATE checkpoint SET seq = seq WHERE id = 1`)
+			testutil.NoError(t, err)
+
+			_, err = projections.Open(context.Background(), path)
+			testutil.ErrorIs(t, err, c.want)
+		})
+	}
+}
