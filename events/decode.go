@@ -172,8 +172,10 @@ func (r *Registry) decodeEnvelopes(c *wireCommit, data []byte, seq uint64, subje
 		w := &c.Events[i]
 		e := r.lookup(w.Type)
 		if e == nil {
-			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Version: w.SchemaVersion, Index: i,
-				Err: fmt.Errorf("%w: %q", ErrUnknownType, w.Type)}
+			// An unknown type is the message's text: shown cut, as any value.
+			t := cutText(w.Type)
+			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: t, Version: w.SchemaVersion, Index: i,
+				Err: fmt.Errorf("%w: %q", ErrUnknownType, t)}
 		}
 		switch w.Aggregate {
 		case e.agg:
@@ -185,14 +187,14 @@ func (r *Registry) decodeEnvelopes(c *wireCommit, data []byte, seq uint64, subje
 			// commit, and readers routing by envelope and by type would
 			// fold it into different aggregates.
 			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Version: w.SchemaVersion, Index: i,
-				Err: fmt.Errorf("%w: aggregate %q, type %s belongs to %q", ErrInvalidEnvelope, w.Aggregate, w.Type, e.agg)}
+				Err: fmt.Errorf("%w: aggregate %q, type %s belongs to %q", ErrInvalidEnvelope, cutText(string(w.Aggregate)), w.Type, e.agg)}
 		}
 		if w.Agent != subjAgent {
 			// Every writer stores a commit under its agent's subjects
 			// (commitBody refuses another): readers selecting by subject
 			// and folding by envelope would disagree about it.
 			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Version: w.SchemaVersion, Index: i,
-				Err: fmt.Errorf("%w: agent %q, stored under agent %q's subject", ErrInvalidEnvelope, w.Agent, subjAgent)}
+				Err: fmt.Errorf("%w: agent %q, stored under agent %q's subject", ErrInvalidEnvelope, cutText(w.Agent), subjAgent)}
 		}
 		raw, version := w.Payload, w.SchemaVersion
 		if version != e.version {

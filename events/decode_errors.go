@@ -107,7 +107,7 @@ func payloadError(i int, typ string, t reflect.Type, raw []byte, err error) erro
 			e.Path = prefix
 			return e
 		}
-		return &WireError{Path: prefix, Want: "a " + typ + " payload", Found: found(raw) + " (" + err.Error() + ")", Err: err}
+		return &WireError{Path: prefix, Want: "a " + typ + " payload", Found: found(raw) + " (" + cutText(err.Error()) + ")", Err: err}
 	}
 	if te.Field == "" {
 		return &WireError{Path: prefix, Want: "a JSON object (the " + typ + " payload)", Found: found(raw), Err: err}
@@ -317,6 +317,20 @@ func found(raw []byte) string {
 
 // shown is b cut to shownBytes on a UTF-8 boundary, with "…" when cut;
 // bytes that are not UTF-8 or not printable are escaped.
+// cutText is s cut to shownBytes at a character boundary, with "…" when
+// cut: a value of the message quoted in an error (an envelope's type,
+// aggregate or agent can be as long as the message).
+func cutText(s string) string {
+	if len(s) <= shownBytes {
+		return s
+	}
+	cut := shownBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
 func shown(b []byte) string {
 	if len(b) <= shownBytes {
 		return printable(b)

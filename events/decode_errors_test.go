@@ -96,3 +96,29 @@ func TestDecodeCommit_ErrorsNameTheJSON(t *testing.T) {
 		})
 	}
 }
+
+// An envelope's own strings can be as long as the message: an unknown
+// type, an aggregate or an agent of a megabyte is shown cut to 64 bytes,
+// in the error and in the DecodeError's Type (the quarantined table's).
+func TestDecodeCommit_LongEnvelopeValuesAreCut(t *testing.T) {
+	big := strings.Repeat("x", 1<<20)
+	cut := strings.Repeat("x", 64) + "…"
+	for _, tc := range []struct{ name, in, want string }{
+		{"type", decodeErrorEnvelope(big, 1, `{}`), `events: unknown event type: "` + cut + `"`},
+		{"aggregate", strings.Replace(decodeErrorEnvelope("RetryScheduled", 2, `{}`), `"aggregate":"turn"`, `"aggregate":"`+big+`"`, 1),
+			`aggregate "` + cut + `", type RetryScheduled belongs to "turn"`},
+		{"agent", strings.Replace(decodeErrorEnvelope("RetryScheduled", 2, `{}`), `"agent":"main"`, `"agent":"`+big+`"`, 1),
+			`agent "` + cut + `", stored under agent "main"'s subject`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewCatalogRegistry().DecodeCommit([]byte(tc.in), 7, "fledger.main.turn.t")
+			if err == nil || !strings.HasSuffix(err.Error(), tc.want) || len(err.Error()) > 400 {
+				t.Fatalf("error (%d bytes) %.400v, want it to end %q", len(fmt.Sprint(err)), err, tc.want)
+			}
+			var de *DecodeError
+			if errors.As(err, &de); de == nil || len(de.Type) > 70 || len(de.Reason()) > 400 {
+				t.Fatalf("DecodeError type of %d bytes, reason of %d", len(de.Type), len(de.Reason()))
+			}
+		})
+	}
+}

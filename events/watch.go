@@ -44,9 +44,7 @@ func (s *store) Watch(ctx context.Context, from uint64) iter.Seq2[Event, error] 
 		}
 		wctx, cancel := context.WithCancel(ctx)
 		msgs := make(chan watched)
-		pumped := make(chan struct{})
 		go func() {
-			defer close(pumped)
 			for {
 				m, err := it.Next(jetstream.NextContext(wctx))
 				select {
@@ -59,9 +57,12 @@ func (s *store) Watch(ctx context.Context, from uint64) iter.Seq2[Event, error] 
 				}
 			}
 		}()
+		// Stop marks the iterator stopped at once, which also ends a Next
+		// that is recreating the consumer (its retries check it); Stop
+		// itself may wait for that recreation, so it runs on its own.
 		defer func() {
 			cancel()
-			go func() { <-pumped; it.Stop() }()
+			go it.Stop()
 		}()
 		next := from // the sequence expected: a jump is a gap (deletes are denied)
 		for {
@@ -69,6 +70,8 @@ func (s *store) Watch(ctx context.Context, from uint64) iter.Seq2[Event, error] 
 			select {
 			case <-ctx.Done():
 				return
+			case <-s.closed:
+				return // as when Next fails on the closed connection
 			case w = <-msgs:
 			}
 			if w.err != nil {

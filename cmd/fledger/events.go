@@ -52,7 +52,7 @@ only summed up on stderr. With the nats CLI, each message's Fledger-Turn
 header finds them too (docs/events.md, "The stream with the nats CLI").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return untilInterrupted(cmd.Context(), fl.run(cmd, g))
+			return untilInterrupted(cmd.Context(), fl.follow, "the listing", fl.run(cmd, g))
 		},
 	}
 	f := cmd.Flags()

@@ -88,7 +88,7 @@ address only on purpose: the metrics name profiles and models).`,
   fledger export --since 1h`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return untilInterrupted(cmd.Context(), runExport(cmd, g, &f))
+			return untilInterrupted(cmd.Context(), f.follow, "the export", runExport(cmd, g, &f))
 		},
 	}
 	fl := cmd.Flags()

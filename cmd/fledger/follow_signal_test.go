@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/interrupt"
 	"github.com/fledger/fledger/internal/scenario"
 	"github.com/fledger/fledger/internal/testutil"
 )
@@ -44,6 +46,9 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	// The test binary imports internal/interrupt, whose init catches the
+	// signals for main: as tests, Ctrl-C ends them as it ends any test run.
+	signal.Reset(interrupt.Signals...)
 	os.Exit(m.Run())
 }
 
@@ -309,4 +314,29 @@ func TestExportOTLP_OneSignalEndsWhileTheCollectorHangs(t *testing.T) {
 		return nil
 	})
 	p.interrupt(t)
+}
+
+// A one-shot export or listing (no --follow) that a signal stops did not
+// reach the end of the stream: it exits with the signal's status (130
+// for SIGINT), says it was interrupted, and never passes for a whole
+// read.
+func TestOneShot_SignalEndsWithTheSignalsStatus(t *testing.T) {
+	_, global := ledgerOnServer(t)
+	for _, args := range [][]string{{"export"}, {"events"}} {
+		t.Run(args[0], func(t *testing.T) {
+			p := startCLI(t, filepath.Join(t.TempDir(), "stdout"), []string{signalFirstEnv + "=1"}, append(global, args...)...)
+			select {
+			case <-p.exited:
+			case <-time.After(exitBound):
+				t.Fatalf("still running %v after one SIGINT", exitBound)
+			}
+			var ee *exec.ExitError
+			if !errors.As(p.err, &ee) || ee.ExitCode() != 130 {
+				t.Fatalf("ended with %v, want exit status 130; stderr:\n%s", p.err, p.stderr.String())
+			}
+			if want := "fledger: interrupted: "; !strings.HasPrefix(p.stderr.String(), want) {
+				t.Fatalf("stderr %q, want it to begin %q", p.stderr.String(), want)
+			}
+		})
+	}
 }

@@ -14,6 +14,7 @@ package interrupt
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"syscall"
@@ -46,6 +47,9 @@ func Context(parent context.Context) (ctx context.Context, stop context.CancelFu
 			cancel(signalError{s})
 		case <-ctx.Done():
 		}
+		// A second signal has its default effect: Ctrl-C twice ends a
+		// shutdown that takes too long.
+		signal.Stop(ch)
 	}()
 	return ctx, func() {
 		cancel(context.Canceled)
@@ -58,3 +62,17 @@ func Context(parent context.Context) (ctx context.Context, stop context.CancelFu
 type signalError struct{ os.Signal }
 
 func (e signalError) Error() string { return e.Signal.String() + " signal received" }
+
+// ExitCode is the conventional exit status of a process ended by the
+// signal that cancelled ctx (128 + its number: 130 for SIGINT, 143 for
+// SIGTERM); false when ctx was not cancelled by a signal.
+func ExitCode(ctx context.Context) (int, bool) {
+	var se signalError
+	if errors.As(context.Cause(ctx), &se) {
+		if n, ok := se.Signal.(syscall.Signal); ok {
+			return 128 + int(n), true
+		}
+		return 130, true
+	}
+	return 0, false
+}
