@@ -37,10 +37,12 @@ func (c SnapshotCheck) String() string {
 }
 
 // VerifySnapshots checks the engine snapshot stored for each agent (only
-// agent when not ""): digest, then state against [engine.FoldTo] at the
-// snapshot's sequence. A store that keeps no snapshots has none to check.
-// The embedded server's read-only user may read them (natsserver grants
-// it the object store's stream).
+// agent when not ""): digest, then state against the fold of the stream
+// from sequence 1 to the snapshot's sequence ([engine.FoldAllTo]: one
+// read of the stream for every agent, the state [engine.FoldTo] gives
+// each). A store that keeps no snapshots has none to check. The embedded
+// server's read-only user may read them (natsserver grants it the object
+// store's stream).
 func VerifySnapshots(ctx context.Context, st events.Store, agent string) ([]SnapshotCheck, error) {
 	ss, ok := st.(events.Snapshots)
 	if !ok {
@@ -55,6 +57,8 @@ func VerifySnapshots(ctx context.Context, st events.Store, agent string) ([]Snap
 		return nil, err
 	}
 	var out []SnapshotCheck
+	pending := map[int]*engine.Snapshot{} // out's index → the snapshot to compare with the fold
+	targets := map[string]engine.FoldTarget{}
 	for _, a := range agents {
 		if agent != "" && a != agent {
 			continue
@@ -70,17 +74,38 @@ func VerifySnapshots(ctx context.Context, st events.Store, agent string) ([]Snap
 		if err != nil {
 			return out, err
 		}
-		c, err := checkSnapshot(ctx, st, ledger, a, seq, data)
+		c, sn := checkSnapshot(ledger, a, seq, data)
+		if sn != nil {
+			pending[len(out)] = sn
+			targets[a] = engine.FoldTarget{Keep: sn.KeepFinished, Seq: sn.Seq}
+		}
+		out = append(out, c)
+	}
+	if len(targets) == 0 {
+		return out, nil
+	}
+	folds, err := engine.FoldAllTo(ctx, st, targets)
+	if err != nil {
+		return out, err
+	}
+	for i, sn := range pending {
+		want, err := folds[out[i].Agent].StateEncoding()
 		if err != nil {
 			return out, err
 		}
-		out = append(out, c)
+		if d := engine.SnapshotDiff(want, sn.State); d != "" {
+			out[i].Problem = d
+		} else {
+			out[i].OK = true
+		}
 	}
 	return out, nil
 }
 
-// checkSnapshot checks one stored snapshot (stored at seq).
-func checkSnapshot(ctx context.Context, st events.Store, ledger events.Ledger, agent string, seq uint64, data []byte) (SnapshotCheck, error) {
+// checkSnapshot checks what one stored snapshot (stored at seq) says
+// without the stream; the snapshot is returned when its state is to be
+// compared with the fold.
+func checkSnapshot(ledger events.Ledger, agent string, seq uint64, data []byte) (SnapshotCheck, *engine.Snapshot) {
 	c := SnapshotCheck{Agent: agent, Seq: seq}
 	sn, err := engine.DecodeSnapshot(data)
 	if err != nil {
@@ -104,18 +129,5 @@ func checkSnapshot(ctx context.Context, st events.Store, ledger events.Ledger, a
 		c.Problem = fmt.Sprintf("past the stream's last sequence %d", ledger.LastSeq)
 		return c, nil
 	}
-	f, err := engine.FoldTo(ctx, st, agent, sn.KeepFinished, sn.Seq)
-	if err != nil {
-		return c, err
-	}
-	want, err := f.StateEncoding()
-	if err != nil {
-		return c, err
-	}
-	if d := engine.SnapshotDiff(want, sn.State); d != "" {
-		c.Problem = d
-		return c, nil
-	}
-	c.OK = true
-	return c, nil
+	return c, sn
 }
