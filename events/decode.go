@@ -204,6 +204,16 @@ func (r *Registry) decodeEnvelopes(c *wireCommit, data []byte, seq uint64, subje
 			}
 			version = e.version
 		}
+		if f := found(raw); f == "null" || f == "nothing" {
+			// go-json leaves a null payload's struct zero: it would fold as
+			// a real event (a turn with no start). Every writer stores an
+			// object, {} at least.
+			if f == "nothing" {
+				f = "no payload field"
+			}
+			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Version: w.SchemaVersion, Index: i,
+				Err: &WireError{Path: fmt.Sprintf("events[%d].payload", i), Want: "a JSON object (the " + w.Type + " payload)", Found: f, Err: ErrInvalidEnvelope}}
+		}
 		p, err := e.decode(raw)
 		if err != nil {
 			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Version: w.SchemaVersion, Index: i,

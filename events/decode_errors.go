@@ -315,8 +315,6 @@ func found(raw []byte) string {
 	return kind + " " + shown(raw)
 }
 
-// shown is b cut to shownBytes on a UTF-8 boundary, with "…" when cut;
-// bytes that are not UTF-8 or not printable are escaped.
 // cutText is s cut to shownBytes at a character boundary, with "…" when
 // cut: a value of the message quoted in an error (an envelope's type,
 // aggregate or agent can be as long as the message).
@@ -331,6 +329,8 @@ func cutText(s string) string {
 	return s[:cut] + "…"
 }
 
+// shown is b cut to shownBytes on a UTF-8 boundary, with "…" when cut;
+// bytes that are not UTF-8 or not printable are escaped.
 func shown(b []byte) string {
 	if len(b) <= shownBytes {
 		return printable(b)

@@ -57,6 +57,8 @@ func TestDecodeCommit_ErrorsNameTheJSON(t *testing.T) {
 		{"overflow", decodeErrorEnvelope("RetryScheduled", 2, `{"attempt":99999999999999999999}`), rs + `attempt: want ` + int64Range + `, found a number 99999999999999999999`, true},
 		{"unquoted for quoted unsigned", decodeErrorEnvelope("RetryScheduled", 2, `{"jitter_seed":-1}`), rs + `jitter_seed: want ` + uint64Range + ` written as a JSON string (e.g. "42"), found a number -1`, true},
 		{"negative for unsigned", decodeErrorEnvelope("RetryScheduled", 2, `{"jitter_seed":"-1"}`), rs + `jitter_seed: want ` + uint64Range + ` written as a JSON string (e.g. "42"), found a string "-1"`, true},
+		{"payload null", decodeErrorEnvelope("RetryScheduled", 2, `null`), head + `, event 0 type RetryScheduled version 2): events[0].payload: want a JSON object (the RetryScheduled payload), found null`, false},
+		{"payload missing", strings.Replace(decodeErrorEnvelope("RetryScheduled", 2, `{}`), `,"payload":{}`, ``, 1), head + `, event 0 type RetryScheduled version 2): events[0].payload: want a JSON object (the RetryScheduled payload), found no payload field`, false},
 		{"unknown type", decodeErrorEnvelope("Nope", 1, `{}`), head + `, event 0 type Nope version 1): events: unknown event type: "Nope"`, false},
 		{"upcast: negative for unsigned", decodeErrorEnvelope("RetryScheduled", 1, `{"jitter_seed":-1}`), head + `, event 0 type RetryScheduled version 1): events: cannot upcast event: RetryScheduled version 1 to 2: field jitter_seed: -1 is negative; want an unsigned integer from 0 to 18446744073709551615`, false},
 		{"10 MB string for number", decodeErrorEnvelope("RetryScheduled", 2, `{"attempt":"`+big+`"}`), rs + `attempt: want ` + int64Range + `, found a string "` + cut + `…`, true},

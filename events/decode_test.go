@@ -1,6 +1,7 @@
 package events
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,6 +51,11 @@ func (r *Registry) decodeCommitStd(data []byte, seq uint64, subject string) ([]E
 				return nil, &DecodeError{Seq: seq, Subject: subject, Type: env.Type, Index: i, Err: err}
 			}
 			env.Payload, env.SchemaVersion = raw, e.version
+		}
+		if p := bytes.TrimSpace(raw); len(p) == 0 || string(p) == "null" {
+			// A payload is an object: null would leave the struct zero.
+			return nil, &DecodeError{Seq: seq, Subject: subject, Type: env.Type, Index: i,
+				Err: fmt.Errorf("%w: payload %q", ErrInvalidEnvelope, p)}
 		}
 		v := reflect.New(e.goType)
 		if err := json.Unmarshal(raw, v.Interface()); err != nil {
