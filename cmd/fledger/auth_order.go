@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"sort"
 	"strings"
 
@@ -81,7 +83,9 @@ func withEngine(ctx context.Context, g *globals, agent string, f func(*engine.En
 		return err
 	}
 	defer st.Close()
-	var opts []engine.Option
+	// A command's own output is the order: the engine's info lines (a
+	// snapshot loaded) are not news here; its warnings are.
+	opts := []engine.Option{engine.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}
 	if !g.Writes || events.IsReadOnly(st) {
 		opts = append(opts, engine.WithSnapshotsReadOnly())
 	}
