@@ -150,10 +150,14 @@ func (r *Registry) lookup(typ string) *typeEntry {
 // upcast brings raw from version v to the entry's current version.
 func (e *typeEntry) upcast(raw json.RawMessage, v int) (json.RawMessage, error) {
 	if v > e.version {
-		return nil, fmt.Errorf("%w: %s version %d is newer than this fledger knows (%d)", ErrUpcast, e.name, v, e.version)
+		return nil, fmt.Errorf("%w: schema_version: want %d or less (the newest %s version this fledger reads), found %d (written by a newer fledger)", ErrUpcast, e.version, e.name, v)
 	}
 	if v < 1 {
-		return nil, fmt.Errorf("%w: %s has schema_version %d", ErrUpcast, e.name, v)
+		found := fmt.Sprint(v)
+		if v == 0 {
+			found = "0 or no schema_version field"
+		}
+		return nil, fmt.Errorf("%w: schema_version: want 1 or more (the %s version the event was written at), found %s", ErrUpcast, e.name, found)
 	}
 	for ; v < e.version; v++ {
 		up := e.up[v]
