@@ -204,11 +204,12 @@ func (r *Registry) decodeEnvelopes(c *wireCommit, data []byte, seq uint64, subje
 			}
 			version = e.version
 		}
-		if f := found(raw); f == "null" || f == "nothing" {
+		if t := trimSpace(raw); len(t) == 0 || string(t) == "null" {
 			// go-json leaves a null payload's struct zero: it would fold as
 			// a real event (a turn with no start). Every writer stores an
 			// object, {} at least.
-			if f == "nothing" {
+			f := "null"
+			if len(t) == 0 {
 				f = "no payload field"
 			}
 			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Version: w.SchemaVersion, Index: i,

@@ -206,8 +206,8 @@ func (db *DB) classify(ctx context.Context, q querier) (version int, empty bool,
 	if nTables == 0 {
 		return 0, true, nil
 	}
-	v, err := schemaVersion(ctx, q)
-	if err != nil {
+	var v string
+	if err := q.QueryRowContext(ctx, `SELECT value FROM projection_meta WHERE key = 'schema_version'`).Scan(&v); err != nil {
 		return 0, false, &DBError{Path: db.path, Detail: "it has tables but no fledger schema version (" + err.Error() + ")", Err: ErrCorrupt}
 	}
 	have, err := strconv.Atoi(v)
@@ -219,14 +219,6 @@ func (db *DB) classify(ctx context.Context, q querier) (version int, empty bool,
 			Detail: fmt.Sprintf("its schema version is %d, this fledger writes version %d", have, SchemaVersion)}
 	}
 	return have, false, nil
-}
-
-// schemaVersion reads projection_meta's schema_version with q (the
-// handle, or a transaction on it).
-func schemaVersion(ctx context.Context, q querier) (string, error) {
-	var v string
-	err := q.QueryRowContext(ctx, `SELECT value FROM projection_meta WHERE key = 'schema_version'`).Scan(&v)
-	return v, err
 }
 
 // wrap turns SQLite corruption errors into a *DBError; others get the
