@@ -29,3 +29,21 @@ func untilInterrupted(ctx context.Context, follow bool, what string, err error) 
 	}
 	return &exitError{code: code, msg: "interrupted: " + what + " stopped before the end of the stream"}
 }
+
+// startInterrupted is the result of a server (serve, view) whose start-up
+// ended with err: interrupted by SIGINT or SIGTERM before it served (ctx
+// done by a signal), it ends with the signal's status (130 or 143) and
+// says so, instead of exit status 1 and whichever step the signal cut
+// short ("context canceled" from opening the store). A server that
+// served and was then interrupted ends with status 0: that is how it
+// stops.
+func startInterrupted(ctx context.Context, what string, err error) error {
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	code, ok := interrupt.ExitCode(ctx)
+	if !ok {
+		return err
+	}
+	return &exitError{code: code, msg: "interrupted: " + what + " stopped during start-up, before it served"}
+}

@@ -8,9 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -84,7 +82,7 @@ service, finishes the projector's batch and closes the store.`,
 // the service and serves it until SIGINT/SIGTERM. Everything opened is
 // closed in reverse order: the service, the metrics fold, the database,
 // the store.
-func runServe(cmd *cobra.Command, g *globals, o *serveFlags) error {
+func runServe(cmd *cobra.Command, g *globals, o *serveFlags) (err error) {
 	if err := bindToken(o.httpAddr, &o.token); err != nil {
 		return err
 	}
@@ -96,8 +94,11 @@ func runServe(cmd *cobra.Command, g *globals, o *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// The root context ends at SIGINT/SIGTERM (internal/interrupt: also
+	// one caught while the binary initialised); a second signal has its
+	// default effect, which ends a drain that takes too long.
+	ctx := cmd.Context()
+	defer func() { err = startInterrupted(ctx, "serve", err) }()
 
 	st, err := openServeStore(ctx, g, o.natsListen)
 	if err != nil {

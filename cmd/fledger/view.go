@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -60,13 +57,16 @@ SIGINT/SIGTERM stops it.`,
 
 // runView opens the ledger for reading, the projections, and serves the
 // read-only service until SIGINT/SIGTERM.
-func runView(cmd *cobra.Command, g *globals, o *viewFlags) error {
+func runView(cmd *cobra.Command, g *globals, o *viewFlags) (err error) {
 	if err := bindToken(o.httpAddr, &o.token); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// The root context ends at SIGINT/SIGTERM (internal/interrupt: also
+	// one caught while the binary initialised); a second signal has its
+	// default effect, which ends a drain that takes too long.
+	ctx := cmd.Context()
+	defer func() { err = startInterrupted(ctx, "view", err) }()
 	st, err := openLedger(ctx, g)
 	if err != nil {
 		return err
