@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/fledger/fledger/events"
@@ -19,9 +21,14 @@ const keyCheckAgent = "a"
 
 // ValidateKey reports why key cannot be the key of an aggregate of kind
 // agg (nil = it can): empty, longer than [events.MaxKeyLen] bytes, not
-// valid UTF-8 (the JSON envelope could not carry it unchanged), or refused
-// by [events.Subject]. The error reads after a field name: "session is
-// 600 bytes; the limit is 512".
+// valid UTF-8 (the JSON envelope could not carry it unchanged), only white
+// space (a client that filled in nothing: every such request would share
+// one session no one meant), holding a control character (a line break or
+// an escape in an id would rewrite the lines of every table, log and
+// explanation that prints it), or refused by [events.Subject]. The error
+// reads after a field name: "session is 600 bytes; the limit is 512".
+// Keys already stored are never checked again: a ledger written before a
+// rule was added still reads.
 func ValidateKey(agg events.Aggregate, key string) error {
 	switch {
 	case key == "":
@@ -30,6 +37,12 @@ func ValidateKey(agg events.Aggregate, key string) error {
 		return fmt.Errorf("is %d bytes; the limit is %d", len(key), events.MaxKeyLen)
 	case !utf8.ValidString(key):
 		return errors.New("is not valid UTF-8")
+	case strings.TrimFunc(key, unicode.IsSpace) == "":
+		return fmt.Errorf("%q is only white space", key)
+	}
+	if i := strings.IndexFunc(key, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(key[i:])
+		return fmt.Errorf("holds the control character %U at byte %d", r, i)
 	}
 	if _, err := events.Subject(keyCheckAgent, agg, key); err != nil {
 		return fmt.Errorf("cannot be stored: %v", err)

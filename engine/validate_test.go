@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -69,6 +70,29 @@ func TestKeys_OverlongIdsRefusedUpFront(t *testing.T) {
 	testutil.NoError(t, err)
 	if r.Outcome != OutcomeSucceeded || e.Session(edge).Pin == "" {
 		t.Fatalf("turn at the key limit: outcome %s, pin %q", r.Outcome, e.Session(edge).Pin)
+	}
+}
+
+// ValidateKey's verdict on each kind of id, in the words a refusal shows
+// after the field's name ("" = accepted).
+func TestValidateKey(t *testing.T) {
+	for _, c := range []struct{ key, want string }{
+		{"agent:main:whatsapp:+1 555 0100", ""},
+		{"ümlaut ☃", ""},
+		{"openai:default", ""},
+		{"", "is empty"},
+		{" ", `" " is only white space`},
+		{"\t\u00a0\u3000", `"\t\u00a0\u3000" is only white space`},
+		{"a\nb", "holds the control character U+000A at byte 1"},
+		{"red\x1b[31m", "holds the control character U+001B at byte 3"},
+		{"x\u0085", "holds the control character U+0085 at byte 1"},
+		{"bad\xff", "is not valid UTF-8"},
+		{strings.Repeat("k", events.MaxKeyLen+1), "is 513 bytes; the limit is 512"},
+	} {
+		err := ValidateKey(events.AggSession, c.key)
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("ValidateKey(%q) = %v, want %q", c.key, err, c.want)
+		}
 	}
 }
 

@@ -101,6 +101,11 @@ func TestHTTP_StrictInputRefused(t *testing.T) {
 			serve.CodeInvalidRequest, `session "." is a dot segment, which a URL path cannot hold: choose another id`},
 		{"dot-dot turn id", "POST", "/v1/turns", `{"session":"s","turn_id":".."}`, "turns.begin",
 			serve.CodeInvalidRequest, `turn_id ".." is a dot segment, which a URL path cannot hold: choose another id`},
+		// A blank id, or one holding a control character, names no one.
+		{"blank session", "POST", "/v1/turns", `{"session":" "}`, "turns.begin",
+			serve.CodeInvalidRequest, `session " " is only white space`},
+		{"line break in a turn id", "POST", "/v1/turns", `{"session":"s","turn_id":"t\n1"}`, "turns.begin",
+			serve.CodeInvalidRequest, `turn_id holds the control character U+000A at byte 1`},
 		// Decisions: a sequence JavaScript holds exactly.
 		{"from_seq above 2^53 − 1", "GET", "/v1/decisions?from_seq=9007199254740992", "", "",
 			serve.CodeInvalidRequest, `from_seq must be at most 9007199254740991 (2^53 − 1)`},

@@ -351,7 +351,7 @@ export interface components {
         BeginRequest: {
             /** @description Agent id: stream namespace and OpenClaw agent (default: the server's default agent) */
             agent?: string;
-            /** @description Session key, 1..512 bytes of UTF-8, not . or .. (which a URL path cannot hold); another is refused with 400 */
+            /** @description Session key, 1..512 bytes of UTF-8, not only white space, no control character, not . or .. (which a URL path cannot hold); another is refused with 400 */
             session: string;
             /**
              * @description The chat kind (group and channel notices are recorded, not delivered); absent = direct
@@ -369,7 +369,7 @@ export interface components {
             fallbacks?: string[];
             /** @description The caller's fallbacksOverride, provider/model each, any source: the chain is the selected model then exactly these, no configured primary appended; [] makes the turn strict. Absent: the selection source's own fallbacks. Not together with fallbacks */
             fallbacks_override?: string[];
-            /** @description Client-chosen turn id (1..512 bytes of UTF-8, not . or ..); a re-sent begin (same id and session) returns the current step. Absent or empty = the server generates one */
+            /** @description Client-chosen turn id (1..512 bytes of UTF-8, not only white space, no control character, not . or ..); a re-sent begin (same id and session) returns the current step. Absent or empty = the server generates one */
             turn_id?: string;
         };
         /** @description Exactly one of ok true and error. */
@@ -1294,11 +1294,11 @@ export interface components {
         };
     };
     parameters: {
-        /** @description The turn id, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
+        /** @description The turn id, percent-encoded (1..512 bytes of UTF-8 before encoding, not only white space, no control character; another is 400 invalid_request) */
         TurnID: string;
         /** @description A served agent id (another is 404 unknown_agent) */
         Agent: string;
-        /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
+        /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding, not only white space, no control character; another is 400 invalid_request) */
         Session: string;
         /** @description A served agent id (another is 404 unknown_agent; default: the server's default agent; turn routes: every served agent) */
         AgentQuery: string;
@@ -1347,7 +1347,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The turn id, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
+                /** @description The turn id, percent-encoded (1..512 bytes of UTF-8 before encoding, not only white space, no control character; another is 400 invalid_request) */
                 turn_id: components["parameters"]["TurnID"];
             };
             cookie?: never;
@@ -1378,7 +1378,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The turn id, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
+                /** @description The turn id, percent-encoded (1..512 bytes of UTF-8 before encoding, not only white space, no control character; another is 400 invalid_request) */
                 turn_id: components["parameters"]["TurnID"];
             };
             cookie?: never;
@@ -1407,7 +1407,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The turn id, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
+                /** @description The turn id, percent-encoded (1..512 bytes of UTF-8 before encoding, not only white space, no control character; another is 400 invalid_request) */
                 turn_id: components["parameters"]["TurnID"];
             };
             cookie?: never;
@@ -1439,7 +1439,7 @@ export interface operations {
             path: {
                 /** @description A served agent id (another is 404 unknown_agent) */
                 agent: components["parameters"]["Agent"];
-                /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
+                /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding, not only white space, no control character; another is 400 invalid_request) */
                 session: components["parameters"]["Session"];
             };
             cookie?: never;
@@ -1471,7 +1471,7 @@ export interface operations {
             path: {
                 /** @description A served agent id (another is 404 unknown_agent) */
                 agent: components["parameters"]["Agent"];
-                /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
+                /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding, not only white space, no control character; another is 400 invalid_request) */
                 session: components["parameters"]["Session"];
             };
             cookie?: never;
@@ -1502,7 +1502,7 @@ export interface operations {
             path: {
                 /** @description A served agent id (another is 404 unknown_agent) */
                 agent: components["parameters"]["Agent"];
-                /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
+                /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding, not only white space, no control character; another is 400 invalid_request) */
                 session: components["parameters"]["Session"];
             };
             cookie?: never;
@@ -1532,7 +1532,7 @@ export interface operations {
             path: {
                 /** @description A served agent id (another is 404 unknown_agent) */
                 agent: components["parameters"]["Agent"];
-                /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
+                /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding, not only white space, no control character; another is 400 invalid_request) */
                 session: components["parameters"]["Session"];
             };
             cookie?: never;
@@ -1563,7 +1563,7 @@ export interface operations {
             path: {
                 /** @description A served agent id (another is 404 unknown_agent) */
                 agent: components["parameters"]["Agent"];
-                /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
+                /** @description Session key, percent-encoded (1..512 bytes of UTF-8 before encoding, not only white space, no control character; another is 400 invalid_request) */
                 session: components["parameters"]["Session"];
             };
             cookie?: never;
@@ -1761,7 +1761,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The turn id, percent-encoded (1..512 bytes of UTF-8 before encoding; another is 400 invalid_request) */
+                /** @description The turn id, percent-encoded (1..512 bytes of UTF-8 before encoding, not only white space, no control character; another is 400 invalid_request) */
                 turn_id: components["parameters"]["TurnID"];
             };
             cookie?: never;
