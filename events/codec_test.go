@@ -93,7 +93,7 @@ func TestDecodeCommit_AggregateOtherThanTheTypesIsRefused(t *testing.T) {
 	_, err := reg.DecodeCommit([]byte(body), 7, "fledger.main.session.forged")
 	var de *events.DecodeError
 	if !errors.As(err, &de) || !errors.Is(err, events.ErrInvalidEnvelope) || de.Seq != 7 || de.Index != 0 || de.Type != "TurnStarted" ||
-		!strings.Contains(err.Error(), `aggregate "session", type TurnStarted belongs to "turn"`) {
+		!strings.Contains(err.Error(), `events[0].aggregate: want "turn" (the aggregate of TurnStarted) or no aggregate field, found "session"`) {
 		t.Fatalf("error %v", err)
 	}
 }
@@ -110,7 +110,7 @@ func TestDecodeCommit_AgentOtherThanTheSubjectsIsRefused(t *testing.T) {
 	_, err := reg.DecodeCommit([]byte(body), 9, "fledger.main.session.m9")
 	var de *events.DecodeError
 	if !errors.As(err, &de) || !errors.Is(err, events.ErrInvalidEnvelope) || de.Seq != 9 || de.Index != 0 ||
-		!strings.Contains(err.Error(), `agent "coder", stored under agent "main"'s subject`) {
+		!strings.Contains(err.Error(), `events[0].agent: want "main" (the agent of the subject it is stored under), found "coder"`) {
 		t.Fatalf("error %v", err)
 	}
 	if _, err := reg.DecodeCommit([]byte(body), 9, "fledger.coder.session.m9"); err != nil {

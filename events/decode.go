@@ -175,7 +175,7 @@ func (r *Registry) decodeEnvelopes(c *wireCommit, data []byte, seq uint64, subje
 			// An unknown type is the message's text: shown cut, as any value.
 			t := cutText(w.Type)
 			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: t, Version: w.SchemaVersion, Index: i,
-				Err: fmt.Errorf("%w: %q", ErrUnknownType, t)}
+				Err: &WireError{Path: fmt.Sprintf("events[%d].type", i), Want: r.wantType(), Found: foundText(w.Type, "type"), Err: ErrUnknownType}}
 		}
 		switch w.Aggregate {
 		case e.agg:
@@ -187,14 +187,16 @@ func (r *Registry) decodeEnvelopes(c *wireCommit, data []byte, seq uint64, subje
 			// commit, and readers routing by envelope and by type would
 			// fold it into different aggregates.
 			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Version: w.SchemaVersion, Index: i,
-				Err: fmt.Errorf("%w: aggregate %q, type %s belongs to %q", ErrInvalidEnvelope, cutText(string(w.Aggregate)), w.Type, e.agg)}
+				Err: &WireError{Path: fmt.Sprintf("events[%d].aggregate", i), Want: fmt.Sprintf("%q (the aggregate of %s) or no aggregate field", e.agg, w.Type),
+					Found: foundText(string(w.Aggregate), "aggregate"), Err: ErrInvalidEnvelope}}
 		}
 		if w.Agent != subjAgent {
 			// Every writer stores a commit under its agent's subjects
 			// (commitBody refuses another): readers selecting by subject
 			// and folding by envelope would disagree about it.
 			return nil, &DecodeError{Seq: seq, Subject: subject, Size: len(data), Type: w.Type, Version: w.SchemaVersion, Index: i,
-				Err: fmt.Errorf("%w: agent %q, stored under agent %q's subject", ErrInvalidEnvelope, cutText(w.Agent), subjAgent)}
+				Err: &WireError{Path: fmt.Sprintf("events[%d].agent", i), Want: fmt.Sprintf("%q (the agent of the subject it is stored under)", subjAgent),
+					Found: foundText(w.Agent, "agent"), Err: ErrInvalidEnvelope}}
 		}
 		raw, version := w.Payload, w.SchemaVersion
 		if version != e.version {

@@ -363,3 +363,22 @@ func trimSpace(b []byte) []byte {
 	}
 	return b
 }
+
+// foundText is a WireError's Found for an envelope string field: the
+// value quoted and cut to 64 bytes; "" is also what an absent field
+// decodes to.
+func foundText(v, field string) string {
+	if v == "" {
+		return `"" or no ` + field + ` field`
+	}
+	return fmt.Sprintf("%q", cutText(v))
+}
+
+// wantType is a WireError's Want for an unknown event type.
+func (r *Registry) wantType() string {
+	ts := r.Types()
+	if len(ts) == 0 {
+		return "an event type this fledger reads (it reads none)"
+	}
+	return fmt.Sprintf("one of the %d event types this fledger reads (e.g. %s)", len(ts), ts[0])
+}

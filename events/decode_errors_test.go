@@ -28,6 +28,7 @@ func TestDecodeCommit_ErrorsNameTheJSON(t *testing.T) {
 	const rs = head + ", event 0 type RetryScheduled version 2): events[0].payload."
 	const int64Range = "an integer from -9223372036854775808 to 9223372036854775807"
 	const uint64Range = "an unsigned integer from 0 to 18446744073709551615"
+	types := fmt.Sprintf("one of the %d event types this fledger reads (e.g. AttemptFailed)", len(NewCatalogRegistry().Types()))
 	const commit = `a JSON object (the commit envelope {"basis": …, "events": […]})`
 	big := strings.Repeat("a", 10<<20)
 	cut := strings.Repeat("a", 63) // 64 bytes with the opening quote
@@ -61,7 +62,14 @@ func TestDecodeCommit_ErrorsNameTheJSON(t *testing.T) {
 		{"payload missing", strings.Replace(decodeErrorEnvelope("RetryScheduled", 2, `{}`), `,"payload":{}`, ``, 1), head + `, event 0 type RetryScheduled version 2): events[0].payload: want a JSON object (the RetryScheduled payload), found no payload field`, false},
 		{"upcast: no schema_version", decodeErrorEnvelope("RetryScheduled", 0, `{}`), head + `, event 0 type RetryScheduled): events: cannot upcast event: schema_version: want 1 or more (the RetryScheduled version the event was written at), found 0 or no schema_version field`, false},
 		{"upcast: a newer version", decodeErrorEnvelope("RetryScheduled", 99, `{}`), head + `, event 0 type RetryScheduled version 99): events: cannot upcast event: schema_version: want 2 or less (the newest RetryScheduled version this fledger reads), found 99 (written by a newer fledger)`, false},
-		{"unknown type", decodeErrorEnvelope("Nope", 1, `{}`), head + `, event 0 type Nope version 1): events: unknown event type: "Nope"`, false},
+		{"unknown type", decodeErrorEnvelope("Nope", 1, `{}`), head + `, event 0 type Nope version 1): events[0].type: want ` + types + `, found "Nope"`, false},
+		{"empty type", decodeErrorEnvelope("", 1, `{}`), head + `): events[0].type: want ` + types + `, found "" or no type field`, false},
+		{"another aggregate", strings.Replace(decodeErrorEnvelope("RetryScheduled", 2, `{}`), `"aggregate":"turn"`, `"aggregate":"profile"`, 1),
+			head + `, event 0 type RetryScheduled version 2): events[0].aggregate: want "turn" (the aggregate of RetryScheduled) or no aggregate field, found "profile"`, false},
+		{"another agent", strings.Replace(decodeErrorEnvelope("RetryScheduled", 2, `{}`), `"agent":"main"`, `"agent":"coder"`, 1),
+			head + `, event 0 type RetryScheduled version 2): events[0].agent: want "main" (the agent of the subject it is stored under), found "coder"`, false},
+		{"no agent", strings.Replace(decodeErrorEnvelope("RetryScheduled", 2, `{}`), `"agent":"main",`, ``, 1),
+			head + `, event 0 type RetryScheduled version 2): events[0].agent: want "main" (the agent of the subject it is stored under), found "" or no agent field`, false},
 		{"upcast: negative for unsigned", decodeErrorEnvelope("RetryScheduled", 1, `{"jitter_seed":-1}`), head + `, event 0 type RetryScheduled version 1): events: cannot upcast event: RetryScheduled version 1 to 2: field jitter_seed: -1 is negative; want an unsigned integer from 0 to 18446744073709551615`, false},
 		{"10 MB string for number", decodeErrorEnvelope("RetryScheduled", 2, `{"attempt":"`+big+`"}`), rs + `attempt: want ` + int64Range + `, found a string "` + cut + `…`, true},
 		{"10 MB array", `[` + strings.Repeat(`1,`, 5<<20) + `1]`, head + `): body: want ` + commit + `, found an array [` + strings.Repeat("1,", 31) + `1…`, true},
@@ -86,11 +94,14 @@ func TestDecodeCommit_ErrorsNameTheJSON(t *testing.T) {
 			if !errors.Is(err, ErrDecode) || !errors.As(err, &de) || de.Seq != 7 || de.Size != len(data) {
 				t.Fatalf("%#v: not a *DecodeError of seq 7, %d bytes", err, len(data))
 			}
-			if errors.Is(err, ErrUnknownType) != (tc.name == "unknown type") {
+			if errors.Is(err, ErrUnknownType) != strings.HasSuffix(tc.name, " type") {
 				t.Fatalf("errors.Is(err, ErrUnknownType) = %v", errors.Is(err, ErrUnknownType))
 			}
+			if another := strings.HasPrefix(tc.name, "another") || tc.name == "no agent"; another && !errors.Is(err, ErrInvalidEnvelope) {
+				t.Fatalf("errors.Is(err, ErrInvalidEnvelope) = false")
+			}
 			var we *WireError
-			if errors.As(err, &we) == (tc.name == "unknown type" || strings.HasPrefix(tc.name, "upcast")) {
+			if errors.As(err, &we) == strings.HasPrefix(tc.name, "upcast") {
 				t.Fatalf("*WireError reachable: %v", errors.As(err, &we))
 			}
 			var te *fastjson.UnmarshalTypeError
@@ -108,11 +119,11 @@ func TestDecodeCommit_LongEnvelopeValuesAreCut(t *testing.T) {
 	big := strings.Repeat("x", 1<<20)
 	cut := strings.Repeat("x", 64) + "…"
 	for _, tc := range []struct{ name, in, want string }{
-		{"type", decodeErrorEnvelope(big, 1, `{}`), `events: unknown event type: "` + cut + `"`},
+		{"type", decodeErrorEnvelope(big, 1, `{}`), `, found "` + cut + `"`},
 		{"aggregate", strings.Replace(decodeErrorEnvelope("RetryScheduled", 2, `{}`), `"aggregate":"turn"`, `"aggregate":"`+big+`"`, 1),
-			`aggregate "` + cut + `", type RetryScheduled belongs to "turn"`},
+			`events[0].aggregate: want "turn" (the aggregate of RetryScheduled) or no aggregate field, found "` + cut + `"`},
 		{"agent", strings.Replace(decodeErrorEnvelope("RetryScheduled", 2, `{}`), `"agent":"main"`, `"agent":"`+big+`"`, 1),
-			`agent "` + cut + `", stored under agent "main"'s subject`},
+			`events[0].agent: want "main" (the agent of the subject it is stored under), found "` + cut + `"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewCatalogRegistry().DecodeCommit([]byte(tc.in), 7, "fledger.main.turn.t")
