@@ -129,7 +129,11 @@ func (b *runner) stepRows() error {
 		if err != nil {
 			return err
 		}
-		b.rep.Rows = append(b.rep.Rows, barRow(Measure{Name: fmt.Sprintf("step decision, %d profiles/provider", k), Value: us(d), Unit: "µs",
+		name := fmt.Sprintf("step decision, %d profiles/provider", k)
+		if k == 1 {
+			name = "step decision, 1 profile/provider"
+		}
+		b.rep.Rows = append(b.rep.Rows, barRow(Measure{Name: name, Value: us(d), Unit: "µs",
 			Detail: "policy.OnOutcome(429) → cooldown + rotation; pure CPU, best of 5 batches"}, nil, "", true))
 	}
 	return nil
