@@ -99,6 +99,10 @@ func commitError(data []byte, err error) error {
 // decode into t: err is go-json's error.
 func payloadError(i int, typ string, t reflect.Type, raw []byte, err error) error {
 	prefix := fmt.Sprintf("events[%d].payload", i)
+	var me *missingFieldError
+	if errors.As(err, &me) {
+		return missingError(prefix, typ, me)
+	}
 	var te *fastjson.UnmarshalTypeError
 	if !errors.As(err, &te) {
 		var se *fastjson.SyntaxError

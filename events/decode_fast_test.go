@@ -236,7 +236,7 @@ func TestDecodeFast_TakesTheCodecsOutput(t *testing.T) {
 	}
 	const env = `{"events":[{"id":"a","type":"ProfileCleared","schema_version":1,"at":"2026-01-15T10:00:00Z","agent":"a","aggregate":"profile","key":"k","payload":`
 	for _, payload := range []string{
-		`{}`, `{"note":"}"}`, `{"note":"\\"}`, `{"note":"\"}","b":[{"c":"]"}]}`, `{"note":"\\\"}"}`,
+		`{"profile_id":"k"}`, `{"profile_id":"k","note":"}"}`, `{"note":"\\","profile_id":"k"}`, `{"profile_id":"k","note":"\"}","b":[{"c":"]"}]}`, `{"profile_id":"k","note":"\\\"}"}`,
 	} {
 		evs, ok := r.decodeFast(nil, []byte(env+payload+`}]}`), 1, "fledger.a.profile.k", false)
 		if !ok || len(evs) != 1 || string(evs[0].Payload) != payload {

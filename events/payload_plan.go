@@ -29,6 +29,9 @@ import (
 type payloadPlan struct {
 	typ    reflect.Type
 	fields []planField
+	// required has bit i set when fields[i] is required (fieldRequired):
+	// an object without it is not taken (required.go).
+	required uint64
 }
 
 // planKind is how a field is decoded.
@@ -154,6 +157,9 @@ func compilePlan(t reflect.Type, depth int) *payloadPlan {
 		if pf.kind >= planStruct && pf.sub == nil {
 			return nil
 		}
+		if fieldRequired(opts) {
+			p.required |= 1 << len(p.fields)
+		}
 		p.fields = append(p.fields, pf)
 	}
 	return p
@@ -189,7 +195,7 @@ func (d *planDecoder) object(p unsafe.Pointer, plan *payloadPlan) bool {
 	d.i++
 	if b[d.i] == '}' {
 		d.i++
-		return true
+		return plan.required == 0
 	}
 	var seen uint64
 	next := 0
@@ -220,7 +226,7 @@ func (d *planDecoder) object(p unsafe.Pointer, plan *payloadPlan) bool {
 			return false
 		}
 		if more, ok := d.after('}'); !more {
-			return ok
+			return ok && seen&plan.required == plan.required
 		}
 	}
 }

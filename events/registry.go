@@ -194,6 +194,9 @@ func (e *typeEntry) decodeFrom(raw []byte, shared bool) (Payload, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRequired(raw, e.goType); err != nil {
+		return nil, err
+	}
 	return e.box(v), nil
 }
 
