@@ -27,7 +27,8 @@ const (
 	SnapshotFormat = 1
 	// foldVersion is bumped whenever the fold (state.go) or the encoded
 	// state (snapState) changes: a snapshot of another fold is discarded.
-	foldVersion = 1
+	// Version 2: a session's zero fields are left out (snapSession).
+	foldVersion = 2
 )
 
 // SnapshotCompat is the code version a snapshot must carry to be loaded:
@@ -100,11 +101,14 @@ type doneTurn struct {
 	ConfigHash string           `json:"config_hash"`
 }
 
+// snapSession is one session's view. Zero fields are left out (omitzero
+// keeps nil and empty maps apart), here and in policy.SessionState: a
+// session with an auto pin and nothing else encodes in about 110 bytes.
 type snapSession struct {
 	State            policy.SessionState        `json:"state"`
-	LastAutoProbeAt  int64                      `json:"last_auto_probe_at"`
-	SkipMarks        map[string]policy.SkipMark `json:"skip_marks"`
-	ProfileSkipMarks map[string]policy.SkipMark `json:"profile_skip_marks"`
+	LastAutoProbeAt  int64                      `json:"last_auto_probe_at,omitzero"`
+	SkipMarks        map[string]policy.SkipMark `json:"skip_marks,omitzero"`
+	ProfileSkipMarks map[string]policy.SkipMark `json:"profile_skip_marks,omitzero"`
 }
 
 // encodeState is the canonical encoding of s. Call with mu held (for

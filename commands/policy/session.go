@@ -47,43 +47,48 @@ const (
 // fallbackNotice = {selectedModel, activeModel, reason}); Active "" means no
 // fallback is active.
 type NoticeState struct {
-	Selected string
-	Active   string
-	Reason   string
+	Selected string `json:",omitzero"`
+	Active   string `json:",omitzero"`
+	Reason   string `json:",omitzero"`
 }
 
 // SessionState is one session's selection, auth pin and notice state,
 // folded from its session events by [EvolveSession]. Fallback never writes
 // the selection (seed 000: fallback is turn-local).
+//
+// The engine's snapshot encodes it (engine/snapshot.go) with encoding/json:
+// a zero field is left out (omitzero, which keeps a nil slice apart from
+// an empty one), so a session's snapshot holds only what it has — most
+// hold a session key and an auto pin.
 type SessionState struct {
-	Session string
+	Session string `json:",omitzero"`
 	// Model is the stored model override (zero = none) and Source its
 	// modelOverrideSource ("" with a model = legacy, treated as user).
-	Model  ModelRef
-	Source SelectionSource
+	Model  ModelRef        `json:",omitzero"`
+	Source SelectionSource `json:",omitzero"`
 	// Origin is the configured model a stored auto override fell back from.
-	Origin ModelRef
+	Origin ModelRef `json:",omitzero"`
 	// Fallbacks/HasFallbacks: a fallbacks override the selection carries.
-	Fallbacks    []ModelRef
-	HasFallbacks bool
+	Fallbacks    []ModelRef `json:",omitzero"`
+	HasFallbacks bool       `json:",omitzero"`
 	// Pin is the auth-profile pin, PinProvider its provider and PinSource
 	// auto | user.
-	Pin         string
-	PinProvider string
-	PinSource   PinSource
+	Pin         string    `json:",omitzero"`
+	PinProvider string    `json:",omitzero"`
+	PinSource   PinSource `json:",omitzero"`
 	// Notice is the fallback-notice state.
-	Notice NoticeState
+	Notice NoticeState `json:",omitzero"`
 	// CompactionCount is the number of completed compactions.
-	CompactionCount int
+	CompactionCount int `json:",omitzero"`
 	// LastReset is the kind of the last /new or /reset ("" = none).
-	LastReset string
+	LastReset string `json:",omitzero"`
 	// UserCommandSeq is the stream sequence of the last user session
 	// command stored ([UserCommand], [NoteSeq]; 0 = none known).
-	UserCommandSeq uint64
+	UserCommandSeq uint64 `json:",omitzero"`
 	// OtherCommandSeq is the stream sequence of the last user session
 	// command stored that is not a model selection (a `/model default`,
 	// `/new`, `/reset`, a user pin; 0 = none known).
-	OtherCommandSeq uint64
+	OtherCommandSeq uint64 `json:",omitzero"`
 }
 
 // EvolveSession folds one session event into the state; events of other

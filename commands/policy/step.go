@@ -133,8 +133,8 @@ type Decision struct {
 // SkipMark is an auth skip-cache marker: when a non-primary candidate
 // failed with Reason auth or auth_permanent (Unix ms).
 type SkipMark struct {
-	At     int64
-	Reason string
+	At     int64  `json:",omitzero"`
+	Reason string `json:",omitzero"`
 }
 
 // SkipKey is the skip-cache key (session, provider, model, auth scope =
