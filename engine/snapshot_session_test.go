@@ -22,7 +22,7 @@ func TestSnapshot_SessionsEncodeOnlyWhatTheyHold(t *testing.T) {
 		"full": {state: policy.SessionState{Session: "full", Model: gpt, Source: "user", Origin: gpt, Fallbacks: []policy.ModelRef{gpt},
 			HasFallbacks: true, Notice: policy.NoticeState{Selected: "a/b", Active: "c/d", Reason: "rate_limit"},
 			CompactionCount: 2, LastReset: "new", UserCommandSeq: 7, OtherCommandSeq: 5},
-			lastAutoProbeAt: 1768471200000,
+			lastAutoProbeAt:  1768471200000,
 			skipMarks:        map[string]policy.SkipMark{"k": {At: 1, Reason: "auth"}},
 			profileSkipMarks: map[string]policy.SkipMark{}},
 		"empty fallbacks": {state: policy.SessionState{Fallbacks: []policy.ModelRef{}, HasFallbacks: true}},
