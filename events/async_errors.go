@@ -1,0 +1,47 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+)
+
+// asyncErrors is the connection's handler of the errors the server sends
+// outside any request (nats.ErrorHandler). Without one, nats.go prints
+// them raw on stderr ("nats: permissions violation: …") in the middle of
+// a command's output. They go to logger instead (slog.Default() when the
+// store has none), as one warning naming the subscription; an error the
+// read-only user always meets is logged at debug: after a reconnect the
+// ordered consumer deletes its old consumer, which the reader may not do
+// (the server drops it when it has been idle for its inactive threshold),
+// and nothing is wrong.
+func asyncErrors(logger *slog.Logger, user string) nats.ErrHandler {
+	return func(_ *nats.Conn, sub *nats.Subscription, err error) {
+		l := logger
+		if l == nil {
+			l = slog.Default()
+		}
+		level := slog.LevelWarn
+		if user == ReaderUser && readerMayNot(err) {
+			level = slog.LevelDebug
+		}
+		attrs := []any{"err", err.Error()}
+		if sub != nil {
+			attrs = append(attrs, "subscription", sub.Subject)
+		}
+		l.Log(context.Background(), level, "events: the NATS server reported an error outside a request", attrs...)
+	}
+}
+
+// readerMayNot reports whether err is a permissions violation for an
+// action the read-only user is not granted and fledger's readers attempt
+// in passing: deleting or creating a consumer's leftovers.
+func readerMayNot(err error) bool {
+	if !errors.Is(err, nats.ErrPermissionViolation) {
+		return false
+	}
+	return strings.Contains(err.Error(), "$JS.API.CONSUMER.DELETE.")
+}
