@@ -103,10 +103,14 @@ func openProjectionsAt(cmd *cobra.Command, g *globals, pf *projectionFlags) (*pr
 		return nil, err
 	}
 	defer st.Close()
-	seq, err := replay.SeqAt(ctx, st, at)
+	m, err := replay.MomentAt(ctx, st, at)
 	if err != nil {
 		return nil, err
 	}
+	if w := m.Warning("--at", at); w != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "fledger: warning:", w)
+	}
+	seq := m.Seq
 	if pf.tmpDir, err = os.MkdirTemp("", "fledger-at-"); err != nil {
 		return nil, err
 	}

@@ -110,9 +110,14 @@ func runReplay(cmd *cobra.Command, g *globals, o *replayFlags) error {
 	}
 	defer st.Close()
 	if !until.IsZero() {
-		if o.toSeq, err = replay.SeqAt(ctx, st, until); err != nil {
+		m, err := replay.MomentAt(ctx, st, until)
+		if err != nil {
 			return err
 		}
+		if w := m.Warning("--until", until); w != "" {
+			fmt.Fprintln(cmd.ErrOrStderr(), "fledger: warning:", w)
+		}
+		o.toSeq = m.Seq
 		if o.toSeq == 0 {
 			return fmt.Errorf("--until %s is before the first commit", o.until)
 		}

@@ -1,0 +1,70 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// MomentLookAhead is how many commits after the first one stamped later
+// than a moment [MomentAt] reads to find commits it leaves out although
+// they are stamped at or before the moment.
+const MomentLookAhead = 1024
+
+// Moment is where the state as of a time ends in the stream: the commits
+// before the first one stamped after the time (the stream's order is the
+// order things were decided in; the stamps are each writer's clock).
+type Moment struct {
+	// Seq is the last commit of the state (0 = none: the first commit is
+	// stamped after the time).
+	Seq uint64
+	// StopSeq and StopAt are the first commit stamped after the time, the
+	// one the state stops before (0 = none: every commit is at or before
+	// the time).
+	StopSeq uint64
+	StopAt  time.Time
+	// LeftOut counts the commits among the MomentLookAhead after StopSeq
+	// that are stamped at or before the time, yet are not in the state;
+	// LastLeftOut is the last of them. Writers whose clocks disagree
+	// stamp so.
+	LeftOut     int
+	LastLeftOut uint64
+}
+
+// MomentAt finds the state as of t in src (see [Moment]). SeqAt is its
+// Seq.
+func MomentAt(ctx context.Context, src Source, t time.Time) (Moment, error) {
+	var m Moment
+	read := 0
+	err := walk(ctx, src, 1, 0, func(c *commit) error {
+		if m.StopSeq == 0 {
+			if c.Err == nil && len(c.Events) > 0 && c.Events[0].At.After(t) {
+				m.StopSeq, m.StopAt = c.Seq, c.Events[0].At
+				return nil
+			}
+			m.Seq = c.Seq
+			return nil
+		}
+		if read++; read > MomentLookAhead {
+			return errStop
+		}
+		if c.Err == nil && len(c.Events) > 0 && !c.Events[0].At.After(t) {
+			m.LeftOut++
+			m.LastLeftOut = c.Seq
+		}
+		return nil
+	})
+	return m, err
+}
+
+// Warning is a line for people when the state leaves out commits stamped
+// at or before the time ("" when it leaves none out); flag names the
+// option the time came from.
+func (m Moment) Warning(flag string, t time.Time) string {
+	if m.LeftOut == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s %s: the state ends at sequence %d, before sequence %d stamped %s; %d of the %d commits after it are stamped at or before %s (the last at sequence %d) and are left out: the writers' clocks disagree (use --to-seq for an exact cut)",
+		flag, t.UTC().Format(time.RFC3339Nano), m.Seq, m.StopSeq, m.StopAt.UTC().Format(time.RFC3339Nano),
+		m.LeftOut, MomentLookAhead, t.UTC().Format(time.RFC3339Nano), m.LastLeftOut)
+}
