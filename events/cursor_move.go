@@ -13,10 +13,10 @@ import (
 // waiting on a pull consumer shows as a waiting pull request in the
 // consumer's info (the server drops the requests of a reader whose
 // connection is gone, so a killed exporter's do not count); one working
-// on a batch has none for that while, so before a cursor is moved its
-// info is asked cursorMoveProbes times, cursorProbeEvery apart.
+// on a batch has none for that while, so the info is asked cursorProbes
+// times, cursorProbeEvery apart (and once more right before a move).
 const (
-	cursorMoveProbes = 4
+	cursorProbes     = 4
 	cursorProbeEvery = 250 * time.Millisecond
 )
 
@@ -25,7 +25,7 @@ const (
 // opts.Since, or an error wrapping ErrCursorInUse when another reader is
 // waiting on it.
 func (s *store) keepCursor(ctx context.Context, cons jetstream.Consumer, opts CursorOptions) (bool, error) {
-	info, err := cursorFree(ctx, cons, opts.Name, 1)
+	info, err := cursorFree(ctx, cons, opts.Name, cursorProbes)
 	if err != nil {
 		return false, err
 	}
@@ -39,7 +39,7 @@ func (s *store) keepCursor(ctx context.Context, cons jetstream.Consumer, opts Cu
 	if err != nil || keep {
 		return keep, err
 	}
-	if _, err := cursorFree(ctx, cons, opts.Name, cursorMoveProbes); err != nil {
+	if _, err := cursorFree(ctx, cons, opts.Name, 1); err != nil {
 		return false, err
 	}
 	err = cursorAttempts(ctx, func(actx context.Context) error { return s.stream.DeleteConsumer(actx, opts.Name) })
