@@ -67,12 +67,12 @@ func TestFollow_FileDecidesWhereTheExportResumes(t *testing.T) {
 	midSeq := seqOf(t, first[len(first)/2])
 
 	type step struct {
-		name   string
-		more   bool   // commits with decisions appended before the run
-		file   string // a, b or c
-		since  uint64
-		from   uint64 // the file holds every record from this sequence on
-		moved  string // the move reported, "" for none
+		name  string
+		more  bool   // commits with decisions appended before the run
+		file  string // a, b or c
+		since uint64
+		from  uint64 // the file holds every record from this sequence on
+		moved string // the move reported, "" for none
 	}
 	var aLast, end3 uint64
 	for _, s := range []step{
@@ -264,4 +264,3 @@ func TestFollow_FileResumesInOrderAfterAKilledExporter(t *testing.T) {
 		t.Fatalf("moves %q, want %q", moves, wantMove)
 	}
 }
-
