@@ -69,7 +69,7 @@ func cursorFree(ctx context.Context, cons jetstream.Consumer, name string, probe
 			return nil, fmt.Errorf("events: cursor: consumer %s: %w", name, err)
 		}
 		if info.NumWaiting > 0 {
-			return nil, fmt.Errorf("events: cursor %s: %w (%d pull requests waiting on it)", name, ErrCursorInUse, info.NumWaiting)
+			return nil, fmt.Errorf("events: cursor %s: %w (pull requests waiting on it: %d)", name, ErrCursorInUse, info.NumWaiting)
 		}
 	}
 	return info, nil
