@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,25 +14,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
-
-// lockedOutput is command output read while the command writes it.
-type lockedOutput struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedOutput) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedOutput) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // exportFollow is `fledger <global> export --follow --out file <args>`
 // running in-process; stop ends it once its stderr holds at least
@@ -43,7 +24,7 @@ func exportFollow(t *testing.T, global []string, file string, args ...string) (s
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	root := newRootCmd()
-	var errOut lockedOutput
+	var errOut testutil.Buffer
 	root.SetOut(&errOut)
 	root.SetErr(&errOut)
 	root.SetArgs(append(append(append([]string{}, global...), "export", "--follow", "--out", file), args...))
@@ -59,19 +40,26 @@ func exportFollow(t *testing.T, global []string, file string, args ...string) (s
 	}
 }
 
-// caughtUp waits until consumer on url's ledger has acknowledged the
-// stream's last sequence and file holds want.
-func caughtUp(t *testing.T, url, consumer, file, want string) {
+// jsOn is a JetStream client of url, closed when t ends.
+func jsOn(t *testing.T, url string) jetstream.JetStream {
 	t.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return js
+}
+
+// caughtUp waits until consumer on url's ledger has acknowledged the
+// stream's last sequence and file holds want.
+func caughtUp(t *testing.T, url, consumer, file, want string) {
+	t.Helper()
+	js := jsOn(t, url)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -99,13 +87,7 @@ func caughtUp(t *testing.T, url, consumer, file, want string) {
 // lastSeqOn is the last sequence of url's ledger.
 func lastSeqOn(t *testing.T, url string) uint64 {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	s, err := js.Stream(context.Background(), events.StreamName)
+	s, err := jsOn(t, url).Stream(context.Background(), events.StreamName)
 	if err != nil {
 		t.Fatal(err)
 	}
