@@ -198,7 +198,7 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 	warn := newFollowWarnings(errOut, "export")
 	defer warn.every(ctx, followSummaryEvery)()
 	if h, ok := sink.(export.Holder); ok {
-		if last, ok := h.Holds(); ok && last.Seq > 0 && (f.fromSeq > 0) {
+		if last, ok := h.Holds(); ok && last.Seq > 0 && f.fromSeq > 0 {
 			warn.printf("note: %s holds records up to seq %d: the export resumes after them (--from-seq and --since are for an empty or new file)", f.out, last.Seq)
 		}
 	}
