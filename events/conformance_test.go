@@ -83,6 +83,7 @@ var (
 		{name: "CursorBatchBoundsUnacked", run: confCursorBatch},
 		{name: "CursorRedeliversAfterAckWait", run: confCursorAckWait},
 		{name: "CursorOptionsAreChecked", run: confCursorOptions},
+		{name: "CursorKeepMovesOrRefuses", run: confCursorKeep},
 		{name: "Ledger", run: confLedger},
 		{name: "ClosedStore", run: confClosed},
 		{name: "ForeignMessage", run: confForeign},

@@ -21,7 +21,8 @@ const (
 // opts.Name, filtered on every fledger subject, with explicit
 // acknowledgements and MaxAckPending = Batch. A new one delivers from
 // opts.Since; an existing one resumes at its own position, its
-// MaxAckPending and AckWait updated when they differ from opts.
+// MaxAckPending and AckWait updated when they differ from opts, unless
+// opts.Keep moves it (cursor_move.go).
 func (s *store) Cursor(ctx context.Context, opts CursorOptions) (Cursor, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
@@ -41,14 +42,23 @@ func (s *store) Cursor(ctx context.Context, opts CursorOptions) (Cursor, error) 
 		return err
 	})
 	if err == nil {
-		ci := cons.CachedInfo().Config
-		if ci.MaxAckPending != opts.Batch || ci.AckWait != opts.AckWait {
-			ci.MaxAckPending, ci.AckWait = opts.Batch, opts.AckWait
-			if cons, err = s.stream.UpdateConsumer(ctx, ci); err != nil {
-				return nil, fmt.Errorf("events: cursor: update consumer %s: %w", opts.Name, err)
+		keep := true
+		if opts.Keep != nil {
+			if keep, err = s.keepCursor(ctx, cons, opts); err != nil {
+				return nil, err
 			}
 		}
-		return &cursor{s: s, name: opts.Name, cons: cons}, nil
+		if keep {
+			ci := cons.CachedInfo().Config
+			if ci.MaxAckPending != opts.Batch || ci.AckWait != opts.AckWait {
+				ci.MaxAckPending, ci.AckWait = opts.Batch, opts.AckWait
+				if cons, err = s.stream.UpdateConsumer(ctx, ci); err != nil {
+					return nil, fmt.Errorf("events: cursor: update consumer %s: %w", opts.Name, err)
+				}
+			}
+			return &cursor{s: s, name: opts.Name, cons: cons}, nil
+		}
+		err = jetstream.ErrConsumerNotFound // moved: deleted, made again below
 	}
 	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return nil, fmt.Errorf("events: cursor: consumer %s: %w", opts.Name, err)

@@ -59,6 +59,9 @@ var (
 	// listener's read-only user ([ReaderUser]); the server would refuse
 	// the publish without a reply, so the store refuses it at once.
 	ErrReadOnly = errors.New("events: connected as the read-only user " + ReaderUser + ": appends are refused (connect with the writer's credentials)")
+	// ErrCursorInUse: a cursor opened with [CursorOptions].Keep has
+	// another reader waiting on it (another exporter is running).
+	ErrCursorInUse = errors.New("events: cursor in use by another reader")
 	// ErrClosed: the store was used after Close.
 	ErrClosed = errors.New("events: store closed")
 	// ErrUpcast: a stored event could not be upcast to its type's current

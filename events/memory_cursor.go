@@ -16,6 +16,16 @@ type memCursor struct {
 	pending map[uint64]*memPending // delivered, not acknowledged
 	batch   int
 	ackWait time.Duration
+	open    int // handles not closed: readers
+}
+
+// state is c's [CursorState].
+func (c *memCursor) state() CursorState {
+	st := CursorState{Acked: c.next - 1, Pending: len(c.pending)}
+	for seq := range c.pending {
+		st.Acked = min(st.Acked, seq-1)
+	}
+	return st
 }
 
 // memPending is a delivered commit waiting for its acknowledgement.
@@ -32,7 +42,9 @@ type memCursorHandle struct {
 }
 
 // Cursor implements [Store]. A cursor opened again by name resumes where
-// it stands (Since is ignored) and takes the Batch and AckWait given.
+// it stands (Since is ignored, unless opts.Keep moves it there) and takes
+// the Batch and AckWait given. With opts.Keep, a cursor with an open
+// handle is in use.
 func (m *memStore) Cursor(ctx context.Context, opts CursorOptions) (Cursor, error) {
 	if err := checkCursorOptions(opts); err != nil {
 		return nil, err
@@ -47,15 +59,56 @@ func (m *memStore) Cursor(ctx context.Context, opts CursorOptions) (Cursor, erro
 	if ackWait == 0 {
 		ackWait = defaultCursorAckWait
 	}
+	keep := true
+	if opts.Keep != nil {
+		var err error
+		if keep, err = m.keepCursor(ctx, opts); err != nil {
+			return nil, err
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.cursors[opts.Name]
+	if c != nil && !keep {
+		if c.open > 0 { // opened while Keep ran
+			return nil, memCursorInUse(c)
+		}
+		c = nil
+	}
 	if c == nil {
 		c = &memCursor{name: opts.Name, next: max(opts.Since, 1), pending: map[uint64]*memPending{}}
 		m.cursors[opts.Name] = c
 	}
 	c.batch, c.ackWait = batch, ackWait
+	c.open++
 	return &memCursorHandle{m: m, c: c}, nil
+}
+
+// keepCursor asks opts.Keep about the existing cursor opts.Name, if any
+// (true: keep it), outside the store's lock: Keep may read the store.
+func (m *memStore) keepCursor(ctx context.Context, opts CursorOptions) (bool, error) {
+	m.mu.Lock()
+	c := m.cursors[opts.Name]
+	var (
+		st  CursorState
+		err error
+	)
+	if c != nil {
+		st = c.state()
+		if c.open > 0 {
+			err = memCursorInUse(c)
+		}
+	}
+	m.mu.Unlock()
+	if c == nil || err != nil {
+		return c == nil, err
+	}
+	return opts.Keep(ctx, st)
+}
+
+// memCursorInUse is the error for a cursor with open handles.
+func memCursorInUse(c *memCursor) error {
+	return fmt.Errorf("events: cursor %s: %w (%d readers)", c.name, ErrCursorInUse, c.open)
 }
 
 // Fetch implements [Cursor]: commits to deliver again (handed back, or
@@ -144,8 +197,11 @@ func (h *memCursorHandle) deliveries(seqs []uint64, msgs []memMsg) []Delivery {
 // ErrClosed. The cursor's position and its unacknowledged commits stay
 // under its name.
 func (h *memCursorHandle) Close() error {
-	h.closed.Store(true)
+	first := !h.closed.Swap(true)
 	h.m.mu.Lock()
+	if first {
+		h.c.open--
+	}
 	h.m.notifyLocked()
 	h.m.mu.Unlock()
 	return nil

@@ -57,6 +57,27 @@ type CursorOptions struct {
 	// AckWait is how long a delivered commit may stay unacknowledged
 	// before it is delivered again; default 30 s.
 	AckWait time.Duration
+	// Keep, when set, makes the caller, not the cursor's stored position,
+	// decide where an existing cursor delivers from: Cursor calls it with
+	// the cursor's state, and unless it returns true the cursor is moved
+	// to Since (made again there; its unacknowledged deliveries are
+	// dropped). A cursor so placed has one reader: when another reader is
+	// waiting on it, Cursor refuses with an error wrapping
+	// [ErrCursorInUse] instead of sharing it or moving it under that
+	// reader. A new cursor starts at Since without a call.
+	Keep func(ctx context.Context, st CursorState) (bool, error)
+}
+
+// CursorState is an existing cursor's position, as [CursorOptions].Keep
+// is shown it.
+type CursorState struct {
+	// Acked is the sequence up to which every commit is acknowledged (0 =
+	// none): the cursor delivers what follows it.
+	Acked uint64
+	// Pending is how many commits were delivered and not acknowledged (a
+	// reader stopped or died with them): they are delivered again, after
+	// AckWait, possibly after newer ones.
+	Pending int
 }
 
 // Cursor is a durable, acknowledged position on the stream: the reader of

@@ -68,13 +68,22 @@ retries with jittered back-off while the collector is down or refuses.
 Without --follow the export reads from --from-seq N (inclusive; default the
 beginning), or from the first commit stamped at or after --since TIME, to
 the stream's current end and exits. With --follow it tails the stream
-through the durable JetStream consumer --consumer: a restarted exporter
-resumes where the last one stopped, and a message is acknowledged only
-after its records were written and flushed, or accepted by the collector
-(--from-seq and --since then only set where a new consumer starts). With
---out FILE the file is exactly-once across crashes: the export resumes
-after the file's last complete line. To stdout or OTLP a crash between
-delivery and acknowledgement may deliver that batch twice.
+through the durable JetStream consumer --consumer; a message is
+acknowledged only after its records were written and flushed, or accepted
+by the collector. Where a restarted --follow resumes:
+  --out FILE   the file decides: it gets every record after its last
+               complete line (an empty or new file: from --from-seq or
+               --since, else the beginning), whatever position the
+               consumer holds. A consumer standing elsewhere (e.g. an
+               export to another file advanced it) is moved there, with a
+               note; one another exporter is reading is refused with an
+               error. The file is exactly-once across crashes.
+  stdout, otlp the consumer decides: the export resumes where the last one
+               on that consumer stopped (--from-seq and --since only set
+               where a new consumer starts); a crash between delivery and
+               acknowledgement may deliver that batch twice.
+A stored message that is not a fledger commit is skipped and named on
+stderr; --follow names the first 5, then sums the rest up once a minute.
 
 --metrics ADDR serves Prometheus metrics at http://ADDR/metrics while the
 export runs (e.g. ` + defaultMetricsAddr + `, loopback only; bind another
@@ -93,11 +102,11 @@ address only on purpose: the metrics name profiles and models).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.format, "format", "jsonl", "output format: jsonl | otlp")
-	fl.Uint64Var(&f.fromSeq, "from-seq", 0, "first stream sequence to export (inclusive); with --follow, only for a new consumer")
-	fl.StringVar(&f.since, "since", "", "export from the first commit stamped at or after this RFC 3339 time, or this long ago (e.g. 1h); with --follow, only for a new consumer")
+	fl.Uint64Var(&f.fromSeq, "from-seq", 0, "first stream sequence to export (inclusive); with --follow, only for an empty --out file or a new consumer")
+	fl.StringVar(&f.since, "since", "", "export from the first commit stamped at or after this RFC 3339 time, or this long ago (e.g. 1h); with --follow, only for an empty --out file or a new consumer")
 	fl.BoolVar(&f.follow, "follow", false, "keep exporting new records through a durable consumer until interrupted")
 	fl.StringVar(&f.consumer, "consumer", "", "durable consumer name for --follow (default fledger-export-<format>)")
-	fl.StringVar(&f.out, "out", "", "jsonl: append to FILE (exactly-once across restarts) instead of stdout")
+	fl.StringVar(&f.out, "out", "", "jsonl: append to FILE (exactly-once across restarts; with --follow the file decides where the export resumes) instead of stdout")
 	fl.StringVar(&f.endpoint, "endpoint", "", "otlp: collector URL, e.g. http://127.0.0.1:4318 (HTTP; /v1/logs is added when no path is given) or http://127.0.0.1:4317 (gRPC) (default $OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, $OTEL_EXPORTER_OTLP_ENDPOINT, else localhost:4318 / :4317)")
 	fl.StringArrayVar(&f.headers, "header", nil, "otlp: request header KEY=VALUE (repeatable; replaces $OTEL_EXPORTER_OTLP_HEADERS)")
 	fl.StringVar(&f.otlpProtocol, "otlp-protocol", "", "otlp: http/protobuf | grpc (default $OTEL_EXPORTER_OTLP_LOGS_PROTOCOL, $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
@@ -186,15 +195,28 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 	if consumer == "" {
 		consumer = "fledger-export-" + f.format
 	}
-	return export.Follow(ctx, st, sink, export.FollowConfig{
-		Consumer: consumer,
-		Since:    f.fromSeq,
-		Batch:    f.batch,
-		OnError:  func(err error) { fmt.Fprintln(errOut, "fledger export:", err) },
-		OnQuarantine: func(de *events.DecodeError) {
-			warnQuarantined(errOut, "export", []projections.Quarantined{projections.QuarantinedOf(de)})
+	warn := newFollowWarnings(errOut, "export")
+	defer warn.every(ctx, followSummaryEvery)()
+	if h, ok := sink.(export.Holder); ok {
+		if last, ok := h.Holds(); ok && last.Seq > 0 && f.fromSeq > 0 {
+			warn.printf("note: %s holds records up to seq %d: the export resumes after them (--from-seq and --since are for an empty or new file)", f.out, last.Seq)
+		}
+	}
+	err = export.Follow(ctx, st, sink, export.FollowConfig{
+		Consumer:     consumer,
+		Since:        f.fromSeq,
+		Batch:        f.batch,
+		OnError:      func(err error) { warn.printf("%v", err) },
+		OnQuarantine: warn.add,
+		OnMove: func(stood events.CursorState, to uint64) {
+			warn.printf("consumer %s had acknowledged up to seq %d (%d unacknowledged), not where %s resumes: moved it to seq %d",
+				consumer, stood.Acked, stood.Pending, f.out, to)
 		},
 	})
+	if errors.Is(err, events.ErrCursorInUse) {
+		return fmt.Errorf("export: --out %s: consumer %s is in use by another exporter; the file decides where its export resumes, so it needs the consumer to itself: stop the other exporter, or give this file its own consumer with --consumer NAME (%w)", f.out, consumer, err)
+	}
+	return err
 }
 
 // exportSink builds the sink --format names and its closer.

@@ -18,5 +18,9 @@
 // redelivers that batch. A [JSONL] file sink opened with [OpenJSONLFile]
 // closes that gap: it reads the position of its last complete line and
 // drops records at or before it, so the file holds every record exactly
-// once, in order.
+// once, in order. Such a file (a [Holder]) also decides where [Follow]
+// resumes, not the consumer's position: a consumer standing elsewhere is
+// moved to the file's last record (a new file gets the whole range), and
+// one another exporter reads is refused. For stdout and OTLP the
+// consumer's position decides.
 package export

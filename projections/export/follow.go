@@ -21,7 +21,9 @@ type FollowConfig struct {
 	Consumer string
 	// Since is the first stream sequence a new consumer delivers (0 or 1 =
 	// the beginning). It is used only when the consumer is created; an
-	// existing consumer resumes at its own position.
+	// existing consumer resumes at its own position. For a [Holder] sink
+	// (a file) it is where an output holding no record starts, whatever
+	// the consumer (see [Follow]).
 	Since uint64
 	// Batch is the most messages (commits) handed to the sink in one Export
 	// and the consumer's MaxAckPending; default [DefaultBatch].
@@ -55,6 +57,10 @@ type FollowConfig struct {
 	// acknowledged, with the last stream sequence of the batch and the
 	// number of records it held.
 	OnBatch func(lastSeq uint64, records int)
+	// OnMove, when set, is told when the consumer stood elsewhere than a
+	// [Holder] sink's output resumes and was moved: where it stood and the
+	// first sequence it now delivers.
+	OnMove func(stood events.CursorState, to uint64)
 }
 
 func (c *FollowConfig) setDefaults() {
@@ -98,13 +104,39 @@ const nextWait = 5 * time.Second
 // record is delivered twice only when the exporter dies after the sink
 // delivered it and before the acknowledgement reached the server, and a
 // [JSONL] file sink drops such duplicates (docs/exporters.md).
+//
+// Which decides where the export resumes: for a [Holder] sink whose
+// output knows what it holds (a JSONL file), the output — it gets every
+// record after its last one (from Since when it holds none), whatever
+// position the consumer holds: a consumer that stands elsewhere (another
+// file's export advanced it, or it holds unacknowledged deliveries) is
+// moved there (OnMove), and one that another reader waits on is refused
+// with an error wrapping [events.ErrCursorInUse]. For any other sink
+// (stdout, OTLP) the consumer's position decides.
 func Follow(ctx context.Context, st events.Store, sink Sink, cfg FollowConfig) error {
 	cfg.setDefaults()
-	cur, err := st.Cursor(ctx, events.CursorOptions{Name: cfg.Consumer, Since: cfg.Since, Batch: cfg.Batch, AckWait: cfg.AckWait})
+	opts := events.CursorOptions{Name: cfg.Consumer, Since: cfg.Since, Batch: cfg.Batch, AckWait: cfg.AckWait}
+	var moved *events.CursorState
+	if h, ok := sink.(Holder); ok {
+		if last, ok := h.Holds(); ok {
+			opts.Since = resumeFrom(last, cfg.Since)
+			opts.Keep = func(ctx context.Context, cs events.CursorState) (bool, error) {
+				keep, err := keepConsumer(ctx, st, last, opts.Since, cs)
+				if err == nil && !keep {
+					moved = &cs
+				}
+				return keep, err
+			}
+		}
+	}
+	cur, err := st.Cursor(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("export: follow: %w", err)
 	}
 	defer func() { _ = cur.Close() }()
+	if moved != nil && cfg.OnMove != nil {
+		cfg.OnMove(*moved, opts.Since)
+	}
 	var done uint64 // last sequence delivered and acknowledged by this run
 	for ctx.Err() == nil {
 		ds, err := cur.Fetch(ctx, cfg.Batch, nextWait)

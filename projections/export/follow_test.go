@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,22 +17,9 @@ import (
 )
 
 // lockedBuffer is an io.Writer safe to read while a Follow writes to it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+type lockedBuffer struct{ testutil.Buffer }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) lines() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return lines(l.b.Bytes())
-}
+func (l *lockedBuffer) lines() []string { return lines([]byte(l.String())) }
 
 // killAfter is a sink that delivers through next and then, once k records
 // were delivered in all, cancels the run: an exporter killed mid-stream.

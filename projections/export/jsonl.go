@@ -64,6 +64,12 @@ func OpenJSONLFile(path string) (*JSONL, error) {
 // written (0, 0 for new output).
 func (j *JSONL) Resume() (seq uint64, n int) { return j.last.seq, j.last.n }
 
+// Holds implements [Holder]: a file knows the records it holds (ok);
+// another writer does not.
+func (j *JSONL) Holds() (Position, bool) {
+	return Position{Seq: j.last.seq, N: j.last.n}, j.f != nil
+}
+
 // Export implements [Sink]: it writes the records not yet written, then
 // flushes, and for a file fsyncs.
 func (j *JSONL) Export(_ context.Context, recs []Record) error {

@@ -13,6 +13,24 @@ type Sink interface {
 	Export(ctx context.Context, recs []Record) error
 }
 
+// Position is where an output stands: the stream sequence of the last
+// record it holds and how many records of that commit it holds (zero: it
+// holds none).
+type Position struct {
+	Seq uint64
+	N   int
+}
+
+// Holder is a [Sink] whose output tells which records it holds (a [JSONL]
+// file): [Follow] resumes the export after them, whatever position the
+// durable consumer holds.
+type Holder interface {
+	Sink
+	// Holds returns the position of the last record the output holds;
+	// ok is false when it cannot tell (a JSONL writer such as stdout).
+	Holds() (last Position, ok bool)
+}
+
 // cursor is the position of the last delivered record: its commit's
 // stream sequence and how many records of that commit were delivered.
 type cursor struct {
