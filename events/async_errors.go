@@ -13,19 +13,21 @@ import (
 // outside any request (nats.ErrorHandler). Without one, nats.go prints
 // them raw on stderr ("nats: permissions violation: …") in the middle of
 // a command's output. They go to logger instead (slog.Default() when the
-// store has none), as one warning naming the subscription; an error the
+// store has none), as one warning naming the subscription; the error a
 // read-only user always meets is logged at debug: after a reconnect the
 // ordered consumer deletes its old consumer, which the reader may not do
 // (the server drops it when it has been idle for its inactive threshold),
-// and nothing is wrong.
-func asyncErrors(logger *slog.Logger, user string) nats.ErrHandler {
+// and nothing is wrong. It is told by the denied subject, not by the
+// user: a reader connected with a creds file has no user name here, and
+// the writer is never denied it.
+func asyncErrors(logger *slog.Logger) nats.ErrHandler {
 	return func(_ *nats.Conn, sub *nats.Subscription, err error) {
 		l := logger
 		if l == nil {
 			l = slog.Default()
 		}
 		level := slog.LevelWarn
-		if user == ReaderUser && readerMayNot(err) {
+		if readerMayNot(err) {
 			level = slog.LevelDebug
 		}
 		attrs := []any{"err", err.Error()}

@@ -251,14 +251,14 @@ func (e *typeEntry) strictCheck(raw json.RawMessage) (string, error) {
 		}
 		return "", err
 	}
-	var present map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &present); err != nil {
-		return "", err
-	}
-	for _, name := range e.required {
-		if _, ok := present[name]; !ok {
-			return name, fmt.Errorf("required field %s is missing", name)
+	// The reader's rule (required.go), at any depth, with the key
+	// written exactly as the field's name: a writer stores what it means.
+	if err := requiredOf(e.goType).check(raw, "", true); err != nil {
+		var me *missingFieldError
+		if errors.As(err, &me) {
+			return me.path, fmt.Errorf("required field %s is missing", me.path)
 		}
+		return "", err
 	}
 	return "", nil
 }

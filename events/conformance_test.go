@@ -875,6 +875,9 @@ func confRefusesBadEvents(t *testing.T, e env) {
 	badSubject := events.New(e.agent, "p", t0, events.ProfileCleared{ProfileID: "p"})
 	otherAgent := events.New(e.agent+"-other", "p", t0, events.ProfileCleared{ProfileID: "p"})
 
+	nested := events.New(e.agent, "s", t0, events.SessionModelSelected{Session: "s", Model: events.ModelRef{Provider: "a", Model: "b"}, Source: "user"})
+	nested.Data, nested.Payload = nil, []byte(`{"session":"s","model":{"provider":"a"},"source":"user"}`)
+
 	cases := []struct {
 		name     string
 		subject  string
@@ -888,6 +891,7 @@ func confRefusesBadEvents(t *testing.T, e env) {
 		{"unknown field", profileSubj, []events.Event{raw(`{"profile_id":"p","colour":"red"}`)}, events.ErrInvalidPayload, "ProfileCleared", "colour"},
 		{"wrong field type", profileSubj, []events.Event{raw(`{"profile_id":42}`)}, events.ErrInvalidPayload, "ProfileCleared", "profile_id"},
 		{"missing required field", profileSubj, []events.Event{raw(`{"by":"cli"}`)}, events.ErrInvalidPayload, "ProfileCleared", "profile_id"},
+		{"missing nested required field", profileSubj, []events.Event{nested}, events.ErrInvalidPayload, "SessionModelSelected", "model.model"},
 		{"oversize", profileSubj, []events.Event{good, big}, events.ErrTooLarge, "NoticeSent", "text"},
 		{"empty key", profileSubj, []events.Event{noKey}, events.ErrInvalidEnvelope, "ProfileCleared", "key"},
 		{"another agent's event", profileSubj, []events.Event{good, otherAgent}, events.ErrInvalidEnvelope, "ProfileCleared", "agent"},

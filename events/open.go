@@ -57,7 +57,7 @@ func (s *store) connectEmbedded(cfg config) error {
 		return err
 	}
 	s.srv = srv
-	nopts := []nats.Option{nats.InProcessServer(srv), nats.Name("fledger"), nats.ErrorHandler(asyncErrors(cfg.logger, WriterUser))}
+	nopts := []nats.Option{nats.InProcessServer(srv), nats.Name("fledger"), nats.ErrorHandler(asyncErrors(cfg.logger))}
 	if pw := srv.WriterPassword(); pw != "" {
 		// With a listener the server has users; fledger is the writer.
 		nopts = append(nopts, nats.UserInfo(WriterUser, pw))
@@ -88,7 +88,7 @@ func (s *store) connectURL(cfg config) error {
 	if cfg.user != "" {
 		nopts = append(nopts, nats.UserInfo(cfg.user, cfg.password))
 	}
-	nopts = append(nopts, nats.ErrorHandler(asyncErrors(cfg.logger, cfg.user)))
+	nopts = append(nopts, nats.ErrorHandler(asyncErrors(cfg.logger)))
 	if cfg.creds != "" {
 		nopts = append(nopts, nats.UserCredentials(cfg.creds))
 	}

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"reflect"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -40,7 +39,6 @@ type typeEntry struct {
 	boxable  bool         // box may share a decoded value (see box)
 	plan     *payloadPlan // nil: go-json decodes every payload
 	agg      Aggregate
-	required []string // JSON names of fields without omitempty
 	up       map[int]Upcaster
 }
 
@@ -96,7 +94,7 @@ func (r *Registry) Register(p Payload, version int) error {
 		read := maps.Clone(r.types)
 		r.read.Store(&read)
 	}
-	e.version, e.goType, e.agg, e.required = version, t, p.EventAggregate(), requiredFields(t)
+	e.version, e.goType, e.agg = version, t, p.EventAggregate()
 	e.proto, e.boxable, e.plan = p, t.Size() > unsafe.Sizeof(uintptr(0)), newPayloadPlan(t)
 	return nil
 }
@@ -183,8 +181,20 @@ var noCopyStrings = []fastjson.DecodeOptionFunc{fastjson.DecodeNoCopyString()}
 
 // decodeFrom is decode; with shared, the payload's strings without
 // escapes share raw instead of being copies (see decodeFast).
+//
+// The payload plan is tried first: an upcast payload (an event stored at an
+// older version) is canonical JSON too, and the plan decodes it in one pass
+// and checks its required fields with a bitmask (required.go); go-json and
+// checkRequired's second parse are for what the plan does not take.
 func (e *typeEntry) decodeFrom(raw []byte, shared bool) (Payload, error) {
 	v := reflect.New(e.goType)
+	if e.plan != nil {
+		d := planDecoder{b: raw, shared: shared}
+		if d.object(v.UnsafePointer(), e.plan) && d.i == len(raw) {
+			return e.box(v), nil
+		}
+		v = reflect.New(e.goType) // the plan may have filled a part
+	}
 	var err error
 	if shared {
 		err = fastjson.UnmarshalWithOption(raw, v.Interface(), noCopyStrings...)
@@ -220,25 +230,3 @@ type iface struct {
 	data unsafe.Pointer
 }
 
-// requiredFields lists the JSON names of t's exported fields that have no
-// omitempty option: the fields the type's schema requires.
-func requiredFields(t reflect.Type) []string {
-	var out []string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		if !strings.Contains(","+opts+",", ",omitempty,") {
-			out = append(out, name)
-		}
-	}
-	return out
-}

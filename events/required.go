@@ -102,21 +102,26 @@ func buildRequired(t reflect.Type, depth int) *requiredSet {
 // object that decoded into t) lacks, at any depth. Keys match as go-json
 // matches them: exactly, else without regard to case.
 func checkRequired(raw []byte, t reflect.Type) error {
-	s := requiredOf(t)
+	return requiredOf(t).check(raw, "", false)
+}
+
+// check is checkRequired below prefix; with exact, a key matches only as
+// the field's name is written (the writer's rule, codec.go strictCheck).
+// A nil set checks nothing.
+func (s *requiredSet) check(raw []byte, prefix string, exact bool) error {
 	if s == nil {
 		return nil
 	}
-	return s.check(raw, "")
-}
-
-func (s *requiredSet) check(raw []byte, prefix string) error {
 	var obj map[string]fastjson.RawMessage
 	if err := fastjson.Unmarshal(raw, &obj); err != nil || obj == nil {
 		return nil // not an object here: the decode that accepted it decides
 	}
 	for i := range s.fields {
 		f := &s.fields[i]
-		v, ok := lookupKey(obj, f.name)
+		v, ok := obj[f.name]
+		if !ok && !exact {
+			v, ok = lookupKey(obj, f.name)
+		}
 		if !ok {
 			if f.required {
 				return &missingFieldError{path: prefix + f.name, typ: f.typ}
@@ -127,7 +132,7 @@ func (s *requiredSet) check(raw []byte, prefix string) error {
 			continue
 		}
 		if !f.slice {
-			if err := f.nested.check(v, prefix+f.name+"."); err != nil {
+			if err := f.nested.check(v, prefix+f.name+".", exact); err != nil {
 				return err
 			}
 			continue
@@ -137,7 +142,7 @@ func (s *requiredSet) check(raw []byte, prefix string) error {
 			continue
 		}
 		for j, el := range elems {
-			if err := f.nested.check(el, prefix+f.name+"["+strconv.Itoa(j)+"]."); err != nil {
+			if err := f.nested.check(el, prefix+f.name+"["+strconv.Itoa(j)+"].", exact); err != nil {
 				return err
 			}
 		}
@@ -145,12 +150,9 @@ func (s *requiredSet) check(raw []byte, prefix string) error {
 	return nil
 }
 
-// lookupKey finds name in obj as go-json does: the exact key, else one
-// equal to it without regard to case.
+// lookupKey finds a key equal to name without regard to case, as go-json
+// matches a field when no key is its name exactly.
 func lookupKey(obj map[string]fastjson.RawMessage, name string) (fastjson.RawMessage, bool) {
-	if v, ok := obj[name]; ok {
-		return v, true
-	}
 	found := ""
 	for k := range obj {
 		if strings.EqualFold(k, name) && (found == "" || k < found) {
@@ -166,5 +168,5 @@ func lookupKey(obj map[string]fastjson.RawMessage, name string) (fastjson.RawMes
 // missingError is the WireError of a payload that lacks a required field.
 func missingError(prefix, typ string, me *missingFieldError) *WireError {
 	return &WireError{Path: prefix + "." + me.path, Want: fmt.Sprintf("%s (every %s payload has it)", wantOf(me.typ, false), typ),
-		Found: "no " + me.path[strings.LastIndexAny(me.path, ".]")+1:] + " field", Err: me}
+		Found: "no " + me.path + " field", Err: me}
 }

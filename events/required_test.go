@@ -110,13 +110,13 @@ func TestDecodeCommit_RequiredFieldNested(t *testing.T) {
 		want string // "" = decodes
 	}{
 		{"requested without model", func(m map[string]json.RawMessage) { m["requested"] = json.RawMessage(`{"provider":"openai"}`) },
-			`events[0].payload.requested.model: want a string (every TurnStarted payload has it), found no model field`},
+			`events[0].payload.requested.model: want a string (every TurnStarted payload has it), found no requested.model field`},
 		{"second chain entry without route_origin", func(m map[string]json.RawMessage) {
 			var chain []map[string]json.RawMessage
 			_ = json.Unmarshal(m["chain"], &chain)
 			delete(chain[1], "route_origin")
 			m["chain"], _ = json.Marshal(chain)
-		}, `events[0].payload.chain[1].route_origin: want a string (every TurnStarted payload has it), found no route_origin field`},
+		}, `events[0].payload.chain[1].route_origin: want a string (every TurnStarted payload has it), found no chain[1].route_origin field`},
 		{"a key in another case", func(m map[string]json.RawMessage) { m["Turn_ID"] = m["turn_id"]; delete(m, "turn_id") }, ""},
 		{"chain null", func(m map[string]json.RawMessage) { m["chain"] = json.RawMessage(`null`) }, ""},
 		{"optional fields absent", func(m map[string]json.RawMessage) {

@@ -23,19 +23,18 @@ type Moment struct {
 	// the time).
 	StopSeq uint64
 	StopAt  time.Time
-	// LeftOut counts the commits among the MomentLookAhead after StopSeq
-	// that are stamped at or before the time, yet are not in the state;
-	// LastLeftOut is the last of them. Writers whose clocks disagree
-	// stamp so.
+	// Read is how many commits after StopSeq were read (MomentLookAhead
+	// at most); LeftOut counts those stamped at or before the time, yet
+	// not in the state, and LastLeftOut is the last of them. Writers whose
+	// clocks disagree stamp so.
+	Read        int
 	LeftOut     int
 	LastLeftOut uint64
 }
 
-// MomentAt finds the state as of t in src (see [Moment]). SeqAt is its
-// Seq.
+// MomentAt finds the state as of t in src (see [Moment]).
 func MomentAt(ctx context.Context, src Source, t time.Time) (Moment, error) {
 	var m Moment
-	read := 0
 	err := walk(ctx, src, 1, 0, func(c *commit) error {
 		if m.StopSeq == 0 {
 			if c.Err == nil && len(c.Events) > 0 && c.Events[0].At.After(t) {
@@ -45,9 +44,10 @@ func MomentAt(ctx context.Context, src Source, t time.Time) (Moment, error) {
 			m.Seq = c.Seq
 			return nil
 		}
-		if read++; read > MomentLookAhead {
+		if m.Read == MomentLookAhead {
 			return errStop
 		}
+		m.Read++
 		if c.Err == nil && len(c.Events) > 0 && !c.Events[0].At.After(t) {
 			m.LeftOut++
 			m.LastLeftOut = c.Seq
@@ -66,5 +66,5 @@ func (m Moment) Warning(flag string, t time.Time) string {
 	}
 	return fmt.Sprintf("%s %s: the state ends at sequence %d, before sequence %d stamped %s; %d of the %d commits after it are stamped at or before %s (the last at sequence %d) and are left out: the writers' clocks disagree (use --to-seq for an exact cut)",
 		flag, t.UTC().Format(time.RFC3339Nano), m.Seq, m.StopSeq, m.StopAt.UTC().Format(time.RFC3339Nano),
-		m.LeftOut, MomentLookAhead, t.UTC().Format(time.RFC3339Nano), m.LastLeftOut)
+		m.LeftOut, m.Read, t.UTC().Format(time.RFC3339Nano), m.LastLeftOut)
 }

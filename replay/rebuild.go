@@ -15,15 +15,8 @@ import (
 // time), the prefix stops at the first later commit, so the state is
 // always a real prefix of the stream.
 func SeqAt(ctx context.Context, src Source, t time.Time) (uint64, error) {
-	var seq uint64
-	err := walk(ctx, src, 1, 0, func(c *commit) error {
-		if c.Err == nil && len(c.Events) > 0 && c.Events[0].At.After(t) {
-			return errStop
-		}
-		seq = c.Seq
-		return nil
-	})
-	return seq, err
+	m, err := MomentAt(ctx, src, t)
+	return m.Seq, err
 }
 
 // RebuildOptions tune [Rebuild].
