@@ -32,14 +32,14 @@ type Registry struct {
 }
 
 type typeEntry struct {
-	name     string
-	version  int
-	goType   reflect.Type
-	proto    Payload      // a value of goType: the method table box gives a decoded one
-	boxable  bool         // box may share a decoded value (see box)
-	plan     *payloadPlan // nil: go-json decodes every payload
-	agg      Aggregate
-	up       map[int]Upcaster
+	name    string
+	version int
+	goType  reflect.Type
+	proto   Payload      // a value of goType: the method table box gives a decoded one
+	boxable bool         // box may share a decoded value (see box)
+	plan    *payloadPlan // nil: go-json decodes every payload
+	agg     Aggregate
+	up      map[int]Upcaster
 }
 
 // NewRegistry returns an empty registry.
@@ -229,4 +229,3 @@ type iface struct {
 	tab  unsafe.Pointer
 	data unsafe.Pointer
 }
-
