@@ -271,7 +271,6 @@ func TestStep_EmptyChainHasNoNextStep(t *testing.T) {
 	}
 }
 
-
 // A begin that stopped after its selection was stored (a crash before the
 // TurnStarted): the retried begin finds no turn, its selection changes
 // nothing, and only the start is appended.
