@@ -102,3 +102,41 @@ func TestRace_ResentBeginsWithAModel(t *testing.T) {
 }
 
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// A ledger written before a `/model` of the current selection became a
+// no-op holds such repeats (a selection equal to the session's, and the
+// live-switch mark it put on the running turn): replay --verify still
+// re-decides them as recorded.
+func TestVerify_RepeatedSelectionOfEarlierBuilds(t *testing.T) {
+	st, a, _, _ := twoInstances(t)
+	ctx := context.Background()
+	gpt := events.ModelRef{Provider: "openai", Model: "gpt-5"}
+	if _, err := a.SelectModel(ctx, "old", gpt, "user", nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.BeginTurn(ctx, engine.TurnRequest{TurnID: "old1", Session: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	// What an earlier build appended for the repeat: the selection and the
+	// mark, under the session.
+	subj := events.MustSubject("main", events.AggSession, "old")
+	last, err := st.LastSeq(ctx, subj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now()
+	sel := events.New("main", "old", at, events.SessionModelSelected{Session: "old", Model: gpt, Source: "user"})
+	mark := events.New("main", "old1", at, events.LiveSwitchMarked{TurnID: "old1", Session: "old", Model: gpt, Source: "user"}, events.WithCausation(sel.ID))
+	if _, err := st.Append(ctx, subj, last, sel, mark); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The same selection now appends nothing.
+	evs, err := a.SelectModel(ctx, "old", gpt, "user", nil, "")
+	if err != nil || len(evs) != 0 {
+		t.Fatalf("repeat now appended %v (%v)", evs, err)
+	}
+	verifyOK(t, st)
+}
