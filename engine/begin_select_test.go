@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"testing"
@@ -14,6 +15,13 @@ var (
 	opus = events.ModelRef{Provider: "anthropic", Model: "claude-opus-4-6"}
 	gpt5 = events.ModelRef{Provider: "openai", Model: "gpt-5"}
 )
+
+// manualEngine is a store and an engine on it with a manual clock at
+// testutil.T0.
+func manualEngine(t *testing.T) (events.Store, *Engine, context.Context) {
+	st := testutil.Store(t)
+	return st, newEngine(t, st, testutil.NewManualClock(testutil.T0)), testutil.Context(t)
+}
 
 // appended runs f and returns the types of the events it appended, in
 // stream order, with the last sequence before and after.
@@ -41,9 +49,7 @@ func appended(t *testing.T, st events.Store, f func()) (types []string, before, 
 // the field when it does not, ErrTurnExists for another session (whose
 // selection stays as it was).
 func TestBegin_ModelSelectedOnceForANewTurn(t *testing.T) {
-	st := testutil.Store(t)
-	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
-	ctx := testutil.Context(t)
+	st, e, ctx := manualEngine(t)
 	begin := TurnRequest{TurnID: "rd1", Session: "rd", Select: &ModelSelection{Model: gpt5}}
 	var first *Step
 	got, _, _ := appended(t, st, func() {
@@ -124,9 +130,7 @@ func TestBegin_ModelSelectedOnceForANewTurn(t *testing.T) {
 // RunTurn takes the same selection: recorded before the turn starts, and
 // nothing at all for a turn id that exists.
 func TestRunTurn_SelectOnlyForANewTurn(t *testing.T) {
-	st := testutil.Store(t)
-	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
-	ctx := testutil.Context(t)
+	st, e, ctx := manualEngine(t)
 	req := TurnRequest{TurnID: "r1", Session: "s1", Select: &ModelSelection{Model: gpt5}}
 	var res *TurnResult
 	got, _, _ := appended(t, st, func() {
@@ -171,9 +175,7 @@ func TestRunTurn_SelectOnlyForANewTurn(t *testing.T) {
 // `/model` of exactly the session's current selection changes nothing:
 // nothing is appended, and the running turn is not marked.
 func TestSelectModel_CurrentSelectionAppendsNothing(t *testing.T) {
-	st := testutil.Store(t)
-	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
-	ctx := testutil.Context(t)
+	st, e, ctx := manualEngine(t)
 	origin := &opus
 	other := &events.ModelRef{Provider: "openai", Model: "gpt-4o"}
 	for _, tc := range []struct {
@@ -245,9 +247,7 @@ func TestSelectModel_CurrentSelectionAppendsNothing(t *testing.T) {
 // one) has no next step: every step answer is a NoNextStepError naming
 // the turn and its empty chain, never a Next of no kind.
 func TestStep_EmptyChainHasNoNextStep(t *testing.T) {
-	st := testutil.Store(t)
-	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
-	ctx := testutil.Context(t)
+	st, e, ctx := manualEngine(t)
 	ev := events.New("main", "forged", testutil.T0, events.TurnStarted{TurnID: "forged", Session: "s1", Chat: "direct",
 		Requested: opus, SelectionSource: "default", Chain: []events.Candidate{},
 		ConfigHash: "sha256:unknown", AttemptLimit: 40, StartedAt: events.Millis(testutil.T0)})
@@ -275,9 +275,7 @@ func TestStep_EmptyChainHasNoNextStep(t *testing.T) {
 // TurnStarted): the retried begin finds no turn, its selection changes
 // nothing, and only the start is appended.
 func TestBegin_RetryAfterCrashBetweenSelectionAndStart(t *testing.T) {
-	st := testutil.Store(t)
-	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
-	ctx := testutil.Context(t)
+	st, e, ctx := manualEngine(t)
 	// What the crashed begin stored: its selection commit alone.
 	_, err := e.SelectModel(ctx, "s1", gpt5, "user", nil, "openai:a")
 	testutil.NoError(t, err)
@@ -296,9 +294,7 @@ func TestBegin_RetryAfterCrashBetweenSelectionAndStart(t *testing.T) {
 // A begin's fallbacks (the caller's override, a cron payload's) are
 // compared with the recorded chain after the requested model.
 func TestBegin_ResentFallbacksComparedWithTheChain(t *testing.T) {
-	st := testutil.Store(t)
-	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
-	ctx := testutil.Context(t)
+	st, e, ctx := manualEngine(t)
 	gpt4o := policy.ModelRef{Provider: "openai", Model: "gpt-4o"}
 	over := TurnRequest{TurnID: "f1", Session: "s1", FallbacksOverride: &[]policy.ModelRef{gpt5, opus}}
 	cron := TurnRequest{TurnID: "f2", Session: "s2", Cron: &policy.CronPayload{Model: gpt5, Fallbacks: []policy.ModelRef{opus}, HasFallbacks: true}}
