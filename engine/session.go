@@ -53,8 +53,19 @@ func (e *Engine) SelectModel(ctx context.Context, session string, m events.Model
 		}
 	}
 	return e.sessionCommand(ctx, session, func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error) {
-		return SelectionDecision(cfg, s, e.st.running(session), session, m, source, origin, profile)
+		return e.decideSelection(cfg, s, session, ModelSelection{Model: m, Source: source, Profile: profile}, origin)
 	})
+}
+
+// decideSelection is SelectModel's decision, under the state's read lock:
+// nothing when the selection changes nothing (policy.SelectionUnchanged:
+// a `/model` of the session's current selection appends nothing and
+// marks no live switch), else [SelectionDecision].
+func (e *Engine) decideSelection(cfg *policy.Config, s policy.SessionState, session string, sel ModelSelection, origin *events.ModelRef) ([]events.Payload, error) {
+	if policy.SelectionUnchanged(s, sel.Model, policy.SelectionSource(sel.Source), origin, sel.Profile) {
+		return nil, nil
+	}
+	return SelectionDecision(cfg, s, e.st.running(session), session, sel.Model, sel.Source, origin, sel.Profile)
 }
 
 // SelectionDecision decides `/model provider/model[@profile]` on session
@@ -62,7 +73,10 @@ func (e *Engine) SelectModel(ctx context.Context, session string, m events.Model
 // when given, and the pending live switch a user selection marks on the
 // session's running turn (policy.MarkLiveSwitch, rule revision 3), in
 // that order. running lists the session's running turns. Replay's verify
-// re-decides a selection with it.
+// re-decides a selection with it. It decides a selection that changes
+// nothing too (SelectModel asks policy.SelectionUnchanged first and
+// appends nothing then; builds before that stored such a repeat, and it
+// still verifies).
 func SelectionDecision(cfg *policy.Config, s policy.SessionState, running []policy.TurnState, session string, m events.ModelRef, source string, origin *events.ModelRef, profile string) ([]events.Payload, error) {
 	out, err := policy.SelectModel(s, session, m, policy.SelectionSource(source), origin)
 	if err != nil {

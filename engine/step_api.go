@@ -103,13 +103,21 @@ type AttemptReport struct {
 func (e *Engine) Clock() Clock { return e.opt.clock }
 
 // BeginTurn opens a turn like [Engine.RunTurn] and returns its first
-// step (usually a call; exhausted when every candidate is skipped). A
-// TurnID that names an existing turn of the same session returns that
-// turn's current step (Replayed), so a gateway may re-send a begin whose
-// answer it lost; of another session, ErrTurnExists.
+// step (usually a call; exhausted when every candidate is skipped): it
+// records req.Select for the session when given (nothing when the session
+// already holds exactly it), then the TurnStarted.
 //
-// Errors: ErrBadRequest (session, chat), ErrNoConfig, the deciders'
-// errors, store errors, ErrConflictRetries.
+// A TurnID that names an existing turn appends nothing, the selection
+// included: of the same session and the same request
+// ([BeginMismatchError] lists what is compared), it returns that turn's
+// current step (Replayed), so a gateway may re-send a begin whose answer
+// it lost; of the same session with another request, a
+// *[BeginMismatchError] (ErrBeginMismatch); of another session,
+// ErrTurnExists.
+//
+// Errors: ErrBadRequest (session, chat, selection), ErrNoConfig, the
+// deciders' errors, store errors, ErrConflictRetries, and a
+// *[NoNextStepError] for an existing turn whose log holds no step.
 func (e *Engine) BeginTurn(ctx context.Context, req TurnRequest) (*Step, error) {
 	req, err := e.normalizeTurn(req)
 	if err != nil {
@@ -120,6 +128,14 @@ func (e *Engine) BeginTurn(ctx context.Context, req TurnRequest) (*Step, error) 
 	}
 	if s, ok, err := e.existingTurn(ctx, req); ok || err != nil {
 		return s, err
+	}
+	if err := e.selectForTurn(ctx, req); err != nil {
+		if errors.Is(err, ErrTurnExists) {
+			if s, ok, err := e.existingTurn(ctx, req); ok || err != nil {
+				return s, err
+			}
+		}
+		return nil, err
 	}
 	now := e.opt.clock.Now()
 	dec, evs, err := e.commit(ctx, now, home{agg: events.AggTurn, key: req.TurnID}, req.TurnID, e.decideStart(req, now))
@@ -142,7 +158,17 @@ func (e *Engine) existingTurn(ctx context.Context, req TurnRequest) (*Step, bool
 	if t.Session != req.Session {
 		return nil, true, fmt.Errorf("%w: %q (session %q)", ErrTurnExists, req.TurnID, t.Session)
 	}
-	s, err := e.CurrentStep(ctx, req.TurnID)
+	sum, err := e.turnHistory(ctx, req.TurnID, finishedPhase(t.Phase))
+	if err != nil {
+		return nil, true, err
+	}
+	if sum == nil {
+		return nil, true, fmt.Errorf("%w: %q", ErrUnknownTurn, req.TurnID)
+	}
+	if m := beginMismatch(req, sum.started); m != nil {
+		return nil, true, m
+	}
+	s, err := e.replayed(req.TurnID, sum, sum.last)
 	return s, true, err
 }
 
@@ -217,11 +243,11 @@ func (e *Engine) ReportOutcome(ctx context.Context, turnID string, r AttemptRepo
 		if o.ok != r.OK {
 			return nil, &AttemptError{Err: ErrOutcomeMismatch, TurnID: turnID, Attempt: r.Attempt, Planned: st.Attempts}
 		}
-		return e.replayed(turnID, o.next), nil
+		return e.replayed(turnID, sum, o.next)
 	}
 	// Started but never decided: the turn ended without it (it cannot be
 	// in flight here). Report the turn's current step.
-	return e.replayed(turnID, sum.last), nil
+	return e.replayed(turnID, sum, sum.last)
 }
 
 // outcome turns a report into the decider's Outcome at at.
@@ -322,7 +348,7 @@ func (e *Engine) CurrentStep(ctx context.Context, turnID string) (*Step, error) 
 	if sum == nil {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTurn, turnID)
 	}
-	return e.replayed(turnID, sum.last), nil
+	return e.replayed(turnID, sum, sum.last)
 }
 
 // turnCommit is one decision of a turn as read back from the stream: its
@@ -410,14 +436,20 @@ func (e *Engine) turnLog(ctx context.Context, turnID string, old bool) (out []tu
 	return out, ended, nil
 }
 
-// replayed is the Step of a recorded decision's Next (a copy; notices
-// included); a wait's WaitMs counts from the engine clock's now.
-func (e *Engine) replayed(turnID string, n policy.Next) *Step {
+// replayed is the Step of a recorded decision's Next n of the turn
+// summarised by sum (a copy; notices included); a wait's WaitMs counts
+// from the engine clock's now. A Next of no kind (the turn's log leaves
+// it neither in flight, waiting nor ended: a TurnStarted with an empty
+// chain, which no engine writes) is a *[NoNextStepError].
+func (e *Engine) replayed(turnID string, sum *turnSummary, n policy.Next) (*Step, error) {
+	if n.Kind == "" {
+		return nil, &NoNextStepError{TurnID: turnID, Seq: sum.lastSeq, Phase: string(sum.state.Phase), Chain: len(sum.started.Chain)}
+	}
 	n = cloneNext(n)
 	if n.Kind == policy.NextWait {
 		n.WaitMs = max(n.ResumeAt-events.Millis(e.opt.clock.Now()), 0)
 	}
-	return &Step{TurnID: turnID, Next: n, Replayed: true}
+	return &Step{TurnID: turnID, Next: n, Replayed: true}, nil
 }
 
 func (e *Engine) turnConfig(hash string) *policy.Config {

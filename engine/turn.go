@@ -38,8 +38,16 @@ type TurnRequest struct {
 	Agent string
 	// Chat is direct | group | channel ("" = direct).
 	Chat string
-	// Cron is the cron payload when the turn is a cron run.
+	// Cron is the cron payload when the turn is a cron run (for this turn
+	// only: nothing is recorded for the session).
 	Cron *policy.CronPayload
+	// Select, when set, is a model selection the turn starts from (a
+	// gateway's begin with a model: `/model` then the turn; not with
+	// Cron): it is recorded for the session as [Engine.SelectModel]
+	// records it (nothing when the session already holds exactly it)
+	// just before the turn starts, and only when the turn id is new: a
+	// begin of a turn that exists records nothing ([Engine.BeginTurn]).
+	Select *ModelSelection
 	// FallbacksOverride, when not nil, is the caller's fallbacksOverride:
 	// the chain is the selected model then exactly these ([] = strict),
 	// no configured primary appended (seed 000 "Candidate chain rules").
@@ -74,7 +82,9 @@ type TurnResult struct {
 	Events []events.Event
 }
 
-// RunTurn runs one turn to its end: it selects the model and chain from
+// RunTurn runs one turn to its end: it records req.Select for the
+// session when given (a turn id that exists is refused first,
+// ErrTurnExists, with nothing recorded), selects the model and chain from
 // the session and the config in force, records TurnStarted, and then, one
 // atomic decision at a time, calls the provider through caller,
 // classifies the outcome (commands/classify), records it with its
@@ -98,6 +108,13 @@ func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*
 	if err != nil {
 		return nil, err
 	}
+	if req.Select != nil {
+		// The selection marks the session's running turns: see every one
+		// stored so far, and any turn of this id.
+		if err := e.Sync(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if _, ok, err := e.LookupTurn(ctx, req.TurnID); err != nil || ok {
 		if err != nil {
 			return nil, err
@@ -105,6 +122,9 @@ func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*
 		// The fold checks a turn it holds (decideStart); this one was
 		// evicted (or is not folded yet).
 		return nil, fmt.Errorf("%w: %q", ErrTurnExists, req.TurnID)
+	}
+	if err := e.selectForTurn(ctx, req); err != nil {
+		return nil, err
 	}
 	h := home{agg: events.AggTurn, key: req.TurnID}
 	now := e.opt.clock.Now()

@@ -44,6 +44,10 @@ type turnSummary struct {
 	state    policy.TurnState
 	last     policy.Next
 	outcomes []attemptOutcome
+	// started is the turn's TurnStarted (a re-sent begin is compared
+	// with it, beginMismatch); lastSeq the sequence of its last commit.
+	started events.TurnStarted
+	lastSeq uint64
 }
 
 // attemptOutcome is an attempt's first recorded outcome.
@@ -59,7 +63,13 @@ func (e *Engine) summarize(log []turnCommit) *turnSummary {
 		return nil
 	}
 	lastC := &log[len(log)-1]
-	s := &turnSummary{state: lastC.after, last: e.nextOf(lastC)}
+	s := &turnSummary{state: lastC.after, last: e.nextOf(lastC), lastSeq: lastC.seq}
+	for _, ev := range log[0].events {
+		if ts, ok := ev.Data.(events.TurnStarted); ok {
+			s.started = ts
+			break
+		}
+	}
 	if finishedPhase(s.state.Phase) {
 		s.state = compactTurn(s.state)
 	}

@@ -93,11 +93,11 @@ func CheckModelRef(field string, m events.ModelRef) error {
 }
 
 // ValidateTurnRequest checks the ids of req that become aggregate keys
-// (session, turn id when given) and its chat and agent, without filling
-// defaults or touching the stream. [Engine.BeginTurn] and
-// [Engine.RunTurn] run it first; a caller that records something before
-// beginning the turn (a `/model` selection) runs it before that, so a turn
-// that cannot start leaves nothing behind. Errors wrap [ErrBadRequest].
+// (session, turn id when given), its chat and agent, and its model
+// selection, without filling defaults or touching the stream.
+// [Engine.BeginTurn] and [Engine.RunTurn] run it first, before recording
+// the selection, so a turn that cannot start leaves nothing behind.
+// Errors wrap [ErrBadRequest].
 func ValidateTurnRequest(req TurnRequest) error {
 	if req.Session == "" {
 		return fmt.Errorf("%w: empty session", ErrBadRequest)
@@ -115,7 +115,10 @@ func ValidateTurnRequest(req TurnRequest) error {
 	default:
 		return fmt.Errorf("%w: chat %q is not direct|group|channel", ErrBadRequest, req.Chat)
 	}
-	return checkAgentID(req.Agent)
+	if err := checkAgentID(req.Agent); err != nil {
+		return err
+	}
+	return validateSelection(req)
 }
 
 // ErrInvalidDecision: the event store refused a decision's events as

@@ -66,6 +66,7 @@ const (
 	CodeUnknownTurn       = "unknown_turn"
 	CodeAttemptNotPlanned = "attempt_not_planned"
 	CodeOutcomeMismatch   = "outcome_mismatch"
+	CodeBeginMismatch     = "begin_mismatch"
 	CodeTurnExists        = "turn_exists"
 	CodeAmbiguousTurn     = "ambiguous_turn"
 	CodeWaitNotOver       = "wait_not_over"

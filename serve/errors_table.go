@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/engine"
@@ -66,6 +67,14 @@ var errorTable = []errorClass{
 		detail: with(func(a *engine.AttemptError) string {
 			return fmt.Sprintf("attempt %d of turn %s was already reported with the other result (ok vs error)", a.Attempt, a.TurnID)
 		})},
+	{class: "*engine.BeginMismatchError", match: isA[*engine.BeginMismatchError](nil),
+		Status: http.StatusConflict, Code: CodeBeginMismatch,
+		detail: with(func(m *engine.BeginMismatchError) string {
+			return fmt.Sprintf("turn %s was begun with %s %s; this begin asks %s: a re-sent begin must repeat the original request (a new turn needs a new turn_id)", m.TurnID, m.Field, m.Recorded, m.Requested)
+		})},
+	{class: "*engine.NoNextStepError", match: isA[*engine.NoNextStepError](nil),
+		Status: http.StatusInternalServerError, Code: CodeInternal,
+		detail: with(func(n *engine.NoNextStepError) string { return strings.TrimPrefix(n.Error(), "engine: ") })},
 	{class: "engine.ErrUnknownTurn", match: isAny(engine.ErrUnknownTurn),
 		Status: http.StatusNotFound, Code: CodeUnknownTurn},
 	{class: "engine.ErrTurnExists", match: isAny(engine.ErrTurnExists),

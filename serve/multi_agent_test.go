@@ -31,9 +31,14 @@ func TestHTTP_TurnIDsAcrossServedAgents(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("begin coder ct1: %d %s", status, b)
 	}
-	status, b = do(t, "POST", both.url+"/v1/turns", `{"agent":"main","session":"s","turn_id":"ct1"}`)
+	before := testutil.LastSeq(t, st)
+	status, b = do(t, "POST", both.url+"/v1/turns", `{"agent":"main","session":"s","turn_id":"ct1","model":"openai/gpt-5"}`)
 	if eb := errorBody(t, b); status != 409 || eb.Error != serve.CodeTurnExists || eb.Detail != `turn "ct1" exists in agent "coder": turn ids are unique across the agents served here` {
 		t.Fatalf("begin main ct1: %d %s, want 409 turn_exists naming coder", status, b)
+	}
+	// Refused: not even its model selection is recorded.
+	if now := testutil.LastSeq(t, st); now != before {
+		t.Fatalf("the refused begin appended (last seq %d → %d)", before, now)
 	}
 	if status, b = do(t, "GET", both.url+"/v1/turns/ct1", ""); status != 200 || agentOf(b) != "coder" {
 		t.Fatalf("GET ct1: %d %s, want coder's turn", status, b)

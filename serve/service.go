@@ -293,7 +293,9 @@ var selectionSources = map[string]bool{string(policy.SourceUser): true, string(p
 
 // Begin opens a turn (POST /v1/turns). With a model, it is first selected
 // for the session (source user by default), as `fledger run` does; with
-// source cron it is the cron payload's model for this turn only.
+// source cron it is the cron payload's model for this turn only. The
+// selection is the engine's (engine.TurnRequest.Select): a begin of a
+// turn id that exists records nothing, and one refused records nothing.
 func (s *Service) Begin(ctx context.Context, r *BeginRequest) (*TurnStep, error) {
 	if r.Session == "" {
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "session is required")
@@ -332,11 +334,6 @@ func (s *Service) Begin(ctx context.Context, r *BeginRequest) (*TurnStep, error)
 		return nil, err
 	}
 	req := engine.TurnRequest{TurnID: r.TurnID, Session: r.Session, Agent: agent, Chat: r.Chat, FallbacksOverride: override}
-	// Nothing is recorded (not even the model selection) for a turn that
-	// cannot start.
-	if err := engine.ValidateTurnRequest(req); err != nil {
-		return nil, err
-	}
 	if r.Model != "" {
 		ref, profile, err := modelSelection(r.Model, "model")
 		if err != nil {
@@ -350,14 +347,13 @@ func (s *Service) Begin(ctx context.Context, r *BeginRequest) (*TurnStep, error)
 				return nil, err
 			}
 		} else {
-			src := r.Source
-			if src == "" {
-				src = string(policy.SourceUser)
-			}
-			if _, err := e.SelectModel(ctx, r.Session, ref, src, nil, profile); err != nil {
-				return nil, err
-			}
+			req.Select = &engine.ModelSelection{Model: ref, Source: r.Source, Profile: profile}
 		}
+	}
+	// Nothing is recorded (not even the model selection) for a turn that
+	// cannot start, nor for a turn id another served agent has.
+	if err := engine.ValidateTurnRequest(req); err != nil {
+		return nil, err
 	}
 	if err := s.turnIDFree(ctx, agent, r.TurnID); err != nil {
 		return nil, err

@@ -191,6 +191,29 @@ func SelectModel(s SessionState, session string, m ModelRef, source SelectionSou
 	return out, nil
 }
 
+// SelectionUnchanged reports whether a selection of m with source (and
+// origin, and the user pin profile when not "") would change nothing on
+// session state s: s already holds exactly that selection (same model,
+// source and origin, no fallbacks override, no pin of another provider
+// to clear) and, with a profile, that profile as its user pin. Such a `/model` (OpenClaw's `/model` of the
+// current model) is no change of the session: it records nothing and
+// marks no live switch (seed 000: only explicit user-driven model
+// *changes* mark one; like a `/model default` that clears no override).
+// The engine asks it before deciding a selection ([SelectModel] itself
+// still decides the selection, so a repeated selection stored by an
+// earlier build re-decides as it was).
+func SelectionUnchanged(s SessionState, m ModelRef, source SelectionSource, origin *ModelRef, profile string) bool {
+	o := ModelRef{}
+	if origin != nil {
+		o = *origin
+	}
+	if s.Model != m || s.Source != source || s.Origin != o || s.HasFallbacks || len(s.Fallbacks) > 0 ||
+		(s.Pin != "" && s.PinProvider != m.Provider) {
+		return false
+	}
+	return profile == "" || (s.Pin == profile && s.PinSource == PinUser)
+}
+
 // PinProfile decides a user pin (`/model …@<profileId> -s`): it replaces
 // any other pin. It fails with ErrUnknownProfile, or ErrPinProvider when the
 // session has a selected model of another provider.

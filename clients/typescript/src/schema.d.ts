@@ -339,7 +339,7 @@ export interface components {
              * @description Stable machine-readable code
              * @enum {unknown}
              */
-            error: "invalid_json" | "invalid_request" | "body_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "unknown_agent" | "unknown_turn" | "attempt_not_planned" | "outcome_mismatch" | "turn_exists" | "ambiguous_turn" | "wait_not_over" | "no_config" | "unknown_profile" | "contention" | "unavailable" | "internal" | "read_only";
+            error: "invalid_json" | "invalid_request" | "body_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "unknown_agent" | "unknown_turn" | "attempt_not_planned" | "outcome_mismatch" | "begin_mismatch" | "turn_exists" | "ambiguous_turn" | "wait_not_over" | "no_config" | "unknown_profile" | "contention" | "unavailable" | "internal" | "read_only";
             /** @description What was wrong, in words */
             detail: string;
             /**
@@ -369,7 +369,7 @@ export interface components {
             fallbacks?: string[];
             /** @description The caller's fallbacksOverride, provider/model each, any source: the chain is the selected model then exactly these, no configured primary appended; [] makes the turn strict. Absent: the selection source's own fallbacks. Not together with fallbacks */
             fallbacks_override?: string[];
-            /** @description Client-chosen turn id (1..512 bytes of UTF-8, not only white space, no control character, not . or ..); a re-sent begin (same id and session) returns the current step. Absent or empty = the server generates one */
+            /** @description Client-chosen turn id (1..512 bytes of UTF-8, not only white space, no control character, not . or ..); a re-sent begin (same id, session and request) returns the current step and records nothing (no model selection either); with another request, 409 begin_mismatch. Absent or empty = the server generates one */
             turn_id?: string;
         };
         /** @description Exactly one of ok true and error. */
@@ -1226,7 +1226,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description attempt_not_planned, outcome_mismatch, turn_exists (also a turn id another served agent has) or ambiguous_turn (a turn op naming no agent whose id is in several served agents); nothing was recorded */
+        /** @description attempt_not_planned, outcome_mismatch, begin_mismatch (a begin re-sent with the turn_id and session of a turn begun with another request: another model, source, @profile, chat or fallbacks; the detail names the field), turn_exists (a turn id of another session, or one another served agent has) or ambiguous_turn (a turn op naming no agent whose id is in several served agents); nothing was recorded */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -1273,7 +1273,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description internal: an unexpected error (logged under the request id the detail names; never a stack trace) */
+        /** @description internal: an unexpected error (logged under the request id the detail names; never a stack trace), or a turn whose stored log leaves it no step to answer (a forged TurnStarted with an empty chain: the detail names the turn and its empty chain) */
         Internal: {
             headers: {
                 [name: string]: unknown;
