@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
@@ -211,7 +210,7 @@ func (v *validator) model(path, s string) {
 	_, err := engine.ParseModelRef(s)
 	switch {
 	case err == nil:
-	case len(s) > engine.MaxModelRefLen || strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+	case len(s) > engine.MaxModelRefLen || strings.Contains(s, "/") && engine.ModelRefProblem(s) != "":
 		v.add(path, strings.TrimPrefix(err.Error(), engine.ErrBadRequest.Error()+": "))
 	default:
 		v.add(path, fmt.Sprintf("%q is not provider/model", s))
