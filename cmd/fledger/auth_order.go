@@ -195,9 +195,9 @@ func newAuthOrderGetCmd(g *globals) *cobra.Command {
 func writeAuthOrders(w io.Writer, agent, provider string, orders map[string][]string) {
 	if provider != "" {
 		if o := orders[provider]; len(o) > 0 {
-			fmt.Fprintf(w, "%s: %s\n", provider, strings.Join(o, " "))
+			fmt.Fprintf(w, "%s: %s\n", cellText(provider), cellTexts(o))
 		} else {
-			fmt.Fprintf(w, "%s: no stored order for agent %q (auth.order applies)\n", provider, agent)
+			fmt.Fprintf(w, "%s: no stored order for agent %q (auth.order applies)\n", cellText(provider), agent)
 		}
 		return
 	}
@@ -211,6 +211,6 @@ func writeAuthOrders(w io.Writer, agent, provider string, orders map[string][]st
 	}
 	sort.Strings(ps)
 	for _, p := range ps {
-		fmt.Fprintf(w, "%s: %s\n", p, strings.Join(orders[p], " "))
+		fmt.Fprintf(w, "%s: %s\n", cellText(p), cellTexts(orders[p]))
 	}
 }
