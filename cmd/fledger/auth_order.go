@@ -146,7 +146,7 @@ listed once; otherwise nothing is recorded and the error names the id.`,
 		},
 	}
 	f.add(cmd, true, true)
-	cmd.Flags().StringVar(&f.by, "by", "cli", "who sets the order (recorded in the event)")
+	cmd.Flags().StringVar(&f.by, "by", "cli", "who sets the order (recorded in the event: one line of 1..128 bytes)")
 	return cmd
 }
 
