@@ -83,6 +83,11 @@ func withEngine(ctx context.Context, g *globals, agent string, f func(*engine.En
 		return err
 	}
 	defer st.Close()
+	if !g.Writes {
+		if err := ledgerAgentKnown(ctx, st, agent); err != nil {
+			return err
+		}
+	}
 	// A command's own output is the order: the engine's info lines (a
 	// snapshot loaded) are not news here; its warnings are.
 	opts := []engine.Option{engine.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}
