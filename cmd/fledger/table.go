@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -42,6 +43,12 @@ func cellTexts(ids []string) string {
 		out[i] = cellText(id)
 	}
 	return strings.Join(out, " ")
+}
+
+// linef writes format to w with each string or Stringer value made one
+// line ([termtext.Args]): a stored value never adds a line of its own.
+func linef(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, format, termtext.Args(args)...)
 }
 
 // termWriter escapes what a terminal would act on in free text (explain,
