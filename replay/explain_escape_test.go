@@ -13,7 +13,7 @@ import (
 func TestWriteExplanation_StoredTextStaysOnItsLine(t *testing.T) {
 	at := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
 	x := &replay.Explanation{TurnID: "t1", Agent: "main", Session: "s\nFAKE", Chat: "direct", StartedAt: at,
-		Steps: []replay.Step{{At: at, Offset: "+0ms", Text: "attempt 1 failed", Details: []string{"error: upstream\nFAKE LINE\x1b[2J"}}},
+		Steps:   []replay.Step{{At: at, Offset: "+0ms", Text: "attempt 1 failed", Details: []string{"error: upstream\nFAKE LINE\x1b[2J"}}},
 		Notices: []replay.NoticeRecord{{Kind: "fallback", Text: "switched\r\nFAKE"}}}
 	var b strings.Builder
 	if err := replay.WriteExplanation(&b, x); err != nil {
