@@ -31,6 +31,8 @@ func TestParse_NewFieldsRefusedWithPaths(t *testing.T) {
 			`script[0].turn.fallbacks_override[0]: "openai/gpt-5@openai:a": a fallback takes no @profile`, true},
 		{"fallbacks_override entry with white space", turn(`, fallbacks_override: [" openai/gpt-5"]`),
 			`script[0].turn.fallbacks_override[0]: model " openai/gpt-5": provider " openai" contains whitespace or control characters`, true},
+		{"wildcard agent", turn(`, agent: "*"`), `script[0].turn.agent: "*" contains a wildcard (* or >); name one agent id exactly`, false},
+		{"wildcard model", turn(`, model: "*/>"`), `model "*/>": provider "*" contains a wildcard (* or >); name one provider exactly`, false},
 		{"cron fallbacks entry with an @profile", turn(`, model: openai/gpt-5, source: cron, fallbacks: ["anthropic/claude-opus-4-6@anthropic:a"]`),
 			`script[0].turn.fallbacks[0]: "anthropic/claude-opus-4-6@anthropic:a": a fallback takes no @profile`, true},
 		{"during on the default response", "default: {candidate: openai/gpt-5, ok: true, during: {do: new}}\n" + turn(``),

@@ -100,8 +100,10 @@ func (v *validator) turn(path string, t *Turn, raw json.RawMessage) {
 	}
 	v.key(path+".session", events.AggSession, t.Session)
 	v.key(path+".id", events.AggTurn, t.ID)
-	if len(t.Agent) > events.MaxAgentLen {
-		v.add(path+".agent", fmt.Sprintf("is %d bytes; the limit is %d", len(t.Agent), events.MaxAgentLen))
+	if t.Agent != "" {
+		if err := engine.ValidateAgent(t.Agent); err != nil {
+			v.add(path+".agent", err.Error())
+		}
 	}
 	switch t.Chat {
 	case "", "direct", "group", "channel":
