@@ -3,8 +3,8 @@ package engine
 import (
 	"fmt"
 	"strings"
-	"unicode"
 
+	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/events"
 )
 
@@ -26,15 +26,26 @@ func ParseModelRef(s string) (events.ModelRef, error) {
 	return events.ModelRef{Provider: p, Model: m}, nil
 }
 
-// checkRefText refuses a provider/model with white space or control
-// characters in it (" openai/gpt-5" would be a provider " openai" that no
-// auth profile belongs to: a call with default credentials, past every
-// profile's cooldown).
+// ModelRefProblem says why s, a "provider/model", cannot name one model
+// ("" = it can), in the config's words ([config.IDTextProblem]): a
+// wildcard ("*/>" would be a pattern, not a model), white space ("
+// openai/gpt-5" would be a provider " openai" that no auth profile
+// belongs to: a call with default credentials, past every profile's
+// cooldown) or a control character in its provider or its model. HTTP,
+// the micro service, the CLI and scenarios refuse what a config refuses.
+func ModelRefProblem(s string) string {
+	prov, model, _ := strings.Cut(s, "/")
+	if p := config.IDTextProblem("provider", prov); p != "" {
+		return p
+	}
+	return config.IDTextProblem("model", model)
+}
+
+// checkRefText refuses a provider/model [ModelRefProblem] names, as an
+// [ErrBadRequest] naming field.
 func checkRefText(field, s string) error {
-	for i, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return fmt.Errorf("%w: %s %q has white space or a control character at byte %d", ErrBadRequest, field, s, i)
-		}
+	if p := ModelRefProblem(s); p != "" {
+		return fmt.Errorf("%w: %s %q: %s", ErrBadRequest, field, s, p)
 	}
 	return nil
 }
@@ -78,7 +89,7 @@ func ParseModelSelection(s string) (events.ModelRef, string, error) {
 	}
 	ref, err := ParseModelRef(model)
 	if err != nil {
-		if len(model) > MaxModelRefLen {
+		if len(model) > MaxModelRefLen || ModelRefProblem(model) != "" {
 			return events.ModelRef{}, "", err
 		}
 		return events.ModelRef{}, "", fmt.Errorf("%w: model %q is not provider/model[@profile]", ErrBadRequest, s)

@@ -201,12 +201,15 @@ func (e *Engine) sessionCommand(ctx context.Context, session string,
 // refused (policy.Config.CheckOrderProvider, ErrBadOrder), set or clear,
 // unless an order is stored for it: that one may still be cleared. The AuthOrderSet is appended under
 // fledger.<agent>.order.<provider>, guarded by that subject's last
-// sequence. by names who set it.
+// sequence. by names who set it ([CheckBy]: 1..[MaxByLen] bytes, one line).
 func (e *Engine) SetAuthOrder(ctx context.Context, provider string, ids []string, by string) ([]events.Event, error) {
 	if provider == "" {
 		return nil, fmt.Errorf("%w: empty provider", ErrBadRequest)
 	}
 	if err := CheckKey("provider", events.AggOrder, provider); err != nil {
+		return nil, err
+	}
+	if err := CheckBy(by); err != nil {
 		return nil, err
 	}
 	_, evs, err := e.commit(ctx, e.opt.clock.Now(), home{agg: events.AggOrder, key: provider}, "", func() (policy.Decision, error) {

@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/events"
 )
 
@@ -30,22 +31,50 @@ const keyCheckAgent = "a"
 // Keys already stored are never checked again: a ledger written before a
 // rule was added still reads.
 func ValidateKey(agg events.Aggregate, key string) error {
-	switch {
-	case key == "":
-		return errors.New("is empty")
-	case len(key) > events.MaxKeyLen:
-		return fmt.Errorf("is %d bytes; the limit is %d", len(key), events.MaxKeyLen)
-	case !utf8.ValidString(key):
-		return errors.New("is not valid UTF-8")
-	case strings.TrimFunc(key, unicode.IsSpace) == "":
-		return fmt.Errorf("%q is only white space", key)
-	}
-	if i := strings.IndexFunc(key, unicode.IsControl); i >= 0 {
-		r, _ := utf8.DecodeRuneInString(key[i:])
-		return fmt.Errorf("holds the control character %U at byte %d", r, i)
+	if err := ValidateText(key, events.MaxKeyLen); err != nil {
+		return err
 	}
 	if _, err := events.Subject(keyCheckAgent, agg, key); err != nil {
 		return fmt.Errorf("cannot be stored: %v", err)
+	}
+	return nil
+}
+
+// ValidateText reports why s cannot be stored as a one-line text of at
+// most max bytes (nil = it can): empty, longer than max, not valid UTF-8,
+// only white space, or holding a control character. It is the rule of
+// [ValidateKey] without the subject check, for text a request stores for
+// good that is not a key (an auth order's by). The error reads after a
+// field name.
+func ValidateText(s string, max int) error {
+	switch {
+	case s == "":
+		return errors.New("is empty")
+	case len(s) > max:
+		return fmt.Errorf("is %d bytes; the limit is %d", len(s), max)
+	case !utf8.ValidString(s):
+		return errors.New("is not valid UTF-8")
+	case strings.TrimFunc(s, unicode.IsSpace) == "":
+		return fmt.Errorf("%q is only white space", s)
+	}
+	if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		return fmt.Errorf("holds the control character %U at byte %d", r, i)
+	}
+	return nil
+}
+
+// MaxByLen is the longest `by` of an auth order (who set it: an operator
+// name, "cli", "api"), in bytes. It is stored in the AuthOrderSet for
+// good and printed by explain and auth order get.
+const MaxByLen = 128
+
+// CheckBy refuses the `by` of a command that [ValidateText] refuses
+// (at most [MaxByLen] bytes), as an [ErrBadRequest]: "engine: bad
+// request: by holds the control character U+000A at byte 1".
+func CheckBy(by string) error {
+	if err := ValidateText(by, MaxByLen); err != nil {
+		return fmt.Errorf("%w: by %v", ErrBadRequest, err)
 	}
 	return nil
 }
@@ -59,19 +88,45 @@ func CheckKey(field string, agg events.Aggregate, key string) error {
 	return nil
 }
 
+// ValidateAgent reports why agent cannot be the id of an agent that is
+// written to (nil = it can), after a field name as [ValidateKey]: empty,
+// longer than [events.MaxAgentLen], not valid UTF-8, or, in the config's
+// words ([config.IDTextProblem]), holding a wildcard, white space or a
+// control character: `serve --agent '*'` would write an agent no config
+// can name. Agents already in a ledger are read whatever their id.
+func ValidateAgent(agent string) error {
+	switch {
+	case agent == "":
+		return errors.New("is empty")
+	case len(agent) > events.MaxAgentLen:
+		return fmt.Errorf("is %d bytes; the limit is %d", len(agent), events.MaxAgentLen)
+	case !utf8.ValidString(agent):
+		return errors.New("is not valid UTF-8")
+	}
+	if p := config.IDTextProblem("agent id", agent); p != "" {
+		return errors.New(strings.TrimPrefix(p, "agent id "))
+	}
+	return nil
+}
+
+// CheckAgent is [ValidateAgent] as an [ErrBadRequest]: "engine: bad
+// request: agent "*" contains a wildcard (* or >); name one agent id
+// exactly". Commands that write an agent's stream run it first
+// ([ApplyConfig], `fledger auth order set`).
+func CheckAgent(agent string) error {
+	if err := ValidateAgent(agent); err != nil {
+		return fmt.Errorf("%w: agent %v", ErrBadRequest, err)
+	}
+	return nil
+}
+
 // checkAgentID checks an OpenClaw agent id given with a request ("" = the
-// defaults) against the events package's agent limit.
+// defaults) with [CheckAgent].
 func checkAgentID(agent string) error {
 	if agent == "" {
 		return nil
 	}
-	if len(agent) > events.MaxAgentLen {
-		return fmt.Errorf("%w: agent is %d bytes; the limit is %d", ErrBadRequest, len(agent), events.MaxAgentLen)
-	}
-	if !utf8.ValidString(agent) {
-		return fmt.Errorf("%w: agent is not valid UTF-8", ErrBadRequest)
-	}
-	return nil
+	return CheckAgent(agent)
 }
 
 // MaxModelRefLen is the longest "provider/model" accepted, in bytes:

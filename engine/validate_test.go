@@ -96,6 +96,76 @@ func TestValidateKey(t *testing.T) {
 	}
 }
 
+// ValidateAgent's verdict on agent ids, in the config's words for a
+// wildcard, white space or a control character ("" = accepted).
+func TestValidateAgent(t *testing.T) {
+	for _, c := range []struct{ agent, want string }{
+		{"main", ""},
+		{"scn-storm.1_a@b", ""},
+		{"", "is empty"},
+		{"*", `"*" contains a wildcard (* or >); name one agent id exactly`},
+		{"a.>", `"a.>" contains a wildcard (* or >); name one agent id exactly`},
+		{"my agent", `"my agent" contains whitespace or control characters`},
+		{"a\x1b", `"a\x1b" contains whitespace or control characters`},
+		{"bad\xff", "is not valid UTF-8"},
+		{strings.Repeat("a", events.MaxAgentLen+1), "is 129 bytes; the limit is 128"},
+	} {
+		err := ValidateAgent(c.agent)
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("ValidateAgent(%q) = %v, want %q", c.agent, err, c.want)
+		}
+	}
+	if err := ValidateTurnRequest(TurnRequest{Session: "s", Agent: "*"}); fmt.Sprint(err) != `engine: bad request: agent "*" contains a wildcard (* or >); name one agent id exactly` {
+		t.Errorf("ValidateTurnRequest agent *: %v", err)
+	}
+}
+
+// A provider/model the config would refuse is refused by ParseModelRef
+// and CheckModelRef in the config's words, naming the field and the part.
+func TestModelRef_ConfigRules(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"openai/gpt-5", ""},
+		{"openrouter/meta/llama@free", ""},
+		{"*/>", `engine: bad request: model "*/>": provider "*" contains a wildcard (* or >); name one provider exactly`},
+		{"openai/gpt-*", `engine: bad request: model "openai/gpt-*": model "gpt-*" contains a wildcard (* or >); name one model exactly`},
+		{"openai/a>b", `engine: bad request: model "openai/a>b": model "a>b" contains a wildcard (* or >); name one model exactly`},
+		{" openai/gpt-5", `engine: bad request: model " openai/gpt-5": provider " openai" contains whitespace or control characters`},
+		{"openai/gpt\x1b[2J", `engine: bad request: model "openai/gpt\x1b[2J": model "gpt\x1b[2J" contains whitespace or control characters`},
+	} {
+		_, err := ParseModelRef(c.in)
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("ParseModelRef(%q) = %v\nwant %s", c.in, err, c.want)
+		}
+	}
+	err := CheckModelRef("origin", events.ModelRef{Provider: "*", Model: ">"})
+	if want := `engine: bad request: origin "*/>": provider "*" contains a wildcard (* or >); name one provider exactly`; fmt.Sprint(err) != want {
+		t.Errorf("CheckModelRef origin = %v, want %s", err, want)
+	}
+	_, _, err = ParseModelSelection("*/>@openai:a")
+	if want := `engine: bad request: model "*/>": provider "*" contains a wildcard (* or >); name one provider exactly`; fmt.Sprint(err) != want {
+		t.Errorf("ParseModelSelection = %v, want %s", err, want)
+	}
+}
+
+// The by of an auth order: one line of 1..MaxByLen bytes.
+func TestCheckBy(t *testing.T) {
+	for _, c := range []struct{ by, want string }{
+		{"ops@example.com", ""},
+		{"Jane Doe", ""},
+		{"", "engine: bad request: by is empty"},
+		{"  ", `engine: bad request: by "  " is only white space`},
+		{"x\nFAKE LINE", "engine: bad request: by holds the control character U+000A at byte 1"},
+		{"\x1b[31m", "engine: bad request: by holds the control character U+001B at byte 0"},
+		{strings.Repeat("b", 1040000), "engine: bad request: by is 1040000 bytes; the limit is 128"},
+		{"b\xff", "engine: bad request: by is not valid UTF-8"},
+	} {
+		err := CheckBy(c.by)
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("CheckBy(%.20q) = %v, want %q", c.by, err, c.want)
+		}
+	}
+}
+
 func TestParseModelSelection(t *testing.T) {
 	for _, c := range []struct {
 		in, model, profile string

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/termtext"
 )
 
 // WriteExplanation renders x for people: the header (who, when, config,
@@ -23,36 +24,36 @@ func WriteExplanation(w io.Writer, x *Explanation) error {
 }
 
 func writeExplanation(b *strings.Builder, x *Explanation, in string) {
-	fmt.Fprintf(b, "%sturn %s  agent %s  session %s (%s chat)\n", in, x.TurnID, x.Agent, x.Session, x.Chat)
-	fmt.Fprintf(b, "%s  started    %s under config %s (attempt limit %d, jitter seed %d)\n", in, x.StartedAt.Format(TimeLayout), x.ConfigHash, x.AttemptLimit, x.Seed)
-	fmt.Fprintf(b, "%s  requested  %s (selection source %s)\n", in, x.Requested, x.SelectionSource)
-	fmt.Fprintf(b, "%s  why        %s\n", in, x.Why)
+	linef(b, "%sturn %s  agent %s  session %s (%s chat)\n", in, x.TurnID, x.Agent, x.Session, x.Chat)
+	linef(b, "%s  started    %s under config %s (attempt limit %d, jitter seed %d)\n", in, x.StartedAt.Format(TimeLayout), x.ConfigHash, x.AttemptLimit, x.Seed)
+	linef(b, "%s  requested  %s (selection source %s)\n", in, x.Requested, x.SelectionSource)
+	linef(b, "%s  why        %s\n", in, x.Why)
 	for i, c := range x.Chain {
 		label := "chain"
 		if i > 0 {
 			label = ""
 		}
-		fmt.Fprintf(b, "%s  %-10s %d. %s (%s)\n", in, label, c.Position, c.Model, firstNonEmpty(c.Label, c.RouteOrigin))
+		linef(b, "%s  %-10s %d. %s (%s)\n", in, label, c.Position, c.Model, firstNonEmpty(c.Label, c.RouteOrigin))
 	}
 	pin := "none"
 	if x.PinnedProfile != "" {
 		pin = x.PinnedProfile + " (" + x.PinSource + ")"
 	}
-	fmt.Fprintf(b, "%s  pin        %s\n\n", in, pin)
+	linef(b, "%s  pin        %s\n\n", in, pin)
 	pad := strings.Repeat(" ", len("2006-01-02T15:04:05.000Z")+12)
 	for _, s := range x.Steps {
-		fmt.Fprintf(b, "%s  %s %-10s %s\n", in, s.At.UTC().Format(TimeLayout), s.Offset, s.Text)
+		linef(b, "%s  %s %-10s %s\n", in, s.At.UTC().Format(TimeLayout), s.Offset, s.Text)
 		for _, d := range s.Details {
-			fmt.Fprintf(b, "%s  %s· %s\n", in, pad, d)
+			linef(b, "%s  %s· %s\n", in, pad, d)
 		}
 	}
 	end := x.End
 	if end == "" {
 		end = "unfinished: no TurnSucceeded, TurnExhausted or TurnStopped recorded (the engine stopped mid-turn, or the stream was read before the end)"
 	}
-	fmt.Fprintf(b, "\n%s  outcome    %s\n", in, end)
+	linef(b, "\n%s  outcome    %s\n", in, end)
 	if len(x.Notices) == 0 {
-		fmt.Fprintf(b, "%s  notices    none\n", in)
+		linef(b, "%s  notices    none\n", in)
 	}
 	for i, n := range x.Notices {
 		label := "notices"
@@ -63,7 +64,7 @@ func writeExplanation(b *strings.Builder, x *Explanation, in string) {
 		if !n.Delivered {
 			shown = "recorded, not shown"
 		}
-		fmt.Fprintf(b, "%s  %-10s %s (%s, %s)\n", in, label, n.Text, n.Kind, shown)
+		linef(b, "%s  %-10s %s (%s, %s)\n", in, label, n.Text, n.Kind, shown)
 	}
 }
 
@@ -245,21 +246,29 @@ func WriteTimeline(w io.Writer, tl *Timeline) error {
 	} else {
 		rng += " to the end"
 	}
-	fmt.Fprintf(&b, "session %s, %s: %d %s\n", tl.Session, rng, len(tl.Entries), plural(len(tl.Entries), "entry"))
+	linef(&b, "session %s, %s: %d %s\n", tl.Session, rng, len(tl.Entries), plural(len(tl.Entries), "entry"))
 	for _, e := range tl.Entries {
 		b.WriteString("\n")
 		switch e.Kind {
 		case "command":
-			fmt.Fprintf(&b, "%s  command (agent %s, seq %d): %s\n", e.At.UTC().Format(TimeLayout), e.Agent, e.Seq, e.Text)
+			linef(&b, "%s  command (agent %s, seq %d): %s\n", e.At.UTC().Format(TimeLayout), e.Agent, e.Seq, e.Text)
 			continue
 		case "context":
-			fmt.Fprintf(&b, "%s  context (agent %s, seq %d, agent-wide): %s\n", e.At.UTC().Format(TimeLayout), e.Agent, e.Seq, e.Text)
+			linef(&b, "%s  context (agent %s, seq %d, agent-wide): %s\n", e.At.UTC().Format(TimeLayout), e.Agent, e.Seq, e.Text)
 			continue
 		}
 		writeExplanation(&b, e.Turn, "")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// linef writes format to b with each string or Stringer value made one
+// line ([termtext.Args]): stored text (keys, an auth order's by, provider
+// error previews, notices) never adds a line of its own, and never
+// reaches a terminal as a control character, whatever a ledger holds.
+func linef(b *strings.Builder, format string, args ...any) {
+	fmt.Fprintf(b, format, termtext.Args(args)...)
 }
 
 // WriteJSON writes v as one indented JSON document (HTML not escaped).

@@ -11,6 +11,7 @@ import (
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/termtext"
 )
 
 // Path outcomes besides the turn outcomes (succeeded | exhausted |
@@ -320,10 +321,10 @@ func pathOf(ps []events.Payload) (p Path) {
 // left, what-if on the right.
 func WriteWhatIf(w io.Writer, rep *WhatIfReport) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "what-if config %s: %d %s re-decided, %d %s, %d with an unknown outcome\n",
+	linef(&b, "what-if config %s: %d %s re-decided, %d %s, %d with an unknown outcome\n",
 		rep.ConfigHash, rep.Turns, plural(rep.Turns, "turn"), len(rep.Changed), plural(len(rep.Changed), "change"), rep.Unknown)
 	for _, c := range rep.Changed {
-		fmt.Fprintf(&b, "\nturn %s  agent %s  session %s  %s\n", c.TurnID, c.Agent, c.Session, c.StartedAt.UTC().Format(TimeLayout))
+		linef(&b, "\nturn %s  agent %s  session %s  %s\n", c.TurnID, c.Agent, c.Session, c.StartedAt.UTC().Format(TimeLayout))
 		left := []string{"recorded", "chain " + strings.Join(c.Recorded.Chain, " → ")}
 		right := []string{"what-if", "chain " + strings.Join(c.WhatIf.Chain, " → ")}
 		left = append(left, c.Recorded.Steps...)
@@ -336,6 +337,9 @@ func WriteWhatIf(w io.Writer, rep *WhatIfReport) error {
 		}
 		left = append(left, "⇒ "+c.Recorded.End)
 		right = append(right, "⇒ "+c.WhatIf.End)
+		for i := range left {
+			left[i], right[i] = termtext.Line(left[i]), termtext.Line(right[i])
+		}
 		width := 0
 		for _, l := range left {
 			width = max(width, utf8.RuneCountInString(l))
@@ -344,7 +348,7 @@ func WriteWhatIf(w io.Writer, rep *WhatIfReport) error {
 		for i := range left {
 			l := left[i]
 			pad := max(width-utf8.RuneCountInString(l), 0)
-			fmt.Fprintf(&b, "  %s%s │ %s\n", l, strings.Repeat(" ", pad), right[i])
+			linef(&b, "  %s%s │ %s\n", l, strings.Repeat(" ", pad), right[i])
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -67,11 +67,11 @@ func TestHTTP_FallbacksOverrideIsTheChain(t *testing.T) {
 		{`{"session":"s","fallbacks_override":["google/gemini-2.5-pro@google:a"]}`, "fallbacks_override[0]"},
 		{`{"session":"s","fallbacks_override":["gemini"]}`, "fallbacks_override[0]"},
 		{`{"session":"s","model":"openai/gpt-5","source":"cron","fallbacks":[],"fallbacks_override":[]}`, "both given"},
-		{`{"session":"s","fallbacks_override":[" openai/gpt-5"]}`, "white space"},
+		{`{"session":"s","fallbacks_override":[" openai/gpt-5"]}`, "provider \" openai\" contains whitespace"},
 		{`{"session":"s","fallbacks_override":[null]}`, "fallbacks_override[0] is empty (or null)"},
 		{`{"session":"s","fallbacks_override":[` + strings.Repeat(`"openai/gpt-5",`, 64) + `"openai/gpt-5"]}`, "65 entries; at most 64"},
 		{`{"session":"s","model":"openai/gpt-5","source":"cron","fallbacks":[` + strings.Repeat(`"openai/gpt-5",`, 64) + `"openai/gpt-5"]}`, "fallbacks has 65 entries"},
-		{`{"session":"s","model":" openai/gpt-5"}`, "white space"},
+		{`{"session":"s","model":" openai/gpt-5"}`, "provider \" openai\" contains whitespace"},
 	} {
 		status, b := do(t, "POST", srv.url+"/v1/turns", c.body)
 		eb := errorBody(t, b)

@@ -117,6 +117,14 @@ func (c *Config) Validate() error {
 		if a == "" {
 			return fmt.Errorf("serve: agent %d of %d is empty (a trailing or doubled comma in --agent?)", i+1, len(c.Agents))
 		}
+		if !c.ReadOnly {
+			// A served agent is written to: its id is held to the rule
+			// of a request's (a config names it); a read-only server
+			// reads the agents a ledger holds, whatever their ids.
+			if err := engine.ValidateAgent(a); err != nil {
+				return fmt.Errorf("serve: agent %w", err)
+			}
+		}
 		if _, err := events.AggregateFilter(a, events.AggTurn); err != nil {
 			return fmt.Errorf("serve: agent %q: %w", a, err)
 		}
@@ -283,7 +291,7 @@ func step(agent string, st *engine.Step) *TurnStep {
 func splitModel(s, field string) (events.ModelRef, error) {
 	ref, err := engine.ParseModelRef(s)
 	if err != nil {
-		return events.ModelRef{}, apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is not provider/model", field, s)
+		return events.ModelRef{}, badModel(s, field, "provider/model")
 	}
 	return ref, nil
 }

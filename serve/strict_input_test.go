@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +107,27 @@ func TestHTTP_StrictInputRefused(t *testing.T) {
 			serve.CodeInvalidRequest, `session " " is only white space`},
 		{"line break in a turn id", "POST", "/v1/turns", `{"session":"s","turn_id":"t\n1"}`, "turns.begin",
 			serve.CodeInvalidRequest, `turn_id holds the control character U+000A at byte 1`},
+		// Free text stored for good: one line of 1..128 bytes.
+		{"line break in by", "POST", "/v1/agents/main/auth/order/openai", `{"profiles":["openai:a"],"by":"x\nFAKE LINE"}`, "",
+			serve.CodeInvalidRequest, `by holds the control character U+000A at byte 1`},
+		{"escape in by", "POST", "/v1/agents/main/auth/order/openai", `{"profiles":["openai:a"],"by":"\u001b[2J"}`, "",
+			serve.CodeInvalidRequest, `by holds the control character U+001B at byte 0`},
+		{"blank by", "POST", "/v1/agents/main/auth/order/openai", `{"profiles":["openai:a"],"by":" "}`, "",
+			serve.CodeInvalidRequest, `by " " is only white space`},
+		{"long by", "POST", "/v1/agents/main/auth/order/openai", `{"profiles":["openai:a"],"by":"` + strings.Repeat("b", 200) + `"}`, "",
+			serve.CodeInvalidRequest, `by is 200 bytes; the limit is 128`},
+		// Model references: what a config refuses (wildcards, white space,
+		// control characters in the provider or the model).
+		{"wildcard model at begin", "POST", "/v1/turns", `{"session":"w","model":"*/>"}`, "turns.begin",
+			serve.CodeInvalidRequest, `model "*/>": provider "*" contains a wildcard (* or >); name one provider exactly`},
+		{"wildcard in a model name", "POST", "/v1/sessions/main/w/model", `{"model":"openai/gpt-*"}`, "",
+			serve.CodeInvalidRequest, `model "openai/gpt-*": model "gpt-*" contains a wildcard (* or >); name one model exactly`},
+		{"wildcard origin", "POST", "/v1/sessions/main/p1/model", `{"model":"openai/gpt-5","origin":"*/>","source":"auto"}`, "",
+			serve.CodeInvalidRequest, `origin "*/>": provider "*" contains a wildcard (* or >); name one provider exactly`},
+		{"wildcard fallback", "POST", "/v1/turns", `{"session":"w","fallbacks_override":["openai/>"]}`, "turns.begin",
+			serve.CodeInvalidRequest, `fallbacks_override[0] "openai/>": model ">" contains a wildcard (* or >); name one model exactly`},
+		{"escape in a model", "POST", "/v1/turns", `{"session":"w","model":"openai/gpt\u001b[2J"}`, "turns.begin",
+			serve.CodeInvalidRequest, `model "openai/gpt\x1b[2J": model "gpt\x1b[2J" contains whitespace or control characters`},
 		// Decisions: a sequence JavaScript holds exactly.
 		{"from_seq above 2^53 − 1", "GET", "/v1/decisions?from_seq=9007199254740992", "", "",
 			serve.CodeInvalidRequest, `from_seq must be at most 9007199254740991 (2^53 − 1)`},
@@ -149,6 +171,35 @@ func TestHTTP_StrictInputAccepted(t *testing.T) {
 	} {
 		if status, b := do(t, c.method, srv.url+c.path, c.body); status != 200 {
 			t.Errorf("%s: %d %s, want 200", c.name, status, b)
+		}
+	}
+}
+
+// A served agent is written to, so its id is held to the config's rule
+// for agent ids; a read-only server (fledger view) reads any agent a
+// ledger holds.
+func TestConfig_AgentIDs(t *testing.T) {
+	st, err := events.OpenMemory()
+	testutil.NoError(t, err)
+	defer st.Close()
+	for _, c := range []struct {
+		agents   []string
+		readOnly bool
+		want     string
+	}{
+		{[]string{"main", "coder"}, false, ""},
+		{[]string{"*"}, false, `serve: agent "*" contains a wildcard (* or >); name one agent id exactly`},
+		{[]string{"main", "a>"}, false, `serve: agent "a>" contains a wildcard (* or >); name one agent id exactly`},
+		{[]string{"my agent"}, false, `serve: agent "my agent" contains whitespace or control characters`},
+		{[]string{strings.Repeat("a", 129)}, false, `serve: agent is 129 bytes; the limit is 128`},
+		{[]string{"main", ""}, false, `serve: agent 2 of 2 is empty (a trailing or doubled comma in --agent?)`},
+		{[]string{"main", "main"}, false, `serve: agent "main" listed twice`},
+		{[]string{"*"}, true, ""},
+	} {
+		cfg := serve.Config{Store: st, Agents: c.agents, ReadOnly: c.readOnly}
+		err := cfg.Validate()
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("agents %q (read-only %v): %v, want %q", c.agents, c.readOnly, err, c.want)
 		}
 	}
 }

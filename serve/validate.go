@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"unicode"
 
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/engine"
@@ -28,10 +27,11 @@ func badModel(s, field, shape string) error {
 	switch {
 	case len(s) > engine.MaxModelRefLen:
 		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s is %d bytes, longer than the %d bytes a provider/model may have", field, len(s), engine.MaxModelRefLen)
-	case strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
-		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q has white space or a control character in it", field, s)
 	case s == "":
 		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s is empty (or null): want %s", field, shape)
+	}
+	if p := engine.ModelRefProblem(s); p != "" && strings.Contains(s, "/") {
+		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q: %s", field, s, p)
 	}
 	return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is not %s", field, s, shape)
 }

@@ -83,6 +83,11 @@ func withEngine(ctx context.Context, g *globals, agent string, f func(*engine.En
 		return err
 	}
 	defer st.Close()
+	if !g.Writes {
+		if err := ledgerAgentKnown(ctx, st, agent); err != nil {
+			return err
+		}
+	}
 	// A command's own output is the order: the engine's info lines (a
 	// snapshot loaded) are not news here; its warnings are.
 	opts := []engine.Option{engine.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}
@@ -99,6 +104,9 @@ func withEngine(ctx context.Context, g *globals, agent string, f func(*engine.En
 
 func setAuthOrder(cmd *cobra.Command, g *globals, f *authOrderFlags, ids []string) error {
 	g.Writes = true
+	if err := engine.CheckAgent(f.agent); err != nil {
+		return err
+	}
 	return withEngine(cmd.Context(), g, f.agent, func(eng *engine.Engine) error {
 		evs, err := eng.SetAuthOrder(cmd.Context(), f.provider, ids, f.by)
 		if errors.Is(err, engine.ErrNoConfig) {
@@ -143,7 +151,7 @@ listed once; otherwise nothing is recorded and the error names the id.`,
 		},
 	}
 	f.add(cmd, true, true)
-	cmd.Flags().StringVar(&f.by, "by", "cli", "who sets the order (recorded in the event)")
+	cmd.Flags().StringVar(&f.by, "by", "cli", "who sets the order (recorded in the event: one line of 1..128 bytes)")
 	return cmd
 }
 
@@ -192,9 +200,9 @@ func newAuthOrderGetCmd(g *globals) *cobra.Command {
 func writeAuthOrders(w io.Writer, agent, provider string, orders map[string][]string) {
 	if provider != "" {
 		if o := orders[provider]; len(o) > 0 {
-			fmt.Fprintf(w, "%s: %s\n", provider, strings.Join(o, " "))
+			fmt.Fprintf(w, "%s: %s\n", cellText(provider), cellTexts(o))
 		} else {
-			fmt.Fprintf(w, "%s: no stored order for agent %q (auth.order applies)\n", provider, agent)
+			fmt.Fprintf(w, "%s: no stored order for agent %q (auth.order applies)\n", cellText(provider), agent)
 		}
 		return
 	}
@@ -208,6 +216,6 @@ func writeAuthOrders(w io.Writer, agent, provider string, orders map[string][]st
 	}
 	sort.Strings(ps)
 	for _, p := range ps {
-		fmt.Fprintf(w, "%s: %s\n", p, strings.Join(orders[p], " "))
+		fmt.Fprintf(w, "%s: %s\n", cellText(p), cellTexts(orders[p]))
 	}
 }

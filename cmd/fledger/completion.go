@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/termtext"
 	"github.com/fledger/fledger/projections"
 )
 
@@ -68,7 +69,7 @@ func completeAgents(g *globals) cobra.CompletionFunc {
 		withCompletionDB(cmd, g, func(ctx context.Context, db *projections.DB) {
 			agents, err := db.Agents(ctx)
 			if err == nil {
-				out = agents
+				out = slices.DeleteFunc(agents, needsEscape)
 			}
 		})
 		return out, cobra.ShellCompDirectiveNoFileComp
@@ -97,11 +98,17 @@ func completeTurnIDs(g *globals) cobra.CompletionFunc {
 
 // turnCompletions is one completion per turn id of refs (most recent
 // first), described by the most recent turn of that id, or, when several
-// agents have it, by their names and "--agent AGENT picks one".
+// agents have it, by their names and "--agent AGENT picks one". A turn id
+// holding a control character is left out (the shell would insert it
+// raw, or its escaped text, which names no turn), and descriptions are
+// escaped ([termtext.Line]): completion output is "value<TAB>desc" lines.
 func turnCompletions(refs []projections.TurnRef) []cobra.Completion {
 	var ids []string
 	byID := map[string][]projections.TurnRef{}
 	for _, r := range refs {
+		if needsEscape(r.TurnID) {
+			continue
+		}
 		if byID[r.TurnID] == nil {
 			ids = append(ids, r.TurnID)
 		}
@@ -122,10 +129,14 @@ func turnCompletions(refs []projections.TurnRef) []cobra.Completion {
 			slices.Sort(agents)
 			desc = "agents " + strings.Join(agents, ", ") + " (--agent AGENT picks one)"
 		}
-		out = append(out, cobra.CompletionWithDesc(id, desc))
+		out = append(out, cobra.CompletionWithDesc(id, termtext.Line(desc)))
 	}
 	return out
 }
+
+// needsEscape reports whether id holds a character [termtext.Line]
+// escapes: such an id is not offered as a completion.
+func needsEscape(id string) bool { return termtext.Line(id) != id }
 
 // withCompletionDB runs f on the projection database cmd would read,
 // opened read-only, when it exists. The global flags are as given on

@@ -146,6 +146,8 @@ func TestCompletion_TurnIDsDescribedByTheirAgents(t *testing.T) {
 		{"shared and not", []projections.TurnRef{ref("zed", "storm", 3), ref("main", "calm", 2), ref("alpha", "storm", 1)}, []string{
 			"storm\tagents alpha, zed (--agent AGENT picks one)",
 			"calm\tagent main, session s-main, started 2026-03-02T14:02:00Z, succeeded"}},
+		{"control characters", []projections.TurnRef{ref("main", "t\x1b[2J", 4), ref("main", "a\nb", 3), ref("x\ny", "t2", 2)}, []string{
+			"t2\tagent x\\ny, session s-x\\ny, started 2026-03-02T14:02:00Z, succeeded"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := turnCompletions(c.refs)

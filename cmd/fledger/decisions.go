@@ -78,6 +78,9 @@ to skip).`,
 				return err
 			}
 			defer pf.close(db)
+			if err := projAgentKnown(cmd.Context(), db, agent); err != nil {
+				return err
+			}
 			f := projections.DecisionFilter{Agent: agent, Session: session, Turn: turn, Reason: reason, Since: t, Limit: limit}
 			if fromSeq > 0 || toSeq > 0 {
 				f.Limit = 0 // the last --limit of the range, below

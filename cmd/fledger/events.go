@@ -104,6 +104,11 @@ func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 		return err
 	}
 	defer st.Close()
+	if !fl.follow { // following waits for an agent's first events too
+		if err := ledgerAgentKnown(ctx, st, fl.agent); err != nil {
+			return err
+		}
+	}
 	var seq iter.Seq2[events.Event, error]
 	switch {
 	case fl.turn != "" || fl.session != "":

@@ -109,6 +109,9 @@ func runReplay(cmd *cobra.Command, g *globals, o *replayFlags) error {
 		return err
 	}
 	defer st.Close()
+	if err := ledgerAgentKnown(ctx, st, o.agent); err != nil {
+		return err
+	}
 	if !until.IsZero() {
 		m, err := replay.MomentAt(ctx, st, until)
 		if err != nil {

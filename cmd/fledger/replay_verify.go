@@ -51,13 +51,13 @@ func writeVerify(w interface{ Write([]byte) (int, error) }, rep *replay.VerifyRe
 	}
 	fmt.Fprintf(w, "verified %d commits (%d events, %d turns) up to seq %d: %s\n", rep.Commits, rep.Events, rep.Turns, rep.LastSeq, strings.Join(kinds, ", "))
 	for _, n := range rep.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		linef(w, "note: %s\n", n)
 	}
 	for _, f := range rep.Quarantined {
-		fmt.Fprintf(w, "quarantined: %s\n", f)
+		linef(w, "quarantined: %s\n", f)
 	}
 	for _, f := range rep.Missing {
-		fmt.Fprintf(w, "missing: %s\n", f)
+		linef(w, "missing: %s\n", f)
 	}
 	for _, c := range rep.Snapshots {
 		fmt.Fprintln(w, c)
@@ -81,7 +81,7 @@ func writeVerify(w interface{ Write([]byte) (int, error) }, rep *replay.VerifyRe
 	if rep.Diverged == 1 {
 		verb = "commit diverges"
 	}
-	fmt.Fprintf(w, "%d %s; the first divergence of each turn:\n", rep.Diverged, verb)
+	linef(w, "%d %s; the first divergence of each turn:\n", rep.Diverged, verb)
 	for _, d := range rep.Divergences {
 		who := "turn " + d.Turn
 		switch {
@@ -95,16 +95,16 @@ func writeVerify(w interface{ Write([]byte) (int, error) }, rep *replay.VerifyRe
 		if d.Index < 0 {
 			at = "(the whole commit)" // Index -1 in --json
 		}
-		fmt.Fprintf(w, "\nseq %d %s %s (%s, agent %s, %s decision): %s\n", d.Seq, at, d.Type, who, d.Agent, d.Decision, d.Message)
+		linef(w, "\nseq %d %s %s (%s, agent %s, %s decision): %s\n", d.Seq, at, d.Type, who, d.Agent, d.Decision, d.Message)
 		for _, f := range d.Fields {
-			fmt.Fprintf(w, "  %-32s expected %-24s recorded %s\n", f.Path, dash(f.Expected), dash(f.Recorded))
+			linef(w, "  %-32s expected %-24s recorded %s\n", f.Path, dash(f.Expected), dash(f.Recorded))
 		}
 		if len(d.Fields) == 0 {
 			if len(d.Expected) > 0 {
-				fmt.Fprintf(w, "  expected %s\n", d.Expected)
+				linef(w, "  expected %s\n", d.Expected)
 			}
 			if len(d.Recorded) > 0 {
-				fmt.Fprintf(w, "  recorded %s\n", d.Recorded)
+				linef(w, "  recorded %s\n", d.Recorded)
 			}
 		}
 	}

@@ -53,6 +53,9 @@ The projection is first caught up to the stream's last sequence
 				return err
 			}
 			defer pf.close(db)
+			if err := projAgentKnown(cmd.Context(), db, agent); err != nil {
+				return err
+			}
 			rows, err := db.UsageStats(cmd.Context(), projections.StatsFilter{Agent: agent, Provider: provider, Profile: prof})
 			if err != nil {
 				return err

@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/fledger/fledger/internal/termtext"
 )
 
 // table is the tabwriter every human-readable listing uses. What it is
@@ -23,7 +23,7 @@ func newTable(w io.Writer) *table {
 }
 
 func (t *table) Write(p []byte) (int, error) {
-	if _, err := t.tw.Write([]byte(escapeControls(string(p), false))); err != nil {
+	if _, err := t.tw.Write([]byte(termtext.Text(string(p)))); err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -34,47 +34,21 @@ func (t *table) Flush() error { return t.tw.Flush() }
 
 // cellText escapes every control character of one cell, tabs and newlines
 // included, so a cell can never add a column or a row.
-func cellText(s string) string { return escapeControls(s, true) }
+func cellText(s string) string { return termtext.Line(s) }
 
-// escapeControls rewrites control and bidi-override characters as Go
-// escapes; with keepLayout false, tab and newline are left alone.
-func escapeControls(s string, inCell bool) string {
-	clean := true
-	for _, r := range s {
-		if unsafeRune(r, inCell) {
-			clean = false
-			break
-		}
+// cellTexts is ids as one line, each a [cellText], separated by spaces.
+func cellTexts(ids []string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = cellText(id)
 	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unsafeRune(r, inCell):
-			q := fmt.Sprintf("%+q", string(r))
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
+	return strings.Join(out, " ")
 }
 
-func unsafeRune(r rune, inCell bool) bool {
-	if r == '\t' || r == '\n' {
-		return inCell
-	}
-	// Controls, format characters (bidi marks and overrides, zero-width
-	// spaces and joiners, BOM, soft hyphen, tag characters), line and
-	// paragraph separators, and undecodable bytes.
-	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029 ||
-		r == 0x034f || r == utf8.RuneError
+// linef writes format to w with each string or Stringer value made one
+// line ([termtext.Args]): a stored value never adds a line of its own.
+func linef(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, format, termtext.Args(args)...)
 }
 
 // termWriter escapes what a terminal would act on in free text (explain,
@@ -86,7 +60,7 @@ type termWriter struct{ w io.Writer }
 func newTermWriter(w io.Writer) io.Writer { return termWriter{w} }
 
 func (t termWriter) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(t.w, escapeControls(string(p), false)); err != nil {
+	if _, err := io.WriteString(t.w, termtext.Text(string(p))); err != nil {
 		return 0, err
 	}
 	return len(p), nil

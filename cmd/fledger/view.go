@@ -78,6 +78,11 @@ func runView(cmd *cobra.Command, g *globals, o *viewFlags) (err error) {
 	}
 	defer db.Close()
 	agents := o.agents
+	for _, a := range agents {
+		if err := ledgerAgentKnown(ctx, st, a); err != nil {
+			return err
+		}
+	}
 	if len(agents) == 0 {
 		// The agents come from the projection, caught up first (from its
 		// checkpoint: a long ledger is read once, not at every start).

@@ -207,6 +207,14 @@ func (b *builder) modelRef(path, s string, required bool) events.ModelRef {
 		return events.ModelRef{}
 	}
 	b.checkID(path, "provider", prov)
+	if b.bounds && IDTextProblem("provider", prov) == "" {
+		// The model part is held to the rule the engine holds a
+		// selection to (a wildcard or control character names no model);
+		// stored configs are read as they were.
+		if p := IDTextProblem("model", model); p != "" {
+			b.bad(path, "%s", p)
+		}
+	}
 	return events.ModelRef{Provider: prov, Model: model}
 }
 
@@ -239,11 +247,27 @@ func (b *builder) checkID(path, what, id string) {
 		b.bad(path, "%s is empty", what)
 	case len(id) > MaxIDBytes:
 		b.bad(path, "%s is %d bytes; the limit is %d", what, len(id), MaxIDBytes)
-	case strings.ContainsAny(id, "*>"):
-		b.bad(path, "%s %q contains a wildcard (* or >); name one %s exactly", what, id, what)
-	case strings.IndexFunc(id, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == unicode.ReplacementChar }) >= 0:
-		b.bad(path, "%s %q contains whitespace or control characters", what, id)
+	default:
+		if p := IDTextProblem(what, id); p != "" {
+			b.bad(path, "%s", p)
+		}
 	}
+}
+
+// IDTextProblem says why id cannot name one what ("" = it can): it holds
+// a NATS wildcard (a profile id such as "openai:*" is a pattern, not a
+// profile), white space, a control character or an undecodable byte. It
+// is the one rule for provider, profile, model and agent ids, shared by
+// the config, the engine (HTTP, micro) and the CLI so they agree on what
+// an id may be. Emptiness and length are each caller's.
+func IDTextProblem(what, id string) string {
+	switch {
+	case strings.ContainsAny(id, "*>"):
+		return fmt.Sprintf("%s %q contains a wildcard (* or >); name one %s exactly", what, id, what)
+	case strings.IndexFunc(id, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == unicode.ReplacementChar }) >= 0:
+		return fmt.Sprintf("%s %q contains whitespace or control characters", what, id)
+	}
+	return ""
 }
 
 func (b *builder) cooldowns(p *policy.Params, c *Cooldowns) {

@@ -22,6 +22,7 @@ var layers = map[string]int{
 	"internal/interrupt":  0,
 	"internal/natstest":   0,
 	"internal/redact":     0,
+	"internal/termtext":   0,
 	"internal/sqlitedb":   0,
 	"internal/archtest":   0,
 	// ui: the incident viewer page's embedded files (serve mounts it).

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
@@ -101,8 +100,10 @@ func (v *validator) turn(path string, t *Turn, raw json.RawMessage) {
 	}
 	v.key(path+".session", events.AggSession, t.Session)
 	v.key(path+".id", events.AggTurn, t.ID)
-	if len(t.Agent) > events.MaxAgentLen {
-		v.add(path+".agent", fmt.Sprintf("is %d bytes; the limit is %d", len(t.Agent), events.MaxAgentLen))
+	if t.Agent != "" {
+		if err := engine.ValidateAgent(t.Agent); err != nil {
+			v.add(path+".agent", err.Error())
+		}
 	}
 	switch t.Chat {
 	case "", "direct", "group", "channel":
@@ -211,7 +212,7 @@ func (v *validator) model(path, s string) {
 	_, err := engine.ParseModelRef(s)
 	switch {
 	case err == nil:
-	case len(s) > engine.MaxModelRefLen || strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+	case len(s) > engine.MaxModelRefLen || strings.Contains(s, "/") && engine.ModelRefProblem(s) != "":
 		v.add(path, strings.TrimPrefix(err.Error(), engine.ErrBadRequest.Error()+": "))
 	default:
 		v.add(path, fmt.Sprintf("%q is not provider/model", s))

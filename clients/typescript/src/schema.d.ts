@@ -358,7 +358,7 @@ export interface components {
              * @enum {unknown}
              */
             chat?: "direct" | "group" | "channel";
-            /** @description provider/model[@profile] selected for the session first, @profile also pinning that profile (cron: this turn only, no @profile) */
+            /** @description provider/model[@profile] selected for the session first, @profile also pinning that profile (cron: this turn only, no @profile). A wildcard (* or >), white space or a control character in the provider or the model is 400 invalid_request, as in a config */
             model?: string;
             /**
              * @description The selection source of model; absent = user
@@ -599,14 +599,14 @@ export interface components {
             agent?: string;
             /** @description Must equal the path's when given */
             session?: string;
-            /** @description provider/model[@profile], or default. The profile is split off at the last @ (an @ that starts a provider:name profile id wins, so e-mail profile ids stay whole) and pinned as a user pin; an unknown profile or one of another provider is 422 */
+            /** @description provider/model[@profile], or default (no wildcard * or >, white space or control character in the provider or the model: 400 invalid_request). The profile is split off at the last @ (an @ that starts a provider:name profile id wins, so e-mail profile ids stay whole) and pinned as a user pin; an unknown profile or one of another provider is 422 */
             model: string;
             /**
              * @description The selection source; absent = user
              * @enum {unknown}
              */
             source?: "user" | "default" | "auto" | "legacy" | "cron";
-            /** @description auto: the configured model it fell back from */
+            /** @description auto: the configured model it fell back from (provider/model, held to the rule of model) */
             origin?: string;
             /** @description Also pin this profile (user pin); same as model's @profile (giving both, they must agree) */
             profile?: string;
@@ -1607,7 +1607,7 @@ export interface operations {
                     provider?: string;
                     /** @description Configured profiles of the provider, each once; empty or absent clears the stored order */
                     profiles?: string[];
-                    /** @description Who sets it (default api) */
+                    /** @description Who sets it (default api): one line of 1..128 bytes of UTF-8, not only white space, no control character; another is 400 invalid_request */
                     by?: string;
                 };
             };

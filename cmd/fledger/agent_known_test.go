@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+// A read of an agent the ledger has no event of is an error naming the
+// ledger's agents (exit 1; with --json the error object), not an empty
+// answer; a write to a new agent is still taken.
+func TestReads_UnknownAgentIsAnError(t *testing.T) {
+	data := twoAgentLedger(t)
+	const msg = "no agent nobody in this ledger (agents: alpha, beta)"
+	for _, args := range [][]string{
+		{"auth", "order", "get", "--agent", "nobody"},
+		{"stats", "--agent", "nobody"},
+		{"turns", "--agent", "nobody"},
+		{"sessions", "--agent", "nobody"},
+		{"decisions", "--agent", "nobody"},
+		{"events", "--agent", "nobody"},
+		{"replay", "--verify", "--agent", "nobody"},
+		{"view", "--http", "127.0.0.1:0", "--agent", "alpha,nobody"},
+	} {
+		for _, asJSON := range []bool{false, true} {
+			a := append([]string{"--data", data}, args...)
+			wantOut, wantErr := "", "fledger: "+msg+"\n"
+			if asJSON {
+				if args[0] == "replay" {
+					continue // no --json
+				}
+				a = append(a, "--json")
+				wantOut, wantErr = `{"error":"`+msg+`"}`+"\n", ""
+			}
+			root := newRootCmd()
+			var out, errOut bytes.Buffer
+			root.SetOut(&out)
+			root.SetErr(&errOut)
+			root.SetArgs(a)
+			if code := execute(context.Background(), root); code != 1 || out.String() != wantOut || errOut.String() != wantErr {
+				t.Errorf("%v: exit %d\nstdout %q\nstderr %q\nwant stdout %q stderr %q", a, code, out.String(), errOut.String(), wantOut, wantErr)
+			}
+		}
+	}
+	// Known agents still read; writes make a new agent.
+	for _, args := range [][]string{
+		{"stats", "--agent", "alpha"},
+		{"events", "--agent", "beta", "--to-seq", "3"},
+		{"auth", "order", "get", "--agent", "alpha"},
+		{"config", "apply", filepath.Join("..", "..", "fixtures", "configs", "example.yaml"), "--agent", "gamma"},
+		{"auth", "order", "get", "--agent", "gamma"},
+	} {
+		if out, _, err := runFledger2(t, append([]string{"--data", data}, args...)...); err != nil {
+			t.Errorf("%v: %v\n%s", args, err, out)
+		}
+	}
+}
