@@ -175,7 +175,7 @@ func (e *Engine) sessionCommand(ctx context.Context, session string,
 	if session == "" {
 		return nil, fmt.Errorf("%w: empty session", ErrBadRequest)
 	}
-	if err := CheckKey("session", events.AggSession, session); err != nil {
+	if err := CheckStoredKey("session", events.AggSession, session); err != nil {
 		return nil, err
 	}
 	_, evs, err := e.commit(ctx, e.opt.clock.Now(), home{agg: events.AggSession, key: session}, "", func() (policy.Decision, error) {
@@ -186,6 +186,10 @@ func (e *Engine) sessionCommand(ctx context.Context, session string,
 		var s policy.SessionState
 		if v := e.st.sessions[session]; v != nil {
 			s = v.state
+		} else if err := CheckKey("session", events.AggSession, session); err != nil {
+			// A session's first command holds its key to the rule of new
+			// ids; one stored before the rule goes on.
+			return policy.Decision{}, err
 		}
 		ps, err := decide(cfg, s)
 		return policy.Decision{Events: ps}, err

@@ -129,6 +129,9 @@ func (e *Engine) BeginTurn(ctx context.Context, req TurnRequest) (*Step, error) 
 	if s, ok, err := e.existingTurn(ctx, req); ok || err != nil {
 		return s, err
 	}
+	if err := e.checkNewIDs(req); err != nil {
+		return nil, err
+	}
 	if err := e.selectForTurn(ctx, req); err != nil {
 		if errors.Is(err, ErrTurnExists) {
 			if s, ok, err := e.existingTurn(ctx, req); ok || err != nil {

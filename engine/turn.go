@@ -123,6 +123,9 @@ func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*
 		// evicted (or is not folded yet).
 		return nil, fmt.Errorf("%w: %q", ErrTurnExists, req.TurnID)
 	}
+	if err := e.checkNewIDs(req); err != nil {
+		return nil, err
+	}
 	if err := e.selectForTurn(ctx, req); err != nil {
 		return nil, err
 	}

@@ -20,19 +20,40 @@ import (
 // whether a key is acceptable (the agent does not affect the key check).
 const keyCheckAgent = "a"
 
-// ValidateKey reports why key cannot be the key of an aggregate of kind
-// agg (nil = it can): empty, longer than [events.MaxKeyLen] bytes, not
-// valid UTF-8 (the JSON envelope could not carry it unchanged), only white
-// space (a client that filled in nothing: every such request would share
-// one session no one meant), holding a control character (a line break or
-// an escape in an id would rewrite the lines of every table, log and
-// explanation that prints it), or refused by [events.Subject]. The error
-// reads after a field name: "session is 600 bytes; the limit is 512".
-// Keys already stored are never checked again: a ledger written before a
-// rule was added still reads.
+// ValidateKey reports why key cannot be the key of a new aggregate of kind
+// agg (nil = it can): what [ValidateStoredKey] refuses, and a key that is
+// only white space (a client that filled in nothing: every such request
+// would share one session no one meant) or holds a control character (a
+// line break or an escape in an id would rewrite the lines of every
+// table, log and explanation that prints it). The error reads after a
+// field name: "session is 600 bytes; the limit is 512". It is for ids a
+// request creates (a new turn id, a session's first command or turn):
+// ids already stored are looked up with [ValidateStoredKey], so a turn or
+// session an earlier build stored before a rule was added can still be
+// read, continued and finished.
 func ValidateKey(agg events.Aggregate, key string) error {
 	if err := ValidateText(key, events.MaxKeyLen); err != nil {
 		return err
+	}
+	if _, err := events.Subject(keyCheckAgent, agg, key); err != nil {
+		return fmt.Errorf("cannot be stored: %v", err)
+	}
+	return nil
+}
+
+// ValidateStoredKey reports why key cannot be the key of an aggregate of
+// kind agg any fledger build stored (nil = it can): empty, longer than
+// [events.MaxKeyLen] bytes, not valid UTF-8 (the JSON envelope could not
+// carry it unchanged), or refused by [events.Subject]. The error reads
+// after a field name, as [ValidateKey]'s.
+func ValidateStoredKey(agg events.Aggregate, key string) error {
+	switch {
+	case key == "":
+		return errors.New("is empty")
+	case len(key) > events.MaxKeyLen:
+		return fmt.Errorf("is %d bytes; the limit is %d", len(key), events.MaxKeyLen)
+	case !utf8.ValidString(key):
+		return errors.New("is not valid UTF-8")
 	}
 	if _, err := events.Subject(keyCheckAgent, agg, key); err != nil {
 		return fmt.Errorf("cannot be stored: %v", err)
@@ -86,6 +107,38 @@ func CheckKey(field string, agg events.Aggregate, key string) error {
 		return fmt.Errorf("%w: %s %v", ErrBadRequest, field, err)
 	}
 	return nil
+}
+
+// CheckStoredKey is [ValidateStoredKey] as an [ErrBadRequest] naming
+// field.
+func CheckStoredKey(field string, agg events.Aggregate, key string) error {
+	if err := ValidateStoredKey(agg, key); err != nil {
+		return fmt.Errorf("%w: %s %v", ErrBadRequest, field, err)
+	}
+	return nil
+}
+
+// checkNewIDs holds the ids of a turn about to be started to the rule of
+// new ids ([ValidateKey]): its turn id, which is new, and its session
+// unless the fold already holds that session (stored by an earlier build
+// under an earlier rule, it goes on).
+func (e *Engine) checkNewIDs(req TurnRequest) error {
+	if err := CheckKey("turn id", events.AggTurn, req.TurnID); err != nil {
+		return err
+	}
+	return e.checkNewSession(req.Session)
+}
+
+// checkNewSession holds session to the rule of new ids unless the fold
+// already holds it.
+func (e *Engine) checkNewSession(session string) error {
+	e.st.mu.RLock()
+	_, known := e.st.sessions[session]
+	e.st.mu.RUnlock()
+	if known {
+		return nil
+	}
+	return CheckKey("session", events.AggSession, session)
 }
 
 // ValidateAgent reports why agent cannot be the id of an agent that is
@@ -157,11 +210,14 @@ func ValidateTurnRequest(req TurnRequest) error {
 	if req.Session == "" {
 		return fmt.Errorf("%w: empty session", ErrBadRequest)
 	}
-	if err := CheckKey("session", events.AggSession, req.Session); err != nil {
+	// The ids as any build stored them: a re-sent begin of a turn stored
+	// before the rule of new ids finds it; a new turn's ids are held to
+	// that rule once it is known to be new (checkNewIDs).
+	if err := CheckStoredKey("session", events.AggSession, req.Session); err != nil {
 		return err
 	}
 	if req.TurnID != "" {
-		if err := CheckKey("turn id", events.AggTurn, req.TurnID); err != nil {
+		if err := CheckStoredKey("turn id", events.AggTurn, req.TurnID); err != nil {
 			return err
 		}
 	}

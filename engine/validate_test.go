@@ -349,3 +349,39 @@ func TestConflictStorm_BoundedRetriesThenContention(t *testing.T) {
 		t.Fatalf("after the storm: %+v", step.Next)
 	}
 }
+
+// The rule of new ids holds where an id is created, not where one is
+// looked up: a session an earlier build stored with a blank key (before
+// the rule) takes commands and new turns; a new blank session does not,
+// and a new turn id is always held to it. Nothing refused is appended.
+func TestKeys_StoredBeforeTheRuleGoOn(t *testing.T) {
+	st := testutil.Store(t)
+	ctx := testutil.Context(t)
+	legacy := events.New("main", " ", testutil.T0, events.SessionReset{Session: " ", Kind: "new"})
+	_, err := st.Append(ctx, events.MustSubject("main", events.AggSession, " "), events.AnySeq, legacy)
+	testutil.NoError(t, err)
+	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
+	testutil.NoError(t, e.Sync(ctx))
+
+	before := testutil.LastSeq(t, st)
+	if _, err := e.Reset(ctx, "\t", "new"); !errors.Is(err, ErrBadRequest) || !strings.HasSuffix(err.Error(), `session "\t" is only white space`) {
+		t.Fatalf("a new blank session: %v", err)
+	}
+	if _, err := e.BeginTurn(ctx, TurnRequest{Session: "s", TurnID: "t\n1"}); !errors.Is(err, ErrBadRequest) || !strings.HasSuffix(err.Error(), "turn id holds the control character U+000A at byte 1") {
+		t.Fatalf("a new turn id with a line break: %v", err)
+	}
+	if got := testutil.LastSeq(t, st); got != before {
+		t.Fatalf("refused requests appended: last seq %d → %d", before, got)
+	}
+
+	evs, err := e.Reset(ctx, " ", "reset")
+	testutil.NoError(t, err)
+	if len(evs) != 1 {
+		t.Fatalf("a command on the stored blank session appended %d events", len(evs))
+	}
+	s, err := e.BeginTurn(ctx, TurnRequest{Session: " ", TurnID: "t-legacy"})
+	testutil.NoError(t, err)
+	if s.TurnID != "t-legacy" {
+		t.Fatalf("turn on the stored blank session: %+v", s)
+	}
+}

@@ -106,7 +106,7 @@ func TestHTTP_StrictInputRefused(t *testing.T) {
 		{"blank session", "POST", "/v1/turns", `{"session":" "}`, "turns.begin",
 			serve.CodeInvalidRequest, `session " " is only white space`},
 		{"line break in a turn id", "POST", "/v1/turns", `{"session":"s","turn_id":"t\n1"}`, "turns.begin",
-			serve.CodeInvalidRequest, `turn_id holds the control character U+000A at byte 1`},
+			serve.CodeInvalidRequest, `turn id holds the control character U+000A at byte 1`},
 		// Free text stored for good: one line of 1..128 bytes.
 		{"line break in by", "POST", "/v1/agents/main/auth/order/openai", `{"profiles":["openai:a"],"by":"x\nFAKE LINE"}`, "",
 			serve.CodeInvalidRequest, `by holds the control character U+000A at byte 1`},

@@ -98,7 +98,10 @@ func checkKey(field string, agg events.Aggregate, key string) error {
 	if key == "." || key == ".." {
 		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is a dot segment, which a URL path cannot hold: choose another id", field, key)
 	}
-	if err := engine.ValidateKey(agg, key); err != nil {
+	// As any build stored it: the engine holds a new id to the rule of
+	// new ids (engine.ValidateKey), so a turn or session stored before
+	// that rule can still be read and continued.
+	if err := engine.ValidateStoredKey(agg, key); err != nil {
 		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %v", field, err)
 	}
 	return nil
