@@ -277,10 +277,15 @@ func openProjectionsOnly(cmd *cobra.Command, g *globals, pf *projectionFlags) (*
 		}
 	}
 	if pf.rebuild {
-		if err := projections.Remove(path); err != nil {
+		removed, err := projections.Remove(ctx, path)
+		if err != nil {
 			return nil, err
 		}
-		log.Info("projection database deleted: rebuilding from sequence 1", "db", path)
+		if removed {
+			log.Info("projection database deleted: rebuilding from sequence 1", "db", path)
+		} else {
+			log.Info("no projection database yet: building it from sequence 1", "db", path)
+		}
 	}
 	db, err := projections.Open(ctx, path, projections.WithLogger(log))
 	if err != nil {

@@ -116,6 +116,14 @@ func runReplay(cmd *cobra.Command, g *globals, o *replayFlags) error {
 		if o.toSeq == 0 {
 			return fmt.Errorf("--until %s is before the first commit", o.until)
 		}
+	} else if o.toSeq > 0 {
+		first, err := replay.FirstSeq(ctx, st)
+		if err != nil {
+			return err
+		}
+		if first == 0 || o.toSeq < first {
+			return fmt.Errorf("--to-seq %d is before the first commit (%s)", o.toSeq, firstSeqText(first))
+		}
 	}
 	switch {
 	case o.verify:
@@ -137,4 +145,12 @@ func runReplayWhatIf(cmd *cobra.Command, w io.Writer, st events.Store, cfg *conf
 		return replay.WriteJSON(w, rep)
 	}
 	return replay.WriteWhatIf(w, rep)
+}
+
+// firstSeqText names the stream's first sequence for a message.
+func firstSeqText(first uint64) string {
+	if first == 0 {
+		return "the stream is empty"
+	}
+	return fmt.Sprintf("the stream starts at sequence %d", first)
 }

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"time"
@@ -103,6 +104,27 @@ func IsCorrupt(err error) bool {
 		return c == codeCorrupt || c == codeNotADB
 	}
 	return false
+}
+
+// Header is the 16 bytes every SQLite database file starts with.
+const Header = "SQLite format 3\x00"
+
+// HasHeader reports whether the file at path starts with [Header] (false
+// for a shorter file).
+func HasHeader(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	b := make([]byte, len(Header))
+	if _, err := io.ReadFull(f, b); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return false, nil
+		}
+		return false, err
+	}
+	return string(b) == Header, nil
 }
 
 // Remove deletes the database at path with its WAL and shared-memory
