@@ -199,7 +199,7 @@ func (pf *projectionFlags) rebuildCommand(g *globals) string {
 		args = append(args, "--data", projections.ShellQuote(abs(g.DataDir)))
 	}
 	if g.NATSURL != "" {
-		args = append(args, "--nats", projections.ShellQuote(redactURLs(g.NATSURL)))
+		args = append(args, "--nats", projections.ShellQuote(events.RedactURL(g.NATSURL)))
 		for _, f := range []struct{ flag, val string }{
 			{"--nats-user", g.NATSUser}, {"--nats-creds", g.NATSCreds}, {"--nats-tls-ca", g.NATSTLSCA},
 			{"--nats-tls-cert", g.NATSTLSCert}, {"--nats-tls-key", g.NATSTLSKey},
@@ -222,20 +222,6 @@ func (pf *projectionFlags) rebuildCommand(g *globals) string {
 		args = append(args, "--db", projections.ShellQuote(abs(pf.db)))
 	}
 	return strings.Join(args, " ")
-}
-
-// redactURLs replaces the password of each comma-separated URL with
-// "xxxxx".
-func redactURLs(url string) string {
-	parts := strings.Split(url, ",")
-	for i, p := range parts {
-		if u, err := neturl.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
-			if _, has := u.User.Password(); has {
-				parts[i] = u.Redacted()
-			}
-		}
-	}
-	return strings.Join(parts, ",")
 }
 
 // openProjections opens the projection database (rebuilding it first with

@@ -146,7 +146,7 @@ func loadServeConfig(cfgFile string, log *slog.Logger) (*config.Loaded, error) {
 func openServeStore(ctx context.Context, g *globals, natsListen int) (events.Store, error) {
 	var extra []events.Option
 	if natsListen > 0 && g.NATSURL != "" {
-		return nil, fmt.Errorf("--nats-listen opens a port on the embedded NATS server, but --nats (or NATS_URL) names an existing server %s: drop one of them", g.NATSURL)
+		return nil, fmt.Errorf("--nats-listen opens a port on the embedded NATS server, but --nats (or NATS_URL) names an existing server %s: drop one of them", events.RedactURL(g.NATSURL))
 	}
 	if natsListen > 0 {
 		// The listener requires a user: the read-only one may
@@ -295,7 +295,7 @@ func checkBind(addr, token string) error {
 
 func natsDesc(g *globals, listen string) string {
 	if g.NATSURL != "" {
-		return g.NATSURL
+		return events.RedactURL(g.NATSURL)
 	}
 	if listen != "" {
 		return "embedded " + listen + " (users " + events.WriterUser + ", " + events.ReaderUser + "; credentials in " +
