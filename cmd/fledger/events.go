@@ -98,6 +98,9 @@ func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 	if err := checkEventType(fl.typ); err != nil {
 		return err
 	}
+	if err := atLeast("--width", fl.maxCols, 0, "the payload column's width", "no limit"); err != nil {
+		return err
+	}
 	ctx := cmd.Context()
 	st, err := openLedger(ctx, g)
 	if err != nil {

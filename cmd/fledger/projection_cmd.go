@@ -247,6 +247,9 @@ func openProjections(cmd *cobra.Command, g *globals, pf *projectionFlags) (*proj
 }
 
 func openProjectionsOnly(cmd *cobra.Command, g *globals, pf *projectionFlags) (*projections.DB, error) {
+	if err := atLeast("--batch", pf.batch, 1, "the number of events per transaction", ""); err != nil {
+		return nil, err
+	}
 	if pf.at != "" {
 		return openProjectionsAt(cmd, g, pf)
 	}

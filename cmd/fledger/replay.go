@@ -91,6 +91,9 @@ func runReplay(cmd *cobra.Command, g *globals, o *replayFlags) error {
 	if o.verify && o.whatIf != "" {
 		return fmt.Errorf("--verify and --what-if are separate runs; pick one")
 	}
+	if err := atLeast("--batch", o.batch, 1, "the number of events per transaction", ""); err != nil {
+		return err
+	}
 	if o.toSeq > 0 && o.until != "" {
 		return fmt.Errorf("--to-seq and --until both set a stopping point; pick one")
 	}

@@ -90,6 +90,9 @@ func runServe(cmd *cobra.Command, g *globals, o *serveFlags) (err error) {
 	if err := bindToken(o.httpAddr, &o.token); err != nil {
 		return err
 	}
+	if err := checkPort("--nats-listen", o.natsListen); err != nil {
+		return err
+	}
 	if o.maxBody < 1 {
 		return fmt.Errorf("--max-body %d: a request body limit is at least 1 byte (default %d)", o.maxBody, serve.DefaultMaxBodyBytes)
 	}
