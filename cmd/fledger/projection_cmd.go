@@ -47,7 +47,7 @@ func (pf *projectionFlags) add(cmd *cobra.Command) {
 	f.BoolVar(&pf.noCatchUp, "no-catch-up", false, "query the projection as it is, without first catching up to the stream's last sequence")
 	f.BoolVar(&pf.json, "json", false, "print JSON Lines (one object per row) instead of a table")
 	f.BoolVar(&pf.skipUnknown, "skip-unknown", false, "skip events of unknown types (logged, counted in skipped_events) instead of failing")
-	f.BoolVar(&pf.rebuild, "rebuild", false, "delete the projection database and rebuild it from sequence 1 (the stream is not touched)")
+	f.BoolVar(&pf.rebuild, "rebuild", false, "delete the projection database and rebuild it from sequence 1 (the stream is not touched; a file that is not a fledger projection database, or one another process has open, is refused)")
 	f.IntVar(&pf.batch, "batch", projections.DefaultBatchEvents, "events per catch-up transaction")
 	f.StringVar(&pf.at, "at", "", "read the state as of this time (RFC 3339): rebuilds the projections into a temporary database up to the last commit at or before it")
 	// Every *DBError the command returns (open, catch-up, query) names

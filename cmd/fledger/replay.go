@@ -37,7 +37,9 @@ func newReplayCmd(g *globals) *cobra.Command {
 SQLite database from sequence 1 up to --to-seq N or --until TIME (default:
 the stream's end), with a progress bar on a terminal, and ends with one line:
 events, commits, the sequence reached, the time taken and events/s. The
-database is --out FILE, or a new file in a temporary directory (printed).
+database is --out FILE, or a new file in a temporary directory (printed);
+an existing FILE is replaced only when it is a fledger projection database
+no other process has open (docs/projections.md, "What a rebuild deletes").
 --until TIME stops before the first commit stamped after TIME.
 
 --verify re-runs the deciders over every recorded decision — the config in
@@ -72,7 +74,7 @@ status); for --what-if the list of changed turns.`,
 	f := cmd.Flags()
 	f.Uint64Var(&o.toSeq, "to-seq", 0, "stop after this stream sequence (inclusive; default: the stream's end)")
 	f.StringVar(&o.until, "until", "", "stop before the first commit stamped after this RFC 3339 time")
-	f.StringVar(&o.out, "out", "", "database file to write (replaced if it exists; default: a new temporary file)")
+	f.StringVar(&o.out, "out", "", "database file to write (a fledger projection database there is replaced; any other file, or one another process has open, is refused; default: a new temporary file)")
 	f.BoolVar(&o.verify, "verify", false, "re-run the deciders over every recorded decision and compare; exit 1 on a divergence")
 	f.StringVar(&o.whatIf, "what-if", "", "re-decide recorded turns under this config file and list the turns that change")
 	f.StringVar(&o.agent, "agent", "", "--verify/--what-if: only this agent")
