@@ -144,6 +144,9 @@ func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
 			return nil, fmt.Errorf("projections: %w", err)
 		}
 	}
+	if err := refuseForeign(ctx, path); err != nil {
+		return nil, err
+	}
 	sdb, err := sqlitedb.Open(ctx, path)
 	if err != nil {
 		if sqlitedb.IsCorrupt(err) {
@@ -158,6 +161,27 @@ func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// refuseForeign checks, read-only, an existing SQLite database that is
+// not in WAL mode — every projection database is — before the
+// read-write open switches it to WAL (a write to another application's
+// database): one without fledger's projection_meta table is refused
+// untouched (a *DBError with Foreign set).
+func refuseForeign(ctx context.Context, path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+		return nil // created, or refused by the open
+	}
+	isSQLite, wal, err := sqlitedb.Format(path)
+	if err != nil || !isSQLite || wal {
+		return nil
+	}
+	ours, err := hasMetaTable(ctx, path)
+	if err != nil || ours {
+		return err
+	}
+	return &DBError{Path: path, Detail: "it is an SQLite database without fledger's projection_meta table", Err: ErrCorrupt, Foreign: true}
 }
 
 // migrate creates the schema, accepts the current version, rebuilds an

@@ -28,6 +28,14 @@ func TestOpen_CorruptFileIsAClearErrorWithTheRebuildCommand(t *testing.T) {
 	_, err := raw.Exec(`CREATE TABLE notes (body TEXT)`)
 	testutil.NoError(t, err)
 	testutil.NoError(t, raw.Close())
+	// Another application's database in rollback-journal mode: the
+	// read-write open would switch it to WAL.
+	rollback := filepath.Join(dir, "rollback.sqlite")
+	plain, err := sql.Open("sqlite", rollback)
+	testutil.NoError(t, err)
+	_, err = plain.Exec(`CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('precious')`)
+	testutil.NoError(t, err)
+	testutil.NoError(t, plain.Close())
 	for _, c := range []struct {
 		name, content string
 		path          string
@@ -40,6 +48,8 @@ func TestOpen_CorruptFileIsAClearErrorWithTheRebuildCommand(t *testing.T) {
 			msg: "projections: database is corrupt or not a fledger projection database: " + dir + "/p.txt: file is not a database (26)" + foreign},
 		{name: "notes.sqlite", path: notes,
 			msg: "projections: database is corrupt or not a fledger projection database: " + dir + "/notes.sqlite: it has tables but no fledger schema version (SQL logic error: no such table: projection_meta (1))" + foreign},
+		{name: "rollback.sqlite", path: rollback,
+			msg: "projections: database is corrupt or not a fledger projection database: " + dir + "/rollback.sqlite: it is an SQLite database without fledger's projection_meta table" + foreign},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := c.path
@@ -47,10 +57,15 @@ func TestOpen_CorruptFileIsAClearErrorWithTheRebuildCommand(t *testing.T) {
 				path = filepath.Join(dir, c.name)
 				testutil.NoError(t, os.WriteFile(path, []byte(c.content), 0o644))
 			}
+			before, rerr := os.ReadFile(path)
+			testutil.NoError(t, rerr)
 			_, err := projections.Open(ctx, path)
 			testutil.ErrorIs(t, err, projections.ErrCorrupt)
 			if err.Error() != c.msg {
 				t.Fatalf("message\n%q\nwant\n%q", err, c.msg)
+			}
+			if after, _ := os.ReadFile(path); !c.removable && string(after) != string(before) {
+				t.Fatalf("the refused open changed %s", path)
 			}
 			_, err = projections.Remove(ctx, path)
 			if !c.removable {
