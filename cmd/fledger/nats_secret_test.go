@@ -55,17 +55,7 @@ func TestNATSPassword_NeverPrinted_LiveDatabaseNotDeleted(t *testing.T) {
 	}
 
 	p := startCLI(t, filepath.Join(t.TempDir(), "stdout"), nil, "--data", data, "--nats", writer, "serve", "--http", "127.0.0.1:0", "--no-micro")
-	testutil.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
-		select {
-		case <-p.exited:
-			t.Fatalf("ended (%v) before serving: %s", p.err, p.stderr.String())
-		default:
-		}
-		if !strings.Contains(p.stderr.String(), "http=http://127.0.0.1:") {
-			return errors.New("not serving yet")
-		}
-		return nil
-	})
+	p.waitServing(t)
 	if log := p.stderr.String(); !strings.Contains(log, "nats=nats://fledger:xxxxx@"+hp+" ") || strings.Contains(log, "SECRET") {
 		t.Fatalf("start-up log:\n%s", log)
 	}

@@ -19,10 +19,17 @@ import (
 func configLedger(t *testing.T) string {
 	t.Helper()
 	data := t.TempDir()
+	applyExampleConfig(t, data)
+	return data
+}
+
+// applyExampleConfig records the example config on the ledger of data
+// (creating it when missing).
+func applyExampleConfig(t *testing.T, data string) {
+	t.Helper()
 	if out, err := runFledger(t, "--data", data, "config", "apply", filepath.Join("..", "..", "fixtures", "configs", "example.yaml")); err != nil {
 		t.Fatalf("config apply: %v\n%s", err, out)
 	}
-	return data
 }
 
 // `replay --out PATH` and `stats --rebuild --db PATH` replace a
@@ -120,9 +127,7 @@ func TestReplay_ToSeqBeforeTheFirstSequenceIsRefused(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := runFledger(t, "--data", data, "config", "apply", filepath.Join("..", "..", "fixtures", "configs", "example.yaml")); err != nil {
-		t.Fatalf("config apply: %v\n%s", err, out)
-	}
+	applyExampleConfig(t, data)
 	out := filepath.Join(t.TempDir(), "r.sqlite")
 	for _, c := range []struct {
 		args []string

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"errors"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fledger/fledger/internal/testutil"
 )
@@ -69,20 +66,7 @@ func TestBindToken_TrimsAndRefusesWhiteSpace(t *testing.T) {
 func TestServe_TokenWithATrailingNewlineIsAccepted(t *testing.T) {
 	p := startCLI(t, filepath.Join(t.TempDir(), "stdout"), []string{"FLEDGER_TOKEN=s3cret\n"},
 		"--data", t.TempDir(), "serve", "--http", "127.0.0.1:0", "--no-micro")
-	var base string
-	testutil.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
-		select {
-		case <-p.exited:
-			t.Fatalf("ended (%v) before serving: %s", p.err, p.stderr.String())
-		default:
-		}
-		m := regexp.MustCompile(`http=(http://127\.0\.0\.1:\d+)`).FindStringSubmatch(p.stderr.String())
-		if m == nil {
-			return errors.New("not serving yet")
-		}
-		base = m[1]
-		return nil
-	})
+	base := p.waitServing(t)
 	for _, c := range []struct {
 		auth string
 		want int

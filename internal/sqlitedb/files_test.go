@@ -20,11 +20,7 @@ func TestHelperHoldSQLite(t *testing.T) { testutil.HelperHoldSQLite() }
 func TestInUse_SeesAnotherProcessesConnectionOnly(t *testing.T) {
 	dir := t.TempDir()
 	closed := filepath.Join(dir, "closed.sqlite")
-	db, err := sqlitedb.Open(context.Background(), closed)
-	testutil.NoError(t, err)
-	_, err = db.Exec(`CREATE TABLE t (x)`)
-	testutil.NoError(t, err)
-	testutil.NoError(t, db.Close())
+	createTable(t, closed, true)
 	held := filepath.Join(dir, "held.sqlite")
 	testutil.HoldSQLite(t, held)
 
@@ -47,17 +43,9 @@ func TestInUse_SeesAnotherProcessesConnectionOnly(t *testing.T) {
 func TestFormat(t *testing.T) {
 	dir := t.TempDir()
 	wal := filepath.Join(dir, "wal.sqlite")
-	db, err := sqlitedb.Open(context.Background(), wal)
-	testutil.NoError(t, err)
-	_, err = db.Exec(`CREATE TABLE t (x)`)
-	testutil.NoError(t, err)
-	testutil.NoError(t, db.Close())
+	createTable(t, wal, true)
 	rollback := filepath.Join(dir, "rollback.sqlite")
-	plain, err := sql.Open("sqlite", rollback)
-	testutil.NoError(t, err)
-	_, err = plain.Exec(`CREATE TABLE t (x)`)
-	testutil.NoError(t, err)
-	testutil.NoError(t, plain.Close())
+	createTable(t, rollback, false)
 	for _, c := range []struct {
 		name, content, path string
 		isSQLite, wal       bool
@@ -82,4 +70,21 @@ func TestFormat(t *testing.T) {
 			t.Errorf("%s: Format = %v, %v, HasHeader = %v; want %v, %v", c.name, isSQLite, isWAL, has, c.isSQLite, c.wal)
 		}
 	}
+}
+
+// createTable creates a database at path with one table, through
+// sqlitedb.Open (WAL) or a plain connection (rollback journal), closed.
+func createTable(t *testing.T, path string, wal bool) {
+	t.Helper()
+	var db *sql.DB
+	var err error
+	if wal {
+		db, err = sqlitedb.Open(context.Background(), path)
+	} else {
+		db, err = sql.Open("sqlite", path)
+	}
+	testutil.NoError(t, err)
+	_, err = db.Exec(`CREATE TABLE t (x)`)
+	testutil.NoError(t, err)
+	testutil.NoError(t, db.Close())
 }
