@@ -68,6 +68,10 @@ error (exit status 1) that lists the stream's agents.`,
 			if err != nil {
 				return err
 			}
+			if !t1.IsZero() && !t2.IsZero() && t1.After(t2) {
+				// As the HTTP API's timeline refuses it.
+				return fmt.Errorf("--since %s is after --until %s", since, until)
+			}
 			st, err := openLedger(ctx, g)
 			if err != nil {
 				return err
