@@ -100,7 +100,7 @@ func (s *store) connectURL(cfg config) error {
 	}
 	nc, err := nats.Connect(cfg.url, nopts...)
 	if err != nil {
-		return fmt.Errorf("events: connect to %s: %w", cfg.url, err)
+		return fmt.Errorf("events: connect to %s: %w", RedactURL(cfg.url), redactURLError(err, cfg.url))
 	}
 	s.nc = nc
 	if mp := nc.MaxPayload(); mp < int64(cfg.maxCommitBytes+headerRoom) {

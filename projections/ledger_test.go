@@ -78,7 +78,8 @@ func TestBind_DatabaseOfAnotherLedgerIsRefusedNotMixed(t *testing.T) {
 
 	// The rebuild: delete and catch up from B (what --rebuild does).
 	testutil.NoError(t, db.Close())
-	testutil.NoError(t, projections.Remove(path))
+	_, err = projections.Remove(ctx, path)
+	testutil.NoError(t, err)
 	db2 := openDB(t, path)
 	catchUp(t, db2, stB, 0)
 	if got, want := dump(t, db2), rebuild(t, stB); got != want {

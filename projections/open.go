@@ -44,10 +44,20 @@ type DBError struct {
 	// right stream (the CLI sets it from its flags: --data, --nats, --db).
 	// When empty, [RebuildCommand] of Path is shown.
 	Rebuild string
+	// Foreign is set when the file is not a fledger projection database
+	// at all (not an SQLite database, or one without projection_meta):
+	// a rebuild refuses to delete it ([Remove]), so the remedy is another
+	// file.
+	Foreign bool
 }
 
-// Error names the file, the problem and the rebuild command.
+// Error names the file, the problem and the rebuild command (for a
+// foreign file: that fledger does not delete it).
 func (e *DBError) Error() string {
+	if e.Foreign {
+		return fmt.Sprintf("%v: %s: %s; the event stream is not affected — this file is not a fledger projection database and fledger does not delete it: name another database file (--db), or delete it yourself if it is a damaged projection database",
+			e.Err, e.Path, e.Detail)
+	}
 	cmd := e.Rebuild
 	if cmd == "" {
 		cmd = RebuildCommand(e.Path)
@@ -134,10 +144,14 @@ func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
 			return nil, fmt.Errorf("projections: %w", err)
 		}
 	}
+	if err := refuseForeign(ctx, path); err != nil {
+		return nil, err
+	}
 	sdb, err := sqlitedb.Open(ctx, path)
 	if err != nil {
 		if sqlitedb.IsCorrupt(err) {
-			return nil, &DBError{Path: path, Detail: err.Error(), Err: ErrCorrupt}
+			isSQLite, _ := sqlitedb.HasHeader(path)
+			return nil, &DBError{Path: path, Detail: err.Error(), Err: ErrCorrupt, Foreign: !isSQLite}
 		}
 		return nil, fmt.Errorf("projections: open %s: %w", path, err)
 	}
@@ -147,6 +161,27 @@ func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// refuseForeign checks, read-only, an existing SQLite database that is
+// not in WAL mode — every projection database is — before the
+// read-write open switches it to WAL (a write to another application's
+// database): one without fledger's projection_meta table is refused
+// untouched (a *DBError with Foreign set).
+func refuseForeign(ctx context.Context, path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+		return nil // created, or refused by the open
+	}
+	isSQLite, wal, err := sqlitedb.Format(path)
+	if err != nil || !isSQLite || wal {
+		return nil
+	}
+	ours, err := hasMetaTable(ctx, path)
+	if err != nil || ours {
+		return err
+	}
+	return &DBError{Path: path, Detail: "it is an SQLite database without fledger's projection_meta table", Err: ErrCorrupt, Foreign: true}
 }
 
 // migrate creates the schema, accepts the current version, rebuilds an
@@ -208,7 +243,9 @@ func (db *DB) classify(ctx context.Context, q querier) (version int, empty bool,
 	}
 	var v string
 	if err := q.QueryRowContext(ctx, `SELECT value FROM projection_meta WHERE key = 'schema_version'`).Scan(&v); err != nil {
-		return 0, false, &DBError{Path: db.path, Detail: "it has tables but no fledger schema version (" + err.Error() + ")", Err: ErrCorrupt}
+		var meta int
+		foreign := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'projection_meta'`).Scan(&meta) == nil && meta == 0
+		return 0, false, &DBError{Path: db.path, Detail: "it has tables but no fledger schema version (" + err.Error() + ")", Err: ErrCorrupt, Foreign: foreign}
 	}
 	have, err := strconv.Atoi(v)
 	switch {
@@ -236,10 +273,6 @@ func (db *DB) wrap(err error) error {
 	}
 	return fmt.Errorf("projections: %w", err)
 }
-
-// Remove deletes the projection database at path (with its WAL files) so
-// the next [Open] starts empty. The event stream is not touched.
-func Remove(path string) error { return sqlitedb.Remove(path) }
 
 // Path returns the database file.
 func (db *DB) Path() string { return db.path }

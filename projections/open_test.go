@@ -15,18 +15,69 @@ import (
 	"github.com/fledger/fledger/projections"
 )
 
+// A damaged projection database names the rebuild command, which
+// deletes it; a file that is not an SQLite database, or another
+// application's, is not one: the error says fledger does not delete it,
+// and Remove refuses it.
 func TestOpen_CorruptFileIsAClearErrorWithTheRebuildCommand(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "p.sqlite")
-	testutil.NoError(t, os.WriteFile(path, bytes.Repeat([]byte("not a database "), 512), 0o644))
-	_, err := projections.Open(context.Background(), path)
-	testutil.ErrorIs(t, err, projections.ErrCorrupt)
-	if !strings.Contains(err.Error(), "fledger --data ") || !strings.Contains(err.Error(), " stats --rebuild --db "+path) || !strings.Contains(err.Error(), "stream is not affected") {
-		t.Fatalf("message %q lacks the rebuild command", err)
-	}
-	testutil.NoError(t, projections.Remove(path))
-	db, err := projections.Open(context.Background(), path)
+	ctx := context.Background()
+	dir := t.TempDir()
+	foreign := "; the event stream is not affected — this file is not a fledger projection database and fledger does not delete it: name another database file (--db), or delete it yourself if it is a damaged projection database"
+	notes := filepath.Join(dir, "notes.sqlite")
+	raw := openRawSQLite(t, notes)
+	_, err := raw.Exec(`CREATE TABLE notes (body TEXT)`)
 	testutil.NoError(t, err)
-	testutil.NoError(t, db.Close())
+	testutil.NoError(t, raw.Close())
+	// Another application's database in rollback-journal mode: the
+	// read-write open would switch it to WAL.
+	rollback := filepath.Join(dir, "rollback.sqlite")
+	plain, err := sql.Open("sqlite", rollback)
+	testutil.NoError(t, err)
+	_, err = plain.Exec(`CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('precious')`)
+	testutil.NoError(t, err)
+	testutil.NoError(t, plain.Close())
+	for _, c := range []struct {
+		name, content string
+		path          string
+		msg           string
+		removable     bool
+	}{
+		{name: "damaged.sqlite", content: sqlitedb.Header + strings.Repeat("\xff", 4080), removable: true,
+			msg: "projections: database is corrupt or not a fledger projection database: " + dir + "/damaged.sqlite: file is not a database (26); the event stream is not affected — rebuild the projections with `fledger --data <data dir> stats --rebuild --db " + dir + "/damaged.sqlite` (or delete the file)"},
+		{name: "p.txt", content: strings.Repeat("not a database ", 512),
+			msg: "projections: database is corrupt or not a fledger projection database: " + dir + "/p.txt: file is not a database (26)" + foreign},
+		{name: "notes.sqlite", path: notes,
+			msg: "projections: database is corrupt or not a fledger projection database: " + dir + "/notes.sqlite: it has tables but no fledger schema version (SQL logic error: no such table: projection_meta (1))" + foreign},
+		{name: "rollback.sqlite", path: rollback,
+			msg: "projections: database is corrupt or not a fledger projection database: " + dir + "/rollback.sqlite: it is an SQLite database without fledger's projection_meta table" + foreign},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := c.path
+			if path == "" {
+				path = filepath.Join(dir, c.name)
+				testutil.NoError(t, os.WriteFile(path, []byte(c.content), 0o644))
+			}
+			before, rerr := os.ReadFile(path)
+			testutil.NoError(t, rerr)
+			_, err := projections.Open(ctx, path)
+			testutil.ErrorIs(t, err, projections.ErrCorrupt)
+			if err.Error() != c.msg {
+				t.Fatalf("message\n%q\nwant\n%q", err, c.msg)
+			}
+			if after, _ := os.ReadFile(path); !c.removable && string(after) != string(before) {
+				t.Fatalf("the refused open changed %s", path)
+			}
+			_, err = projections.Remove(ctx, path)
+			if !c.removable {
+				testutil.ErrorIs(t, err, projections.ErrNotProjectionDB)
+				return
+			}
+			testutil.NoError(t, err)
+			db, err := projections.Open(ctx, path)
+			testutil.NoError(t, err)
+			testutil.NoError(t, db.Close())
+		})
+	}
 }
 
 func TestOpen_NewerSchemaIsRefused_OlderIsRebuiltWithALogLine(t *testing.T) {

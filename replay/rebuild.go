@@ -19,6 +19,19 @@ func SeqAt(ctx context.Context, src Source, t time.Time) (uint64, error) {
 	return m.Seq, err
 }
 
+// FirstSeq returns the sequence of the stream's first stored message (a
+// commit, or a message that is not one), 0 when the stream is empty. It
+// is 1 unless the stream continues an archived one
+// ([events.WithFirstSeq]).
+func FirstSeq(ctx context.Context, src Source) (uint64, error) {
+	var seq uint64
+	err := walk(ctx, src, 1, 0, func(c *commit) error {
+		seq = c.Seq
+		return errStop
+	})
+	return seq, err
+}
+
 // RebuildOptions tune [Rebuild].
 type RebuildOptions struct {
 	// ToSeq is the last stream sequence to fold (0 = the stream's end).
@@ -38,7 +51,8 @@ type RebuildResult struct {
 }
 
 // Rebuild folds the stream from sequence 1 up to opt.ToSeq into a fresh
-// projection database at path (an existing file is replaced) and returns
+// projection database at path (an existing projection database is
+// replaced; anything else is refused: [projections.Remove]) and returns
 // what it folded. The database is closed when Rebuild returns.
 func Rebuild(ctx context.Context, st events.Store, path string, opt RebuildOptions) (RebuildResult, error) {
 	res := RebuildResult{Path: path, ToSeq: opt.ToSeq}
@@ -49,7 +63,7 @@ func Rebuild(ctx context.Context, st events.Store, path string, opt RebuildOptio
 		}
 		res.ToSeq = last
 	}
-	if err := projections.Remove(path); err != nil {
+	if _, err := projections.Remove(ctx, path); err != nil {
 		return res, err
 	}
 	db, err := projections.Open(ctx, path)

@@ -79,6 +79,9 @@ type classifyErrorLine struct {
 }
 
 func runClassify(cmd *cobra.Command, args []string, o *classifyOpts) error {
+	if err := atLeast("--max-line-bytes", o.maxLine, 1, "the line length limit in bytes", ""); err != nil {
+		return err
+	}
 	var now time.Time
 	if o.now != "" {
 		t, err := moment{flag: "--now"}.parse(o.now, time.Time{})

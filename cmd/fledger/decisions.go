@@ -65,8 +65,8 @@ to skip).`,
 			if err != nil {
 				return err
 			}
-			if limit < 0 {
-				return fmt.Errorf("--limit %d: the number of decisions is 0 (all) or more", limit)
+			if err := atLeast("--limit", limit, 0, "the number of decisions", "all"); err != nil {
+				return err
 			}
 			if reason != "" {
 				if _, err := events.ParseReason(reason); err != nil {

@@ -98,6 +98,9 @@ func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 	if err := checkEventType(fl.typ); err != nil {
 		return err
 	}
+	if err := atLeast("--width", fl.maxCols, 0, "the payload column's width", "no limit"); err != nil {
+		return err
+	}
 	ctx := cmd.Context()
 	st, err := openLedger(ctx, g)
 	if err != nil {
@@ -133,15 +136,19 @@ func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 	if err != nil {
 		return err
 	}
-	if tw != nil {
-		tw.Flush()
-		if n == 0 {
-			fmt.Fprintln(cmd.ErrOrStderr(), "no events")
-		}
-	}
 	name := "events"
 	if fl.turn != "" || fl.session != "" {
 		name = "events --turn/--session" // not shown in place: they match neither
+	}
+	if tw != nil {
+		tw.Flush()
+		if n == 0 {
+			shown := bad
+			if name != "events" {
+				shown = nil
+			}
+			fmt.Fprintln(cmd.ErrOrStderr(), noEventsText(shown))
+		}
 	}
 	warnQuarantined(cmd.ErrOrStderr(), name, bad)
 	if len(fl.agents) > 1 {
@@ -381,6 +388,35 @@ func writeQuarantined(out io.Writer, tw *table, de *events.DecodeError, asJSON b
 	}
 	fmt.Fprintf(tw, "%d\t-\t-\tQUARANTINED\t%s\tnot a fledger commit (%d bytes): %s\n", de.Seq, cellText(de.Subject), de.Size, cellText(de.Reason()))
 	return nil
+}
+
+// noEventsText is the summary of a listing without events whose rows
+// were only shown (stored messages that are not fledger commits, runs of
+// missing sequences): "no events" alone when there were none.
+func noEventsText(shown []projections.Quarantined) string {
+	var msgs, gaps int
+	for _, q := range shown {
+		if q.Kind == projections.QuarantineMissing {
+			gaps++
+		} else {
+			msgs++
+		}
+	}
+	var parts []string
+	if msgs > 0 {
+		what := " that is not a fledger commit"
+		if msgs > 1 {
+			what = " that are not fledger commits"
+		}
+		parts = append(parts, plural(msgs, "stored message")+what)
+	}
+	if gaps > 0 {
+		parts = append(parts, plural(gaps, "run")+" of missing sequences")
+	}
+	if len(parts) == 0 {
+		return "no events"
+	}
+	return "no events, only " + strings.Join(parts, " and ") + " (shown above)"
 }
 
 // maxWarned is how many quarantined messages a warning names one by one.

@@ -69,7 +69,7 @@ error (exit status 1) that lists the stream's agents.`,
 				return err
 			}
 			if !t1.IsZero() && !t2.IsZero() && t1.After(t2) {
-				// An empty timeline would read as "nothing happened".
+				// As the HTTP API's timeline refuses it.
 				return fmt.Errorf("--since %s is after --until %s", since, until)
 			}
 			st, err := openLedger(ctx, g)

@@ -16,8 +16,8 @@ func TestExplain_LookupErrorsAreExplains(t *testing.T) {
 		{[]string{"explain", "storm", "--agent", "gamma"}, "explain: no turn storm of agent gamma (agents: alpha, beta)"},
 		{[]string{"explain", "--session", "nosuch"}, "explain: no events for session nosuch (agents: alpha, beta)"},
 		{[]string{"explain", "--session", "slack-dm-bob", "--agent", "gamma"}, "explain: no events for session slack-dm-bob of agent gamma (agents: alpha, beta)"},
-		{[]string{"explain", "--session", "slack-dm-bob", "--since", "2026-03-02T10:00:00Z", "--until", "2026-03-02T09:00:00Z"},
-			"--since 2026-03-02T10:00:00Z is after --until 2026-03-02T09:00:00Z"},
+		{[]string{"explain", "--session", "slack-dm-bob", "--since", "2026-03-02T10:00:00Z", "--until", "2026-03-02t09:00:00z"},
+			"--since 2026-03-02T10:00:00Z is after --until 2026-03-02t09:00:00z"},
 	} {
 		out, _, err := runFledger2(t, append([]string{"--data", data}, c.args...)...)
 		if err == nil || err.Error() != c.err || out != "" {

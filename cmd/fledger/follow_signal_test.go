@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -121,6 +122,31 @@ func startCLI(t *testing.T, stdout string, env []string, args ...string) *cliPro
 	})
 	return p
 }
+
+// waitServing waits (at most 30 s) for the start-up line of a serve or
+// view process and returns the HTTP URL it names; it fails the test when
+// the process ends first.
+func (p *cliProcess) waitServing(t *testing.T) string {
+	t.Helper()
+	var base string
+	testutil.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
+		select {
+		case <-p.exited:
+			t.Fatalf("ended (%v) before serving: %s", p.err, p.stderr.String())
+		default:
+		}
+		m := servingLine.FindStringSubmatch(p.stderr.String())
+		if m == nil {
+			return errors.New("not serving yet")
+		}
+		base = m[1]
+		return nil
+	})
+	return base
+}
+
+// servingLine finds the URL in serve's and view's start-up line.
+var servingLine = regexp.MustCompile(`http=(http://127\.0\.0\.1:\d+)`)
 
 // interrupt sends one SIGINT and wants the process to end with status 0
 // within exitBound.

@@ -14,7 +14,8 @@ import (
 // and appended to the help of every command that has such a flag (and
 // stated in the README's "Commands" section).
 const momentRule = `Times and sequences: a flag named with a moment word (--since, --until,
---at, --now) is always a time, RFC 3339 (2026-03-02T09:05:00Z; --since
+--at, --now) is always a time, RFC 3339 (2026-03-02T09:05:00Z, "t" and "z"
+also in lower case; --since
 also takes a duration before now, e.g. 2h); a stream sequence is always
 --from-seq N / --to-seq N, both inclusive. A bare number given to a time
 flag is refused, naming the sequence flag (or, where this command takes
@@ -48,7 +49,8 @@ var (
 	turnsSinceMoment = moment{flag: "--since", relative: true, seq: "fledger events --from-seq"}
 )
 
-// parse reads s ("" = the zero time): an RFC 3339 time, or with relative
+// parse reads s ("" = the zero time): an RFC 3339 time ("t" and "z" in
+// either case), or with relative
 // a duration before now (not negative). Every refusal reads
 // "FLAG VALUE: not a time; …": a bare integer is a stream sequence given
 // where a time is meant, and the rest names m.seq (or, when m.seq is
@@ -69,7 +71,9 @@ func (m moment) parse(s string, now time.Time) (time.Time, error) {
 			return now.Add(-d), nil
 		}
 	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+	// RFC 3339 (§5.6) allows "t" and "z" in lower case, and the HTTP API
+	// takes them; Go's layout does not.
+	if t, err := time.Parse(time.RFC3339Nano, strings.ToUpper(s)); err == nil {
 		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("%s %s: not a time; %s", m.flag, shellWord(s), m.want())

@@ -19,6 +19,9 @@ func TestMoment_ParseTimesAndRefuseSequences(t *testing.T) {
 	}{
 		{"empty is the zero time", since, "", time.Time{}, ""},
 		{"RFC 3339", since, "2026-03-02T09:05:00Z", time.Date(2026, 3, 2, 9, 5, 0, 0, time.UTC), ""},
+		{"RFC 3339 in lower case", at, "2026-03-02t09:00:12z", time.Date(2026, 3, 2, 9, 0, 12, 0, time.UTC), ""},
+		{"lower-case t with an offset", since, "2026-03-02t10:00:12.5+01:00", time.Date(2026, 3, 2, 9, 0, 12, 500e6, time.UTC), ""},
+		{"a duration stays lower case", since, "2h", time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC), ""},
 		{"RFC 3339 with an offset and ms", at, "2026-03-02T10:05:00.250+01:00", time.Date(2026, 3, 2, 9, 5, 0, 250e6, time.UTC), ""},
 		{"duration before now", since, "90m", time.Date(2026, 3, 2, 12, 30, 0, 0, time.UTC), ""},
 		{"a sequence names the sequence flag", since, "120", time.Time{}, "--since 120: not a time; a stream sequence is --from-seq 120"},

@@ -47,7 +47,7 @@ func (pf *projectionFlags) add(cmd *cobra.Command) {
 	f.BoolVar(&pf.noCatchUp, "no-catch-up", false, "query the projection as it is, without first catching up to the stream's last sequence")
 	f.BoolVar(&pf.json, "json", false, "print JSON Lines (one object per row) instead of a table")
 	f.BoolVar(&pf.skipUnknown, "skip-unknown", false, "skip events of unknown types (logged, counted in skipped_events) instead of failing")
-	f.BoolVar(&pf.rebuild, "rebuild", false, "delete the projection database and rebuild it from sequence 1 (the stream is not touched)")
+	f.BoolVar(&pf.rebuild, "rebuild", false, "delete the projection database and rebuild it from sequence 1 (the stream is not touched; a file that is not a fledger projection database, or one another process has open, is refused)")
 	f.IntVar(&pf.batch, "batch", projections.DefaultBatchEvents, "events per catch-up transaction")
 	f.StringVar(&pf.at, "at", "", "read the state as of this time (RFC 3339): rebuilds the projections into a temporary database up to the last commit at or before it")
 	// Every *DBError the command returns (open, catch-up, query) names
@@ -203,7 +203,7 @@ func (pf *projectionFlags) rebuildCommand(g *globals) string {
 		args = append(args, "--data", projections.ShellQuote(abs(g.DataDir)))
 	}
 	if g.NATSURL != "" {
-		args = append(args, "--nats", projections.ShellQuote(redactURLs(g.NATSURL)))
+		args = append(args, "--nats", projections.ShellQuote(events.RedactURL(g.NATSURL)))
 		for _, f := range []struct{ flag, val string }{
 			{"--nats-user", g.NATSUser}, {"--nats-creds", g.NATSCreds}, {"--nats-tls-ca", g.NATSTLSCA},
 			{"--nats-tls-cert", g.NATSTLSCert}, {"--nats-tls-key", g.NATSTLSKey},
@@ -226,20 +226,6 @@ func (pf *projectionFlags) rebuildCommand(g *globals) string {
 		args = append(args, "--db", projections.ShellQuote(abs(pf.db)))
 	}
 	return strings.Join(args, " ")
-}
-
-// redactURLs replaces the password of each comma-separated URL with
-// "xxxxx".
-func redactURLs(url string) string {
-	parts := strings.Split(url, ",")
-	for i, p := range parts {
-		if u, err := neturl.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
-			if _, has := u.User.Password(); has {
-				parts[i] = u.Redacted()
-			}
-		}
-	}
-	return strings.Join(parts, ",")
 }
 
 // openProjections opens the projection database (rebuilding it first with
@@ -265,6 +251,9 @@ func openProjections(cmd *cobra.Command, g *globals, pf *projectionFlags) (*proj
 }
 
 func openProjectionsOnly(cmd *cobra.Command, g *globals, pf *projectionFlags) (*projections.DB, error) {
+	if err := atLeast("--batch", pf.batch, 1, "the number of events per transaction", ""); err != nil {
+		return nil, err
+	}
 	if pf.at != "" {
 		return openProjectionsAt(cmd, g, pf)
 	}
@@ -281,10 +270,15 @@ func openProjectionsOnly(cmd *cobra.Command, g *globals, pf *projectionFlags) (*
 		}
 	}
 	if pf.rebuild {
-		if err := projections.Remove(path); err != nil {
+		removed, err := projections.Remove(ctx, path)
+		if err != nil {
 			return nil, err
 		}
-		log.Info("projection database deleted: rebuilding from sequence 1", "db", path)
+		if removed {
+			log.Info("projection database deleted: rebuilding from sequence 1", "db", path)
+		} else {
+			log.Info("no projection database yet: building it from sequence 1", "db", path)
+		}
 	}
 	db, err := projections.Open(ctx, path, projections.WithLogger(log))
 	if err != nil {

@@ -265,3 +265,39 @@ func TestQuarantine_WarningNamesTheFirst20(t *testing.T) {
 		t.Fatalf("warning:\n%s", b.String())
 	}
 }
+
+// A range holding only messages that are not fledger commits shows them
+// and says so, not "no events" alone; a range holding nothing says "no
+// events".
+func TestEvents_RangeOfOnlyQuarantinedMessagesSaysSo(t *testing.T) {
+	data := configLedger(t)
+	seq := publishStray(t, data, "fledger.main.x.stray", []byte("hello"))
+	publishStray(t, data, "fledger.main.x.stray", []byte("again"))
+	for _, c := range []struct {
+		args      []string
+		rows      int
+		summary   string
+		noSummary bool
+	}{
+		{[]string{"--from-seq", fmt.Sprint(seq), "--to-seq", fmt.Sprint(seq)}, 1, "no events, only 1 stored message that is not a fledger commit (shown above)", false},
+		{[]string{"--from-seq", fmt.Sprint(seq)}, 2, "no events, only 2 stored messages that are not fledger commits (shown above)", false},
+		{[]string{"--from-seq", fmt.Sprint(seq + 2)}, 0, "no events", false},
+		{[]string{"--type", "AttemptFailed"}, 2, "no events, only 2 stored messages that are not fledger commits (shown above)", false},
+		{[]string{"--from-seq", "1"}, 3, "", true},
+	} {
+		out, errOut, err := runFledger2(t, append([]string{"--data", data, "events"}, c.args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", c.args, err, errOut)
+		}
+		if got := len(lines(out)) - 1; got != c.rows {
+			t.Fatalf("%v: %d rows, want %d:\n%s", c.args, got, c.rows, out)
+		}
+		first := ""
+		if l := lines(errOut); len(l) > 0 {
+			first = l[0]
+		}
+		if c.noSummary && strings.HasPrefix(first, "no events") || !c.noSummary && first != c.summary {
+			t.Fatalf("%v: stderr starts %q, want %q\n%s", c.args, first, c.summary, errOut)
+		}
+	}
+}

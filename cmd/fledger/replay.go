@@ -37,7 +37,9 @@ func newReplayCmd(g *globals) *cobra.Command {
 SQLite database from sequence 1 up to --to-seq N or --until TIME (default:
 the stream's end), with a progress bar on a terminal, and ends with one line:
 events, commits, the sequence reached, the time taken and events/s. The
-database is --out FILE, or a new file in a temporary directory (printed).
+database is --out FILE, or a new file in a temporary directory (printed);
+an existing FILE is replaced only when it is a fledger projection database
+no other process has open (docs/projections.md, "What a rebuild deletes").
 --until TIME stops before the first commit stamped after TIME.
 
 --verify re-runs the deciders over every recorded decision — the config in
@@ -72,7 +74,7 @@ status); for --what-if the list of changed turns.`,
 	f := cmd.Flags()
 	f.Uint64Var(&o.toSeq, "to-seq", 0, "stop after this stream sequence (inclusive; default: the stream's end)")
 	f.StringVar(&o.until, "until", "", "stop before the first commit stamped after this RFC 3339 time")
-	f.StringVar(&o.out, "out", "", "database file to write (replaced if it exists; default: a new temporary file)")
+	f.StringVar(&o.out, "out", "", "database file to write (a fledger projection database there is replaced; any other file, or one another process has open, is refused; default: a new temporary file)")
 	f.BoolVar(&o.verify, "verify", false, "re-run the deciders over every recorded decision and compare; exit 1 on a divergence")
 	f.StringVar(&o.whatIf, "what-if", "", "re-decide recorded turns under this config file and list the turns that change")
 	f.StringVar(&o.agent, "agent", "", "--verify/--what-if: only this agent")
@@ -90,6 +92,9 @@ func runReplay(cmd *cobra.Command, g *globals, o *replayFlags) error {
 	w := newTermWriter(cmd.OutOrStdout())
 	if o.verify && o.whatIf != "" {
 		return fmt.Errorf("--verify and --what-if are separate runs; pick one")
+	}
+	if err := atLeast("--batch", o.batch, 1, "the number of events per transaction", ""); err != nil {
+		return err
 	}
 	if o.toSeq > 0 && o.until != "" {
 		return fmt.Errorf("--to-seq and --until both set a stopping point; pick one")
@@ -124,6 +129,14 @@ func runReplay(cmd *cobra.Command, g *globals, o *replayFlags) error {
 		if o.toSeq == 0 {
 			return fmt.Errorf("--until %s is before the first commit", o.until)
 		}
+	} else if o.toSeq > 0 {
+		first, err := replay.FirstSeq(ctx, st)
+		if err != nil {
+			return err
+		}
+		if first == 0 || o.toSeq < first {
+			return fmt.Errorf("--to-seq %d is before the first commit (%s)", o.toSeq, firstSeqText(first))
+		}
 	}
 	switch {
 	case o.verify:
@@ -145,4 +158,12 @@ func runReplayWhatIf(cmd *cobra.Command, w io.Writer, st events.Store, cfg *conf
 		return replay.WriteJSON(w, rep)
 	}
 	return replay.WriteWhatIf(w, rep)
+}
+
+// firstSeqText names the stream's first sequence for a message.
+func firstSeqText(first uint64) string {
+	if first == 0 {
+		return "the stream is empty"
+	}
+	return fmt.Sprintf("the stream starts at sequence %d", first)
 }

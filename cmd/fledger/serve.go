@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -57,7 +59,9 @@ appended when it is already the agent's latest); without it the latest
 ConfigApplied on the stream is used; with neither, turns are refused.
 
 HTTP listens on loopback by default; a non-loopback --http requires --token
-(or FLEDGER_TOKEN), sent by clients as "Authorization: Bearer <token>".
+(or FLEDGER_TOKEN), sent by clients as "Authorization: Bearer <token>". The
+token's surrounding white space (a secret file's trailing newline) is
+trimmed; a token still holding white space or a control character is refused.
 SIGINT/SIGTERM stops accepting, drains requests in flight, stops the micro
 service, finishes the projector's batch and closes the store.`,
 		Args: cobra.NoArgs,
@@ -84,6 +88,9 @@ service, finishes the projector's batch and closes the store.`,
 // the store.
 func runServe(cmd *cobra.Command, g *globals, o *serveFlags) (err error) {
 	if err := bindToken(o.httpAddr, &o.token); err != nil {
+		return err
+	}
+	if err := checkPort("--nats-listen", o.natsListen); err != nil {
 		return err
 	}
 	if o.maxBody < 1 {
@@ -146,7 +153,7 @@ func loadServeConfig(cfgFile string, log *slog.Logger) (*config.Loaded, error) {
 func openServeStore(ctx context.Context, g *globals, natsListen int) (events.Store, error) {
 	var extra []events.Option
 	if natsListen > 0 && g.NATSURL != "" {
-		return nil, fmt.Errorf("--nats-listen opens a port on the embedded NATS server, but --nats (or NATS_URL) names an existing server %s: drop one of them", g.NATSURL)
+		return nil, fmt.Errorf("--nats-listen opens a port on the embedded NATS server, but --nats (or NATS_URL) names an existing server %s: drop one of them", events.RedactURL(g.NATSURL))
 	}
 	if natsListen > 0 {
 		// The listener requires a user: the read-only one may
@@ -259,13 +266,39 @@ func serveUntilDone(ctx context.Context, g *globals, st events.Store, svc *serve
 	return nil
 }
 
-// bindToken fills an empty *token from FLEDGER_TOKEN and refuses a
-// non-loopback addr without one (checkBind).
+// bindToken fills an empty *token from FLEDGER_TOKEN, trims its
+// surrounding white space (checkToken) and refuses a non-loopback addr
+// without one (checkBind).
 func bindToken(addr string, token *string) error {
+	source := "--token"
 	if *token == "" {
-		*token = os.Getenv("FLEDGER_TOKEN")
+		*token, source = os.Getenv("FLEDGER_TOKEN"), "FLEDGER_TOKEN"
 	}
+	tok, err := checkToken(source, *token)
+	if err != nil {
+		return err
+	}
+	*token = tok
 	return checkBind(addr, *token)
+}
+
+// checkToken returns the bearer token of source (--token or
+// FLEDGER_TOKEN) without its surrounding white space — a secret file's
+// trailing newline, which no client sends — and refuses, without printing
+// it, one that is only white space or still holds white space or a
+// control character: no "Authorization: Bearer" header could carry it, so
+// every request would be answered 401.
+func checkToken(source, token string) (string, error) {
+	tok := strings.TrimSpace(token)
+	if tok == "" && token != "" {
+		return "", fmt.Errorf("%s is only white space: give the token, or none at all", source)
+	}
+	for i, r := range tok {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return "", fmt.Errorf("%s holds %U at byte %d (after trimming its surrounding white space): a bearer token has no white space or control characters — clients could never send it", source, r, i)
+		}
+	}
+	return tok, nil
 }
 
 // closeService closes svc bounded by the shutdown grace.
@@ -295,7 +328,7 @@ func checkBind(addr, token string) error {
 
 func natsDesc(g *globals, listen string) string {
 	if g.NATSURL != "" {
-		return g.NATSURL
+		return events.RedactURL(g.NATSURL)
 	}
 	if listen != "" {
 		return "embedded " + listen + " (users " + events.WriterUser + ", " + events.ReaderUser + "; credentials in " +

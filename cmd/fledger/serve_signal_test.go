@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/fledger/fledger/internal/testutil"
 )
 
 // A server (serve, view) that a signal stops before it served says so and
@@ -39,17 +37,7 @@ func TestServer_SignalDuringStartUpEndsWithTheSignalsStatus(t *testing.T) {
 		})
 		t.Run(args[0]+"/while serving", func(t *testing.T) {
 			p := startCLI(t, filepath.Join(t.TempDir(), "stdout"), nil, append(global, args...)...)
-			testutil.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
-				select {
-				case <-p.exited:
-					t.Fatalf("ended (%v) before serving: %s", p.err, p.stderr.String())
-				default:
-				}
-				if !strings.Contains(p.stderr.String(), "http=http://127.0.0.1:") {
-					return errors.New("not serving yet")
-				}
-				return nil
-			})
+			p.waitServing(t)
 			p.interrupt(t)
 		})
 	}

@@ -64,7 +64,7 @@ func openStore(ctx context.Context, g *globals, extra ...events.Option) (events.
 			err, events.ReaderCredentialsFile, events.WriterCredentialsFile, events.ReaderUser)
 	}
 	if err != nil && g.NATSFromEnv {
-		err = fmt.Errorf("%w (the server is NATS_URL=%s; unset it, or pass --nats \"\" for the embedded server)", err, g.NATSURL)
+		err = fmt.Errorf("%w (the server is NATS_URL=%s; unset it, or pass --nats \"\" for the embedded server)", err, events.RedactURL(g.NATSURL))
 	}
 	return st, err
 }

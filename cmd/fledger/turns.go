@@ -37,6 +37,9 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
 			if outcome != "" && !slices.Contains(outcomeValues, outcome) {
 				return fmt.Errorf("--outcome %q: want succeeded, exhausted, stopped or unfinished", outcome)
 			}
+			if err := atLeast("--limit", limit, 0, "the number of turns", "all"); err != nil {
+				return err
+			}
 			t, err := turnsSinceMoment.parse(since, time.Now())
 			if err != nil {
 				return err

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"time"
@@ -103,6 +104,37 @@ func IsCorrupt(err error) bool {
 		return c == codeCorrupt || c == codeNotADB
 	}
 	return false
+}
+
+// Header is the 16 bytes every SQLite database file starts with.
+const Header = "SQLite format 3\x00"
+
+// HasHeader reports whether the file at path starts with [Header] (false
+// for a shorter file).
+func HasHeader(path string) (bool, error) {
+	isSQLite, _, err := Format(path)
+	return isSQLite, err
+}
+
+// Format reads the header of the file at path: whether it starts with
+// [Header] and, if so, whether the database is in WAL mode (its file
+// format version bytes, offsets 18 and 19, are 2), as every database
+// [Open] opened is. A file shorter than the header is not SQLite.
+func Format(path string) (isSQLite, wal bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, false, err
+	}
+	defer f.Close()
+	b := make([]byte, 20)
+	n, err := io.ReadFull(f, b)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return false, false, err
+	}
+	if n < len(Header) || string(b[:len(Header)]) != Header {
+		return false, false, nil
+	}
+	return true, n == len(b) && b[18] == 2 && b[19] == 2, nil
 }
 
 // Remove deletes the database at path with its WAL and shared-memory
