@@ -28,7 +28,7 @@ func (e *Engine) ApplyConfig(ctx context.Context, source string, l *config.Loade
 // ApplyConfig is [Engine.ApplyConfig] without an engine (the CLI's
 // `config apply`): now is the event's time.
 func ApplyConfig(ctx context.Context, st events.Store, agent, source string, l *config.Loaded, now time.Time) (uint64, bool, error) {
-	if err := CheckAgent(agent); err != nil {
+	if err := CheckWritableAgent(ctx, st, agent); err != nil {
 		return 0, false, err
 	}
 	filter, err := events.AggregateFilter(agent, events.AggConfig)

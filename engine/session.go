@@ -186,7 +186,7 @@ func (e *Engine) sessionCommand(ctx context.Context, session string,
 		var s policy.SessionState
 		if v := e.st.sessions[session]; v != nil {
 			s = v.state
-		} else if err := CheckKey("session", events.AggSession, session); err != nil {
+		} else if err := CheckKey("session", events.AggSession, session); err != nil && !e.st.knowsSession(session) {
 			// A session's first command holds its key to the rule of new
 			// ids; one stored before the rule goes on.
 			return policy.Decision{}, err

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -130,15 +131,35 @@ func (e *Engine) checkNewIDs(req TurnRequest) error {
 }
 
 // checkNewSession holds session to the rule of new ids unless the fold
-// already holds it.
+// already holds it (knowsSession).
 func (e *Engine) checkNewSession(session string) error {
+	err := CheckKey("session", events.AggSession, session)
+	if err == nil {
+		return nil
+	}
 	e.st.mu.RLock()
-	_, known := e.st.sessions[session]
+	known := e.st.knowsSession(session)
 	e.st.mu.RUnlock()
 	if known {
 		return nil
 	}
-	return CheckKey("session", events.AggSession, session)
+	return err
+}
+
+// knowsSession reports whether the fold holds session: its state, or a
+// turn of it (a session that only ever ran turns that wrote nothing to it
+// has no state). A session whose only trace is finished turns evicted
+// since (WithFinishedTurns) is not known. Call with mu held.
+func (s *state) knowsSession(session string) bool {
+	if _, ok := s.sessions[session]; ok {
+		return true
+	}
+	for _, t := range s.turns {
+		if t.Session == session {
+			return true
+		}
+	}
+	return false
 }
 
 // ValidateAgent reports why agent cannot be the id of an agent that is
@@ -171,6 +192,38 @@ func CheckAgent(agent string) error {
 		return fmt.Errorf("%w: agent %v", ErrBadRequest, err)
 	}
 	return nil
+}
+
+// CheckWritableAgent is [CheckAgent] for an agent about to be written
+// to, except that an agent the ledger already holds (an earlier build
+// stored it before the rule) goes on whatever its id: its open turns can
+// be finished and its config and auth order changed. The ledger is
+// looked at ([AgentInLedger]) only when the rule refuses.
+func CheckWritableAgent(ctx context.Context, st events.Store, agent string) error {
+	err := CheckAgent(agent)
+	if err == nil {
+		return nil
+	}
+	if known, kerr := AgentInLedger(ctx, st, agent); kerr != nil || known {
+		return kerr
+	}
+	return err
+}
+
+// AgentInLedger reports whether st holds a message of agent: one look at
+// the last sequence of its subjects. An id that could not be a subject
+// token was never stored.
+func AgentInLedger(ctx context.Context, st events.Store, agent string) (bool, error) {
+	if _, err := events.AggregateFilter(agent, events.AggTurn); err != nil || agent == "" {
+		return false, nil
+	}
+	last, err := st.LastSeq(ctx, events.AgentPrefix(agent)+">")
+	return last > 0, err
+}
+
+// CheckWritable is [CheckWritableAgent] for the engine's agent.
+func (e *Engine) CheckWritable(ctx context.Context) error {
+	return CheckWritableAgent(ctx, e.store, e.agent)
 }
 
 // checkAgentID checks an OpenClaw agent id given with a request ("" = the

@@ -385,3 +385,47 @@ func TestKeys_StoredBeforeTheRuleGoOn(t *testing.T) {
 		t.Fatalf("turn on the stored blank session: %+v", s)
 	}
 }
+
+// An agent id the rule refuses is refused a config only when the ledger
+// has no message of it: an agent an earlier build stored goes on.
+func TestApplyConfig_AgentStoredBeforeTheRuleGoesOn(t *testing.T) {
+	st := testutil.Store(t)
+	ctx := testutil.Context(t)
+	legacy := events.New("old agent", "openai", testutil.T0, events.AuthOrderSet{Provider: "openai", ProfileIDs: []string{"openai:a"}, By: "cli"})
+	_, err := st.Append(ctx, events.MustSubject("old agent", events.AggOrder, "openai"), events.AnySeq, legacy)
+	testutil.NoError(t, err)
+	l, err := config.Parse([]byte(testutil.TwoProviderConfig), "test")
+	testutil.NoError(t, err)
+	if _, _, err := ApplyConfig(ctx, st, "old agent", "test", l, testutil.T0); err != nil {
+		t.Fatalf("the stored agent: %v", err)
+	}
+	_, _, err = ApplyConfig(ctx, st, "new agent", "test", l, testutil.T0)
+	if !errors.Is(err, ErrBadRequest) || !strings.HasSuffix(err.Error(), `agent "new agent" contains whitespace or control characters`) {
+		t.Fatalf("a new agent with a space: %v", err)
+	}
+}
+
+// A session an earlier build stored that only ever ran turns (no state of
+// its own) is known by its turns: it takes new turns and commands.
+func TestKeys_TurnsOnlySessionStoredBeforeTheRuleGoesOn(t *testing.T) {
+	st := testutil.Store(t)
+	ctx := testutil.Context(t)
+	e := newEngine(t, st, testutil.NewManualClock(testutil.T0))
+	var started events.TurnStarted
+	for _, p := range events.Examples() {
+		if ts, ok := p.(events.TurnStarted); ok {
+			started = ts
+		}
+	}
+	started.TurnID, started.Session = "t-old", " "
+	ev := events.New("main", "t-old", testutil.T0, started)
+	_, err := st.Append(ctx, events.MustSubject("main", events.AggTurn, "t-old"), events.AnySeq, ev)
+	testutil.NoError(t, err)
+	testutil.NoError(t, e.Sync(ctx))
+	if _, err := e.BeginTurn(ctx, TurnRequest{Session: " ", TurnID: "t-new"}); err != nil {
+		t.Fatalf("a new turn of the stored turns-only session: %v", err)
+	}
+	if _, err := e.Reset(ctx, " ", "new"); err != nil {
+		t.Fatalf("a command on the stored turns-only session: %v", err)
+	}
+}

@@ -117,14 +117,10 @@ func (c *Config) Validate() error {
 		if a == "" {
 			return fmt.Errorf("serve: agent %d of %d is empty (a trailing or doubled comma in --agent?)", i+1, len(c.Agents))
 		}
-		if !c.ReadOnly {
-			// A served agent is written to: its id is held to the rule
-			// of a request's (a config names it); a read-only server
-			// reads the agents a ledger holds, whatever their ids.
-			if err := engine.ValidateAgent(a); err != nil {
-				return fmt.Errorf("serve: agent %w", err)
-			}
-		}
+		// A served agent is written to: New holds a new one to the rule
+		// of a request's (a config names it; engine.CheckWritableAgent);
+		// one the ledger holds, and every agent of a read-only server, is
+		// served whatever its id.
 		if _, err := events.AggregateFilter(a, events.AggTurn); err != nil {
 			return fmt.Errorf("serve: agent %q: %w", a, err)
 		}
@@ -166,6 +162,15 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		opts = append(slices.Clip(opts), engine.WithSnapshotsReadOnly())
 	}
 	for _, a := range cfg.Agents {
+		if err := engine.ValidateAgent(a); err != nil && !cfg.ReadOnly {
+			known, kerr := engine.AgentInLedger(ctx, cfg.Store, a)
+			if kerr != nil {
+				return nil, fmt.Errorf("serve: agent %s: %w", a, kerr)
+			}
+			if !known {
+				return nil, fmt.Errorf("serve: agent %w", err)
+			}
+		}
 		e, err := engine.New(ctx, cfg.Store, a, opts...)
 		if err != nil {
 			s.closeEngines()

@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -175,13 +176,18 @@ func TestHTTP_StrictInputAccepted(t *testing.T) {
 	}
 }
 
-// A served agent is written to, so its id is held to the config's rule
-// for agent ids; a read-only server (fledger view) reads any agent a
-// ledger holds.
+// A served agent is written to, so a new one's id is held to the
+// config's rule for agent ids; an agent the ledger already holds (stored
+// by an earlier build) is served whatever its id, and a read-only server
+// (fledger view) reads any agent a ledger holds.
 func TestConfig_AgentIDs(t *testing.T) {
 	st, err := events.OpenMemory()
 	testutil.NoError(t, err)
 	defer st.Close()
+	legacy := events.New("old agent", "openai", testutil.T0, events.AuthOrderSet{Provider: "openai", ProfileIDs: []string{"openai:a"}, By: "cli"})
+	_, err = st.Append(context.Background(), events.MustSubject("old agent", events.AggOrder, "openai"), events.AnySeq, legacy)
+	testutil.NoError(t, err)
+	long := strings.Repeat("a", 129)
 	for _, c := range []struct {
 		agents   []string
 		readOnly bool
@@ -191,13 +197,16 @@ func TestConfig_AgentIDs(t *testing.T) {
 		{[]string{"*"}, false, `serve: agent "*" contains a wildcard (* or >); name one agent id exactly`},
 		{[]string{"main", "a>"}, false, `serve: agent "a>" contains a wildcard (* or >); name one agent id exactly`},
 		{[]string{"my agent"}, false, `serve: agent "my agent" contains whitespace or control characters`},
-		{[]string{strings.Repeat("a", 129)}, false, `serve: agent is 129 bytes; the limit is 128`},
+		{[]string{"old agent"}, false, ""},
+		{[]string{long}, false, `serve: agent "` + long + `": events: invalid subject: agent is 129 bytes, the limit is 128`},
 		{[]string{"main", ""}, false, `serve: agent 2 of 2 is empty (a trailing or doubled comma in --agent?)`},
 		{[]string{"main", "main"}, false, `serve: agent "main" listed twice`},
 		{[]string{"*"}, true, ""},
 	} {
-		cfg := serve.Config{Store: st, Agents: c.agents, ReadOnly: c.readOnly}
-		err := cfg.Validate()
+		svc, err := serve.New(context.Background(), serve.Config{Store: st, Agents: c.agents, ReadOnly: c.readOnly})
+		if svc != nil {
+			svc.Close(context.Background())
+		}
 		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
 			t.Errorf("agents %q (read-only %v): %v, want %q", c.agents, c.readOnly, err, c.want)
 		}

@@ -27,9 +27,12 @@ func unknownAgent(agent string, agents []string) error {
 }
 
 // projAgentKnown refuses agent ("" = every agent: nil) when the
-// projection, caught up by the command, has no event of it.
-func projAgentKnown(ctx context.Context, db *projections.DB, agent string) error {
-	if agent == "" {
+// projection, caught up by the command, has no event of it. A projection
+// that is not the whole stream (--no-catch-up, or --at: the state as of a
+// time, before an agent's first event perhaps) answers for what it holds:
+// an agent it lacks is an empty answer there, not an error.
+func projAgentKnown(ctx context.Context, db *projections.DB, pf *projectionFlags, agent string) error {
+	if agent == "" || pf.noCatchUp || pf.at != "" {
 		return nil
 	}
 	agents, err := db.ActiveAgents(ctx)

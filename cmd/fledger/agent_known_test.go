@@ -50,6 +50,10 @@ func TestReads_UnknownAgentIsAnError(t *testing.T) {
 		{"auth", "order", "get", "--agent", "alpha"},
 		{"config", "apply", filepath.Join("..", "..", "fixtures", "configs", "example.yaml"), "--agent", "gamma"},
 		{"auth", "order", "get", "--agent", "gamma"},
+		// A projection that is not the whole stream answers for what it
+		// holds: an agent it lacks is an empty answer, not an error.
+		{"stats", "--agent", "gamma", "--no-catch-up"},
+		{"turns", "--agent", "alpha", "--at", "2026-01-01T00:00:00Z"},
 	} {
 		if out, _, err := runFledger2(t, append([]string{"--data", data}, args...)...); err != nil {
 			t.Errorf("%v: %v\n%s", args, err, out)

@@ -104,10 +104,10 @@ func withEngine(ctx context.Context, g *globals, agent string, f func(*engine.En
 
 func setAuthOrder(cmd *cobra.Command, g *globals, f *authOrderFlags, ids []string) error {
 	g.Writes = true
-	if err := engine.CheckAgent(f.agent); err != nil {
-		return err
-	}
 	return withEngine(cmd.Context(), g, f.agent, func(eng *engine.Engine) error {
+		if err := eng.CheckWritable(cmd.Context()); err != nil {
+			return err
+		}
 		evs, err := eng.SetAuthOrder(cmd.Context(), f.provider, ids, f.by)
 		if errors.Is(err, engine.ErrNoConfig) {
 			return fmt.Errorf("%w (record one with `fledger config apply --agent %s FILE`)", err, f.agent)

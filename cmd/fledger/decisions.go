@@ -78,7 +78,7 @@ to skip).`,
 				return err
 			}
 			defer pf.close(db)
-			if err := projAgentKnown(cmd.Context(), db, agent); err != nil {
+			if err := projAgentKnown(cmd.Context(), db, &pf, agent); err != nil {
 				return err
 			}
 			f := projections.DecisionFilter{Agent: agent, Session: session, Turn: turn, Reason: reason, Since: t, Limit: limit}

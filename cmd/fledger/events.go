@@ -154,7 +154,7 @@ func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 	if len(fl.agents) > 1 {
 		// Turn ids and session keys are an agent's own: another agent's
 		// turn of the same id is another turn.
-		fmt.Fprintf(cmd.ErrOrStderr(), "fledger events: note: agents %s each have commits of this turn or session id; --agent picks one\n", strings.Join(fl.agents, ", "))
+		fmt.Fprintf(cmd.ErrOrStderr(), "fledger events: note: agents %s each have commits of this turn or session id; --agent picks one\n", cellText(strings.Join(fl.agents, ", ")))
 	}
 	return nil
 }
@@ -431,7 +431,8 @@ func warnQuarantined(w io.Writer, cmd string, bad []projections.Quarantined) {
 		if q.Kind == projections.QuarantineMissing {
 			gaps = append(gaps, events.GapText(q.Seq, q.LastSeq))
 		} else {
-			msgs = append(msgs, fmt.Sprintf("seq %d (subject %s, %d bytes): %s", q.Seq, q.Subject, q.Size, q.Reason))
+			// Subject and reason hold the stored message's own text.
+			msgs = append(msgs, fmt.Sprintf("seq %d (subject %s, %d bytes): %s", q.Seq, cellText(q.Subject), q.Size, cellText(q.Reason)))
 		}
 	}
 	if len(msgs) > 0 {

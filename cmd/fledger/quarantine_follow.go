@@ -67,7 +67,7 @@ func (f *followWarnings) add(de *events.DecodeError) {
 		if q.Kind == projections.QuarantineMissing {
 			fmt.Fprintf(f.w, "fledger %s: warning: %s missing from the stream (it denies deletes: damaged storage?)\n", f.cmd, events.GapText(q.Seq, q.LastSeq))
 		} else {
-			fmt.Fprintf(f.w, "fledger %s: warning: seq %d (subject %s, %d bytes) is not a fledger commit, quarantined and skipped: %s\n", f.cmd, q.Seq, q.Subject, q.Size, q.Reason)
+			fmt.Fprintf(f.w, "fledger %s: warning: seq %d (subject %s, %d bytes) is not a fledger commit, quarantined and skipped: %s\n", f.cmd, q.Seq, cellText(q.Subject), q.Size, cellText(q.Reason))
 		}
 		if r.named == followNamed {
 			fmt.Fprintf(f.w, "fledger %s: warning: further %s are counted and summed up every %s (fledger events --json lists every one)\n", f.cmd, what, followSummaryEvery)

@@ -301,3 +301,20 @@ func TestEvents_RangeOfOnlyQuarantinedMessagesSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// A stray message's own text — its subject, the type it names — reaches
+// the warning escaped: one line per message, no raw escape or line break
+// an operator's terminal would act on.
+func TestQuarantine_WarningEscapesTheMessagesText(t *testing.T) {
+	data := twoAgentLedger(t)
+	body := []byte(`{"events":[{"id":"x","type":"Mar\u001b[2Jtian\nFAKE","schema_version":1,"at":"2026-03-02T09:00:00Z","agent":"alpha","aggregate":"turn","key":"t","payload":{}}]}`)
+	seq := publishStray(t, data, "fledger.alpha.turn.o\x1b[2Jops", body)
+	_, stderr, err := runFledger2(t, "--data", data, "stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`  seq %d (subject fledger.alpha.turn.o\x1b[2Jops, %d bytes): event 0 type Mar\x1b[2Jtian\nFAKE version 1: events[0].type: want one of the `, seq, len(body))
+	if !strings.Contains(stderr, want) || strings.ContainsAny(stderr, "\x1b") || strings.Count(stderr, "\n") != 2 {
+		t.Fatalf("stderr %q\nwant it to hold %q on one line, no raw ESC", stderr, want)
+	}
+}

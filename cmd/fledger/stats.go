@@ -53,7 +53,7 @@ The projection is first caught up to the stream's last sequence
 				return err
 			}
 			defer pf.close(db)
-			if err := projAgentKnown(cmd.Context(), db, agent); err != nil {
+			if err := projAgentKnown(cmd.Context(), db, &pf, agent); err != nil {
 				return err
 			}
 			rows, err := db.UsageStats(cmd.Context(), projections.StatsFilter{Agent: agent, Provider: provider, Profile: prof})

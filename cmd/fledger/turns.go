@@ -49,7 +49,7 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
 				return err
 			}
 			defer pf.close(db)
-			if err := projAgentKnown(cmd.Context(), db, agent); err != nil {
+			if err := projAgentKnown(cmd.Context(), db, &pf, agent); err != nil {
 				return err
 			}
 			rows, err := db.Turns(cmd.Context(), projections.TurnFilter{Agent: agent, Session: session, Outcome: outcome, Since: t, Limit: limit})

@@ -112,6 +112,6 @@ func runView(cmd *cobra.Command, g *globals, o *viewFlags) (err error) {
 				}{url, svc.Agents(), true})
 				return
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "fledger view: %s (read-only; agents %v; the page at %s/ui/)\n", url, svc.Agents(), url)
+			fmt.Fprintf(cmd.OutOrStdout(), "fledger view: %s (read-only; agents [%s]; the page at %s/ui/)\n", url, cellTexts(svc.Agents()), url)
 		}}, log)
 }
