@@ -12,11 +12,16 @@ import (
 	"github.com/fledger/fledger/internal/testutil"
 )
 
+// keepAckWait is the keep cases' AckWait: a delivery left unacknowledged
+// holds the cursor that long.
+const keepAckWait = 300 * time.Millisecond
+
 // confCursorKeep: with CursorOptions.Keep the caller decides where an
 // existing cursor stands. Keep is shown the acknowledged position and
 // the deliveries left unacknowledged; false moves the cursor to Since
 // (those deliveries dropped), true keeps it; a new cursor starts at
-// Since without asking. A cursor another reader waits on is refused
+// Since without asking. A cursor another reader waits on, or one holding
+// a delivery unacknowledged within its AckWait, is refused
 // (ErrCursorInUse, naming it), and an error of Keep comes back as is.
 func confCursorKeep(t *testing.T, e env) {
 	ctx := testutil.Context(t)
@@ -30,7 +35,20 @@ func confCursorKeep(t *testing.T, e env) {
 		}
 	}
 	open := func(since uint64, k func(context.Context, events.CursorState) (bool, error)) (events.Cursor, error) {
-		return e.s.Cursor(ctx, events.CursorOptions{Name: name, Since: since, Keep: k})
+		return e.s.Cursor(ctx, events.CursorOptions{Name: name, Since: since, AckWait: keepAckWait, Keep: k})
+	}
+	// openWhenDue opens once the unacknowledged delivery's AckWait is
+	// over: until then the cursor is in use.
+	openWhenDue := func(since uint64, k func(context.Context, events.CursorState) (bool, error)) events.Cursor {
+		var c events.Cursor
+		testutil.CheckFor(t, hangLimit, 50*time.Millisecond, func() (err error) {
+			c, err = open(since, k)
+			if err != nil && !errors.Is(err, events.ErrCursorInUse) {
+				t.Fatalf("open %s: %v", name, err)
+			}
+			return err
+		})
+		return c
 	}
 
 	c, err := open(e.seq(2), keep(false))
@@ -39,16 +57,14 @@ func confCursorKeep(t *testing.T, e env) {
 	ack(t, ds[0]) // seq(3) stays unacknowledged
 	testutil.NoError(t, c.Close())
 
-	// Kept: it resumes after what it acknowledged (seq(3) is delivered
-	// again only after AckWait, so nothing now).
-	c, err = open(e.seq(1), keep(true))
-	testutil.NoError(t, err)
-	fetch(t, c, 0)
+	// Kept: it resumes after what it acknowledged (seq(3) again, its
+	// AckWait being over).
+	c = openWhenDue(e.seq(1), keep(true))
+	fetch(t, c, 1, e.seq(3))
 	testutil.NoError(t, c.Close())
 
 	// Moved to Since: from seq(1) again, at once, seq(3) included.
-	c, err = open(e.seq(1), keep(false))
-	testutil.NoError(t, err)
+	c = openWhenDue(e.seq(1), keep(false))
 	ack(t, fetch(t, c, 3, e.seq(1), e.seq(2), e.seq(3))...)
 	want := fmt.Sprint([]events.CursorState{{Acked: e.seq(2), Pending: 1}, {Acked: e.seq(2), Pending: 1}})
 	if got := fmt.Sprint(shown); got != want {
@@ -81,4 +97,84 @@ func confCursorKeep(t *testing.T, e env) {
 	boom := errors.New("boom")
 	_, err = e.s.Cursor(ctx, events.CursorOptions{Name: name, Keep: func(context.Context, events.CursorState) (bool, error) { return false, boom }})
 	testutil.ErrorIs(t, err, boom)
+}
+
+// confCursorKeepBusy: a reader that holds its cursor and is not fetching
+// (writing the batch it fetched, its sink retrying) keeps it: a second
+// reader opening the name with Keep is refused with ErrCursorInUse, on
+// every backend, wherever it would move it, and the first reader goes on
+// with the next commits, no gap, nothing shared.
+func confCursorKeepBusy(t *testing.T, e env) {
+	ctx := testutil.Context(t)
+	e.appendMixed(t)
+	move := func(context.Context, events.CursorState) (bool, error) { return false, nil }
+	for _, tc := range []struct {
+		name  string
+		since uint64 // where the second reader would move it
+	}{
+		{"behind", e.seq(1)},
+		{"next", e.seq(2)},
+		{"ahead", e.seq(3)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := e.agent + "-busy-" + tc.name
+			a, err := e.s.Cursor(ctx, events.CursorOptions{Name: name, Since: e.seq(1), Keep: move})
+			testutil.NoError(t, err)
+			defer a.Close()
+			busy := fetch(t, a, 1, e.seq(1)) // A now writes it
+
+			_, err = e.s.Cursor(ctx, events.CursorOptions{Name: name, Since: tc.since, Keep: move})
+			if !errors.Is(err, events.ErrCursorInUse) || !strings.Contains(err.Error(), "cursor "+name+":") {
+				t.Fatalf("second reader: %v, want ErrCursorInUse naming cursor %s", err, name)
+			}
+			ack(t, busy...)
+			ack(t, fetch(t, a, 2, e.seq(2), e.seq(3))...)
+		})
+	}
+}
+
+// confCursorReplaced: a reader idle between two fetches, all it fetched
+// acknowledged, is invisible to a JetStream consumer's info, so a second
+// reader may move the cursor (the in-memory store refuses it: the first
+// reader's handle is open). Then the first reader's next fetch fails with
+// ErrCursorReplaced naming the cursor, wherever the cursor was moved,
+// instead of reporting a gap or taking the second reader's commits; the
+// second reader gets all of its own.
+func confCursorReplaced(t *testing.T, e env) {
+	ctx := testutil.Context(t)
+	e.appendMixed(t)
+	move := func(context.Context, events.CursorState) (bool, error) { return false, nil }
+	for _, tc := range []struct {
+		name  string
+		since uint64 // where the second reader moves it
+	}{
+		{"behind", e.seq(1)},
+		{"next", e.seq(2)},
+		{"ahead", e.seq(3)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := e.agent + "-moved-" + tc.name
+			a, err := e.s.Cursor(ctx, events.CursorOptions{Name: name, Since: e.seq(1), Keep: move})
+			testutil.NoError(t, err)
+			defer a.Close()
+			ack(t, fetch(t, a, 1, e.seq(1))...)
+
+			b, err := e.s.Cursor(ctx, events.CursorOptions{Name: name, Since: tc.since, Keep: move})
+			if errors.Is(err, events.ErrCursorInUse) {
+				ack(t, fetch(t, a, 2, e.seq(2), e.seq(3))...)
+				return
+			}
+			testutil.NoError(t, err)
+			defer b.Close()
+			ds, err := a.Fetch(ctx, 3, hangLimit)
+			if !errors.Is(err, events.ErrCursorReplaced) || !strings.Contains(err.Error(), "another reader moved consumer "+name+" (") {
+				t.Fatalf("first reader's fetch: %d deliveries, %v; want ErrCursorReplaced naming consumer %s", len(ds), err, name)
+			}
+			var want []uint64
+			for seq := tc.since; seq <= e.seq(3); seq++ {
+				want = append(want, seq)
+			}
+			ack(t, fetch(t, b, 3, want...)...)
+		})
+	}
 }

@@ -9,12 +9,24 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// A cursor opened with [CursorOptions].Keep has one reader. A reader
-// waiting on a pull consumer shows as a waiting pull request in the
-// consumer's info (the server drops the requests of a reader whose
-// connection is gone, so a killed exporter's do not count); one working
-// on a batch has none for that while, so the info is asked cursorProbes
-// times, cursorProbeEvery apart (and once more right before a move).
+// A cursor opened with [CursorOptions].Keep has one reader. The
+// consumer's info shows a reader at work three ways, and the info is asked
+// cursorProbes times, cursorProbeEvery apart (and once more right before
+// a move), to catch one:
+//   - a reader parked on it: a waiting pull request (the server drops the
+//     requests of a reader whose connection is gone, so a killed
+//     exporter's do not count);
+//   - a reader catching up a backlog: the delivered or acknowledged
+//     sequence moves between two probes;
+//   - a reader working on a batch (writing it, its sink retrying):
+//     deliveries unacknowledged, the last one less than AckWait ago (by
+//     the server's clock). An exporter killed with a batch unacknowledged
+//     looks the same until AckWait has passed.
+//
+// What none shows: a reader whose sink has been retrying one batch for
+// longer than AckWait (it keeps the batch with in-progress acks, which the
+// info does not show), and one idle between two fetches at the moment of
+// every probe.
 const (
 	cursorProbes     = 4
 	cursorProbeEvery = 250 * time.Millisecond
@@ -50,9 +62,9 @@ func (s *store) keepCursor(ctx context.Context, cons jetstream.Consumer, opts Cu
 }
 
 // cursorFree asks for cons's info probes times, cursorProbeEvery apart,
-// and refuses with ErrCursorInUse when one shows a reader waiting on it.
+// and refuses with ErrCursorInUse when one shows a reader at work on it.
 func cursorFree(ctx context.Context, cons jetstream.Consumer, name string, probes int) (*jetstream.ConsumerInfo, error) {
-	var info *jetstream.ConsumerInfo
+	var info, prev *jetstream.ConsumerInfo
 	for i := range probes {
 		if i > 0 {
 			select {
@@ -68,9 +80,29 @@ func cursorFree(ctx context.Context, cons jetstream.Consumer, name string, probe
 		if err != nil {
 			return nil, fmt.Errorf("events: cursor: consumer %s: %w", name, err)
 		}
-		if info.NumWaiting > 0 {
-			return nil, fmt.Errorf("events: cursor %s: %w (pull requests waiting on it: %d)", name, ErrCursorInUse, info.NumWaiting)
+		if why := cursorBusy(prev, info); why != "" {
+			return nil, fmt.Errorf("events: cursor %s: %w (%s)", name, ErrCursorInUse, why)
 		}
+		prev = info
 	}
 	return info, nil
+}
+
+// cursorBusy names what in info (and in prev, the probe before, if any)
+// shows a reader at work on the consumer, or returns "".
+func cursorBusy(prev, info *jetstream.ConsumerInfo) string {
+	if info.NumWaiting > 0 {
+		return fmt.Sprintf("pull requests waiting on it: %d", info.NumWaiting)
+	}
+	if prev != nil && (info.Delivered.Stream != prev.Delivered.Stream || info.AckFloor.Stream != prev.AckFloor.Stream) {
+		return fmt.Sprintf("a reader moved it from delivered/acknowledged seq %d/%d to %d/%d meanwhile",
+			prev.Delivered.Stream, prev.AckFloor.Stream, info.Delivered.Stream, info.AckFloor.Stream)
+	}
+	if last := info.Delivered.Last; info.NumAckPending > 0 && last != nil {
+		if ago, wait := info.TimeStamp.Sub(*last), info.Config.AckWait; ago < wait {
+			return fmt.Sprintf("%d deliveries unacknowledged, the last %s ago, within its ack wait of %s: a reader is working on them, or one stopped less than %s ago (then try again in %s)",
+				info.NumAckPending, ago.Round(time.Millisecond), wait, wait, (wait - ago).Round(time.Second))
+		}
+	}
+	return ""
 }

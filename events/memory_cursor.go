@@ -44,7 +44,9 @@ type memCursorHandle struct {
 // Cursor implements [Store]. A cursor opened again by name resumes where
 // it stands (Since is ignored, unless opts.Keep moves it there) and takes
 // the Batch and AckWait given. With opts.Keep, a cursor with an open
-// handle is in use.
+// handle, or with a delivery unacknowledged and not yet due again (its
+// reader may be working on it, as a JetStream consumer's info shows), is
+// in use.
 func (m *memStore) Cursor(ctx context.Context, opts CursorOptions) (Cursor, error) {
 	if err := checkCursorOptions(opts); err != nil {
 		return nil, err
@@ -70,8 +72,8 @@ func (m *memStore) Cursor(ctx context.Context, opts CursorOptions) (Cursor, erro
 	defer m.mu.Unlock()
 	c := m.cursors[opts.Name]
 	if c != nil && !keep {
-		if c.open > 0 { // opened while Keep ran
-			return nil, memCursorInUse(c)
+		if err := memCursorBusy(c, time.Now()); err != nil { // opened while Keep ran
+			return nil, err
 		}
 		c = nil
 	}
@@ -95,9 +97,7 @@ func (m *memStore) keepCursor(ctx context.Context, opts CursorOptions) (bool, er
 	)
 	if c != nil {
 		st = c.state()
-		if c.open > 0 {
-			err = memCursorInUse(c)
-		}
+		err = memCursorBusy(c, time.Now())
 	}
 	m.mu.Unlock()
 	if c == nil || err != nil {
@@ -106,9 +106,24 @@ func (m *memStore) keepCursor(ctx context.Context, opts CursorOptions) (bool, er
 	return opts.Keep(ctx, st)
 }
 
-// memCursorInUse is the error for a cursor with open handles.
-func memCursorInUse(c *memCursor) error {
-	return fmt.Errorf("events: cursor %s: %w (%d readers)", c.name, ErrCursorInUse, c.open)
+// memCursorBusy returns an error wrapping ErrCursorInUse when c has
+// open handles or a delivery made less than its ack wait before now and
+// unacknowledged (handed back too: a JetStream consumer counts those
+// until they are acknowledged), else nil.
+func memCursorBusy(c *memCursor, now time.Time) error {
+	if c.open > 0 {
+		return fmt.Errorf("events: cursor %s: %w (%d readers)", c.name, ErrCursorInUse, c.open)
+	}
+	held := 0
+	for _, p := range c.pending {
+		if now.Before(p.due) {
+			held++
+		}
+	}
+	if held > 0 {
+		return fmt.Errorf("events: cursor %s: %w (%d deliveries unacknowledged within their ack wait of %s)", c.name, ErrCursorInUse, held, c.ackWait)
+	}
+	return nil
 }
 
 // Fetch implements [Cursor]: commits to deliver again (handed back, or
