@@ -20,8 +20,9 @@ const keepAckWait = 300 * time.Millisecond
 // existing cursor stands. Keep is shown the acknowledged position and
 // the deliveries left unacknowledged; false moves the cursor to Since
 // (those deliveries dropped), true keeps it; a new cursor starts at
-// Since without asking. A cursor another reader waits on, or one holding
-// a delivery unacknowledged within its AckWait, is refused
+// Since without asking. Deliveries left unacknowledged are waited out
+// (their AckWait) first: a reader that stopped with them is taken for
+// dead once it is over. A cursor another reader waits on is refused
 // (ErrCursorInUse, naming it), and an error of Keep comes back as is.
 func confCursorKeep(t *testing.T, e env) {
 	ctx := testutil.Context(t)
@@ -37,34 +38,23 @@ func confCursorKeep(t *testing.T, e env) {
 	open := func(since uint64, k func(context.Context, events.CursorState) (bool, error)) (events.Cursor, error) {
 		return e.s.Cursor(ctx, events.CursorOptions{Name: name, Since: since, AckWait: keepAckWait, Keep: k})
 	}
-	// openWhenDue opens once the unacknowledged delivery's AckWait is
-	// over: until then the cursor is in use.
-	openWhenDue := func(since uint64, k func(context.Context, events.CursorState) (bool, error)) events.Cursor {
-		var c events.Cursor
-		testutil.CheckFor(t, hangLimit, 50*time.Millisecond, func() (err error) {
-			c, err = open(since, k)
-			if err != nil && !errors.Is(err, events.ErrCursorInUse) {
-				t.Fatalf("open %s: %v", name, err)
-			}
-			return err
-		})
-		return c
-	}
-
 	c, err := open(e.seq(2), keep(false))
 	testutil.NoError(t, err)
 	ds := fetch(t, c, 2, e.seq(2), e.seq(3))
 	ack(t, ds[0]) // seq(3) stays unacknowledged
 	testutil.NoError(t, c.Close())
 
-	// Kept: it resumes after what it acknowledged (seq(3) again, its
-	// AckWait being over).
-	c = openWhenDue(e.seq(1), keep(true))
+	// Kept, once seq(3)'s AckWait is over: it resumes after what it
+	// acknowledged, seq(3) first.
+	c, err = open(e.seq(1), keep(true))
+	testutil.NoError(t, err)
 	fetch(t, c, 1, e.seq(3))
 	testutil.NoError(t, c.Close())
 
-	// Moved to Since: from seq(1) again, at once, seq(3) included.
-	c = openWhenDue(e.seq(1), keep(false))
+	// Moved to Since (once seq(3)'s AckWait is over again): from seq(1)
+	// again, seq(3) included.
+	c, err = open(e.seq(1), keep(false))
+	testutil.NoError(t, err)
 	ack(t, fetch(t, c, 3, e.seq(1), e.seq(2), e.seq(3))...)
 	want := fmt.Sprint([]events.CursorState{{Acked: e.seq(2), Pending: 1}, {Acked: e.seq(2), Pending: 1}})
 	if got := fmt.Sprint(shown); got != want {
@@ -101,9 +91,12 @@ func confCursorKeep(t *testing.T, e env) {
 
 // confCursorKeepBusy: a reader that holds its cursor and is not fetching
 // (writing the batch it fetched, its sink retrying) keeps it: a second
-// reader opening the name with Keep is refused with ErrCursorInUse, on
-// every backend, wherever it would move it, and the first reader goes on
-// with the next commits, no gap, nothing shared.
+// reader opening the name with Keep waits at most the delivery's AckWait
+// and, the first reader acknowledging meanwhile, is refused with
+// ErrCursorInUse, on every backend, wherever it would move it; the first
+// reader goes on with the next commits, no gap, nothing shared. A reader
+// that stopped with a delivery unacknowledged is taken for dead once its
+// AckWait is over: the second reader then moves the cursor.
 func confCursorKeepBusy(t *testing.T, e env) {
 	ctx := testutil.Context(t)
 	e.appendMixed(t)
@@ -111,32 +104,56 @@ func confCursorKeepBusy(t *testing.T, e env) {
 	for _, tc := range []struct {
 		name  string
 		since uint64 // where the second reader would move it
+		dies  bool   // the first reader stops instead of acknowledging
 	}{
-		{"behind", e.seq(1)},
-		{"next", e.seq(2)},
-		{"ahead", e.seq(3)},
+		{"behind", e.seq(1), false},
+		{"next", e.seq(2), false},
+		{"ahead", e.seq(3), false},
+		{"reader died", e.seq(2), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			name := e.agent + "-busy-" + tc.name
-			a, err := e.s.Cursor(ctx, events.CursorOptions{Name: name, Since: e.seq(1), Keep: move})
+			name := e.agent + "-busy-" + strings.ReplaceAll(tc.name, " ", "-")
+			opts := events.CursorOptions{Name: name, Since: e.seq(1), AckWait: 2 * time.Second, Keep: move}
+			a, err := e.s.Cursor(ctx, opts)
 			testutil.NoError(t, err)
-			defer a.Close()
 			busy := fetch(t, a, 1, e.seq(1)) // A now writes it
+			if tc.dies {
+				testutil.NoError(t, a.Close())
+			} else {
+				defer a.Close()
+			}
 
-			_, err = e.s.Cursor(ctx, events.CursorOptions{Name: name, Since: tc.since, Keep: move})
+			second := make(chan error, 1)
+			go func() {
+				opts.Since = tc.since
+				b, err := e.s.Cursor(ctx, opts)
+				if err == nil {
+					defer b.Close()
+					var ds []events.Delivery
+					if ds, err = b.Fetch(ctx, 3, hangLimit); err == nil && (len(ds) == 0 || ds[0].Seq != tc.since) {
+						err = fmt.Errorf("moved cursor fetched %d deliveries, want seq %d first", len(ds), tc.since)
+					}
+				}
+				second <- err
+			}()
+			if tc.dies {
+				testutil.NoError(t, <-second)
+				return
+			}
+			time.Sleep(shortWait) // B waits for A's delivery to pass its AckWait
+			ack(t, busy...)
+			err = <-second
 			if !errors.Is(err, events.ErrCursorInUse) || !strings.Contains(err.Error(), "cursor "+name+":") {
 				t.Fatalf("second reader: %v, want ErrCursorInUse naming cursor %s", err, name)
 			}
-			ack(t, busy...)
 			ack(t, fetch(t, a, 2, e.seq(2), e.seq(3))...)
 		})
 	}
 }
 
 // confCursorReplaced: a reader idle between two fetches, all it fetched
-// acknowledged, is invisible to a JetStream consumer's info, so a second
-// reader may move the cursor (the in-memory store refuses it: the first
-// reader's handle is open). Then the first reader's next fetch fails with
+// acknowledged, shows nothing a second reader could see, so the second
+// one moves the cursor. Then the first reader's next fetch fails with
 // ErrCursorReplaced naming the cursor, wherever the cursor was moved,
 // instead of reporting a gap or taking the second reader's commits; the
 // second reader gets all of its own.
@@ -160,15 +177,11 @@ func confCursorReplaced(t *testing.T, e env) {
 			ack(t, fetch(t, a, 1, e.seq(1))...)
 
 			b, err := e.s.Cursor(ctx, events.CursorOptions{Name: name, Since: tc.since, Keep: move})
-			if errors.Is(err, events.ErrCursorInUse) {
-				ack(t, fetch(t, a, 2, e.seq(2), e.seq(3))...)
-				return
-			}
 			testutil.NoError(t, err)
 			defer b.Close()
 			ds, err := a.Fetch(ctx, 3, hangLimit)
-			if !errors.Is(err, events.ErrCursorReplaced) || !strings.Contains(err.Error(), "another reader moved consumer "+name+" (") {
-				t.Fatalf("first reader's fetch: %d deliveries, %v; want ErrCursorReplaced naming consumer %s", len(ds), err, name)
+			if !errors.Is(err, events.ErrCursorReplaced) || !strings.HasPrefix(err.Error(), "events: cursor "+name+": ") {
+				t.Fatalf("first reader's fetch: %d deliveries, %v; want ErrCursorReplaced naming %s", len(ds), err, name)
 			}
 			var want []uint64
 			for seq := tc.since; seq <= e.seq(3); seq++ {

@@ -20,24 +20,32 @@ import (
 //     sequence moves between two probes;
 //   - a reader working on a batch (writing it, its sink retrying):
 //     deliveries unacknowledged, the last one less than AckWait ago (by
-//     the server's clock). An exporter killed with a batch unacknowledged
-//     looks the same until AckWait has passed.
+//     the server's clock). A reader killed with a batch unacknowledged
+//     looks the same, so this one is waited out: Cursor probes again once
+//     that AckWait is over, and refuses if the reader acknowledged,
+//     fetched or waits meanwhile (it lives); a reader that did none of
+//     that within AckWait is taken for dead, as JetStream takes it (it
+//     redelivers its batch).
 //
 // What none shows: a reader whose sink has been retrying one batch for
 // longer than AckWait (it keeps the batch with in-progress acks, which the
 // info does not show), and one idle between two fetches at the moment of
-// every probe.
+// every probe. Such a reader, when the consumer is moved under it, fails
+// on its next fetch with ErrCursorReplaced.
 const (
 	cursorProbes     = 4
 	cursorProbeEvery = 250 * time.Millisecond
+	// cursorHeldSlack is added to the wait for deliveries to pass their
+	// AckWait: the server's clock and this one run apart a little.
+	cursorHeldSlack = 250 * time.Millisecond
 )
 
 // keepCursor asks opts.Keep about the existing consumer cons. It returns
 // true to keep it, false when it was deleted to be made again at
 // opts.Since, or an error wrapping ErrCursorInUse when another reader is
-// waiting on it.
+// at work on it.
 func (s *store) keepCursor(ctx context.Context, cons jetstream.Consumer, opts CursorOptions) (bool, error) {
-	info, err := cursorFree(ctx, cons, opts.Name, cursorProbes)
+	info, err := cursorFree(ctx, cons, opts.Name, cursorProbes, nil)
 	if err != nil {
 		return false, err
 	}
@@ -51,7 +59,7 @@ func (s *store) keepCursor(ctx context.Context, cons jetstream.Consumer, opts Cu
 	if err != nil || keep {
 		return keep, err
 	}
-	if _, err := cursorFree(ctx, cons, opts.Name, 1); err != nil {
+	if _, err := cursorFree(ctx, cons, opts.Name, 1, info); err != nil {
 		return false, err
 	}
 	err = cursorAttempts(ctx, func(actx context.Context) error { return s.stream.DeleteConsumer(actx, opts.Name) })
@@ -61,16 +69,17 @@ func (s *store) keepCursor(ctx context.Context, cons jetstream.Consumer, opts Cu
 	return false, nil
 }
 
-// cursorFree asks for cons's info probes times, cursorProbeEvery apart,
-// and refuses with ErrCursorInUse when one shows a reader at work on it.
-func cursorFree(ctx context.Context, cons jetstream.Consumer, name string, probes int) (*jetstream.ConsumerInfo, error) {
-	var info, prev *jetstream.ConsumerInfo
-	for i := range probes {
+// cursorFree asks for cons's info probes times, cursorProbeEvery apart
+// (prev, when not nil, is an earlier probe's), and refuses with
+// ErrCursorInUse when one shows a reader at work on it. Deliveries
+// unacknowledged within their AckWait are waited out once (see above).
+func cursorFree(ctx context.Context, cons jetstream.Consumer, name string, probes int, prev *jetstream.ConsumerInfo) (*jetstream.ConsumerInfo, error) {
+	var info *jetstream.ConsumerInfo
+	waited := false
+	for i := 0; i < probes; i++ {
 		if i > 0 {
-			select {
-			case <-ctx.Done():
-				return nil, fmt.Errorf("events: cursor: consumer %s: %w", name, ctx.Err())
-			case <-time.After(cursorProbeEvery):
+			if err := sleepCtx(ctx, cursorProbeEvery); err != nil {
+				return nil, fmt.Errorf("events: cursor: consumer %s: %w", name, err)
 			}
 		}
 		err := cursorAttempts(ctx, func(actx context.Context) (err error) {
@@ -80,7 +89,18 @@ func cursorFree(ctx context.Context, cons jetstream.Consumer, name string, probe
 		if err != nil {
 			return nil, fmt.Errorf("events: cursor: consumer %s: %w", name, err)
 		}
-		if why := cursorBusy(prev, info); why != "" {
+		why, held := cursorBusy(prev, info)
+		if held > 0 && !waited {
+			// A reader working on a batch, or one killed: wait until
+			// its deliveries pass their AckWait, then probe afresh
+			// against this probe.
+			if err := sleepCtx(ctx, held+cursorHeldSlack); err != nil {
+				return nil, fmt.Errorf("events: cursor %s: %w (%s)", name, ErrCursorInUse, why)
+			}
+			waited, prev, i = true, info, -1 // probe again at once
+			continue
+		}
+		if why != "" {
 			return nil, fmt.Errorf("events: cursor %s: %w (%s)", name, ErrCursorInUse, why)
 		}
 		prev = info
@@ -88,21 +108,35 @@ func cursorFree(ctx context.Context, cons jetstream.Consumer, name string, probe
 	return info, nil
 }
 
-// cursorBusy names what in info (and in prev, the probe before, if any)
-// shows a reader at work on the consumer, or returns "".
-func cursorBusy(prev, info *jetstream.ConsumerInfo) string {
+// cursorBusy names what in info (and in prev, an earlier probe, if any)
+// shows a reader at work on the consumer, or returns "". held is, when
+// the only sign is deliveries unacknowledged within their AckWait, how
+// long until that AckWait is over.
+func cursorBusy(prev, info *jetstream.ConsumerInfo) (why string, held time.Duration) {
 	if info.NumWaiting > 0 {
-		return fmt.Sprintf("pull requests waiting on it: %d", info.NumWaiting)
+		return fmt.Sprintf("pull requests waiting on it: %d", info.NumWaiting), 0
 	}
 	if prev != nil && (info.Delivered.Stream != prev.Delivered.Stream || info.AckFloor.Stream != prev.AckFloor.Stream) {
 		return fmt.Sprintf("a reader moved it from delivered/acknowledged seq %d/%d to %d/%d meanwhile",
-			prev.Delivered.Stream, prev.AckFloor.Stream, info.Delivered.Stream, info.AckFloor.Stream)
+			prev.Delivered.Stream, prev.AckFloor.Stream, info.Delivered.Stream, info.AckFloor.Stream), 0
 	}
 	if last := info.Delivered.Last; info.NumAckPending > 0 && last != nil {
 		if ago, wait := info.TimeStamp.Sub(*last), info.Config.AckWait; ago < wait {
-			return fmt.Sprintf("%d deliveries unacknowledged, the last %s ago, within its ack wait of %s: a reader is working on them, or one stopped less than %s ago (then try again in %s)",
-				info.NumAckPending, ago.Round(time.Millisecond), wait, wait, (wait - ago).Round(time.Second))
+			return fmt.Sprintf("%d deliveries unacknowledged, the last %s ago, within its ack wait of %s: a reader is working on them",
+				info.NumAckPending, ago.Round(time.Millisecond), wait), wait - ago
 		}
 	}
-	return ""
+	return "", 0
+}
+
+// sleepCtx waits d, or returns ctx's error when it is done first.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
