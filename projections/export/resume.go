@@ -69,3 +69,77 @@ func lacksRecords(ctx context.Context, st events.Store, last Position, from, thr
 	}
 	return false, nil
 }
+
+// ErrForeignOutput: the output holds a record the ledger does not (it
+// was written from another ledger, or before the ledger's data was wiped
+// and written again): resuming after it would skip, or mix in, records.
+var ErrForeignOutput = errors.New("export: the output holds records this ledger does not")
+
+// checkHeld refuses, with an error wrapping ErrForeignOutput naming the
+// output, a sink whose output holds records (a [Holder]) the ledger does
+// not: its last record's sequence is past the stream's last one, or the
+// ledger's record at that place (the N-th of commit Seq) has another
+// time, agent or turn.
+func checkHeld(ctx context.Context, st events.Store, sink Sink) error {
+	h, ok := sink.(Holder)
+	if !ok {
+		return nil
+	}
+	last, ok := h.Holds()
+	if !ok || last.Seq == 0 {
+		return nil
+	}
+	name := "the output"
+	if j, ok := sink.(*JSONL); ok && j.path != "" {
+		name = j.path
+	}
+	end, err := st.LastSeq(ctx, "")
+	if err != nil {
+		return fmt.Errorf("export: %s: %w", name, err)
+	}
+	if last.Seq > end {
+		return fmt.Errorf("export: %s holds records up to seq %d, past the stream's last sequence %d: %w (written from another ledger, or before its data was wiped); resuming after it would skip every record up to seq %d: write a new file, or move this one away",
+			name, last.Seq, end, ErrForeignOutput, last.Seq)
+	}
+	theirs, err := recordAt(ctx, st, last.Seq, last.N)
+	if err != nil {
+		return fmt.Errorf("export: %s: %w", name, err)
+	}
+	mine := last.Last
+	if theirs == nil || mine.Agent != theirs.Agent || mine.TurnID != theirs.TurnID || mine.Time != 0 && mine.Time != theirs.Time {
+		has := "none"
+		if theirs != nil {
+			has = theirs.String()
+		}
+		return fmt.Errorf("export: %s: its last record (seq %d, record %d of its commit: %s) is not the ledger's (%s): %w (written from another ledger, or before its data was wiped); write a new file, or move this one away",
+			name, last.Seq, last.N, mine, has, ErrForeignOutput)
+	}
+	return nil
+}
+
+// recordAt is the id of the n-th decision record (from 1) of the commit at
+// seq, or nil when that commit holds fewer (or is no fledger commit).
+func recordAt(ctx context.Context, st events.Store, seq uint64, n int) (*RecordID, error) {
+	i := 0
+	for ev, err := range st.Read(ctx, seq) {
+		if err != nil {
+			var de *events.DecodeError
+			if errors.As(err, &de) && de.Seq != 0 {
+				if de.Seq > seq {
+					break
+				}
+				continue
+			}
+			return nil, fmt.Errorf("read seq %d: %w", seq, err)
+		}
+		if ev.Seq > seq {
+			break
+		}
+		if r, ok := FromEvent(ev); ok {
+			if i++; i == n {
+				return &RecordID{Time: r.Time, Agent: r.Agent, TurnID: r.TurnID}, nil
+			}
+		}
+	}
+	return nil, nil
+}
