@@ -93,10 +93,10 @@ func confCursorKeep(t *testing.T, e env) {
 // (writing the batch it fetched, its sink retrying) keeps it: a second
 // reader opening the name with Keep waits at most the delivery's AckWait
 // and, the first reader acknowledging meanwhile, is refused with
-// ErrCursorInUse, on every backend, wherever it would move it; the first
-// reader goes on with the next commits, no gap, nothing shared. A reader
-// that stopped with a delivery unacknowledged is taken for dead once its
-// AckWait is over: the second reader then moves the cursor.
+// ErrCursorInUse (at once), on every backend, wherever it would move it;
+// the first reader goes on with the next commits, no gap, nothing shared.
+// A reader that stopped with a delivery unacknowledged is taken for dead
+// once its AckWait is over: the second reader then moves the cursor.
 func confCursorKeepBusy(t *testing.T, e env) {
 	ctx := testutil.Context(t)
 	e.appendMixed(t)
@@ -113,7 +113,7 @@ func confCursorKeepBusy(t *testing.T, e env) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			name := e.agent + "-busy-" + strings.ReplaceAll(tc.name, " ", "-")
-			opts := events.CursorOptions{Name: name, Since: e.seq(1), AckWait: 2 * time.Second, Keep: move}
+			opts := events.CursorOptions{Name: name, Since: e.seq(1), AckWait: time.Second, Keep: move}
 			a, err := e.s.Cursor(ctx, opts)
 			testutil.NoError(t, err)
 			busy := fetch(t, a, 1, e.seq(1)) // A now writes it

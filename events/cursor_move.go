@@ -21,10 +21,10 @@ import (
 //   - a reader working on a batch (writing it, its sink retrying):
 //     deliveries unacknowledged, the last one less than AckWait ago (by
 //     the server's clock). A reader killed with a batch unacknowledged
-//     looks the same, so this one is waited out: Cursor probes again once
-//     that AckWait is over, and refuses if the reader acknowledged,
-//     fetched or waits meanwhile (it lives); a reader that did none of
-//     that within AckWait is taken for dead, as JetStream takes it (it
+//     looks the same, so this one is waited out: Cursor probes on until
+//     that AckWait is over, and refuses as soon as the reader
+//     acknowledges, fetches or waits (it lives); a reader that did none
+//     of that within AckWait is taken for dead, as JetStream takes it (it
 //     redelivers its batch).
 //
 // What none shows: a reader whose sink has been retrying one batch for
@@ -72,11 +72,14 @@ func (s *store) keepCursor(ctx context.Context, cons jetstream.Consumer, opts Cu
 // cursorFree asks for cons's info probes times, cursorProbeEvery apart
 // (prev, when not nil, is an earlier probe's), and refuses with
 // ErrCursorInUse when one shows a reader at work on it. Deliveries
-// unacknowledged within their AckWait are waited out once (see above).
+// unacknowledged within their AckWait are waited out once, probing on
+// meanwhile (see above).
 func cursorFree(ctx context.Context, cons jetstream.Consumer, name string, probes int, prev *jetstream.ConsumerInfo) (*jetstream.ConsumerInfo, error) {
-	var info *jetstream.ConsumerInfo
-	waited := false
-	for i := 0; i < probes; i++ {
+	var (
+		info  *jetstream.ConsumerInfo
+		until time.Time // the held deliveries' AckWait over (this clock), once seen
+	)
+	for i := 0; i < probes || time.Now().Before(until); i++ {
 		if i > 0 {
 			if err := sleepCtx(ctx, cursorProbeEvery); err != nil {
 				return nil, fmt.Errorf("events: cursor: consumer %s: %w", name, err)
@@ -90,17 +93,14 @@ func cursorFree(ctx context.Context, cons jetstream.Consumer, name string, probe
 			return nil, fmt.Errorf("events: cursor: consumer %s: %w", name, err)
 		}
 		why, held := cursorBusy(prev, info)
-		if held > 0 && !waited {
-			// A reader working on a batch, or one killed: wait until
-			// its deliveries pass their AckWait, then probe afresh
-			// against this probe.
-			if err := sleepCtx(ctx, held+cursorHeldSlack); err != nil {
-				return nil, fmt.Errorf("events: cursor %s: %w (%s)", name, ErrCursorInUse, why)
-			}
-			waited, prev, i = true, info, -1 // probe again at once
-			continue
-		}
-		if why != "" {
+		switch {
+		case held > 0 && until.IsZero():
+			// A reader working on a batch, or one killed: probe on
+			// until its deliveries pass their AckWait.
+			until = time.Now().Add(held + cursorHeldSlack)
+		case held > 0 && time.Now().Before(until):
+			// Still within it, nothing moved.
+		case why != "":
 			return nil, fmt.Errorf("events: cursor %s: %w (%s)", name, ErrCursorInUse, why)
 		}
 		prev = info

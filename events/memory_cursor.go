@@ -107,20 +107,43 @@ func (m *memStore) keepCursor(ctx context.Context, opts CursorOptions) (bool, er
 	if held > 0 {
 		// Deliveries within their AckWait: wait them out, as a
 		// JetStream cursor does; a reader that waits on it or
-		// acknowledged meanwhile is at work.
-		if sleepCtx(ctx, held) != nil {
+		// acknowledges meanwhile is at work.
+		if !m.heldOut(ctx, c, st, time.Now().Add(held)) {
 			return false, err
 		}
-		m.mu.Lock()
-		if m.cursors[opts.Name] == c && c.waiting == 0 && c.state() == st {
-			err = nil
-		}
-		m.mu.Unlock()
+		err = nil
 	}
 	if err != nil {
 		return false, err
 	}
 	return opts.Keep(ctx, st)
+}
+
+// heldOut waits until deadline for c to stay as st, nobody waiting on it
+// (true), or to change (false: its reader is at work), or ctx to end.
+func (m *memStore) heldOut(ctx context.Context, c *memCursor, st CursorState, deadline time.Time) bool {
+	for {
+		m.mu.Lock()
+		if m.cursors[c.name] != c || c.waiting > 0 || c.state() != st {
+			m.mu.Unlock()
+			return false
+		}
+		changed := m.changed
+		m.mu.Unlock()
+		left := time.Until(deadline)
+		if left <= 0 {
+			return true
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-changed:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+		t.Stop()
+	}
 }
 
 // memCursorBusy returns an error wrapping ErrCursorInUse when a fetch
