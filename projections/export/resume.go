@@ -43,6 +43,24 @@ func keepConsumer(ctx context.Context, st events.Store, last Position, from uint
 // after last. Messages that are not fledger commits hold none.
 func lacksRecords(ctx context.Context, st events.Store, last Position, from, through uint64) (bool, error) {
 	n := 0 // records of last's commit
+	lacks := false
+	err := eachEvent(ctx, st, from, through, func(ev events.Event) bool {
+		if _, ok := projections.DecisionRecordOf(ev); !ok {
+			return true
+		}
+		if ev.Seq == last.Seq {
+			n++
+		}
+		lacks = ev.Seq > last.Seq || n > last.N
+		return !lacks
+	})
+	return lacks, err
+}
+
+// eachEvent calls fn with each event of the commits from..through, in
+// order, until it returns false. Messages that are not fledger commits
+// hold none.
+func eachEvent(ctx context.Context, st events.Store, from, through uint64, fn func(events.Event) bool) error {
 	for ev, err := range st.Read(ctx, from) {
 		if err != nil {
 			var de *events.DecodeError
@@ -52,22 +70,13 @@ func lacksRecords(ctx context.Context, st events.Store, last Position, from, thr
 				}
 				continue
 			}
-			return false, fmt.Errorf("export: read %d..%d: %w", from, through, err)
+			return fmt.Errorf("export: read %d..%d: %w", from, through, err)
 		}
-		if ev.Seq > through {
+		if ev.Seq > through || !fn(ev) {
 			break
 		}
-		if _, ok := projections.DecisionRecordOf(ev); !ok {
-			continue
-		}
-		if ev.Seq == last.Seq {
-			n++
-		}
-		if ev.Seq > last.Seq || n > last.N {
-			return true, nil
-		}
 	}
-	return false, nil
+	return nil
 }
 
 // ErrForeignOutput: the output holds a record the ledger does not (it
@@ -120,26 +129,17 @@ func checkHeld(ctx context.Context, st events.Store, sink Sink) error {
 // recordAt is the id of the n-th decision record (from 1) of the commit at
 // seq, or nil when that commit holds fewer (or is no fledger commit).
 func recordAt(ctx context.Context, st events.Store, seq uint64, n int) (*RecordID, error) {
-	i := 0
-	for ev, err := range st.Read(ctx, seq) {
-		if err != nil {
-			var de *events.DecodeError
-			if errors.As(err, &de) && de.Seq != 0 {
-				if de.Seq > seq {
-					break
-				}
-				continue
-			}
-			return nil, fmt.Errorf("read seq %d: %w", seq, err)
-		}
-		if ev.Seq > seq {
-			break
-		}
-		if r, ok := FromEvent(ev); ok {
+	var (
+		i  int
+		id *RecordID
+	)
+	err := eachEvent(ctx, st, seq, seq, func(ev events.Event) bool {
+		if r, ok := projections.DecisionRecordOf(ev); ok {
 			if i++; i == n {
-				return &RecordID{Time: r.Time, Agent: r.Agent, TurnID: r.TurnID}, nil
+				id = &RecordID{Time: r.Time, Agent: r.Agent, TurnID: r.TurnID}
 			}
 		}
-	}
-	return nil, nil
+		return id == nil
+	})
+	return id, err
 }
