@@ -84,6 +84,8 @@ var (
 		{name: "CursorRedeliversAfterAckWait", run: confCursorAckWait},
 		{name: "CursorOptionsAreChecked", run: confCursorOptions},
 		{name: "CursorKeepMovesOrRefuses", run: confCursorKeep},
+		{name: "CursorKeepBusyReader", run: confCursorKeepBusy},
+		{name: "CursorReplacedUnderReader", run: confCursorReplaced},
 		{name: "Ledger", run: confLedger},
 		{name: "ClosedStore", run: confClosed},
 		{name: "ForeignMessage", run: confForeign},

@@ -56,7 +56,7 @@ func (s *store) Cursor(ctx context.Context, opts CursorOptions) (Cursor, error) 
 					return nil, fmt.Errorf("events: cursor: update consumer %s: %w", opts.Name, err)
 				}
 			}
-			return &cursor{s: s, name: opts.Name, cons: cons}, nil
+			return newCursor(s, opts.Name, cons), nil
 		}
 		err = jetstream.ErrConsumerNotFound // moved: deleted, made again below
 	}
@@ -79,10 +79,21 @@ func (s *store) Cursor(ctx context.Context, opts CursorOptions) (Cursor, error) 
 		cons, err = s.stream.CreateConsumer(actx, cc)
 		return err
 	})
+	if errors.Is(err, jetstream.ErrConsumerExists) {
+		// Another process made it between the lookup (or the move's
+		// delete) and this create, at another position.
+		if opts.Keep != nil {
+			return nil, fmt.Errorf("events: cursor %s: %w (another reader made it again while this one was moving it)", opts.Name, ErrCursorInUse)
+		}
+		err = cursorAttempts(ctx, func(actx context.Context) (err error) {
+			cons, err = s.stream.Consumer(actx, opts.Name)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("events: cursor: create consumer %s: %w", opts.Name, err)
 	}
-	return &cursor{s: s, name: opts.Name, cons: cons}, nil
+	return newCursor(s, opts.Name, cons), nil
 }
 
 // cursorAttempt bounds one consumer lookup or creation: on a cluster just
@@ -116,17 +127,29 @@ func cursorAttempts(ctx context.Context, op func(context.Context) error) error {
 
 // cursor is a [Cursor] on a durable pull consumer.
 type cursor struct {
-	s      *store
-	name   string
-	closed atomic.Bool // Close was called: Fetch refuses
-	cons   jetstream.Consumer
-	seen   uint64 // the last sequence fetched (0 = none yet), for gaps
+	s       *store
+	name    string
+	closed  atomic.Bool // Close was called: Fetch refuses
+	cons    jetstream.Consumer
+	created time.Time // the consumer's creation, to tell it from one made again
+	seen    uint64    // the last sequence fetched (0 = none yet), for gaps
+	seenDlv uint64    // the last consumer (delivery) sequence fetched
+}
+
+// newCursor is the cursor reading cons, the consumer named name.
+func newCursor(s *store, name string, cons jetstream.Consumer) *cursor {
+	return &cursor{s: s, name: name, cons: cons, created: cons.CachedInfo().Created}
 }
 
 // Fetch implements [Cursor]: it waits up to wait for the next message and
 // takes the ones already waiting behind it, up to n in all. A run of
 // sequences missing between two messages fetched by this cursor comes as
-// a Delivery with Err wrapping [ErrGap] before the message after it.
+// a Delivery with Err wrapping [ErrGap] before the message after it,
+// unless the consumer was made again meanwhile (another process moved it:
+// a jump, or a first delivery of a sequence, or under a delivery number,
+// already fetched, makes Fetch compare the consumer's creation time):
+// then Fetch hands the messages back and returns an error wrapping
+// [ErrCursorReplaced].
 func (c *cursor) Fetch(ctx context.Context, n int, wait time.Duration) ([]Delivery, error) {
 	if c.s.isClosed() {
 		return nil, ErrClosed
@@ -142,6 +165,7 @@ func (c *cursor) Fetch(ctx context.Context, n int, wait time.Duration) ([]Delive
 		return nil, err
 	}
 	out := make([]Delivery, 0, len(msgs))
+	checked := false
 	for _, m := range msgs {
 		meta, err := m.Metadata()
 		if err != nil {
@@ -149,17 +173,53 @@ func (c *cursor) Fetch(ctx context.Context, n int, wait time.Duration) ([]Delive
 			return nil, fmt.Errorf("events: cursor: fetch: %w", err)
 		}
 		seq := meta.Sequence.Stream
+		// A first delivery of a sequence already fetched, or numbered at
+		// or before one already fetched, comes from another consumer.
+		again := meta.NumDelivered == 1 && (seq <= c.seen || meta.Sequence.Consumer <= c.seenDlv)
+		if c.seen != 0 && !checked && (seq > c.seen+1 || again) {
+			checked = true
+			if err := c.replaced(ctx); err != nil {
+				nakAll(msgs) // the new consumer's: its reader gets them at once
+				return nil, err
+			}
+		}
 		if c.seen != 0 && seq > c.seen+1 {
 			gap := &DecodeError{Seq: c.seen + 1, Through: seq - 1, Index: -1, Err: ErrGap}
 			out = append(out, Delivery{StoredCommit: StoredCommit{Seq: c.seen + 1, Err: gap}, h: noDelivery{}})
 		}
-		c.seen = max(c.seen, seq)
+		c.seen, c.seenDlv = max(c.seen, seq), max(c.seenDlv, meta.Sequence.Consumer)
 		sc := StoredCommit{Seq: seq, Subject: m.Subject()}
 		evs, err := c.s.reg.DecodeCommit(m.Data(), seq, sc.Subject)
 		sc.Events, sc.Err = evs, asDecodeError(err, seq, sc.Subject, len(m.Data()))
 		out = append(out, Delivery{StoredCommit: sc, h: jsDelivery{m}})
 	}
 	return out, nil
+}
+
+// replaced returns nil when the consumer under c's name is the one c
+// opened, else an error wrapping ErrCursorReplaced naming it (or the
+// error asking for its info).
+func (c *cursor) replaced(ctx context.Context) error {
+	var info *jetstream.ConsumerInfo
+	err := cursorAttempts(ctx, func(actx context.Context) (err error) {
+		info, err = c.cons.Info(actx)
+		return err
+	})
+	switch {
+	case errors.Is(err, jetstream.ErrConsumerNotFound):
+		return c.replacedErr("it was deleted")
+	case err != nil:
+		return fmt.Errorf("events: cursor %s: %w", c.name, err)
+	case !info.Created.Equal(c.created):
+		return c.replacedErr(fmt.Sprintf("the consumer opened was created at %s, the one now under the name at %s",
+			c.created.UTC().Format(time.RFC3339Nano), info.Created.UTC().Format(time.RFC3339Nano)))
+	}
+	return nil
+}
+
+// replacedErr is the error for c's consumer deleted or made again.
+func (c *cursor) replacedErr(why string) error {
+	return fmt.Errorf("events: cursor %s: %w: another reader moved consumer %s (%s); this reader stops rather than share it", c.name, ErrCursorReplaced, c.name, why)
 }
 
 // fetch waits for the next message (up to wait; none is not an error) and
@@ -190,6 +250,9 @@ func (c *cursor) fetch(ctx context.Context, batch int, wait time.Duration) ([]je
 			// FetchContext refuses a deadline that passed between the
 			// check above and the call: the wait is simply over.
 			return nil, nil
+		}
+		if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return nil, c.replacedErr("it was deleted")
 		}
 		if !fetchTransient(err) || ctx.Err() != nil {
 			return nil, fmt.Errorf("events: cursor: fetch: %w", err)

@@ -60,8 +60,15 @@ var (
 	// the publish without a reply, so the store refuses it at once.
 	ErrReadOnly = errors.New("events: connected as the read-only user " + ReaderUser + ": appends are refused (connect with the writer's credentials)")
 	// ErrCursorInUse: a cursor opened with [CursorOptions].Keep has
-	// another reader waiting on it (another exporter is running).
+	// another reader (another exporter is running): one waiting on it,
+	// moving it, or holding deliveries it has not acknowledged; or it was
+	// made again by another process while this one was opening it.
 	ErrCursorInUse = errors.New("events: cursor in use by another reader")
+	// ErrCursorReplaced: the cursor being read was deleted, or deleted and
+	// made again, by another process (another exporter moved it): its
+	// deliveries are no longer this reader's, which stops instead of
+	// reporting the jump as missing sequences.
+	ErrCursorReplaced = errors.New("events: cursor replaced by another reader")
 	// ErrClosed: the store was used after Close.
 	ErrClosed = errors.New("events: store closed")
 	// ErrUpcast: a stored event could not be upcast to its type's current

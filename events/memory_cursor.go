@@ -16,7 +16,7 @@ type memCursor struct {
 	pending map[uint64]*memPending // delivered, not acknowledged
 	batch   int
 	ackWait time.Duration
-	open    int // handles not closed: readers
+	waiting int // fetches waiting for a commit: readers parked on it
 }
 
 // state is c's [CursorState].
@@ -43,8 +43,11 @@ type memCursorHandle struct {
 
 // Cursor implements [Store]. A cursor opened again by name resumes where
 // it stands (Since is ignored, unless opts.Keep moves it there) and takes
-// the Batch and AckWait given. With opts.Keep, a cursor with an open
-// handle is in use.
+// the Batch and AckWait given. With opts.Keep, a cursor is in use as a
+// JetStream consumer's info shows it (cursor_move.go): a fetch waiting
+// on it, or (once waited out) a delivery unacknowledged within its
+// AckWait that its reader acknowledged meanwhile. A handle whose cursor
+// was moved fails its next fetch with ErrCursorReplaced.
 func (m *memStore) Cursor(ctx context.Context, opts CursorOptions) (Cursor, error) {
 	if err := checkCursorOptions(opts); err != nil {
 		return nil, err
@@ -70,8 +73,8 @@ func (m *memStore) Cursor(ctx context.Context, opts CursorOptions) (Cursor, erro
 	defer m.mu.Unlock()
 	c := m.cursors[opts.Name]
 	if c != nil && !keep {
-		if c.open > 0 { // opened while Keep ran
-			return nil, memCursorInUse(c)
+		if _, err := memCursorBusy(c, time.Now()); err != nil { // opened while Keep ran
+			return nil, err
 		}
 		c = nil
 	}
@@ -80,7 +83,6 @@ func (m *memStore) Cursor(ctx context.Context, opts CursorOptions) (Cursor, erro
 		m.cursors[opts.Name] = c
 	}
 	c.batch, c.ackWait = batch, ackWait
-	c.open++
 	return &memCursorHandle{m: m, c: c}, nil
 }
 
@@ -90,25 +92,80 @@ func (m *memStore) keepCursor(ctx context.Context, opts CursorOptions) (bool, er
 	m.mu.Lock()
 	c := m.cursors[opts.Name]
 	var (
-		st  CursorState
-		err error
+		st   CursorState
+		held time.Duration
+		err  error
 	)
 	if c != nil {
 		st = c.state()
-		if c.open > 0 {
-			err = memCursorInUse(c)
-		}
+		held, err = memCursorBusy(c, time.Now())
 	}
 	m.mu.Unlock()
-	if c == nil || err != nil {
-		return c == nil, err
+	if c == nil {
+		return true, nil
+	}
+	if held > 0 {
+		// Deliveries within their AckWait: wait them out, as a
+		// JetStream cursor does; a reader that waits on it or
+		// acknowledges meanwhile is at work.
+		if !m.heldOut(ctx, c, st, time.Now().Add(held)) {
+			return false, err
+		}
+		err = nil
+	}
+	if err != nil {
+		return false, err
 	}
 	return opts.Keep(ctx, st)
 }
 
-// memCursorInUse is the error for a cursor with open handles.
-func memCursorInUse(c *memCursor) error {
-	return fmt.Errorf("events: cursor %s: %w (%d readers)", c.name, ErrCursorInUse, c.open)
+// heldOut waits until deadline for c to stay as st, nobody waiting on it
+// (true), or to change (false: its reader is at work), or ctx to end.
+func (m *memStore) heldOut(ctx context.Context, c *memCursor, st CursorState, deadline time.Time) bool {
+	for {
+		m.mu.Lock()
+		if m.cursors[c.name] != c || c.waiting > 0 || c.state() != st {
+			m.mu.Unlock()
+			return false
+		}
+		changed := m.changed
+		m.mu.Unlock()
+		left := time.Until(deadline)
+		if left <= 0 {
+			return true
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-changed:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+		t.Stop()
+	}
+}
+
+// memCursorBusy returns an error wrapping ErrCursorInUse when a fetch
+// waits on c or it has a delivery made less than its ack wait before now and
+// unacknowledged (handed back too: a JetStream consumer counts those
+// until they are acknowledged), else nil; held is, for the deliveries
+// alone, how long until the last one is due again.
+func memCursorBusy(c *memCursor, now time.Time) (held time.Duration, err error) {
+	if c.waiting > 0 {
+		return 0, fmt.Errorf("events: cursor %s: %w (fetches waiting on it: %d)", c.name, ErrCursorInUse, c.waiting)
+	}
+	n := 0
+	for _, p := range c.pending {
+		if now.Before(p.due) {
+			n++
+			held = max(held, p.due.Sub(now))
+		}
+	}
+	if n > 0 {
+		return held, fmt.Errorf("events: cursor %s: %w (%d deliveries unacknowledged within their ack wait of %s)", c.name, ErrCursorInUse, n, c.ackWait)
+	}
+	return 0, nil
 }
 
 // Fetch implements [Cursor]: commits to deliver again (handed back, or
@@ -126,7 +183,10 @@ func (h *memCursorHandle) Fetch(ctx context.Context, n int, wait time.Duration) 
 		if h.m.isClosed() {
 			return nil, ErrClosed
 		}
-		out, msgs, changed, due := h.take(n)
+		out, msgs, changed, due, moved := h.take(n)
+		if moved {
+			return nil, fmt.Errorf("events: cursor %s: %w: another reader moved cursor %s; this reader stops rather than share it", h.c.name, ErrCursorReplaced, h.c.name)
+		}
 		if len(out) > 0 {
 			return h.deliveries(out, msgs), nil
 		}
@@ -139,29 +199,41 @@ func (h *memCursorHandle) Fetch(ctx context.Context, n int, wait time.Duration) 
 			wake = due
 		}
 		timer := time.NewTimer(wake.Sub(now))
+		h.park(1)
 		select {
 		case <-changed:
 		case <-timer.C:
 		case <-h.m.done:
 		case <-ctx.Done():
 			timer.Stop()
+			h.park(-1)
 			return nil, fmt.Errorf("events: cursor %s: fetch: %w", h.c.name, ctx.Err())
 		}
 		timer.Stop()
+		h.park(-1)
 	}
+}
+
+// park counts a fetch starting (+1) or ending (-1) its wait.
+func (h *memCursorHandle) park(d int) {
+	h.m.mu.Lock()
+	h.c.waiting += d
+	h.m.mu.Unlock()
 }
 
 // take marks up to n commits delivered and returns their sequences,
 // the stream's messages, the channel closed at the next change and, when
 // nothing is to be delivered, the earliest time a pending commit falls
-// due ("" when none).
-func (h *memCursorHandle) take(n int) ([]uint64, []memMsg, <-chan struct{}, time.Time) {
+// due ("" when none); moved when the cursor was moved (made again) since
+// h was opened.
+func (h *memCursorHandle) take(n int) (out []uint64, msgs []memMsg, changed <-chan struct{}, due time.Time, moved bool) {
 	m, c := h.m, h.c
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.cursors[c.name] != c {
+		return nil, nil, nil, time.Time{}, true
+	}
 	now := time.Now()
-	var out []uint64
-	var due time.Time
 	for seq, p := range c.pending {
 		if p.nak || !now.Before(p.due) {
 			out = append(out, seq)
@@ -178,7 +250,7 @@ func (h *memCursorHandle) take(n int) ([]uint64, []memMsg, <-chan struct{}, time
 	for _, seq := range out {
 		*c.pending[seq] = memPending{due: now.Add(c.ackWait)}
 	}
-	return out, m.msgs, m.changed, due
+	return out, m.msgs, m.changed, due, false
 }
 
 // deliveries decodes the commits at seqs.
@@ -197,11 +269,8 @@ func (h *memCursorHandle) deliveries(seqs []uint64, msgs []memMsg) []Delivery {
 // ErrClosed. The cursor's position and its unacknowledged commits stay
 // under its name.
 func (h *memCursorHandle) Close() error {
-	first := !h.closed.Swap(true)
+	h.closed.Store(true)
 	h.m.mu.Lock()
-	if first {
-		h.c.open--
-	}
 	h.m.notifyLocked()
 	h.m.mu.Unlock()
 	return nil

@@ -62,9 +62,12 @@ type CursorOptions struct {
 	// the cursor's state, and unless it returns true the cursor is moved
 	// to Since (made again there; its unacknowledged deliveries are
 	// dropped). A cursor so placed has one reader: when another reader is
-	// waiting on it, Cursor refuses with an error wrapping
-	// [ErrCursorInUse] instead of sharing it or moving it under that
-	// reader. A new cursor starts at Since without a call.
+	// at work on it (waiting on it, moving it, or acknowledging the
+	// deliveries it holds within their AckWait, which Cursor waits out
+	// once), Cursor refuses with an error wrapping [ErrCursorInUse]
+	// instead of sharing it or moving it under that reader; a reader it
+	// cannot see and moves it under fails its next Fetch with
+	// [ErrCursorReplaced]. A new cursor starts at Since without a call.
 	Keep func(ctx context.Context, st CursorState) (bool, error)
 }
 

@@ -74,14 +74,22 @@ by the collector. Where a restarted --follow resumes:
   --out FILE   the file decides: it gets every record after its last
                complete line (an empty or new file: from --from-seq or
                --since, else the beginning), whatever position the
-               consumer holds. A consumer standing elsewhere (e.g. an
-               export to another file advanced it) is moved there, with a
-               note; one another exporter is reading is refused with an
-               error. The file is exactly-once across crashes.
+               consumer holds. Each file has its own consumer by default
+               (fledger-export-jsonl-<8 hex digits of the SHA-256 of the
+               file's absolute path>). A consumer standing elsewhere (e.g.
+               a --consumer shared with another file) is moved there, with
+               a note; one another exporter is reading is refused with an
+               error (deliveries left unacknowledged are waited out first,
+               up to the consumer's ack wait, 30s: a killed exporter's).
+               The file is exactly-once across crashes.
   stdout, otlp the consumer decides: the export resumes where the last one
                on that consumer stopped (--from-seq and --since only set
                where a new consumer starts); a crash between delivery and
                acknowledgement may deliver that batch twice.
+A file has one writer: a second export to it (one-shot or --follow) is
+refused while one runs. A file holding records this ledger does not (its
+last seq past the stream's end, or another record there: written from
+another ledger, or before the data directory was wiped) is refused.
 A stored message that is not a fledger commit is skipped and named on
 stderr; --follow names the first 5, then sums the rest up once a minute.
 
@@ -105,7 +113,7 @@ address only on purpose: the metrics name profiles and models).`,
 	fl.Uint64Var(&f.fromSeq, "from-seq", 0, "first stream sequence to export (inclusive); with --follow, only for an empty --out file or a new consumer")
 	fl.StringVar(&f.since, "since", "", "export from the first commit stamped at or after this RFC 3339 time, or this long ago (e.g. 1h); with --follow, only for an empty --out file or a new consumer")
 	fl.BoolVar(&f.follow, "follow", false, "keep exporting new records through a durable consumer until interrupted")
-	fl.StringVar(&f.consumer, "consumer", "", "durable consumer name for --follow (default fledger-export-<format>)")
+	fl.StringVar(&f.consumer, "consumer", "", "durable consumer name for --follow (default: with --out FILE fledger-export-jsonl-<8 hex of sha256(FILE's absolute path)>, one per file; else fledger-export-<format>)")
 	fl.StringVar(&f.out, "out", "", "jsonl: append to FILE (exactly-once across restarts; with --follow the file decides where the export resumes) instead of stdout")
 	fl.StringVar(&f.endpoint, "endpoint", "", "otlp: collector URL, e.g. http://127.0.0.1:4318 (HTTP; /v1/logs is added when no path is given) or http://127.0.0.1:4317 (gRPC) (default $OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, $OTEL_EXPORTER_OTLP_ENDPOINT, else localhost:4318 / :4317)")
 	fl.StringArrayVar(&f.headers, "header", nil, "otlp: request header KEY=VALUE (repeatable; replaces $OTEL_EXPORTER_OTLP_HEADERS)")
@@ -192,7 +200,13 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 		return err
 	}
 	consumer := f.consumer
-	if consumer == "" {
+	switch {
+	case consumer != "":
+	case f.out != "":
+		if consumer, err = export.FileConsumer(f.out); err != nil {
+			return err
+		}
+	default:
 		consumer = "fledger-export-" + f.format
 	}
 	warn := newFollowWarnings(errOut, "export")
@@ -213,8 +227,11 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 				consumer, stood.Acked, stood.Pending, f.out, to)
 		},
 	})
-	if errors.Is(err, events.ErrCursorInUse) {
-		return fmt.Errorf("export: --out %s: consumer %s is in use by another exporter; the file decides where its export resumes, so it needs the consumer to itself: stop the other exporter, or give this file its own consumer with --consumer NAME (%w)", f.out, consumer, err)
+	switch {
+	case errors.Is(err, events.ErrCursorInUse):
+		return fmt.Errorf("export: --out %s: consumer %s is in use by another exporter; the file decides where its export resumes, so it needs the consumer to itself: stop the other exporter, or give this file its own consumer (without --consumer each file has one) (%w)", f.out, consumer, err)
+	case errors.Is(err, events.ErrCursorReplaced):
+		return fmt.Errorf("export: consumer %s was moved by another exporter (one given the same --consumer), so this export stopped: the output holds every record it acknowledged; give each exporter its own consumer, then start this one again (%w)", consumer, err)
 	}
 	return err
 }

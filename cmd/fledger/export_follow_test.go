@@ -15,6 +15,7 @@ import (
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/testutil"
+	"github.com/fledger/fledger/projections/export"
 )
 
 // exportFollow is `fledger <global> export --follow --out file <args>`
@@ -96,10 +97,11 @@ func lastSeqOn(t *testing.T, url string) uint64 {
 
 // `export --follow --out FILE`: the file decides where the export
 // resumes, whatever the durable consumer's position. Run 1 writes a; run
-// 2 on the same (default) consumer writes a new file b whole, saying it
-// moved the consumer; after more commits run 3 resumes b with exactly
-// what follows; run 4 with --from-seq on a file that holds records says
-// the flag does not apply. Each file ends as the one-shot export.
+// 2 on the same consumer (--consumer shared) writes a new file b whole,
+// saying it moved the consumer; after more commits run 3 resumes b with
+// exactly what follows; run 4 with --from-seq on a file that holds
+// records says the flag does not apply. Each file ends as the one-shot
+// export.
 func TestExportFollow_FileDecidesWhereItResumes(t *testing.T) {
 	url, global := ledgerOnServer(t)
 	dir := t.TempDir()
@@ -114,7 +116,7 @@ func TestExportFollow_FileDecidesWhereItResumes(t *testing.T) {
 	}{
 		{name: "run 1 to a", file: "a.jsonl", stderr: none},
 		{name: "run 2 to a new file b", file: "b.jsonl", stderr: func(end, _ uint64) string {
-			return fmt.Sprintf("fledger export: consumer fledger-export-jsonl had acknowledged up to seq %d (0 unacknowledged), not where %s resumes: moved it to seq 1\n", end, path("b.jsonl"))
+			return fmt.Sprintf("fledger export: consumer shared had acknowledged up to seq %d (0 unacknowledged), not where %s resumes: moved it to seq 1\n", end, path("b.jsonl"))
 		}},
 		{name: "run 3 resumes b after more commits", file: "b.jsonl", scenario: "anthropic-overload.yaml", stderr: none},
 		{name: "run 4: --from-seq on a file with records", file: "b.jsonl", args: []string{"--from-seq", "5"}, stderr: func(_, last uint64) string {
@@ -137,8 +139,8 @@ func TestExportFollow_FileDecidesWhereItResumes(t *testing.T) {
 			if err := json.Unmarshal([]byte(ls[len(ls)-1]), &last); err != nil {
 				t.Fatal(err)
 			}
-			stop := exportFollow(t, global, path(tc.file), tc.args...)
-			caughtUp(t, url, "fledger-export-jsonl", path(tc.file), want)
+			stop := exportFollow(t, global, path(tc.file), append([]string{"--consumer", "shared"}, tc.args...)...)
+			caughtUp(t, url, "shared", path(tc.file), want)
 			w := tc.stderr(end, last.Seq)
 			stderr, err := stop(len(lines(w)))
 			if err != nil || stderr != w {
@@ -148,23 +150,53 @@ func TestExportFollow_FileDecidesWhereItResumes(t *testing.T) {
 	}
 }
 
-// While an export follows into one file, another on the same consumer
-// into a new file is refused at once with an error naming the consumer,
-// the file and what to do; the running one goes on.
+// While an export follows into a.jsonl, a second one is refused at once
+// with an error naming what it needs and what to do: into b.jsonl on the
+// same --consumer (the consumer in use), or into a.jsonl itself (the
+// file's lock, naming the holder). Into b.jsonl with the default
+// consumer it runs alongside: each file has its own. The running one
+// goes on.
 func TestExportFollow_ConsumerInUseIsRefused(t *testing.T) {
 	url, global := ledgerOnServer(t)
 	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
 	want, _, err := runFledger2(t, append(global, "export")...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := exportFollow(t, global, filepath.Join(dir, "a.jsonl"))
-	caughtUp(t, url, "fledger-export-jsonl", filepath.Join(dir, "a.jsonl"), want)
-	b := filepath.Join(dir, "b.jsonl")
-	_, _, err = runFledger2(t, append(global, "export", "--follow", "--out", b)...)
-	wantErr := "export: --out " + b + ": consumer fledger-export-jsonl is in use by another exporter; the file decides where its export resumes, so it needs the consumer to itself: stop the other exporter, or give this file its own consumer with --consumer NAME (export: follow: events: cursor fledger-export-jsonl: events: cursor in use by another reader (pull requests waiting on it: 1))"
-	if err == nil || err.Error() != wantErr {
-		t.Fatalf("second export: %v\nwant %s", err, wantErr)
+	stop := exportFollow(t, global, a, "--consumer", "shared")
+	caughtUp(t, url, "shared", a, want)
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"another file, same consumer", []string{"--out", b, "--consumer", "shared"},
+			"export: --out " + b + ": consumer shared is in use by another exporter; the file decides where its export resumes, so it needs the consumer to itself: stop the other exporter, or give this file its own consumer (without --consumer each file has one) (export: follow: events: cursor shared: events: cursor in use by another reader (pull requests waiting on it: 1))"},
+		{"the same file", []string{"--out", a},
+			fmt.Sprintf("export: %s is being written by another exporter (pid %d): locked by another process; a file has one writer, so stop that one or write another file", a, os.Getpid())},
+		{"the same file, one-shot", []string{"--out", a, "--consumer", "other"},
+			fmt.Sprintf("export: %s is being written by another exporter (pid %d): locked by another process; a file has one writer, so stop that one or write another file", a, os.Getpid())},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{}, global...), "export")
+			if !strings.Contains(tc.name, "one-shot") {
+				args = append(args, "--follow")
+			}
+			_, _, err := runFledger2(t, append(args, tc.args...)...)
+			if err == nil || err.Error() != tc.wantErr {
+				t.Fatalf("second export: %v\nwant %s", err, tc.wantErr)
+			}
+		})
+	}
+	consumerB, err := export.FileConsumer(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopB := exportFollow(t, global, b)
+	caughtUp(t, url, consumerB, b, want)
+	if stderr, err := stopB(0); err != nil || stderr != "" {
+		t.Fatalf("export to b alongside: %v\n%s", err, stderr)
 	}
 	if stderr, err := stop(0); err != nil || stderr != "" {
 		t.Fatalf("running export: %v\n%s", err, stderr)
@@ -190,8 +222,12 @@ func TestExportFollow_QuarantineWarningsAreSummedUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "d.jsonl")
+	consumer, err := export.FileConsumer(file)
+	if err != nil {
+		t.Fatal(err)
+	}
 	stop := exportFollow(t, global, file)
-	caughtUp(t, url, "fledger-export-jsonl", file, want)
+	caughtUp(t, url, consumer, file, want)
 	stderr, err := stop(6) // the summary comes when it ends
 	var w strings.Builder
 	for _, s := range seqs[:5] {

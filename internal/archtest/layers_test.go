@@ -20,6 +20,7 @@ var layers = map[string]int{
 	// 0 plumbing: leaves that import nothing of ours.
 	"internal/natsserver": 0,
 	"internal/interrupt":  0,
+	"internal/filelock":   0,
 	"internal/natstest":   0,
 	"internal/redact":     0,
 	"internal/termtext":   0,

@@ -2,7 +2,10 @@ package export
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -13,11 +16,26 @@ import (
 // [FollowConfig].Consumer is empty.
 const DefaultConsumer = "fledger-export-jsonl"
 
+// FileConsumer is the durable consumer name for a followed export to the
+// file at path: [DefaultConsumer], "-", and the first 8 hex digits of the
+// SHA-256 of the file's absolute, cleaned path. Each file decides where
+// its export resumes and needs a consumer of its own, so two files get
+// two names (the same file, named by any relative path, one).
+func FileConsumer(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("export: consumer for %s: %w", path, err)
+	}
+	sum := sha256.Sum256([]byte(filepath.Clean(abs)))
+	return DefaultConsumer + "-" + hex.EncodeToString(sum[:4]), nil
+}
+
 // FollowConfig tunes [Follow]. The zero value is usable.
 type FollowConfig struct {
 	// Consumer is the durable JetStream consumer's name; default
 	// [DefaultConsumer]. Two exporters to different destinations need two
-	// names: each name has one position on the stream.
+	// names: each name has one position on the stream ([FileConsumer]
+	// gives each file its own).
 	Consumer string
 	// Since is the first stream sequence a new consumer delivers (0 or 1 =
 	// the beginning). It is used only when the consumer is created; an
@@ -111,10 +129,15 @@ const nextWait = 5 * time.Second
 // position the consumer holds: a consumer that stands elsewhere (another
 // file's export advanced it, or it holds unacknowledged deliveries) is
 // moved there (OnMove), and one that another reader waits on is refused
-// with an error wrapping [events.ErrCursorInUse]. For any other sink
+// with an error wrapping [events.ErrCursorInUse]; an output holding a
+// record the ledger does not (another ledger's file) is refused with an
+// error wrapping [ErrForeignOutput]. For any other sink
 // (stdout, OTLP) the consumer's position decides.
 func Follow(ctx context.Context, st events.Store, sink Sink, cfg FollowConfig) error {
 	cfg.setDefaults()
+	if err := checkHeld(ctx, st, sink); err != nil {
+		return err
+	}
 	opts := events.CursorOptions{Name: cfg.Consumer, Since: cfg.Since, Batch: cfg.Batch, AckWait: cfg.AckWait}
 	var moved *events.CursorState
 	if h, ok := sink.(Holder); ok {

@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/filelock"
 	"github.com/fledger/fledger/internal/testutil"
 )
 
@@ -112,11 +114,12 @@ func TestFollow_FileDecidesWhereTheExportResumes(t *testing.T) {
 	}
 }
 
-// A file's export needs its consumer to itself: while another exporter
-// runs on it, a second one is refused at once with ErrCursorInUse naming
-// the consumer, whether its file is new (the consumer would have to be
-// moved under the running one) or the running one's own (both would take
-// turns at the stream); the running export goes on unharmed.
+// A file's export needs its consumer to itself, and a file its one
+// writer: while an exporter runs, a second one is refused at once, on a
+// new file with ErrCursorInUse naming the consumer (it would have to be
+// moved under the running one), on the running one's own file by the
+// file's lock, naming the file and the holder's pid; the running export
+// goes on unharmed.
 func TestFollow_FileExportRefusesAConsumerInUse(t *testing.T) {
 	ctx := testutil.Context(t)
 	st, _ := testutil.OpenStore(t)
@@ -138,31 +141,36 @@ func TestFollow_FileExportRefusesAConsumerInUse(t *testing.T) {
 		}
 		return nil
 	})
-	for _, tc := range []struct{ name, file string }{
-		{"a new file", filepath.Join(dir, "new.jsonl")},
-		{"the running export's file", running},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s2, err := OpenJSONLFile(tc.file)
-			testutil.NoError(t, err)
-			defer s2.Close()
-			start := time.Now()
-			err = Follow(ctx, st, s2, FollowConfig{Consumer: "busy"})
-			testutil.ErrorIs(t, err, events.ErrCursorInUse)
-			if !strings.Contains(err.Error(), "cursor busy:") || time.Since(start) > 5*time.Second {
-				t.Fatalf("error %q after %s, want one naming cursor busy at once", err, time.Since(start))
-			}
-		})
+
+	s2, err := OpenJSONLFile(filepath.Join(dir, "new.jsonl"))
+	testutil.NoError(t, err)
+	start := time.Now()
+	err = Follow(ctx, st, s2, FollowConfig{Consumer: "busy"})
+	testutil.ErrorIs(t, err, events.ErrCursorInUse)
+	if !strings.Contains(err.Error(), "cursor busy:") || time.Since(start) > 5*time.Second {
+		t.Fatalf("error %q after %s, want one naming cursor busy at once", err, time.Since(start))
 	}
+	testutil.NoError(t, s2.Close())
+
+	_, err = OpenJSONLFile(running)
+	testutil.ErrorIs(t, err, filelock.ErrLocked)
+	want := fmt.Sprintf("export: %s is being written by another exporter (pid %d): locked by another process; a file has one writer, so stop that one or write another file", running, os.Getpid())
+	if runtime.GOOS != "linux" {
+		want = strings.Replace(want, fmt.Sprintf(" (pid %d)", os.Getpid()), "", 1)
+	}
+	if err.Error() != want {
+		t.Fatalf("second writer of the file: %q, want %q", err, want)
+	}
+
 	runScenario(t, ctx, st, "chain-overload", "later")
-	want := len(lines(exportAll(t, ctx, st)))
-	waitLines(t, func() []string { b, _ := os.ReadFile(running); return lines(b) }, want)
+	n := len(lines(exportAll(t, ctx, st)))
+	waitLines(t, func() []string { b, _ := os.ReadFile(running); return lines(b) }, n)
 	cancel()
 	wait()
 	b, err := os.ReadFile(running)
 	testutil.NoError(t, err)
-	if got := lines(b); len(got) != want || !reflect.DeepEqual(got[:len(all)], all) {
-		t.Fatalf("the running export wrote %d records, want %d", len(got), want)
+	if got := lines(b); len(got) != n || !reflect.DeepEqual(got[:len(all)], all) {
+		t.Fatalf("the running export wrote %d records, want %d", len(got), n)
 	}
 }
 
@@ -229,14 +237,15 @@ func TestFollow_WithoutAFileTheConsumerDecides(t *testing.T) {
 // An exporter killed with deliveries it never acknowledged (nor handed
 // back) leaves them pending: the server would deliver them again only
 // after AckWait, after newer commits, and the file, already past them,
-// would drop them. The next run of the file moves the consumer back to
-// the file's last record instead: every record once, in order.
+// would drop them. The next run of the file waits that AckWait out (the
+// deliveries could be a live exporter's) and then moves the consumer
+// back to the file's last record: every record once, in order.
 func TestFollow_FileResumesInOrderAfterAKilledExporter(t *testing.T) {
 	ctx := testutil.Context(t)
 	st, _ := testutil.OpenStore(t)
 	runAll(t, ctx, st)
 	path := filepath.Join(t.TempDir(), "d.jsonl")
-	cfg := FollowConfig{Consumer: "killed", Batch: 64}
+	cfg := FollowConfig{Consumer: "killed", Batch: 64, AckWait: time.Second}
 	before, _ := followFile(t, st, path, cfg, len(lines(exportAll(t, ctx, st))))
 	last := testutil.LastSeq(t, st)
 
@@ -244,7 +253,7 @@ func TestFollow_FileResumesInOrderAfterAKilledExporter(t *testing.T) {
 	// The killed exporter: it fetched the new commits (decisions among
 	// them), fewer than MaxAckPending, and died.
 	n := int(testutil.LastSeq(t, st) - last)
-	cur, err := st.Cursor(ctx, events.CursorOptions{Name: "killed", Batch: 64, AckWait: 30 * time.Second})
+	cur, err := st.Cursor(ctx, events.CursorOptions{Name: "killed", Batch: 64, AckWait: time.Second})
 	testutil.NoError(t, err)
 	ds, err := cur.Fetch(ctx, n, 5*time.Second)
 	testutil.NoError(t, err)

@@ -128,7 +128,7 @@ func TestFollow_CrashBetweenWriteAndAckFileStaysExactlyOnce(t *testing.T) {
 	runAll(t, ctx, st)
 	all := lines(exportAll(t, ctx, st))
 	path := filepath.Join(t.TempDir(), "decisions.jsonl")
-	cfg := FollowConfig{Consumer: "test-file", Batch: 3}
+	cfg := FollowConfig{Consumer: "test-file", Batch: 3, AckWait: time.Second} // the restart waits out the batch handed back
 	read := func() []string {
 		b, err := os.ReadFile(path)
 		testutil.NoError(t, err)

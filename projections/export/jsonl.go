@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/fledger/fledger/internal/filelock"
 )
 
 // JSONL is a [Sink] writing one record per line as JSON (JSON Lines), each
@@ -21,6 +23,7 @@ import (
 type JSONL struct {
 	w    *bufio.Writer
 	f    *os.File
+	path string // the file's, "" for another writer
 	last cursor
 	buf  bytes.Buffer
 }
@@ -36,12 +39,24 @@ func NewJSONL(w io.Writer) *JSONL {
 // When the file already holds records, a trailing partial line (a crash in
 // the middle of a write) is cut off and the sink resumes after the last
 // complete line: records whose (seq, place in commit) are at or before it
-// are dropped. Errors: the file cannot be opened, read or truncated, or its
-// last line is not a record with a `seq` field.
+// are dropped. The sink holds an exclusive advisory lock (flock) on the
+// file until Close: a second one opened on it, in this process or
+// another, is refused with an error wrapping [filelock.ErrLocked] that
+// names the file and the holder's pid (when the system tells it). Other
+// errors: the file cannot be opened, read or truncated, or its last line
+// is not a record with a `seq` field.
 func OpenJSONLFile(path string) (*JSONL, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
+	}
+	if pid, err := filelock.Lock(f); err != nil {
+		f.Close()
+		holder := ""
+		if pid > 0 {
+			holder = fmt.Sprintf(" (pid %d)", pid)
+		}
+		return nil, fmt.Errorf("export: %s is being written by another exporter%s: %w; a file has one writer, so stop that one or write another file", path, holder, err)
 	}
 	cur, end, err := resumeCursor(f)
 	if err != nil {
@@ -56,7 +71,7 @@ func OpenJSONLFile(path string) (*JSONL, error) {
 		f.Close()
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	return &JSONL{w: bufio.NewWriterSize(f, 64<<10), f: f, last: cur}, nil
+	return &JSONL{w: bufio.NewWriterSize(f, 64<<10), f: f, path: path, last: cur}, nil
 }
 
 // Resume returns the position the sink resumes after: the stream sequence
@@ -67,7 +82,7 @@ func (j *JSONL) Resume() (seq uint64, n int) { return j.last.seq, j.last.n }
 // Holds implements [Holder]: a file knows the records it holds (ok);
 // another writer does not.
 func (j *JSONL) Holds() (Position, bool) {
-	return Position{Seq: j.last.seq, N: j.last.n}, j.f != nil
+	return Position{Seq: j.last.seq, N: j.last.n, Last: j.last.id}, j.f != nil
 }
 
 // Export implements [Sink]: it writes the records not yet written, then
@@ -143,13 +158,18 @@ func resumeCursor(f *os.File) (cursor, int64, error) {
 				continue
 			}
 			var head struct {
-				Seq *uint64 `json:"seq"`
+				Seq    *uint64         `json:"seq"`
+				Time   json.RawMessage `json:"time"`
+				Agent  string          `json:"agent"`
+				TurnID string          `json:"turnId"`
 			}
 			if err := json.Unmarshal(lines[i], &head); err != nil || head.Seq == nil {
 				return cursor{}, 0, fmt.Errorf("line is not a decision record: %.80q", lines[i])
 			}
 			if cur.n == 0 {
 				cur.seq = *head.Seq
+				cur.id = RecordID{Agent: head.Agent, TurnID: head.TurnID}
+				_ = cur.id.Time.UnmarshalJSON(head.Time) // a time it cannot read stays 0: not compared
 			} else if *head.Seq != cur.seq {
 				complete = true
 				break

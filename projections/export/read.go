@@ -18,7 +18,8 @@ const DefaultBatch = 256
 // the sequence of the last message read (0 when none). A stored message
 // that cannot be decoded holds no record fledger wrote: it is skipped (a
 // quarantined message, see [RangeReport] to be told about it), as are
-// missing sequences.
+// missing sequences. A file sink ([Holder]) holding a record the ledger
+// does not is refused first (an error wrapping [ErrForeignOutput]).
 func Range(ctx context.Context, st events.Store, from uint64, sink Sink, batch int) (uint64, error) {
 	return RangeReport(ctx, st, from, sink, batch, nil)
 }
@@ -29,6 +30,9 @@ func Range(ctx context.Context, st events.Store, from uint64, sink Sink, batch i
 func RangeReport(ctx context.Context, st events.Store, from uint64, sink Sink, batch int, quarantined func(*events.DecodeError)) (uint64, error) {
 	if batch <= 0 {
 		batch = DefaultBatch
+	}
+	if err := checkHeld(ctx, st, sink); err != nil {
+		return 0, err
 	}
 	var (
 		pending []events.Event

@@ -1,6 +1,11 @@
 package export
 
-import "context"
+import (
+	"context"
+	"fmt"
+
+	"github.com/fledger/fledger/projections"
+)
 
 // Sink receives decision records in stream order, in batches.
 //
@@ -19,6 +24,22 @@ type Sink interface {
 type Position struct {
 	Seq uint64
 	N   int
+	// Last identifies the last record the output holds (zero when it
+	// holds none), to tell output written from another ledger.
+	Last RecordID
+}
+
+// RecordID is what identifies a decision record besides its place in the
+// stream: its time, agent and turn.
+type RecordID struct {
+	Time   projections.UnixMillis
+	Agent  string
+	TurnID string
+}
+
+// String is the id as an error names it.
+func (id RecordID) String() string {
+	return fmt.Sprintf("time %s, agent %q, turn %q", id.Time, id.Agent, id.TurnID)
 }
 
 // Holder is a [Sink] whose output tells which records it holds (a [JSONL]
@@ -36,6 +57,7 @@ type Holder interface {
 type cursor struct {
 	seq uint64
 	n   int
+	id  RecordID // the last record's
 }
 
 // delivered reports whether r is at or before the cursor.
@@ -46,4 +68,5 @@ func (c cursor) delivered(r *Record) bool {
 // advance moves the cursor to r.
 func (c *cursor) advance(r *Record) {
 	c.seq, c.n = r.Seq, r.ordinal+1
+	c.id = RecordID{Time: r.Time, Agent: r.Agent, TurnID: r.TurnID}
 }
