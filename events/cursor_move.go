@@ -45,7 +45,11 @@ const (
 // opts.Since, or an error wrapping ErrCursorInUse when another reader is
 // at work on it.
 func (s *store) keepCursor(ctx context.Context, cons jetstream.Consumer, opts CursorOptions) (bool, error) {
-	info, err := cursorFree(ctx, cons, opts.Name, cursorProbes, nil)
+	probes := cursorProbes
+	if opts.Owned {
+		probes = 0 // one look at its position, no reader to look for
+	}
+	info, err := cursorFree(ctx, cons, opts.Name, probes, nil)
 	if err != nil {
 		return false, err
 	}
@@ -59,8 +63,10 @@ func (s *store) keepCursor(ctx context.Context, cons jetstream.Consumer, opts Cu
 	if err != nil || keep {
 		return keep, err
 	}
-	if _, err := cursorFree(ctx, cons, opts.Name, 1, info); err != nil {
-		return false, err
+	if !opts.Owned {
+		if _, err := cursorFree(ctx, cons, opts.Name, 1, info); err != nil {
+			return false, err
+		}
 	}
 	err = cursorAttempts(ctx, func(actx context.Context) error { return s.stream.DeleteConsumer(actx, opts.Name) })
 	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
@@ -79,6 +85,17 @@ func cursorFree(ctx context.Context, cons jetstream.Consumer, name string, probe
 		info  *jetstream.ConsumerInfo
 		until time.Time // the held deliveries' AckWait over (this clock), once seen
 	)
+	if probes == 0 {
+		// The caller owns the cursor: its info only.
+		err := cursorAttempts(ctx, func(actx context.Context) (err error) {
+			info, err = cons.Info(actx)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("events: cursor: consumer %s: %w", name, err)
+		}
+		return info, nil
+	}
 	for i := 0; i < probes || time.Now().Before(until); i++ {
 		if i > 0 {
 			if err := sleepCtx(ctx, cursorProbeEvery); err != nil {

@@ -73,8 +73,10 @@ func (m *memStore) Cursor(ctx context.Context, opts CursorOptions) (Cursor, erro
 	defer m.mu.Unlock()
 	c := m.cursors[opts.Name]
 	if c != nil && !keep {
-		if _, err := memCursorBusy(c, time.Now()); err != nil { // opened while Keep ran
-			return nil, err
+		if !opts.Owned {
+			if _, err := memCursorBusy(c, time.Now()); err != nil { // opened while Keep ran
+				return nil, err
+			}
 		}
 		c = nil
 	}
@@ -98,7 +100,9 @@ func (m *memStore) keepCursor(ctx context.Context, opts CursorOptions) (bool, er
 	)
 	if c != nil {
 		st = c.state()
-		held, err = memCursorBusy(c, time.Now())
+		if !opts.Owned {
+			held, err = memCursorBusy(c, time.Now())
+		}
 	}
 	m.mu.Unlock()
 	if c == nil {

@@ -69,6 +69,12 @@ type CursorOptions struct {
 	// cannot see and moves it under fails its next Fetch with
 	// [ErrCursorReplaced]. A new cursor starts at Since without a call.
 	Keep func(ctx context.Context, st CursorState) (bool, error)
+	// Owned, with Keep, says the caller alone reads this cursor (a file
+	// export holding the file's lock under the file's own name): Keep is
+	// asked at once, and a move made, without the probes that look for
+	// another reader at work on it (cursor_move.go), so a reader restarted
+	// after a crash does not wait out the crashed one's AckWait.
+	Owned bool
 }
 
 // CursorState is an existing cursor's position, as [CursorOptions].Keep

@@ -199,13 +199,16 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 		warnQuarantined(errOut, "export", bad)
 		return err
 	}
-	consumer := f.consumer
+	consumer, owned := f.consumer, false
 	switch {
 	case consumer != "":
 	case f.out != "":
+		// The file's own consumer: this exporter holds the file's lock,
+		// so it is the consumer's one reader.
 		if consumer, err = export.FileConsumer(f.out); err != nil {
 			return err
 		}
+		owned = true
 	default:
 		consumer = "fledger-export-" + f.format
 	}
@@ -218,6 +221,7 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 	}
 	err = export.Follow(ctx, st, sink, export.FollowConfig{
 		Consumer:     consumer,
+		Owned:        owned,
 		Since:        f.fromSeq,
 		Batch:        f.batch,
 		OnError:      func(err error) { warn.printf("%v", err) },

@@ -237,39 +237,53 @@ func TestFollow_WithoutAFileTheConsumerDecides(t *testing.T) {
 // An exporter killed with deliveries it never acknowledged (nor handed
 // back) leaves them pending: the server would deliver them again only
 // after AckWait, after newer commits, and the file, already past them,
-// would drop them. The next run of the file waits that AckWait out (the
-// deliveries could be a live exporter's) and then moves the consumer
-// back to the file's last record: every record once, in order.
+// would drop them. The next run of the file moves the consumer back to
+// the file's last record: every record once, in order. On a consumer
+// that may be shared it first waits that AckWait out (the deliveries could
+// be a live exporter's); on the file's own consumer (Owned: the exporter
+// holds the file's lock) it moves at once — with an AckWait of a minute,
+// within followFile's 10 s.
 func TestFollow_FileResumesInOrderAfterAKilledExporter(t *testing.T) {
-	ctx := testutil.Context(t)
-	st, _ := testutil.OpenStore(t)
-	runAll(t, ctx, st)
-	path := filepath.Join(t.TempDir(), "d.jsonl")
-	cfg := FollowConfig{Consumer: "killed", Batch: 64, AckWait: time.Second}
-	before, _ := followFile(t, st, path, cfg, len(lines(exportAll(t, ctx, st))))
-	last := testutil.LastSeq(t, st)
+	for _, c := range []struct {
+		name    string
+		owned   bool
+		ackWait time.Duration
+	}{
+		{"shared consumer: waits the AckWait out", false, time.Second},
+		{"owned consumer: moves at once", true, time.Minute},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := testutil.Context(t)
+			st, _ := testutil.OpenStore(t)
+			runAll(t, ctx, st)
+			path := filepath.Join(t.TempDir(), "d.jsonl")
+			cfg := FollowConfig{Consumer: "killed", Batch: 64, AckWait: c.ackWait, Owned: c.owned}
+			before, _ := followFile(t, st, path, cfg, len(lines(exportAll(t, ctx, st))))
+			last := testutil.LastSeq(t, st)
 
-	runScenario(t, ctx, st, "chain-overload", "later")
-	// The killed exporter: it fetched the new commits (decisions among
-	// them), fewer than MaxAckPending, and died.
-	n := int(testutil.LastSeq(t, st) - last)
-	cur, err := st.Cursor(ctx, events.CursorOptions{Name: "killed", Batch: 64, AckWait: time.Second})
-	testutil.NoError(t, err)
-	ds, err := cur.Fetch(ctx, n, 5*time.Second)
-	testutil.NoError(t, err)
-	if len(ds) != n || ds[0].Seq != last+1 || n >= 64 {
-		t.Fatalf("fetched %d commits from %d, want %d (< 64) from %d", len(ds), ds[0].Seq, n, last+1)
-	}
-	testutil.NoError(t, cur.Close())
-	runScenario(t, ctx, st, "anthropic-overload", "later")
+			runScenario(t, ctx, st, "chain-overload", "later")
+			// The killed exporter: it fetched the new commits (decisions
+			// among them), fewer than MaxAckPending, and died.
+			n := int(testutil.LastSeq(t, st) - last)
+			cur, err := st.Cursor(ctx, events.CursorOptions{Name: "killed", Batch: 64, AckWait: c.ackWait})
+			testutil.NoError(t, err)
+			ds, err := cur.Fetch(ctx, n, 5*time.Second)
+			testutil.NoError(t, err)
+			if len(ds) != n || ds[0].Seq != last+1 || n >= 64 {
+				t.Fatalf("fetched %d commits from %d, want %d (< 64) from %d", len(ds), ds[0].Seq, n, last+1)
+			}
+			testutil.NoError(t, cur.Close())
+			runScenario(t, ctx, st, "anthropic-overload", "later")
 
-	want := lines(exportAll(t, ctx, st))
-	got, moves := followFile(t, st, path, cfg, len(want))
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("file holds %d records, want %d exactly once in order", len(got), len(want))
-	}
-	wantMove := fmt.Sprintf("acked %d pending %d -> %d", last, n, seqOf(t, before[len(before)-1]))
-	if len(moves) != 1 || moves[0] != wantMove {
-		t.Fatalf("moves %q, want %q", moves, wantMove)
+			want := lines(exportAll(t, ctx, st))
+			got, moves := followFile(t, st, path, cfg, len(want))
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("file holds %d records, want %d exactly once in order", len(got), len(want))
+			}
+			wantMove := fmt.Sprintf("acked %d pending %d -> %d", last, n, seqOf(t, before[len(before)-1]))
+			if len(moves) != 1 || moves[0] != wantMove {
+				t.Fatalf("moves %q, want %q", moves, wantMove)
+			}
+		})
 	}
 }
