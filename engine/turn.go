@@ -126,12 +126,8 @@ func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*
 	if err := e.checkNewIDs(req); err != nil {
 		return nil, err
 	}
-	if err := e.selectForTurn(ctx, req); err != nil {
-		return nil, err
-	}
 	h := home{agg: events.AggTurn, key: req.TurnID}
-	now := e.opt.clock.Now()
-	dec, evs, err := e.commit(ctx, now, h, req.TurnID, e.decideStart(req, now))
+	dec, evs, err := e.startTurn(ctx, req)
 	if err != nil {
 		return nil, err
 	}
