@@ -119,8 +119,11 @@ func TestRunTurn_SelectionMovedEveryTry(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	ok := engine.CallerFunc(func(context.Context, engine.CallRequest) (engine.Answer, error) {
+		return engine.Answer{Text: "ok"}, nil
+	})
 	req := engine.TurnRequest{TurnID: "t-mv", Session: "mv", Select: &engine.ModelSelection{Model: raceGPT}}
-	_, err = e.RunTurn(ctx, req, okCaller{})
+	_, err = e.RunTurn(ctx, req, ok)
 	want := `engine: too many append conflicts: turn "t-mv" of session "mv": another selection replaced this begin's openai/gpt-5 3 times before the turn could start on it (engine: the session's model selection changed before the turn started on it); send the begin again`
 	if err == nil || err.Error() != want || !errors.Is(err, engine.ErrConflictRetries) || !errors.Is(err, engine.ErrSelectionMoved) {
 		t.Fatalf("err = %v\nwant %s", err, want)
@@ -129,7 +132,7 @@ func TestRunTurn_SelectionMovedEveryTry(t *testing.T) {
 		t.Fatalf("turn stored %v (%v) after %d tries; want none after 3", ok, err, tries)
 	}
 	engine.SetAfterSelect(e, nil)
-	res, err := e.RunTurn(ctx, req, okCaller{})
+	res, err := e.RunTurn(ctx, req, ok)
 	if err != nil || res.Attempts != 1 {
 		t.Fatalf("re-sent: %+v, %v", res, err)
 	}
@@ -137,13 +140,6 @@ func TestRunTurn_SelectionMovedEveryTry(t *testing.T) {
 		t.Fatalf("stream ends %s, want %s", g, w)
 	}
 	verifyOK(t, st)
-}
-
-// okCaller answers every call.
-type okCaller struct{}
-
-func (okCaller) Call(context.Context, engine.CallRequest) (engine.Answer, error) {
-	return engine.Answer{Text: "ok"}, nil
 }
 
 // Begins with different models and different turn ids on one session,

@@ -98,7 +98,9 @@ type TurnResult struct {
 // coordination, final unknown); a *[SwitchError] when a live user switch
 // selected a model outside the chain (run the same turn again on it).
 // Any other error (context cancelled, store
-// failure, [ErrNoConfig], [ErrConflictRetries]) leaves the turn
+// failure, [ErrNoConfig], [ErrConflictRetries] — with
+// [ErrSelectionMoved] when other selections kept replacing req.Select
+// before the start) leaves the turn
 // unfinished: result.Outcome is "unfinished" when it had started.
 func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*TurnResult, error) {
 	if caller == nil {
