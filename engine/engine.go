@@ -60,6 +60,9 @@ type Engine struct {
 	// beforeAppend, when set (tests only), runs between a decision and its
 	// append.
 	beforeAppend func(subject string)
+	// afterSelect, when set (tests only), runs between a begin's
+	// selection (selectForTurn) and the decision of its start.
+	afterSelect func(turnID string)
 	// observe, when set (benchmarks only), gets each commit's duration:
 	// decide, append, and wait for the state to fold it.
 	observe func(time.Duration)

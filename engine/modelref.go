@@ -54,37 +54,37 @@ func checkRefText(field, s string) error {
 // the model and the auth profile to pin ("" = none). It is the one parser
 // of that syntax (the scenario runner and `fledger serve` use it).
 //
-// The profile is split off at the last '@' — except that an '@' which
-// starts a "provider:name" profile id wins over later ones, so a profile
-// id that itself holds an '@' (an OAuth profile named by e-mail, e.g.
-// "openai-codex:me@example.com") is kept whole:
+// An '@' ends the model only where a profile id as OpenClaw writes them
+// starts: "<provider>:<name>" (provider:default, provider:<email>; seed 000
+// "Profile IDs"). The first such '@' after the '/' is the split, and the
+// profile id is everything after it (so an e-mail profile keeps its '@').
+// Any other '@' is part of the model, as in Vertex's versioned ids and
+// Cloudflare's @cf/ models:
 //
-//	openai/gpt-5@openai:backup              → openai/gpt-5, openai:backup
-//	openai-codex/gpt-5@openai-codex:me@x.io → openai-codex/gpt-5, openai-codex:me@x.io
-//	vertex/claude@2024@vertex:work          → vertex/claude@2024, vertex:work
+//	openai/gpt-5@openai:backup                      → openai/gpt-5, openai:backup
+//	openai-codex/gpt-5@openai-codex:me@x.io         → openai-codex/gpt-5, openai-codex:me@x.io
+//	vertex/claude-3-5-sonnet@20240620               → vertex/claude-3-5-sonnet@20240620, no pin
+//	vertex/claude-3-5-sonnet@20240620@vertex:work   → vertex/claude-3-5-sonnet@20240620, vertex:work
+//	cloudflare/@cf/meta/llama-3-8b-instruct         → cloudflare/@cf/meta/llama-3-8b-instruct, no pin
 //
-// Errors wrap [ErrBadRequest]: a model that is not provider/model or is
-// too long ([MaxModelRefLen]), or an empty profile after '@'.
+// A profile whose id is not provider:name is pinned with a request's
+// profile field instead. A trailing '@' (a profile left out) is refused,
+// as the config refuses a model that ends in one.
+//
+// Errors wrap [ErrBadRequest]: a model that is not provider/model, is too
+// long ([MaxModelRefLen]) or holds what no model id may
+// ([ModelRefProblem]), or a trailing '@'.
 func ParseModelSelection(s string) (events.ModelRef, string, error) {
 	if max := MaxModelRefLen + 1 + events.MaxKeyLen; len(s) > max {
 		return events.ModelRef{}, "", fmt.Errorf("%w: model is %d bytes, longer than the %d bytes provider/model@profile may have", ErrBadRequest, len(s), max)
 	}
-	model, profile, hasProfile := s, "", false
+	model, profile := s, ""
 	if slash := strings.IndexByte(s, '/'); slash >= 0 {
-		at := -1
 		for i := slash + 1; i < len(s); i++ {
 			if s[i] == '@' && startsProfileID(s[i+1:]) {
-				at = i
+				model, profile = s[:i], s[i+1:]
 				break
 			}
-		}
-		if at < 0 {
-			if i := strings.LastIndexByte(s, '@'); i > slash {
-				at = i
-			}
-		}
-		if at >= 0 {
-			model, profile, hasProfile = s[:at], s[at+1:], true
 		}
 	}
 	ref, err := ParseModelRef(model)
@@ -94,14 +94,15 @@ func ParseModelSelection(s string) (events.ModelRef, string, error) {
 		}
 		return events.ModelRef{}, "", fmt.Errorf("%w: model %q is not provider/model[@profile]", ErrBadRequest, s)
 	}
-	if hasProfile && profile == "" {
-		return events.ModelRef{}, "", fmt.Errorf("%w: model %q has an empty profile after @", ErrBadRequest, s)
+	if strings.HasSuffix(model, "@") {
+		return events.ModelRef{}, "", fmt.Errorf("%w: model %q ends in @ with no profile after it (a profile is provider:name)", ErrBadRequest, s)
 	}
 	return ref, profile, nil
 }
 
 // startsProfileID reports whether s begins with "<provider>:" — a
-// non-empty provider holding no '@', '/' or ':'.
+// non-empty provider holding no '@', '/' or ':' — as every profile id
+// OpenClaw writes does.
 func startsProfileID(s string) bool {
 	i := strings.IndexAny(s, "@/:")
 	return i > 0 && s[i] == ':'

@@ -116,8 +116,10 @@ func (e *Engine) Clock() Clock { return e.opt.clock }
 // ErrTurnExists.
 //
 // Errors: ErrBadRequest (session, chat, selection), ErrNoConfig, the
-// deciders' errors, store errors, ErrConflictRetries, and a
-// *[NoNextStepError] for an existing turn whose log holds no step.
+// deciders' errors, store errors, ErrConflictRetries (with
+// ErrSelectionMoved when other selections of the session kept replacing
+// req.Select before the start), and a *[NoNextStepError] for an existing
+// turn whose log holds no step.
 func (e *Engine) BeginTurn(ctx context.Context, req TurnRequest) (*Step, error) {
 	req, err := e.normalizeTurn(req)
 	if err != nil {
@@ -132,16 +134,7 @@ func (e *Engine) BeginTurn(ctx context.Context, req TurnRequest) (*Step, error) 
 	if err := e.checkNewIDs(req); err != nil {
 		return nil, err
 	}
-	if err := e.selectForTurn(ctx, req); err != nil {
-		if errors.Is(err, ErrTurnExists) {
-			if s, ok, err := e.existingTurn(ctx, req); ok || err != nil {
-				return s, err
-			}
-		}
-		return nil, err
-	}
-	now := e.opt.clock.Now()
-	dec, evs, err := e.commit(ctx, now, home{agg: events.AggTurn, key: req.TurnID}, req.TurnID, e.decideStart(req, now))
+	dec, evs, err := e.startTurn(ctx, req)
 	if errors.Is(err, ErrTurnExists) || errors.Is(err, ErrStepTaken) {
 		if s, ok, err := e.existingTurn(ctx, req); ok || err != nil {
 			return s, err

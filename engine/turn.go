@@ -98,7 +98,9 @@ type TurnResult struct {
 // coordination, final unknown); a *[SwitchError] when a live user switch
 // selected a model outside the chain (run the same turn again on it).
 // Any other error (context cancelled, store
-// failure, [ErrNoConfig], [ErrConflictRetries]) leaves the turn
+// failure, [ErrNoConfig], [ErrConflictRetries] — with
+// [ErrSelectionMoved] when other selections kept replacing req.Select
+// before the start) leaves the turn
 // unfinished: result.Outcome is "unfinished" when it had started.
 func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*TurnResult, error) {
 	if caller == nil {
@@ -126,12 +128,8 @@ func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*
 	if err := e.checkNewIDs(req); err != nil {
 		return nil, err
 	}
-	if err := e.selectForTurn(ctx, req); err != nil {
-		return nil, err
-	}
 	h := home{agg: events.AggTurn, key: req.TurnID}
-	now := e.opt.clock.Now()
-	dec, evs, err := e.commit(ctx, now, h, req.TurnID, e.decideStart(req, now))
+	dec, evs, err := e.startTurn(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/fledger/fledger/commands/policy"
@@ -17,6 +18,23 @@ type ModelSelection struct {
 	Source string
 	// Profile, when set, is pinned as a user pin in the same commit.
 	Profile string
+}
+
+// ErrSelectionMoved: between a begin's selection ([TurnRequest.Select])
+// and the decision of its start, another selection of the session was
+// folded (another begin with another model, a `/model`), so the turn
+// would start on that one. BeginTurn and RunTurn record the begin's
+// selection again and decide the start again; after the engine's
+// conflict retries ([WithConflictRetries]) they give up with an error
+// that is both ErrConflictRetries and ErrSelectionMoved, nothing started.
+var ErrSelectionMoved = errors.New("engine: the session's model selection changed before the turn started on it")
+
+// source is the selection's source, "" read as user.
+func (s ModelSelection) source() policy.SelectionSource {
+	if s.Source == "" {
+		return policy.SourceUser
+	}
+	return policy.SelectionSource(s.Source)
 }
 
 // validateSelection checks req.Select before anything is recorded.
@@ -42,6 +60,45 @@ func validateSelection(req TurnRequest) error {
 	return nil
 }
 
+// startTurn records req.Select (when set) and then decides and appends
+// req's TurnStarted at the engine's clock. The start is guarded by the
+// turn subject only, so a selection of the session folded between the two
+// (another begin with another model and another turn id, a concurrent
+// `/model`) would start the turn on that model: decideStart then refuses
+// with ErrSelectionMoved, and the selection is recorded again and the
+// start decided again, at most the engine's conflict retries times. The
+// start itself is still decided from the session state (replay's verify
+// re-decides it so); the check only refuses a state that no longer holds
+// the begin's selection.
+func (e *Engine) startTurn(ctx context.Context, req TurnRequest) (policy.Decision, []events.Event, error) {
+	for try := 0; ; try++ {
+		if err := e.selectForTurn(ctx, req); err != nil {
+			return policy.Decision{}, nil, err
+		}
+		if e.afterSelect != nil {
+			e.afterSelect(req.TurnID)
+		}
+		now := e.opt.clock.Now()
+		dec, evs, err := e.commit(ctx, now, home{agg: events.AggTurn, key: req.TurnID}, req.TurnID, e.decideStart(req, now))
+		if !errors.Is(err, ErrSelectionMoved) {
+			return dec, evs, err
+		}
+		if try >= e.opt.retries {
+			return policy.Decision{}, nil, fmt.Errorf("%w: turn %q of session %q: another selection replaced this begin's %s %d times before the turn could start on it (%w); send the begin again",
+				ErrConflictRetries, req.TurnID, req.Session, req.Select.Model, try+1, ErrSelectionMoved)
+		}
+	}
+}
+
+// selectionHeld reports whether session state s still holds req's
+// selection as [Engine.selectForTurn] recorded it (true without one):
+// recording it again would change nothing (policy.SelectionUnchanged, the
+// predicate that selection's decision asks first).
+func selectionHeld(req TurnRequest, s policy.SessionState) bool {
+	sel := req.Select
+	return sel == nil || policy.SelectionUnchanged(s, sel.Model, sel.source(), nil, sel.Profile)
+}
+
 // selectForTurn records req.Select (when set) for req's session before
 // the turn starts, as one session command (engine.md "A begin with a
 // model"). Its decision refuses (ErrTurnExists, nothing appended) once
@@ -59,7 +116,7 @@ func (e *Engine) selectForTurn(ctx context.Context, req TurnRequest) error {
 		return nil
 	}
 	if sel.Source == "" {
-		sel = &ModelSelection{Model: sel.Model, Source: string(policy.SourceUser), Profile: sel.Profile}
+		sel = &ModelSelection{Model: sel.Model, Source: string(sel.source()), Profile: sel.Profile}
 	}
 	_, err := e.sessionCommand(ctx, req.Session, func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error) {
 		if t, ok := e.st.turns[req.TurnID]; ok && t.Phase != "" {

@@ -32,7 +32,9 @@ func (e *Engine) normalizeTurn(req TurnRequest) (TurnRequest, error) {
 
 // decideStart is the decision that opens a turn at now: select the model
 // and chain from the session and the config in force, then
-// policy.StartTurn. It runs under the state's read lock (see commit).
+// policy.StartTurn. It runs under the state's read lock (see commit). A
+// begin with a model is refused with ErrSelectionMoved when the session
+// no longer holds that selection ([Engine.startTurn] records it again).
 func (e *Engine) decideStart(req TurnRequest, now time.Time) func() (policy.Decision, error) {
 	return func() (policy.Decision, error) {
 		cfg := e.st.configs[e.st.current]
@@ -44,6 +46,9 @@ func (e *Engine) decideStart(req TurnRequest, now time.Time) func() (policy.Deci
 		}
 		ms := events.Millis(now)
 		env := e.st.env(cfg, req.Session, ms)
+		if !selectionHeld(req, env.Session) {
+			return policy.Decision{}, fmt.Errorf("%w: session %q no longer holds %s for turn %q", ErrSelectionMoved, req.Session, req.Select.Model, req.TurnID)
+		}
 		lastProbe := int64(0)
 		if v := e.st.sessions[req.Session]; v != nil {
 			lastProbe = v.lastAutoProbeAt

@@ -166,29 +166,47 @@ func TestCheckBy(t *testing.T) {
 	}
 }
 
+// Real provider model ids are models, whatever '@', ':' or '/' they hold;
+// only an '@' that starts a provider:name profile id splits off a pin.
 func TestParseModelSelection(t *testing.T) {
 	for _, c := range []struct {
 		in, model, profile string
-		bad                bool
+		bad                string // the error; "" = parses
 	}{
 		{in: "openai/gpt-5", model: "openai/gpt-5"},
 		{in: "openai/gpt-5@openai:api-key-backup", model: "openai/gpt-5", profile: "openai:api-key-backup"},
 		{in: "openai-codex/gpt-5@openai-codex:me@example.com", model: "openai-codex/gpt-5", profile: "openai-codex:me@example.com"},
-		{in: "vertex/claude@2024@vertex:work", model: "vertex/claude@2024", profile: "vertex:work"},
-		{in: "openai/gpt-5@nope", model: "openai/gpt-5", profile: "nope"},
 		{in: "openrouter/meta/llama@openrouter:a", model: "openrouter/meta/llama", profile: "openrouter:a"},
-		{in: "openai/gpt-5@", bad: true},
-		{in: "gpt-5@openai:a", bad: true},
-		{in: "openai/", bad: true},
-		{in: "/gpt-5", bad: true},
-		{in: "", bad: true},
-		{in: "openai/" + strings.Repeat("m", MaxModelRefLen), bad: true},
-		{in: "openai/gpt-5@openai:" + strings.Repeat("k", 2*events.MaxKeyLen), bad: true},
+		{in: "openrouter/meta-llama/llama-3.1-8b-instruct:free", model: "openrouter/meta-llama/llama-3.1-8b-instruct:free"},
+		{in: "openrouter/meta-llama/llama-3.1-8b-instruct:free@openrouter:me@x.io", model: "openrouter/meta-llama/llama-3.1-8b-instruct:free", profile: "openrouter:me@x.io"},
+		{in: "fireworks/accounts/fireworks/models/llama-v3p1-405b-instruct", model: "fireworks/accounts/fireworks/models/llama-v3p1-405b-instruct"},
+		{in: "fireworks/accounts/fireworks/models/llama-v3p1-405b-instruct@fireworks:default", model: "fireworks/accounts/fireworks/models/llama-v3p1-405b-instruct", profile: "fireworks:default"},
+		{in: "amazon-bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0", model: "amazon-bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0"},
+		{in: "amazon-bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0@amazon-bedrock:work", model: "amazon-bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0", profile: "amazon-bedrock:work"},
+		{in: "google/models/gemini-1.5-pro", model: "google/models/gemini-1.5-pro"},
+		{in: "google/models/gemini-1.5-pro@google:me@example.com", model: "google/models/gemini-1.5-pro", profile: "google:me@example.com"},
+		{in: "cloudflare/@cf/meta/llama-3-8b-instruct", model: "cloudflare/@cf/meta/llama-3-8b-instruct"},
+		{in: "cloudflare/@cf/meta/llama-3-8b-instruct@cloudflare:work", model: "cloudflare/@cf/meta/llama-3-8b-instruct", profile: "cloudflare:work"},
+		{in: "vertex/claude-3-5-sonnet@20240620", model: "vertex/claude-3-5-sonnet@20240620"},
+		{in: "vertex/claude-3-5-sonnet@20240620@vertex:work", model: "vertex/claude-3-5-sonnet@20240620", profile: "vertex:work"},
+		{in: "vertex/claude-3-5-sonnet@20240620@vertex:me@example.com", model: "vertex/claude-3-5-sonnet@20240620", profile: "vertex:me@example.com"},
+		{in: "openai/gpt-5@nope", model: "openai/gpt-5@nope"}, // not provider:name: part of the model
+		{in: "openai/gpt-5@", bad: `engine: bad request: model "openai/gpt-5@" ends in @ with no profile after it (a profile is provider:name)`},
+		{in: "vertex/claude@20240620@", bad: `engine: bad request: model "vertex/claude@20240620@" ends in @ with no profile after it (a profile is provider:name)`},
+		{in: "gpt-5@openai:a", bad: `engine: bad request: model "gpt-5@openai:a" is not provider/model[@profile]`},
+		{in: "openai/@openai:a", bad: `engine: bad request: model "openai/@openai:a" is not provider/model[@profile]`},
+		{in: "openai/", bad: `engine: bad request: model "openai/" is not provider/model[@profile]`},
+		{in: "/gpt-5", bad: `engine: bad request: model "/gpt-5" is not provider/model[@profile]`},
+		{in: "", bad: `engine: bad request: model "" is not provider/model[@profile]`},
+		{in: "lmstudio/My Model.gguf", bad: `engine: bad request: model "lmstudio/My Model.gguf": model "My Model.gguf" contains whitespace or control characters`},
+		{in: "openai/gpt-*@openai:a", bad: `engine: bad request: model "openai/gpt-*": model "gpt-*" contains a wildcard (* or >); name one model exactly`},
+		{in: "openai/" + strings.Repeat("m", MaxModelRefLen), bad: fmt.Sprintf("engine: bad request: model is %d bytes, longer than the %d bytes a provider/model may have", MaxModelRefLen+7, MaxModelRefLen)},
+		{in: "openai/gpt-5@openai:" + strings.Repeat("k", 2*events.MaxKeyLen), bad: fmt.Sprintf("engine: bad request: model is %d bytes, longer than the %d bytes provider/model@profile may have", 20+2*events.MaxKeyLen, MaxModelRefLen+1+events.MaxKeyLen)},
 	} {
 		ref, p, err := ParseModelSelection(c.in)
-		if c.bad {
-			if !errors.Is(err, ErrBadRequest) || len(err.Error()) > 200 {
-				t.Errorf("%.80q: got %v, %q, %.200v; want ErrBadRequest, not echoing the input", c.in, ref, p, err)
+		if c.bad != "" {
+			if !errors.Is(err, ErrBadRequest) || err.Error() != c.bad {
+				t.Errorf("%.80q: got %v, %q, %v\nwant %s", c.in, ref, p, err, c.bad)
 			}
 			continue
 		}

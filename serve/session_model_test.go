@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -39,7 +40,8 @@ func TestHTTP_ModelAtProfileSelectsAndPins(t *testing.T) {
 		{`{"model":"openai/gpt-5@nope:zzz"}`, serve.CodeUnknownProfile, "nope:zzz", 422},
 		{`{"model":"openai/gpt-5@anthropic:a"}`, serve.CodeInvalidRequest, "anthropic:a", 422},
 		{`{"model":"gpt-5"}`, serve.CodeInvalidRequest, "gpt-5", 400},
-		{`{"model":"openai/gpt-5@"}`, serve.CodeInvalidRequest, "openai/gpt-5@", 400},
+		{`{"model":"openai/gpt-5@"}`, serve.CodeInvalidRequest, `"openai/gpt-5@" ends in @ with no profile after it (a profile is provider:name)`, 400},
+		{`{"model":"lmstudio/My Model.gguf"}`, serve.CodeInvalidRequest, `model "My Model.gguf" contains whitespace or control characters`, 400},
 		{`{"model":"openai/gpt-5@openai:a","profile":"anthropic:b"}`, serve.CodeInvalidRequest, "anthropic:b", 400},
 	} {
 		status, b := do(t, "POST", srv.url+"/v1/sessions/main/s2/model", c.body)
@@ -50,5 +52,32 @@ func TestHTTP_ModelAtProfileSelectsAndPins(t *testing.T) {
 	}
 	if now := testutil.LastSeq(t, st); now != before {
 		t.Fatalf("rejected selections appended (%d → %d)", before, now)
+	}
+}
+
+// Real provider model ids that hold '@', ':' or '/' are selected whole, by
+// `/model` and by a begin with a model; only an '@' starting a
+// provider:name profile id pins.
+func TestHTTP_ModelIDsWithAtAreModels(t *testing.T) {
+	srv, _ := defaultServer(t, testutil.NewManualClock(testutil.T0))
+	for i, c := range []struct{ model, selected, pin string }{
+		{"vertex/claude-3-5-sonnet@20240620", "vertex/claude-3-5-sonnet@20240620", ""},
+		{"cloudflare/@cf/meta/llama-3-8b-instruct", "cloudflare/@cf/meta/llama-3-8b-instruct", ""},
+		{"openrouter/meta-llama/llama-3.1-8b-instruct:free", "openrouter/meta-llama/llama-3.1-8b-instruct:free", ""},
+		{"openai/ft:gpt-4o@2024@openai:a", "openai/ft:gpt-4o@2024", "openai:a"},
+	} {
+		session := fmt.Sprintf("at%d", i)
+		status, b := do(t, "POST", srv.url+"/v1/sessions/main/"+session+"/model", fmt.Sprintf(`{"model":%q}`, c.model))
+		var res serve.SessionCommandResult
+		if status != 200 || json.Unmarshal(b, &res) != nil || res.Session.Model != c.selected || res.Session.Pin != c.pin {
+			t.Fatalf("/model %s: %d %s; want %s pinning %q", c.model, status, b, c.selected, c.pin)
+		}
+		status, b = do(t, "POST", srv.url+"/v1/turns", fmt.Sprintf(`{"session":"b%s","model":%q,"turn_id":"t%d"}`, session, c.model, i))
+		var step struct {
+			Next struct{ Provider, Model string }
+		}
+		if status != 200 || json.Unmarshal(b, &step) != nil || step.Next.Provider+"/"+step.Next.Model != c.selected {
+			t.Fatalf("begin with %s: %d %s; want a call of %s", c.model, status, b, c.selected)
+		}
 	}
 }

@@ -33,6 +33,9 @@ func badModel(s, field, shape string) error {
 	if p := engine.ModelRefProblem(s); p != "" && strings.Contains(s, "/") {
 		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q: %s", field, s, p)
 	}
+	if strings.HasSuffix(s, "@") && strings.Contains(s, "/") {
+		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q ends in @ with no profile after it (a profile is provider:name)", field, s)
+	}
 	return apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is not %s", field, s, shape)
 }
 

@@ -202,17 +202,28 @@ func (b *builder) modelRef(path, s string, required bool) events.ModelRef {
 		return events.ModelRef{}
 	}
 	prov, model, ok := strings.Cut(s, "/")
-	if !ok || prov == "" || model == "" || strings.IndexFunc(s, unicode.IsSpace) >= 0 {
+	if !ok || prov == "" || model == "" {
 		b.bad(path, "%q is not provider/model", s)
+		return events.ModelRef{}
+	}
+	if strings.IndexFunc(s, unicode.IsSpace) >= 0 {
+		// Stored configs were refused so too: no model id holds white
+		// space, and a `/model` could not select one that does.
+		b.bad(path, "%q is not provider/model: it contains white space", s)
 		return events.ModelRef{}
 	}
 	b.checkID(path, "provider", prov)
 	if b.bounds && IDTextProblem("provider", prov) == "" {
 		// The model part is held to the rule the engine holds a
-		// selection to (a wildcard or control character names no model);
-		// stored configs are read as they were.
+		// selection to (engine.ParseModelSelection: a wildcard or control
+		// character names no model, nor does a trailing @); stored
+		// configs are read as they were.
 		if p := IDTextProblem("model", model); p != "" {
 			b.bad(path, "%s", p)
+		} else if strings.HasSuffix(model, "@") {
+			// `/model p/m@` is a selection whose profile was left out,
+			// so the API could never select this model.
+			b.bad(path, "model %q ends in @; name the model exactly (an @ inside it is fine)", model)
 		}
 	}
 	return events.ModelRef{Provider: prov, Model: model}

@@ -51,6 +51,8 @@ func TestSplitProfile_SharedParser(t *testing.T) {
 		"openai/gpt-5":                       {"openai/gpt-5", ""},
 		"codex/gpt-5@codex:me@example.com":   {"codex/gpt-5", "codex:me@example.com"},
 		"vertex/claude@20240620@vertex:work": {"vertex/claude@20240620", "vertex:work"},
+		"vertex/claude@20240620":             {"vertex/claude@20240620", ""},
+		"cloudflare/@cf/meta/llama-3":        {"cloudflare/@cf/meta/llama-3", ""},
 	} {
 		if m, p := splitProfile(in); m != want[0] || p != want[1] {
 			t.Errorf("splitProfile(%q) = %q, %q; want %q, %q", in, m, p, want[0], want[1])
