@@ -358,7 +358,7 @@ export interface components {
              * @enum {unknown}
              */
             chat?: "direct" | "group" | "channel";
-            /** @description provider/model[@profile] selected for the session first, @profile also pinning that profile (cron: this turn only, no @profile). A wildcard (* or >), white space or a control character in the provider or the model is 400 invalid_request, as in a config */
+            /** @description provider/model[@profile] selected for the session first, @profile also pinning that profile (cron: this turn only, no @profile); @profile is an @ followed by a provider:name profile id, any other @ is part of the model. A wildcard (* or >), white space or a control character in the provider or the model is 400 invalid_request, as in a config */
             model?: string;
             /**
              * @description The selection source of model; absent = user
@@ -599,7 +599,7 @@ export interface components {
             agent?: string;
             /** @description Must equal the path's when given */
             session?: string;
-            /** @description provider/model[@profile], or default (no wildcard * or >, white space or control character in the provider or the model: 400 invalid_request). The profile is split off at the last @ (an @ that starts a provider:name profile id wins, so e-mail profile ids stay whole) and pinned as a user pin; an unknown profile or one of another provider is 422 */
+            /** @description provider/model[@profile], or default (no wildcard * or >, white space or control character in the provider or the model: 400 invalid_request). The profile is split off only at the first @ that starts a provider:name profile id (the rest, so e-mail profile ids stay whole); any other @ is part of the model (vertex/claude-3-5-sonnet@20240620, cloudflare/@cf/meta/llama-3-8b-instruct), and a trailing @ is 400. The profile is pinned as a user pin; an unknown profile or one of another provider is 422 */
             model: string;
             /**
              * @description The selection source; absent = user
