@@ -124,7 +124,7 @@ func TestRunTurn_SelectionMovedEveryTry(t *testing.T) {
 	})
 	req := engine.TurnRequest{TurnID: "t-mv", Session: "mv", Select: &engine.ModelSelection{Model: raceGPT}}
 	_, err = e.RunTurn(ctx, req, ok)
-	want := `engine: too many append conflicts: turn "t-mv" of session "mv": another selection replaced this begin's openai/gpt-5 3 times before the turn could start on it (engine: the session's model selection changed before the turn started on it); send the begin again`
+	want := `engine: 3 append conflicts on fledger.main.session.mv: turn "t-mv" of session "mv": another selection replaced this begin's openai/gpt-5 before the turn could start on it (engine: the session's model selection changed before the turn started on it); send the begin again`
 	if err == nil || err.Error() != want || !errors.Is(err, engine.ErrConflictRetries) || !errors.Is(err, engine.ErrSelectionMoved) {
 		t.Fatalf("err = %v\nwant %s", err, want)
 	}

@@ -84,8 +84,10 @@ func (e *Engine) startTurn(ctx context.Context, req TurnRequest) (policy.Decisio
 			return dec, evs, err
 		}
 		if try >= e.opt.retries {
-			return policy.Decision{}, nil, fmt.Errorf("%w: turn %q of session %q: another selection replaced this begin's %s %d times before the turn could start on it (%w); send the begin again",
-				ErrConflictRetries, req.TurnID, req.Session, req.Select.Model, try+1, ErrSelectionMoved)
+			subject, _ := events.Subject(e.agent, events.AggSession, req.Session)
+			return policy.Decision{}, nil, &ConflictRetriesError{Subject: subject, Tries: try + 1,
+				Last: fmt.Errorf("turn %q of session %q: another selection replaced this begin's %s before the turn could start on it (%w); send the begin again",
+					req.TurnID, req.Session, req.Select.Model, ErrSelectionMoved)}
 		}
 	}
 }

@@ -15,7 +15,14 @@ import (
 // fresh UUIDv7 turn id, a seed from the engine's seed source. Shared by
 // [Engine.RunTurn] and [Engine.BeginTurn].
 func (e *Engine) normalizeTurn(req TurnRequest) (TurnRequest, error) {
-	if err := ValidateTurnRequest(req); err != nil {
+	v := req
+	if v.Agent == e.agent {
+		// The engine's own agent was held to the agent rule when it was
+		// served (serve.New; an agent the ledger holds goes on whatever
+		// its id).
+		v.Agent = ""
+	}
+	if err := ValidateTurnRequest(v); err != nil {
 		return req, err
 	}
 	if req.Chat == "" {

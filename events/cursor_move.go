@@ -33,8 +33,10 @@ import (
 // every probe. Such a reader, when the consumer is moved under it, fails
 // on its next fetch with ErrCursorReplaced.
 const (
-	cursorProbes     = 4
-	cursorProbeEvery = 250 * time.Millisecond
+	// cursorDeleteBound bounds the delete of a move (several attempts).
+	cursorDeleteBound = 3 * cursorAttempt
+	cursorProbes      = 4
+	cursorProbeEvery  = 250 * time.Millisecond
 	// cursorHeldSlack is added to the wait for deliveries to pass their
 	// AckWait: the server's clock and this one run apart a little.
 	cursorHeldSlack = 250 * time.Millisecond
@@ -63,13 +65,24 @@ func (s *store) keepCursor(ctx context.Context, cons jetstream.Consumer, opts Cu
 	if err != nil || keep {
 		return keep, err
 	}
-	if !opts.Owned {
-		if _, err := cursorFree(ctx, cons, opts.Name, 1, info); err != nil {
-			return false, err
-		}
+	probes = 1
+	if opts.Owned {
+		probes = 0
 	}
-	err = cursorAttempts(ctx, func(actx context.Context) error { return s.stream.DeleteConsumer(actx, opts.Name) })
+	if _, err := cursorFree(ctx, cons, opts.Name, probes, info); err != nil {
+		return false, err
+	}
+	// Bounded: a server that does not let this user delete consumers
+	// never answers (the denial comes as an asynchronous error), and the
+	// move must fail, not wait for ever.
+	dctx, cancel := context.WithTimeout(ctx, cursorDeleteBound)
+	err = cursorAttempts(dctx, func(actx context.Context) error { return s.stream.DeleteConsumer(actx, opts.Name) })
+	cancel()
 	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		if ctx.Err() == nil && dctx.Err() != nil {
+			return false, fmt.Errorf("events: cursor: move consumer %s: the server did not answer the delete in %s (does this user %q have the permission to delete consumers, $JS.API.CONSUMER.DELETE.%s.>?): %w",
+				opts.Name, cursorDeleteBound, s.cfg.user, StreamName, err)
+		}
 		return false, fmt.Errorf("events: cursor: move consumer %s: %w", opts.Name, err)
 	}
 	return false, nil
@@ -86,13 +99,19 @@ func cursorFree(ctx context.Context, cons jetstream.Consumer, name string, probe
 		until time.Time // the held deliveries' AckWait over (this clock), once seen
 	)
 	if probes == 0 {
-		// The caller owns the cursor: its info only.
+		// The caller owns the cursor where it runs: one look, for a
+		// reader parked on it elsewhere (a waiting pull request; the
+		// server drops a dead process's with its connection, so a
+		// restart after a kill is not refused).
 		err := cursorAttempts(ctx, func(actx context.Context) (err error) {
 			info, err = cons.Info(actx)
 			return err
 		})
 		if err != nil {
 			return nil, fmt.Errorf("events: cursor: consumer %s: %w", name, err)
+		}
+		if info.NumWaiting > 0 {
+			return nil, fmt.Errorf("events: cursor %s: %w (pull requests waiting on it: %d)", name, ErrCursorInUse, info.NumWaiting)
 		}
 		return info, nil
 	}

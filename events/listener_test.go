@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,5 +165,41 @@ func TestListener_DamagedCredentialsFileNamed(t *testing.T) {
 	_, err := events.Open(testutil.Context(t), events.WithURL(st.ClientURL()), events.WithListenerCredentials(dir, events.ReadOnly), events.WithTimeout(time.Second))
 	if err == nil || !strings.Contains(err.Error(), path) || errors.Is(err, nats.ErrAuthorization) {
 		t.Fatalf("error %v, want one naming %s", err, path)
+	}
+}
+
+// The reader moves a durable cursor it keeps no longer (deleted and made
+// again at Since), as `export --follow --out FILE` does for a file that
+// ends elsewhere: the listener lets it delete consumers, and the move
+// neither hangs nor is refused.
+func TestListener_ReaderMovesACursor(t *testing.T) {
+	st, dir := testutil.OpenStore(t, events.WithListen(0))
+	ctx := testutil.Context(t)
+	for i := range 3 {
+		_, err := st.Append(ctx, profileSubj, events.AnySeq, failure(fmt.Sprintf("turn-%d", i), 1)...)
+		testutil.NoError(t, err)
+	}
+	rd, err := events.Open(ctx, events.WithURL(st.ClientURL()), events.WithListenerCredentials(dir, events.ReadOnly), events.WithTimeout(time.Second))
+	testutil.NoError(t, err)
+	defer rd.Close()
+	opts := events.CursorOptions{Name: "export-x", Since: 1}
+	c, err := rd.Cursor(ctx, opts)
+	testutil.NoError(t, err)
+	ds, err := c.Fetch(ctx, 3, 5*time.Second)
+	testutil.NoError(t, err)
+	for _, d := range ds {
+		testutil.NoError(t, d.Ack(ctx))
+	}
+	testutil.NoError(t, c.Close())
+
+	opts.Since = 2
+	opts.Keep = func(context.Context, events.CursorState) (bool, error) { return false, nil }
+	c, err = rd.Cursor(ctx, opts)
+	testutil.NoError(t, err)
+	defer c.Close()
+	ds, err = c.Fetch(ctx, 1, 5*time.Second)
+	testutil.NoError(t, err)
+	if len(ds) != 1 || ds[0].Seq != 2 {
+		t.Fatalf("after the move the reader fetched %d from %v, want seq 2", len(ds), ds)
 	}
 }

@@ -73,10 +73,8 @@ func (m *memStore) Cursor(ctx context.Context, opts CursorOptions) (Cursor, erro
 	defer m.mu.Unlock()
 	c := m.cursors[opts.Name]
 	if c != nil && !keep {
-		if !opts.Owned {
-			if _, err := memCursorBusy(c, time.Now()); err != nil { // opened while Keep ran
-				return nil, err
-			}
+		if err := memCursorParked(c, opts.Owned); err != nil { // opened while Keep ran
+			return nil, err
 		}
 		c = nil
 	}
@@ -100,7 +98,9 @@ func (m *memStore) keepCursor(ctx context.Context, opts CursorOptions) (bool, er
 	)
 	if c != nil {
 		st = c.state()
-		if !opts.Owned {
+		if opts.Owned {
+			err = memCursorParked(c, true)
+		} else {
 			held, err = memCursorBusy(c, time.Now())
 		}
 	}
@@ -148,6 +148,20 @@ func (m *memStore) heldOut(ctx context.Context, c *memCursor, st CursorState, de
 		}
 		t.Stop()
 	}
+}
+
+// memCursorParked is memCursorBusy for an owned cursor (owned: only a
+// fetch waiting on it counts, as a JetStream cursor's one look) or, not
+// owned, memCursorBusy itself. Call with m.mu held.
+func memCursorParked(c *memCursor, owned bool) error {
+	if !owned {
+		_, err := memCursorBusy(c, time.Now())
+		return err
+	}
+	if c.waiting > 0 {
+		return fmt.Errorf("events: cursor %s: %w (pull requests waiting on it: %d)", c.name, ErrCursorInUse, c.waiting)
+	}
+	return nil
 }
 
 // memCursorBusy returns an error wrapping ErrCursorInUse when a fetch

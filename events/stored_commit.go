@@ -69,11 +69,13 @@ type CursorOptions struct {
 	// cannot see and moves it under fails its next Fetch with
 	// [ErrCursorReplaced]. A new cursor starts at Since without a call.
 	Keep func(ctx context.Context, st CursorState) (bool, error)
-	// Owned, with Keep, says the caller alone reads this cursor (a file
-	// export holding the file's lock under the file's own name): Keep is
-	// asked at once, and a move made, without the probes that look for
-	// another reader at work on it (cursor_move.go), so a reader restarted
-	// after a crash does not wait out the crashed one's AckWait.
+	// Owned, with Keep, says the caller alone reads this cursor where it
+	// runs (a file export holding the file's lock under the file's own
+	// name): Keep is asked, and a move made, after one look for a reader
+	// parked on it (a waiting fetch: another host's), without the further
+	// probes and without waiting out deliveries within their AckWait
+	// (cursor_move.go), so a reader restarted after a crash does not wait
+	// out the crashed one's AckWait.
 	Owned bool
 }
 

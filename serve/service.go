@@ -161,8 +161,13 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		// A read-only server stores nothing, snapshots included.
 		opts = append(slices.Clip(opts), engine.WithSnapshotsReadOnly())
 	}
+	// Every agent's id first, before anything is written: a new agent
+	// is held to the config's rule, one the ledger holds goes on.
 	for _, a := range cfg.Agents {
-		if err := engine.ValidateAgent(a); err != nil && !cfg.ReadOnly {
+		if cfg.ReadOnly {
+			break
+		}
+		if err := engine.ValidateAgent(a); err != nil {
 			known, kerr := engine.AgentInLedger(ctx, cfg.Store, a)
 			if kerr != nil {
 				return nil, fmt.Errorf("serve: agent %s: %w", a, kerr)
@@ -171,6 +176,8 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 				return nil, fmt.Errorf("serve: agent %w", err)
 			}
 		}
+	}
+	for _, a := range cfg.Agents {
 		e, err := engine.New(ctx, cfg.Store, a, opts...)
 		if err != nil {
 			s.closeEngines()
@@ -365,7 +372,9 @@ func (s *Service) Begin(ctx context.Context, r *BeginRequest) (*TurnStep, error)
 	}
 	// Nothing is recorded (not even the model selection) for a turn that
 	// cannot start, nor for a turn id another served agent has.
-	if err := engine.ValidateTurnRequest(req); err != nil {
+	v := req
+	v.Agent = "" // a served agent's id was checked when it was served (New)
+	if err := engine.ValidateTurnRequest(v); err != nil {
 		return nil, err
 	}
 	if err := s.turnIDFree(ctx, agent, r.TurnID); err != nil {

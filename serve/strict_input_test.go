@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/fledger/fledger/engine"
+	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/internal/testutil"
@@ -203,12 +204,30 @@ func TestConfig_AgentIDs(t *testing.T) {
 		{[]string{"main", "main"}, false, `serve: agent "main" listed twice`},
 		{[]string{"*"}, true, ""},
 	} {
-		svc, err := serve.New(context.Background(), serve.Config{Store: st, Agents: c.agents, ReadOnly: c.readOnly})
+		before := testutil.LastSeq(t, st)
+		svc, err := serve.New(context.Background(), serve.Config{Store: st, Agents: c.agents, ReadOnly: c.readOnly, Config: configUnlessReadOnly(t, c.readOnly)})
 		if svc != nil {
+			if c.agents[0] == "old agent" {
+				// Its turns begin too: the agent rule is not asked again.
+				if _, err := svc.Begin(context.Background(), &serve.BeginRequest{Session: "s1"}); err != nil {
+					t.Errorf("a turn of the stored agent: %v", err)
+				}
+			}
 			svc.Close(context.Background())
+		} else if after := testutil.LastSeq(t, st); after != before {
+			t.Errorf("agents %q: refused, yet %d messages appended", c.agents, after-before)
 		}
 		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
 			t.Errorf("agents %q (read-only %v): %v, want %q", c.agents, c.readOnly, err, c.want)
 		}
 	}
+}
+
+// configUnlessReadOnly is loadConfig for a server that writes (a
+// read-only one applies none).
+func configUnlessReadOnly(t *testing.T, readOnly bool) *config.Loaded {
+	if readOnly {
+		return nil
+	}
+	return loadConfig(t)
 }

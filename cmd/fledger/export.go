@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/filelock"
 	"github.com/fledger/fledger/projections"
 	"github.com/fledger/fledger/projections/export"
 	"github.com/fledger/fledger/projections/metrics"
@@ -204,11 +205,11 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 	case consumer != "":
 	case f.out != "":
 		// The file's own consumer: this exporter holds the file's lock,
-		// so it is the consumer's one reader.
+		// so it is the consumer's one reader — where the system locks.
 		if consumer, err = export.FileConsumer(f.out); err != nil {
 			return err
 		}
-		owned = true
+		owned = filelock.Supported
 	default:
 		consumer = "fledger-export-" + f.format
 	}

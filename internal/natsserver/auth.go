@@ -139,11 +139,16 @@ func users(cfg Config, writer, reader string) []*server.User {
 			js+"CONSUMER.MSG.NEXT."+st+".>",
 			"$JS.ACK."+st+".>", "$JS.FC."+st+".>")
 	}
-	// The extra read streams (the engine snapshots' object store) hold no
-	// durable consumer: the reader may delete the ephemeral ones its object
-	// gets create (nats.go deletes them when a get ends), which keeps its
-	// error log quiet. The ledger's own consumers stay out of its reach.
-	for _, st := range cfg.ReadStreams {
+	// The reader may delete consumers: on the extra read streams (the
+	// engine snapshots' object store) the ephemeral ones its object gets
+	// create (nats.go deletes them when a get ends); on the ledger, its
+	// ordered consumers' leftovers and an export's durable consumer that
+	// `export --follow --out FILE` moves to where the file ends (deleted
+	// and made again; without this the move was refused and the export
+	// hung). It deletes a position, never a message (the stream denies
+	// deletes); an exporter whose consumer another deleted stops with
+	// events.ErrCursorReplaced. The cluster's accounts.conf grants the same.
+	for _, st := range append([]string{cfg.Stream}, cfg.ReadStreams...) {
 		pub = append(pub, js+"CONSUMER.DELETE."+st+".>")
 	}
 	pub = append(pub, cfg.ReaderRequests...)

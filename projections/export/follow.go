@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -18,23 +17,21 @@ import (
 const DefaultConsumer = "fledger-export-jsonl"
 
 // FileConsumer is the durable consumer name for a followed export to the
-// file at path on this host: [DefaultConsumer], "-", and the first 8 hex
-// digits of the SHA-256 of the host's name and the file's absolute,
-// cleaned path. Each file decides where its export resumes and needs a
-// consumer of its own, so two files get two names (the same file, named
-// by any relative path, one), and so do the same path on two hosts of
-// one cluster. An exporter holds the file's lock for as long as it runs,
-// so a file's consumer has one reader: [FollowConfig].Owned.
+// file at path: [DefaultConsumer], "-", and the first 8 hex digits of the
+// SHA-256 of the file's absolute, cleaned path. Each file decides where
+// its export resumes and needs a consumer of its own, so two files get
+// two names (the same file, named by any relative path, one). An exporter
+// holds the file's lock for as long as it runs, so on one host a file's
+// consumer has one reader ([FollowConfig].Owned); the same path on two
+// hosts of one cluster shares the name, and the second exporter finds
+// the first at work (a pull request waiting) and is refused, or, moved
+// under a busy first, the first stops with events.ErrCursorReplaced.
 func FileConsumer(path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", fmt.Errorf("export: consumer for %s: %w", path, err)
 	}
-	host, err := os.Hostname()
-	if err != nil {
-		return "", fmt.Errorf("export: consumer for %s: %w", path, err)
-	}
-	sum := sha256.Sum256([]byte(host + "\x00" + filepath.Clean(abs)))
+	sum := sha256.Sum256([]byte(filepath.Clean(abs)))
 	return DefaultConsumer + "-" + hex.EncodeToString(sum[:4]), nil
 }
 
@@ -45,12 +42,13 @@ type FollowConfig struct {
 	// names: each name has one position on the stream ([FileConsumer]
 	// gives each file its own).
 	Consumer string
-	// Owned says this exporter alone reads Consumer: a file export under
-	// the file's own name ([FileConsumer]) while it holds the file's lock.
-	// The consumer is then kept or moved for the file at once, without
-	// looking for another reader at work on it (events.CursorOptions.Owned),
-	// so a restart after a crash does not wait out the crashed exporter's
-	// AckWait. A consumer named with --consumer may be shared: not owned.
+	// Owned says this exporter alone reads Consumer on this host: a file
+	// export under the file's own name ([FileConsumer]) while it holds the
+	// file's lock. The consumer is then kept or moved for the file after
+	// one look for a reader parked on it (another host's exporter of the
+	// same path), without waiting out deliveries within their AckWait
+	// (events.CursorOptions.Owned): a restart after a crash writes at
+	// once. A consumer named with --consumer may be shared: not owned.
 	Owned bool
 	// Since is the first stream sequence a new consumer delivers (0 or 1 =
 	// the beginning). It is used only when the consumer is created; an
