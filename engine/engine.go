@@ -36,6 +36,7 @@ type Engine struct {
 	fol       *follower // the stream consumer and its watchdog
 
 	plocks profileLocks
+	blocks beginLocks // begins of one turn id, one at a time (begin_lock.go)
 	// lookups reads back, keeps and bounds turns not in memory
 	// (turn_lookup.go).
 	lookups *turnLookups

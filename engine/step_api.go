@@ -128,6 +128,8 @@ func (e *Engine) BeginTurn(ctx context.Context, req TurnRequest) (*Step, error) 
 	if err := e.Sync(ctx); err != nil {
 		return nil, err
 	}
+	release := e.blocks.lock(req.TurnID)
+	defer release()
 	if s, ok, err := e.existingTurn(ctx, req); ok || err != nil {
 		return s, err
 	}

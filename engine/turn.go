@@ -117,22 +117,11 @@ func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*
 			return nil, err
 		}
 	}
-	if _, ok, err := e.LookupTurn(ctx, req.TurnID); err != nil || ok {
-		if err != nil {
-			return nil, err
-		}
-		// The fold checks a turn it holds (decideStart); this one was
-		// evicted (or is not folded yet).
-		return nil, fmt.Errorf("%w: %q", ErrTurnExists, req.TurnID)
-	}
-	if err := e.checkNewIDs(req); err != nil {
-		return nil, err
-	}
-	h := home{agg: events.AggTurn, key: req.TurnID}
-	dec, evs, err := e.startTurn(ctx, req)
+	dec, evs, err := e.beginRun(ctx, req)
 	if err != nil {
 		return nil, err
 	}
+	h := home{agg: events.AggTurn, key: req.TurnID}
 	res := &TurnResult{TurnID: req.TurnID, Outcome: OutcomeUnfinished}
 	var answer Answer
 	for {
@@ -244,4 +233,23 @@ func (e *Engine) turnEnv(turnID string, at time.Time) (policy.TurnState, policy.
 		return st, policy.Env{}, fmt.Errorf("%w: turn %q ran under config %s", ErrNoConfig, turnID, st.ConfigHash)
 	}
 	return st, e.st.env(cfg, st.Session, events.Millis(at)), nil
+}
+
+// beginRun is RunTurn's start: the turn id held (beginLocks) from its
+// look-up to its start, not for the turn's calls.
+func (e *Engine) beginRun(ctx context.Context, req TurnRequest) (policy.Decision, []events.Event, error) {
+	release := e.blocks.lock(req.TurnID)
+	defer release()
+	if _, ok, err := e.LookupTurn(ctx, req.TurnID); err != nil || ok {
+		if err != nil {
+			return policy.Decision{}, nil, err
+		}
+		// The fold checks a turn it holds (decideStart); this one was
+		// evicted (or is not folded yet).
+		return policy.Decision{}, nil, fmt.Errorf("%w: %q", ErrTurnExists, req.TurnID)
+	}
+	if err := e.checkNewIDs(req); err != nil {
+		return policy.Decision{}, nil, err
+	}
+	return e.startTurn(ctx, req)
 }
