@@ -64,7 +64,11 @@ func (m Moment) Warning(flag string, t time.Time) string {
 	if m.LeftOut == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s %s: the state ends at sequence %d, before sequence %d stamped %s; %d of the %d commits after it are stamped at or before %s (the last at sequence %d) and are left out: the writers' clocks disagree (use --to-seq for an exact cut)",
+	are, them := "are", "the last at sequence"
+	if m.LeftOut == 1 {
+		are, them = "is", "at sequence"
+	}
+	return fmt.Sprintf("%s %s: the state ends at sequence %d, before sequence %d stamped %s; %d of the %d commits after it %s stamped at or before %s (%s %d) and left out: the writers' clocks disagree (use --to-seq for an exact cut)",
 		flag, t.UTC().Format(time.RFC3339Nano), m.Seq, m.StopSeq, m.StopAt.UTC().Format(time.RFC3339Nano),
-		m.LeftOut, m.Read, t.UTC().Format(time.RFC3339Nano), m.LastLeftOut)
+		m.LeftOut, m.Read, are, t.UTC().Format(time.RFC3339Nano), them, m.LastLeftOut)
 }

@@ -28,7 +28,7 @@ func TestMomentAt_NamesTheCommitsLeftOut(t *testing.T) {
 		warning string
 	}{
 		{t0.Add(5 * time.Minute), replay.Moment{Seq: 2, StopSeq: 3, StopAt: t0.Add(30 * time.Minute), Read: 3, LeftOut: 2, LastLeftOut: 5},
-			"--at 2026-03-02T09:05:00Z: the state ends at sequence 2, before sequence 3 stamped 2026-03-02T09:30:00Z; 2 of the 3 commits after it are stamped at or before 2026-03-02T09:05:00Z (the last at sequence 5) and are left out: the writers' clocks disagree (use --to-seq for an exact cut)"},
+			"--at 2026-03-02T09:05:00Z: the state ends at sequence 2, before sequence 3 stamped 2026-03-02T09:30:00Z; 2 of the 3 commits after it are stamped at or before 2026-03-02T09:05:00Z (the last at sequence 5) and left out: the writers' clocks disagree (use --to-seq for an exact cut)"},
 		{t0.Add(30 * time.Minute), replay.Moment{Seq: 5, StopSeq: 6, StopAt: t0.Add(31 * time.Minute)}, ""},
 		{t0.Add(time.Hour), replay.Moment{Seq: 6}, ""},
 		{t0.Add(-time.Second), replay.Moment{StopSeq: 1, StopAt: t0, Read: 5}, ""},

@@ -108,7 +108,7 @@ func openProjectionsAt(cmd *cobra.Command, g *globals, pf *projectionFlags) (*pr
 		return nil, err
 	}
 	if w := m.Warning("--at", at); w != "" {
-		fmt.Fprintln(cmd.ErrOrStderr(), "fledger: warning:", w)
+		fmt.Fprintf(cmd.ErrOrStderr(), "fledger %s: warning: %s\n", cmd.Name(), w)
 	}
 	seq := m.Seq
 	if pf.tmpDir, err = os.MkdirTemp("", "fledger-at-"); err != nil {

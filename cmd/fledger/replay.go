@@ -123,7 +123,7 @@ func runReplay(cmd *cobra.Command, g *globals, o *replayFlags) error {
 			return err
 		}
 		if w := m.Warning("--until", until); w != "" {
-			fmt.Fprintln(cmd.ErrOrStderr(), "fledger: warning:", w)
+			fmt.Fprintf(cmd.ErrOrStderr(), "fledger replay: warning: %s\n", w)
 		}
 		o.toSeq = m.Seq
 		if o.toSeq == 0 {
