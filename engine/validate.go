@@ -48,13 +48,8 @@ func ValidateKey(agg events.Aggregate, key string) error {
 // carry it unchanged), or refused by [events.Subject]. The error reads
 // after a field name, as [ValidateKey]'s.
 func ValidateStoredKey(agg events.Aggregate, key string) error {
-	switch {
-	case key == "":
-		return errors.New("is empty")
-	case len(key) > events.MaxKeyLen:
-		return fmt.Errorf("is %d bytes; the limit is %d", len(key), events.MaxKeyLen)
-	case !utf8.ValidString(key):
-		return errors.New("is not valid UTF-8")
+	if err := validateBytes(key, events.MaxKeyLen); err != nil {
+		return err
 	}
 	if _, err := events.Subject(keyCheckAgent, agg, key); err != nil {
 		return fmt.Errorf("cannot be stored: %v", err)
@@ -69,14 +64,10 @@ func ValidateStoredKey(agg events.Aggregate, key string) error {
 // good that is not a key (an auth order's by). The error reads after a
 // field name.
 func ValidateText(s string, max int) error {
-	switch {
-	case s == "":
-		return errors.New("is empty")
-	case len(s) > max:
-		return fmt.Errorf("is %d bytes; the limit is %d", len(s), max)
-	case !utf8.ValidString(s):
-		return errors.New("is not valid UTF-8")
-	case strings.TrimFunc(s, unicode.IsSpace) == "":
+	if err := validateBytes(s, max); err != nil {
+		return err
+	}
+	if strings.TrimFunc(s, unicode.IsSpace) == "" {
 		return fmt.Errorf("%q is only white space", s)
 	}
 	if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
@@ -162,6 +153,20 @@ func (s *state) knowsSession(session string) bool {
 	return false
 }
 
+// validateBytes reports why s cannot be an id of at most max bytes that
+// the JSON envelope carries unchanged: empty, longer, not valid UTF-8.
+func validateBytes(s string, max int) error {
+	switch {
+	case s == "":
+		return errors.New("is empty")
+	case len(s) > max:
+		return fmt.Errorf("is %d bytes; the limit is %d", len(s), max)
+	case !utf8.ValidString(s):
+		return errors.New("is not valid UTF-8")
+	}
+	return nil
+}
+
 // ValidateAgent reports why agent cannot be the id of an agent that is
 // written to (nil = it can), after a field name as [ValidateKey]: empty,
 // longer than [events.MaxAgentLen], not valid UTF-8, or, in the config's
@@ -169,13 +174,8 @@ func (s *state) knowsSession(session string) bool {
 // control character: `serve --agent '*'` would write an agent no config
 // can name. Agents already in a ledger are read whatever their id.
 func ValidateAgent(agent string) error {
-	switch {
-	case agent == "":
-		return errors.New("is empty")
-	case len(agent) > events.MaxAgentLen:
-		return fmt.Errorf("is %d bytes; the limit is %d", len(agent), events.MaxAgentLen)
-	case !utf8.ValidString(agent):
-		return errors.New("is not valid UTF-8")
+	if err := validateBytes(agent, events.MaxAgentLen); err != nil {
+		return err
 	}
 	if p := config.IDTextProblem("agent id", agent); p != "" {
 		return errors.New(strings.TrimPrefix(p, "agent id "))
