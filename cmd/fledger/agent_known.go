@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/projections"
 )
@@ -68,4 +69,22 @@ func ledgerAgentKnown(ctx context.Context, st events.Store, agent string) error 
 		}
 	}
 	return unknownAgent(agent, agents)
+}
+
+// newAgentProblem is, for a command that writes to agents (serve, config
+// apply), the first agent id the rule refuses while the embedded data
+// directory holds no ledger yet — no earlier build can have stored it, so
+// it is refused before the store (and its directory) is created; "" and
+// nil otherwise. With a ledger, or with --nats, the store decides
+// (engine.CheckWritableAgent: an agent it holds goes on).
+func newAgentProblem(g *globals, agents ...string) (string, error) {
+	if g.NATSURL != "" || g.checkLedger() == nil {
+		return "", nil
+	}
+	for _, a := range agents {
+		if err := engine.ValidateAgent(a); err != nil {
+			return a, err
+		}
+	}
+	return "", nil
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -57,6 +59,29 @@ func TestReads_UnknownAgentIsAnError(t *testing.T) {
 	} {
 		if out, _, err := runFledger2(t, append([]string{"--data", data}, args...)...); err != nil {
 			t.Errorf("%v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// A command that writes to a new agent whose id the rule refuses, on a
+// data directory that holds no ledger yet, is refused before anything is
+// created: no store, no lock, no projection database.
+func TestWrites_BadNewAgentCreatesNothing(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--agent", "*", "--http", "127.0.0.1:0"}, `serve: agent "*" contains a wildcard (* or >); name one agent id exactly`},
+		{[]string{"config", "apply", filepath.Join("..", "..", "fixtures", "configs", "example.yaml"), "--agent", "my agent"},
+			`engine: bad request: agent "my agent" contains whitespace or control characters`},
+	} {
+		data := filepath.Join(t.TempDir(), "d")
+		_, _, err := runFledger2(t, append([]string{"--data", data}, c.args...)...)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%v: %v, want it to begin %q", c.args, err, c.want)
+		}
+		if _, err := os.Stat(data); !os.IsNotExist(err) {
+			t.Errorf("%v: %s was created (%v)", c.args, data, err)
 		}
 	}
 }

@@ -55,6 +55,9 @@ use) unless --nats names an existing server.`,
 			}
 			ctx := cmd.Context()
 			g.Writes = true
+			if _, err := newAgentProblem(g, agent); err != nil {
+				return fmt.Errorf("%w: agent %v", engine.ErrBadRequest, err) // as engine.CheckAgent words it
+			}
 			st, err := openStore(ctx, g)
 			if err != nil {
 				return err

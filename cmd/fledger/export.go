@@ -133,7 +133,7 @@ address only on purpose: the metrics name profiles and models).`,
 	return withMomentRule(cmd)
 }
 
-func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
+func runExport(cmd *cobra.Command, g *globals, f *exportFlags) (rerr error) {
 	ctx := cmd.Context()
 	if f.batch <= 0 {
 		return fmt.Errorf("export: --batch must be positive")
@@ -177,11 +177,20 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) error {
 		f.fromSeq = before + 1
 	}
 
+	_, statErr := os.Stat(f.out)
+	created := f.out != "" && os.IsNotExist(statErr)
 	sink, closeSink, err := exportSink(ctx, cmd, g, f)
 	if err != nil {
 		return err
 	}
-	defer closeSink()
+	defer func() {
+		closeSink()
+		// An export refused before it wrote a record (a consumer in use,
+		// a file of another ledger) leaves no empty file it created.
+		if fi, serr := os.Stat(f.out); rerr != nil && created && serr == nil && fi.Size() == 0 {
+			_ = os.Remove(f.out)
+		}
+	}()
 
 	if f.metricsAddr != "" {
 		stop, err := serveMetrics(ctx, cmd, st, f.metricsAddr)

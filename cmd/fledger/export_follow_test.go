@@ -187,6 +187,12 @@ func TestExportFollow_ConsumerInUseIsRefused(t *testing.T) {
 			if err == nil || err.Error() != tc.wantErr {
 				t.Fatalf("second export: %v\nwant %s", err, tc.wantErr)
 			}
+			if tc.args[1] == b {
+				// The refused export created b: it leaves no empty file.
+				if _, err := os.Stat(b); !os.IsNotExist(err) {
+					t.Fatalf("the refused export left %s (%v)", b, err)
+				}
+			}
 		})
 	}
 	consumerB, err := export.FileConsumer(b)
