@@ -82,6 +82,9 @@ func newAgentProblem(g *globals, agents ...string) (string, error) {
 		return "", nil
 	}
 	for _, a := range agents {
+		if a == "" {
+			continue // serve names its place in the list ("agent 2 of 2 is empty")
+		}
 		if err := engine.ValidateAgent(a); err != nil {
 			return a, err
 		}
