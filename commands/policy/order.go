@@ -17,6 +17,12 @@ type OrderInput struct {
 	// is usable for Model (reference §5 preferredProfile; seed 000 "Session
 	// stickiness": a user pin in cooldown stays stored but is not tried).
 	Preferred string
+	// Locked says Preferred is a user pin (OpenClaw's
+	// userLockedAuthProfileId) under rule revision 4: while it is usable
+	// it leads even when the base list (an explicit order) does not hold
+	// it (reference §7 step 3: an eligible user-locked profile is
+	// prepended).
+	Locked bool
 	// Now is the decision time, Unix ms.
 	Now int64
 }
@@ -49,9 +55,12 @@ func typeRank(t string) int {
 //     (missing = 0), then id.
 //  4. Profiles unusable for the model follow, by soonest expiry of what
 //     blocks the model, then by their position.
-//  5. The preferred (pinned) profile moves to the front while usable.
+//  5. The preferred (pinned) profile moves to the front while usable;
+//     a Locked one (a user pin, revision 4) is put in front while usable
+//     even when step 1's list does not hold it.
 //
-// The result is a permutation of the eligible profiles.
+// The result is a permutation of the eligible profiles, and a Locked
+// preferred profile of the provider.
 func (c Config) ResolveOrder(in OrderInput) []string {
 	explicit := true
 	base := in.StoredOrder
@@ -122,6 +131,11 @@ func (c Config) ResolveOrder(in OrderInput) []string {
 	}
 	for _, e := range cooling {
 		out = append(out, e.p.ID)
+	}
+	if in.Locked && in.Preferred != "" && !seen[in.Preferred] {
+		if p, ok := c.Profile(in.Preferred); ok && p.Provider == in.Provider && c.Usable(c.stateOf(in.States, p), in.Model, in.Now) {
+			out = append([]string{p.ID}, out...)
+		}
 	}
 	return out
 }

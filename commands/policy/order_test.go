@@ -148,3 +148,35 @@ func TestOrder_UserLockedProfilePrepended(t *testing.T) {
 		t.Fatalf("%+v", h2.sess)
 	}
 }
+
+// Revision 4: a user pin of a profile the explicit order does not list is
+// tried first while eligible (reference §7 step 3: an eligible user-locked
+// profile is prepended); revision 3 never tried it; an auto pin outside
+// the order is not; a user pin in cooldown yields to the order.
+func TestOrder_UserPinOutsideTheExplicitOrder(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		rules   Rules
+		source  PinSource
+		cooling bool
+		want    string
+	}{
+		{"revision 4, user pin", RulesV4, PinUser, false, "openai:key"},
+		{"revision 3, user pin", RulesV3, PinUser, false, "openai:user"},
+		{"revision 4, auto pin", RulesV4, PinAuto, false, "openai:user"},
+		{"revision 4, user pin cooling", RulesV4, PinUser, true, "openai:user"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Order = map[string][]string{"openai": {"openai:user"}}
+			h := newHarness(t, cfg)
+			h.sess.Pin, h.sess.PinProvider, h.sess.PinSource = "openai:key", "openai", c.source
+			h.sess.Model, h.sess.Source = m("openai", "gpt-5"), SourceUser
+			if c.cooling {
+				h.profiles["openai:key"] = ProfileState{CooldownUntil: t0 + 1000, CooldownReason: ReasonRateLimit}
+			}
+			n := h.apply(StartTurn(h.selectDefault(), h.env(), StartInput{TurnID: "turn-1", Session: "s1", Chat: "direct", Seed: 42, Rules: c.rules}))
+			wantCall(t, n, "openai", "gpt-5", c.want, KindFirst)
+		})
+	}
+}

@@ -34,8 +34,16 @@ const (
 	// on the same call up to twice (transport_recovery), outside profile
 	// health.
 	RulesV3 Rules = 3
+	// RulesV4: a user pin (`/model …@profile`) of a profile that an
+	// explicit order (the stored override or auth.order) does not list
+	// is tried first while it is eligible, as OpenClaw's fallback runner
+	// prepends an eligible userLockedAuthProfileId (reference §5, §7 step
+	// 3; seed 000: a valid user pin "remains the first preference when
+	// eligible"). Before, only a listed profile moved to the front, and
+	// such a pin was stored but never tried.
+	RulesV4 Rules = 4
 	// CurrentRules is the revision the engine starts new turns with.
-	CurrentRules = RulesV3
+	CurrentRules = RulesV4
 )
 
 // ErrRulesTooNew is returned for a turn recorded with a rule revision
@@ -76,6 +84,9 @@ func (d *decider) v2() bool { return d.rules() >= RulesV2 }
 
 // v3 reports whether the turn is decided by revision 3 or later.
 func (d *decider) v3() bool { return d.rules() >= RulesV3 }
+
+// v4 reports whether the turn is decided by revision 4 or later.
+func (d *decider) v4() bool { return d.rules() >= RulesV4 }
 
 // skipMarks is the skip cache the turn's revision reads: revision 1 a
 // failure marked under every profile of its provider, revision 2 under

@@ -378,9 +378,9 @@ func (d *decider) call(i int, profile string, kind AttemptKind, probeSlot bool) 
 // order returns the profile order for candidate i, the session pin
 // preferred when it is on the candidate's provider.
 func (d *decider) order(c events.Candidate) []string {
-	pref := ""
+	pref, locked := "", false
 	if d.st.Pin != "" && d.pinProvider() == c.Provider {
-		pref = d.st.Pin
+		pref, locked = d.st.Pin, d.st.PinSource == string(PinUser)
 	}
 	// Revision 3: after a live switch the selection's own user pin
 	// (`/model p/m@profile` during the run) leads on its provider, the
@@ -388,10 +388,10 @@ func (d *decider) order(c events.Candidate) []string {
 	// reconciliation prefers persisted session overrides over stale
 	// runtime model fields").
 	if s := d.session; d.v3() && d.st.Switched.Provider == c.Provider && s.PinSource == PinUser && s.PinProvider == c.Provider {
-		pref = s.Pin
+		pref, locked = s.Pin, true
 	}
 	return d.cfg.ResolveOrder(OrderInput{Provider: c.Provider, Model: c.Model, StoredOrder: d.orders[c.Provider],
-		States: d.profiles, Preferred: pref, Now: d.now()})
+		States: d.profiles, Preferred: pref, Locked: locked && d.v4(), Now: d.now()})
 }
 
 func (d *decider) pinProvider() string {
