@@ -44,25 +44,13 @@ func foldedFromOne(t *testing.T, st events.Store, keep int) []byte {
 }
 
 // logTo is a logger writing text lines to buf.
-func logTo(buf *syncBuf) *slog.Logger {
+func logTo(buf *testutil.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) lines() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Split(strings.TrimSpace(s.b.String()), "\n")
+// logLines is what was logged to buf, a line each.
+func logLines(buf *testutil.Buffer) []string {
+	return strings.Split(strings.TrimSpace(buf.String()), "\n")
 }
 
 func sameState(t *testing.T, what string, want, got []byte) {
@@ -101,13 +89,13 @@ func TestSnapshot_RestartDecidesAsFoldFromOne(t *testing.T) {
 	}
 	e1.Close()
 
-	var logs syncBuf
+	var logs testutil.Buffer
 	e2 := newEngineNoConfig(t, st, clock, WithLogger(logTo(&logs)))
 	e3 := newEngineNoConfig(t, st, clock, WithSnapshotEvery(0))
 	if e2.StartedFrom() != e1.Position() || e2.StartedFrom() == 0 || e3.StartedFrom() != 0 {
 		t.Fatalf("restarted from snapshot seq %d (and %d), want %d (and 0)", e2.StartedFrom(), e3.StartedFrom(), e1.Position())
 	}
-	if l := logs.lines(); len(l) != 1 || !strings.Contains(l[0], "started from snapshot") {
+	if l := logLines(&logs); len(l) != 1 || !strings.Contains(l[0], "started from snapshot") {
 		t.Fatalf("log lines %q, want one 'started from snapshot'", l)
 	}
 	sameState(t, "restored vs followed from 1", stateOf(t, e3), stateOf(t, e2))
@@ -199,11 +187,11 @@ func TestSnapshot_DiscardedWithOneLine(t *testing.T) {
 		{"not a snapshot", "does not decode", []byte("{"), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuf
+			var logs testutil.Buffer
 			e, err := New(ctx, fixedSnapshot{Store: st, data: tc.data, offBy: tc.offBy}, "main", WithLogger(logTo(&logs)))
 			testutil.NoError(t, err)
 			defer e.Close()
-			l := logs.lines()
+			l := logLines(&logs)
 			if len(l) != 1 || !strings.Contains(l[0], "snapshot discarded, folding from sequence 1") || !strings.Contains(l[0], tc.reason) {
 				t.Fatalf("log lines %q, want one discard naming %q", l, tc.reason)
 			}
