@@ -253,7 +253,7 @@ func (e *typeEntry) strictCheck(raw json.RawMessage) (string, error) {
 	}
 	// The reader's rule (required.go), at any depth, with the key
 	// written exactly as the field's name: a writer stores what it means.
-	if err := requiredOf(e.goType).check(raw, "", true); err != nil {
+	if err := e.req.check(raw, "", true); err != nil {
 		var me *missingFieldError
 		if errors.As(err, &me) {
 			return me.path, fmt.Errorf("required field %s is missing", me.path)

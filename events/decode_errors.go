@@ -205,12 +205,7 @@ func field(obj map[string]json.RawMessage, name string) (json.RawMessage, bool) 
 	if v, ok := obj[name]; ok {
 		return v, true
 	}
-	for k, v := range obj {
-		if strings.EqualFold(k, name) {
-			return v, true
-		}
-	}
-	return nil, false
+	return lookupKey(obj, name)
 }
 
 // structField follows segs (JSON names and array indices) through t to

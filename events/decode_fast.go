@@ -238,7 +238,11 @@ func (s *commitScanner) envelope(ev *Event, types map[string]*typeEntry, agent s
 		}
 		owned = false // the upcaster's bytes, which the caller may keep
 	}
-	p, err := e.decodeFrom(raw, owned)
+	decode := e.decodeFrom
+	if int(v) == e.version {
+		decode = e.decodeGoJSONPayload // the plan refused these bytes above
+	}
+	p, err := decode(raw, owned)
 	if err != nil {
 		return false
 	}

@@ -62,7 +62,7 @@ func (r *Registry) decodeCommitStd(data []byte, seq uint64, subject string) ([]E
 			return nil, &DecodeError{Seq: seq, Subject: subject, Type: env.Type, Index: i, Err: err}
 		}
 		// A field json.Marshal always writes must be there (required.go).
-		if err := checkRequired(raw, e.goType); err != nil {
+		if err := e.req.check(raw, "", false); err != nil {
 			return nil, &DecodeError{Seq: seq, Subject: subject, Type: env.Type, Index: i, Err: err}
 		}
 		out[i] = Event{Envelope: *env, Data: v.Elem().Interface().(Payload), Seq: seq, Index: i, Basis: c.Basis}

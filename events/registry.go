@@ -38,6 +38,7 @@ type typeEntry struct {
 	proto   Payload      // a value of goType: the method table box gives a decoded one
 	boxable bool         // box may share a decoded value (see box)
 	plan    *payloadPlan // nil: go-json decodes every payload
+	req     *requiredSet // the fields every writer writes (required.go); nil: none
 	agg     Aggregate
 	up      map[int]Upcaster
 }
@@ -96,6 +97,7 @@ func (r *Registry) Register(p Payload, version int) error {
 	}
 	e.version, e.goType, e.agg = version, t, p.EventAggregate()
 	e.proto, e.boxable, e.plan = p, t.Size() > unsafe.Sizeof(uintptr(0)), newPayloadPlan(t)
+	e.req = buildRequired(t, 0)
 	return nil
 }
 
@@ -185,16 +187,23 @@ var noCopyStrings = []fastjson.DecodeOptionFunc{fastjson.DecodeNoCopyString()}
 // The payload plan is tried first: an upcast payload (an event stored at an
 // older version) is canonical JSON too, and the plan decodes it in one pass
 // and checks its required fields with a bitmask (required.go); go-json and
-// checkRequired's second parse are for what the plan does not take.
+// the required check's second parse are for what the plan does not take
+// (decodeGoJSONPayload).
 func (e *typeEntry) decodeFrom(raw []byte, shared bool) (Payload, error) {
-	v := reflect.New(e.goType)
 	if e.plan != nil {
+		v := reflect.New(e.goType)
 		d := planDecoder{b: raw, shared: shared}
 		if d.object(v.UnsafePointer(), e.plan) && d.i == len(raw) {
 			return e.box(v), nil
 		}
-		v = reflect.New(e.goType) // the plan may have filled a part
 	}
+	return e.decodeGoJSONPayload(raw, shared)
+}
+
+// decodeGoJSONPayload is decodeFrom without the plan: for a payload the
+// plan has already refused (decodeFast) or that has none.
+func (e *typeEntry) decodeGoJSONPayload(raw []byte, shared bool) (Payload, error) {
+	v := reflect.New(e.goType)
 	var err error
 	if shared {
 		err = fastjson.UnmarshalWithOption(raw, v.Interface(), noCopyStrings...)
@@ -204,7 +213,7 @@ func (e *typeEntry) decodeFrom(raw []byte, shared bool) (Payload, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRequired(raw, e.goType); err != nil {
+	if err := e.req.check(raw, "", false); err != nil {
 		return nil, err
 	}
 	return e.box(v), nil

@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 
 	fastjson "github.com/goccy/go-json"
 )
@@ -49,19 +48,6 @@ type requiredField struct {
 
 type requiredSet struct{ fields []requiredField }
 
-var requiredSets sync.Map // reflect.Type → *requiredSet (nil: nothing to check)
-
-// requiredOf returns the presence check of struct type t, nil when it has
-// nothing to check.
-func requiredOf(t reflect.Type) *requiredSet {
-	if v, ok := requiredSets.Load(t); ok {
-		return v.(*requiredSet)
-	}
-	s := buildRequired(t, 0)
-	v, _ := requiredSets.LoadOrStore(t, s)
-	return v.(*requiredSet)
-}
-
 func buildRequired(t reflect.Type, depth int) *requiredSet {
 	if t.Kind() != reflect.Struct || depth > 8 || customDecoded(t) {
 		return nil
@@ -98,14 +84,10 @@ func buildRequired(t reflect.Type, depth int) *requiredSet {
 	return s
 }
 
-// checkRequired reports the first required field of t that raw (a JSON
-// object that decoded into t) lacks, at any depth. Keys match as go-json
-// matches them: exactly, else without regard to case.
-func checkRequired(raw []byte, t reflect.Type) error {
-	return requiredOf(t).check(raw, "", false)
-}
-
-// check is checkRequired below prefix; with exact, a key matches only as
+// check reports the first required field that raw (a JSON object that
+// decoded into the set's type) lacks, at any depth, below prefix. Keys
+// match as go-json matches them: exactly, else without regard to case
+// (lookupKey); with exact, a key matches only as
 // the field's name is written (the writer's rule, codec.go strictCheck).
 // A nil set checks nothing.
 func (s *requiredSet) check(raw []byte, prefix string, exact bool) error {

@@ -64,7 +64,7 @@ func TestDecodeCommit_RequiredFieldMissing(t *testing.T) {
 	r := NewCatalogRegistry()
 	n := 0
 	for _, p := range Examples() {
-		s := requiredOf(reflect.TypeOf(p))
+		s := r.lookup(p.EventType()).req
 		for _, f := range s.fields {
 			if !f.required {
 				continue
@@ -164,7 +164,7 @@ func TestRequired_MatchesTheSchemas(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []string
-		if s := requiredOf(reflect.TypeOf(p)); s != nil {
+		if s := r.lookup(p.EventType()).req; s != nil {
 			for _, f := range s.fields {
 				if f.required {
 					got = append(got, f.name)
