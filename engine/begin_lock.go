@@ -21,6 +21,16 @@ type beginLock struct {
 	n  int // begins holding or waiting for it: the entry goes at 0
 }
 
+// lockFor holds req's turn id until the returned release is called, for
+// a begin that records a selection; a begin without one records nothing
+// before its start, which the turn subject's guard orders (no lock).
+func (l *beginLocks) lockFor(req TurnRequest) (release func()) {
+	if req.Select == nil {
+		return func() {}
+	}
+	return l.lock(req.TurnID)
+}
+
 // lock holds turn id id until the returned release is called.
 func (l *beginLocks) lock(id string) (release func()) {
 	l.mu.Lock()

@@ -128,7 +128,7 @@ func (e *Engine) BeginTurn(ctx context.Context, req TurnRequest) (*Step, error) 
 	if err := e.Sync(ctx); err != nil {
 		return nil, err
 	}
-	release := e.blocks.lock(req.TurnID)
+	release := e.blocks.lockFor(req)
 	defer release()
 	if s, ok, err := e.existingTurn(ctx, req); ok || err != nil {
 		return s, err

@@ -238,7 +238,7 @@ func (e *Engine) turnEnv(turnID string, at time.Time) (policy.TurnState, policy.
 // beginRun is RunTurn's start: the turn id held (beginLocks) from its
 // look-up to its start, not for the turn's calls.
 func (e *Engine) beginRun(ctx context.Context, req TurnRequest) (policy.Decision, []events.Event, error) {
-	release := e.blocks.lock(req.TurnID)
+	release := e.blocks.lockFor(req)
 	defer release()
 	if _, ok, err := e.LookupTurn(ctx, req.TurnID); err != nil || ok {
 		if err != nil {

@@ -13,13 +13,14 @@ import (
 // outside any request (nats.ErrorHandler). Without one, nats.go prints
 // them raw on stderr ("nats: permissions violation: …") in the middle of
 // a command's output. They go to logger instead (slog.Default() when the
-// store has none), as one warning naming the subscription; the error a
-// read-only user always meets is logged at debug: after a reconnect the
-// ordered consumer deletes its old consumer, which the reader may not do
-// (the server drops it when it has been idle for its inactive threshold),
-// and nothing is wrong. It is told by the denied subject, not by the
-// user: a reader connected with a creds file has no user name here, and
-// the writer is never denied it.
+// store has none), as one warning naming the subscription. A denied
+// consumer delete is logged at debug: on a server whose permissions
+// predate the reader's grant to delete consumers (fledger's own grant it,
+// internal/natsserver and deploy/nats-cluster), the reader's ordered
+// consumer meets it after every reconnect, deleting its old consumer,
+// and nothing is wrong (the server drops that one when it has been idle
+// for its inactive threshold). It is told by the denied subject, not by
+// the user: a reader connected with a creds file has no user name here.
 func asyncErrors(logger *slog.Logger) nats.ErrHandler {
 	return func(_ *nats.Conn, sub *nats.Subscription, err error) {
 		l := logger

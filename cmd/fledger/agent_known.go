@@ -50,8 +50,8 @@ func ledgerAgentKnown(ctx context.Context, st events.Store, agent string) error 
 	if agent == "" {
 		return nil
 	}
-	last, err := st.LastSeq(ctx, events.AgentPrefix(agent)+">")
-	if err != nil || last > 0 {
+	known, err := engine.AgentInLedger(ctx, st, agent)
+	if err != nil || known {
 		return err
 	}
 	var agents []string
@@ -72,22 +72,23 @@ func ledgerAgentKnown(ctx context.Context, st events.Store, agent string) error 
 }
 
 // newAgentProblem is, for a command that writes to agents (serve, config
-// apply), the first agent id the rule refuses while the embedded data
+// apply), why the rule refuses the first agent id it refuses while the embedded data
 // directory holds no ledger yet — no earlier build can have stored it, so
 // it is refused before the store (and its directory) is created; "" and
 // nil otherwise. With a ledger, or with --nats, the store decides
-// (engine.CheckWritableAgent: an agent it holds goes on).
-func newAgentProblem(g *globals, agents ...string) (string, error) {
+// (engine.CheckWritableAgent: an agent it holds goes on). The error reads
+// after "agent", as engine.ValidateAgent's.
+func newAgentProblem(g *globals, agents ...string) error {
 	if g.NATSURL != "" || g.checkLedger() == nil {
-		return "", nil
+		return nil
 	}
 	for _, a := range agents {
 		if a == "" {
 			continue // serve names its place in the list ("agent 2 of 2 is empty")
 		}
 		if err := engine.ValidateAgent(a); err != nil {
-			return a, err
+			return err
 		}
 	}
-	return "", nil
+	return nil
 }

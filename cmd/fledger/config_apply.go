@@ -55,7 +55,7 @@ use) unless --nats names an existing server.`,
 			}
 			ctx := cmd.Context()
 			g.Writes = true
-			if _, err := newAgentProblem(g, agent); err != nil {
+			if err := newAgentProblem(g, agent); err != nil {
 				return fmt.Errorf("%w: agent %v", engine.ErrBadRequest, err) // as engine.CheckAgent words it
 			}
 			st, err := openStore(ctx, g)

@@ -184,12 +184,14 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) (rerr error) {
 		return err
 	}
 	defer func() {
-		closeSink()
 		// An export refused before it wrote a record (a consumer in use,
-		// a file of another ledger) leaves no empty file it created.
+		// a file of another ledger) leaves no empty file it created —
+		// removed while this export still holds the file's lock, so it is
+		// never another exporter's file that goes.
 		if fi, serr := os.Stat(f.out); rerr != nil && created && serr == nil && fi.Size() == 0 {
 			_ = os.Remove(f.out)
 		}
+		closeSink()
 	}()
 
 	if f.metricsAddr != "" {

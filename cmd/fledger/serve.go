@@ -107,7 +107,7 @@ func runServe(cmd *cobra.Command, g *globals, o *serveFlags) (err error) {
 	ctx := cmd.Context()
 	defer func() { err = startInterrupted(ctx, "serve", err) }()
 
-	if _, err := newAgentProblem(g, o.agents...); err != nil {
+	if err := newAgentProblem(g, o.agents...); err != nil {
 		return fmt.Errorf("serve: agent %w", err) // as serve.New words it
 	}
 	st, err := openServeStore(ctx, g, o.natsListen)
