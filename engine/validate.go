@@ -10,6 +10,7 @@ import (
 
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/termtext"
 )
 
 // Ids that become aggregate keys (session keys, turn ids, profile ids) are
@@ -59,7 +60,8 @@ func ValidateStoredKey(agg events.Aggregate, key string) error {
 
 // ValidateText reports why s cannot be stored as a one-line text of at
 // most max bytes (nil = it can): empty, longer than max, not valid UTF-8,
-// only white space, or holding a control character. It is the rule of
+// only white space, or holding a control character or a character that
+// reorders or breaks the line around it ([termtext.Reorders]). It is the rule of
 // [ValidateKey] without the subject check, for text a request stores for
 // good that is not a key (an auth order's by). The error reads after a
 // field name.
@@ -73,6 +75,10 @@ func ValidateText(s string, max int) error {
 	if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
 		r, _ := utf8.DecodeRuneInString(s[i:])
 		return fmt.Errorf("holds the control character %U at byte %d", r, i)
+	}
+	if i := strings.IndexFunc(s, termtext.Reorders); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		return fmt.Errorf("holds the bidirectional or line-separating character %U at byte %d", r, i)
 	}
 	return nil
 }

@@ -86,6 +86,11 @@ func TestValidateKey(t *testing.T) {
 		{"a\nb", "holds the control character U+000A at byte 1"},
 		{"red\x1b[31m", "holds the control character U+001B at byte 3"},
 		{"x\u0085", "holds the control character U+0085 at byte 1"},
+		{"user\u202eexe.txt", "holds the bidirectional or line-separating character U+202E at byte 4"},
+		{"a\u2066b", "holds the bidirectional or line-separating character U+2066 at byte 1"},
+		{"a\u200fb", "holds the bidirectional or line-separating character U+200F at byte 1"},
+		{"line\u2028two", "holds the bidirectional or line-separating character U+2028 at byte 4"},
+		{"family \U0001F468\u200d\U0001F469", ""},
 		{"bad\xff", "is not valid UTF-8"},
 		{strings.Repeat("k", events.MaxKeyLen+1), "is 513 bytes; the limit is 512"},
 	} {
@@ -97,7 +102,8 @@ func TestValidateKey(t *testing.T) {
 }
 
 // ValidateAgent's verdict on agent ids, in the config's words for a
-// wildcard, white space or a control character ("" = accepted).
+// wildcard, white space, a control character or a bidirectional one ("" =
+// accepted).
 func TestValidateAgent(t *testing.T) {
 	for _, c := range []struct{ agent, want string }{
 		{"main", ""},
@@ -107,6 +113,7 @@ func TestValidateAgent(t *testing.T) {
 		{"a.>", `"a.>" contains a wildcard (* or >); name one agent id exactly`},
 		{"my agent", `"my agent" contains whitespace or control characters`},
 		{"a\x1b", `"a\x1b" contains whitespace or control characters`},
+		{"gw\u202e1", `"gw\u202e1" contains a bidirectional or line-separating character`},
 		{"bad\xff", "is not valid UTF-8"},
 		{strings.Repeat("a", events.MaxAgentLen+1), "is 129 bytes; the limit is 128"},
 	} {

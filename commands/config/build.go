@@ -12,6 +12,7 @@ import (
 
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/termtext"
 )
 
 // MaxIDBytes bounds profile ids, provider names and agent ids.
@@ -277,6 +278,8 @@ func IDTextProblem(what, id string) string {
 		return fmt.Sprintf("%s %q contains a wildcard (* or >); name one %s exactly", what, id, what)
 	case strings.IndexFunc(id, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == unicode.ReplacementChar }) >= 0:
 		return fmt.Sprintf("%s %q contains whitespace or control characters", what, id)
+	case strings.IndexFunc(id, termtext.Reorders) >= 0:
+		return fmt.Sprintf("%s %q contains a bidirectional or line-separating character", what, id)
 	}
 	return ""
 }

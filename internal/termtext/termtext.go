@@ -80,3 +80,22 @@ func unsafe(r rune, line bool) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029 ||
 		r == 0x034f || r == utf8.RuneError
 }
+
+// Reorders reports the characters that change how the text around them
+// is laid out rather than standing for themselves: the bidirectional
+// marks, embeddings, overrides and isolates (an id holding U+202E prints
+// the rest of its line backwards: "Trojan Source") and the line and
+// paragraph separators (a line break to many terminals and editors).
+// Other format characters (a zero-width joiner in an emoji sequence, a
+// soft hyphen) are not: a chat name may hold them. Printers escape all of
+// them anyway ([Line]); new ids and config ids are refused with one.
+func Reorders(r rune) bool {
+	switch {
+	case r == 0x061C, r == 0x200E, r == 0x200F, // Arabic letter mark, LRM, RLM
+		r >= 0x202A && r <= 0x202E, // LRE, RLE, PDF, LRO, RLO
+		r >= 0x2066 && r <= 0x2069, // LRI, RLI, FSI, PDI
+		r == 0x2028, r == 0x2029:   // line and paragraph separators
+		return true
+	}
+	return false
+}
