@@ -260,7 +260,7 @@ func (b *builder) checkID(path, what, id string) {
 	case len(id) > MaxIDBytes:
 		b.bad(path, "%s is %d bytes; the limit is %d", what, len(id), MaxIDBytes)
 	default:
-		if p := IDTextProblem(what, id); p != "" {
+		if p := idTextProblem(what, id, b.bounds); p != "" {
 			b.bad(path, "%s", p)
 		}
 	}
@@ -272,13 +272,18 @@ func (b *builder) checkID(path, what, id string) {
 // is the one rule for provider, profile, model and agent ids, shared by
 // the config, the engine (HTTP, micro) and the CLI so they agree on what
 // an id may be. Emptiness and length are each caller's.
-func IDTextProblem(what, id string) string {
+func IDTextProblem(what, id string) string { return idTextProblem(what, id, true) }
+
+// idTextProblem is [IDTextProblem]; a stored config (fresh false) is read
+// with the rule of the builds that stored it, which let a bidirectional
+// or line-separating character through.
+func idTextProblem(what, id string, fresh bool) string {
 	switch {
 	case strings.ContainsAny(id, "*>"):
 		return fmt.Sprintf("%s %q contains a wildcard (* or >); name one %s exactly", what, id, what)
 	case strings.IndexFunc(id, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == unicode.ReplacementChar }) >= 0:
 		return fmt.Sprintf("%s %q contains whitespace or control characters", what, id)
-	case strings.IndexFunc(id, termtext.Reorders) >= 0:
+	case fresh && strings.IndexFunc(id, termtext.Reorders) >= 0:
 		return fmt.Sprintf("%s %q contains a bidirectional or line-separating character", what, id)
 	}
 	return ""

@@ -254,3 +254,21 @@ func TestCanonical_StoredConfigsAreNotHeldToFileStrictness(t *testing.T) {
 		t.Fatalf("a format newer than this build parsed: %v", err)
 	}
 }
+
+// A profile id with a bidirectional override, which builds before the
+// rule stored, is read back from a ConfigApplied as it was; the same text
+// as a file is refused naming the id.
+func TestCanonical_StoredBidiProfileIDStillParses(t *testing.T) {
+	text := []byte(strings.Replace(canonicalV4, "openai:me@example.com", "openai:me\u202eexample", 1))
+	l, err := config.Parse(text, "stored", config.Stored())
+	if err != nil {
+		t.Fatalf("a stored config is refused: %v", err)
+	}
+	if _, ok := l.Policy.Profile("openai:me\u202eexample"); !ok {
+		t.Fatalf("profile not read back: %+v", l.Policy.Profiles)
+	}
+	_, err = config.Parse(text, "file.json")
+	if err == nil || !strings.Contains(err.Error(), `auth.profiles["openai:me\u202eexample"]: profile id "openai:me\u202eexample" contains a bidirectional or line-separating character`) {
+		t.Fatalf("as a file: %v", err)
+	}
+}
