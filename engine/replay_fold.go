@@ -40,9 +40,22 @@ type Held struct {
 }
 
 // Held counts what the fold holds.
-func (f *Fold) Held() Held {
-	h := Held{Sessions: len(f.st.sessions), Subjects: len(f.st.subjectSeq)}
-	for _, t := range f.st.turns {
+func (f *Fold) Held() Held { return f.st.held() }
+
+// Held counts what the engine's state holds now (serve exports it as
+// gauges: docs/exporters.md); it takes the state's read lock for the
+// count of its turns, at most the finished turns kept plus the open ones.
+func (e *Engine) Held() Held {
+	e.st.mu.RLock()
+	defer e.st.mu.RUnlock()
+	return e.st.held()
+}
+
+// held counts what s holds. Call with mu held (or on a fold of one
+// goroutine).
+func (s *state) held() Held {
+	h := Held{Sessions: len(s.sessions), Subjects: len(s.subjectSeq)}
+	for _, t := range s.turns {
 		if finishedPhase(t.Phase) {
 			h.FinishedTurns++
 		} else {

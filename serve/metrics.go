@@ -35,7 +35,7 @@ type metrics struct {
 	handler    http.Handler
 }
 
-// engineCollector exports the engines' counters by agent.
+// engineCollector exports the engines' counters and state sizes by agent.
 type engineCollector struct{ s *Service }
 
 var (
@@ -45,7 +45,24 @@ var (
 		"Appends refused because another writer appended to the guarded subject first (each re-decided), by agent.", []string{"agent"}, nil)
 )
 
-func (c engineCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descCommits; ch <- descConflicts }
+// The engines' state, by agent: what an engine's memory grows with
+// (docs/operations.md "Memory that grows with sessions").
+var (
+	descSessions = prometheus.NewDesc("fledger_engine_sessions",
+		"Sessions this server's engine holds in memory, by agent: every session the agent's stream holds (sessions are not evicted; about 570 B of heap each).", []string{"agent"}, nil)
+	descOpenTurns = prometheus.NewDesc("fledger_engine_open_turns",
+		"Turns begun and not finished that this server's engine holds, by agent (a gateway that crashed mid-turn leaves one for good, about 2 KB each).", []string{"agent"}, nil)
+	descFinishedTurns = prometheus.NewDesc("fledger_engine_finished_turns",
+		"Finished turns this server's engine keeps in memory, by agent (at most --finished-turns; older ones are read back from the stream).", []string{"agent"}, nil)
+	descSubjects = prometheus.NewDesc("fledger_engine_subject_sequences",
+		"Stream subjects whose last sequence this server's engine holds as the guard of its next append, by agent.", []string{"agent"}, nil)
+)
+
+func (c engineCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descCommits, descConflicts, descSessions, descOpenTurns, descFinishedTurns, descSubjects} {
+		ch <- d
+	}
+}
 
 func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 	agents := make([]string, 0, len(c.s.engines))
@@ -57,6 +74,11 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 		st := c.s.engines[a].Stats()
 		ch <- prometheus.MustNewConstMetric(descCommits, prometheus.CounterValue, float64(st.Commits), a)
 		ch <- prometheus.MustNewConstMetric(descConflicts, prometheus.CounterValue, float64(st.Conflicts), a)
+		h := c.s.engines[a].Held()
+		ch <- prometheus.MustNewConstMetric(descSessions, prometheus.GaugeValue, float64(h.Sessions), a)
+		ch <- prometheus.MustNewConstMetric(descOpenTurns, prometheus.GaugeValue, float64(h.OpenTurns), a)
+		ch <- prometheus.MustNewConstMetric(descFinishedTurns, prometheus.GaugeValue, float64(h.FinishedTurns), a)
+		ch <- prometheus.MustNewConstMetric(descSubjects, prometheus.GaugeValue, float64(h.Subjects), a)
 	}
 }
 
