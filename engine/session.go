@@ -45,9 +45,10 @@ func (e *Engine) SelectModel(ctx context.Context, session string, m events.Model
 		// every turn stored so far (a turn started on another instance
 		// included). A turn whose start is stored after this sync and
 		// before the selection's append is not marked (the selection's
-		// basis does not hold it; verify re-decides it so); that turn
-		// writes no auto pin over the selection (policy's
-		// selectionReplaced), and the next turn starts from it.
+		// basis does not hold it; verify re-decides it so); from rule
+		// revision 5 that turn derives the switch at its next step
+		// (policy's deriveSwitch), before it writes no auto pin over the
+		// selection (selectionReplaced) and the next turn starts from it.
 		if err := e.Sync(ctx); err != nil {
 			return nil, err
 		}

@@ -28,7 +28,7 @@ const (
 	// foldVersion is bumped whenever the fold (state.go) or the encoded
 	// state (snapState) changes: a snapshot of another fold is discarded.
 	// Version 2: a session's zero fields are left out (snapSession).
-	foldVersion = 2
+	foldVersion = 3
 )
 
 // SnapshotCompat is the code version a snapshot must carry to be loaded:

@@ -208,11 +208,11 @@ func (s *state) noteSeq(ev *events.Event, seq uint64) {
 	switch ev.Aggregate {
 	case events.AggTurn:
 		if t, ok := s.turns[ev.Key]; ok {
-			policy.NoteSeq(&t, nil, ev.Data, seq)
+			policy.NoteSeq(&t, nil, ev.Data, seq, ev.Basis)
 			s.turns[ev.Key] = t
 		}
 	case events.AggSession:
-		policy.NoteSeq(nil, &s.session(ev.Key).state, ev.Data, seq)
+		policy.NoteSeq(nil, &s.session(ev.Key).state, ev.Data, seq, ev.Basis)
 	}
 }
 

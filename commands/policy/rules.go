@@ -42,8 +42,19 @@ const (
 	// eligible"). Before, only a listed profile moved to the front, and
 	// such a pin was stored but never tried.
 	RulesV4 Rules = 4
+	// RulesV5: a user model selection stored after the turn's start was
+	// decided (the start's basis) is a pending live switch of the turn
+	// even when no LiveSwitchMarked names it: a `/model` decided on a
+	// state that did not hold the turn yet (the turn's start appended
+	// under the turn's subject, the selection under the session's, at
+	// once, on one instance or two) marked nothing, and a start decided
+	// on a state without the selection started on the model before it;
+	// either way the turn ran on as if the user had said nothing. The
+	// turn now derives the switch from the session at its next step
+	// (deriveSwitch), as the mark it would have had, and takes it once.
+	RulesV5 Rules = 5
 	// CurrentRules is the revision the engine starts new turns with.
-	CurrentRules = RulesV4
+	CurrentRules = RulesV5
 )
 
 // ErrRulesTooNew is returned for a turn recorded with a rule revision
@@ -87,6 +98,9 @@ func (d *decider) v3() bool { return d.rules() >= RulesV3 }
 
 // v4 reports whether the turn is decided by revision 4 or later.
 func (d *decider) v4() bool { return d.rules() >= RulesV4 }
+
+// v5 reports whether the turn is decided by revision 5 or later.
+func (d *decider) v5() bool { return d.rules() >= RulesV5 }
 
 // skipMarks is the skip cache the turn's revision reads: revision 1 a
 // failure marked under every profile of its provider, revision 2 under

@@ -89,6 +89,13 @@ type SessionState struct {
 	// command stored that is not a model selection (a `/model default`,
 	// `/new`, `/reset`, a user pin; 0 = none known).
 	OtherCommandSeq uint64 `json:",omitzero"`
+	// SelectSeq is the stream sequence of the last model selection with
+	// source user stored (`/model`, a begin with a model; 0 = none known)
+	// and SelectProfile the profile the same command pinned ("" = none):
+	// the live switch a running turn derives (rule revision 5,
+	// deriveSwitch).
+	SelectSeq     uint64 `json:",omitzero"`
+	SelectProfile string `json:",omitzero"`
 }
 
 // EvolveSession folds one session event into the state; events of other

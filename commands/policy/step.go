@@ -268,7 +268,9 @@ func newDecider(st TurnState, env Env) (*decider, error) {
 	if err := RulesOf(st.Rules).check(); err != nil {
 		return nil, err
 	}
-	return &decider{cfg: env.Config, env: env, World: NewWorld(st, env), out: make([]events.Payload, 0, 8)}, nil
+	d := &decider{cfg: env.Config, env: env, World: NewWorld(st, env), out: make([]events.Payload, 0, 8)}
+	d.deriveSwitch()
+	return d, nil
 }
 
 func (d *decider) emit(p events.Payload) {

@@ -26,6 +26,11 @@ type harness struct {
 	now      int64
 	log      []events.Payload
 	next     Next
+	// seq, when not 0, is the stream sequence of the last decision
+	// applied: each apply is then one commit at the next sequence,
+	// decided on the one before, noted with NoteSeq as the engine's fold
+	// notes stored commits.
+	seq uint64
 }
 
 func newHarness(t fataler, cfg Config) *harness {
@@ -41,6 +46,9 @@ func (h *harness) apply(d Decision, err error) Next {
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	if h.seq > 0 {
+		h.seq++
+	}
 	for _, p := range d.Events {
 		h.log = append(h.log, p)
 		switch p.EventAggregate() {
@@ -49,8 +57,14 @@ func (h *harness) apply(d Decision, err error) Next {
 			if a, ok := p.(events.AttemptStarted); ok && AttemptKind(a.Kind) == KindProbe && a.CandidateIndex == 0 {
 				h.probeAt[a.Provider] = a.StartedAt
 			}
+			if h.seq > 0 {
+				NoteSeq(&h.st, nil, p, h.seq, h.seq-1)
+			}
 		case events.AggSession:
 			h.sess = EvolveSession(h.sess, p)
+			if h.seq > 0 {
+				NoteSeq(nil, &h.sess, p, h.seq, h.seq-1)
+			}
 		case events.AggProfile:
 			id := events.KeyOf(p)
 			h.profiles[id] = EvolveProfile(h.profiles[id], p)

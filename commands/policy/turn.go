@@ -136,6 +136,14 @@ type TurnState struct {
 	StartSeq    uint64
 	MarkSeq     uint64
 	SwitchedSeq uint64
+	// StartBasis is the basis of the commit that started the turn: the
+	// stream position its start was decided on (0 = not known or
+	// nothing before it). SwitchSeenSeq is the stream sequence of the
+	// turn's last live_switch record (a switch taken or found to change
+	// nothing). Both from [NoteSeq]; read by deriveSwitch (rule revision
+	// 5).
+	StartBasis    uint64 `json:",omitzero"`
+	SwitchSeenSeq uint64 `json:",omitzero"`
 }
 
 // grow appends to a copy, never to a shared backing array, so EvolveTurn

@@ -27,16 +27,35 @@ func UserCommand(p events.Payload) bool {
 	return false
 }
 
-// NoteSeq records the stream sequence seq of a stored event p on the
-// states it concerns: a TurnStarted's or a LiveSwitchMarked's on its turn
-// (t), a user command's on its session (s). Either state may be nil.
-func NoteSeq(t *TurnState, s *SessionState, p events.Payload, seq uint64) {
+// NoteSeq records the stream sequence seq of a stored event p, and the
+// basis of its commit, on the states it concerns: a TurnStarted's (and
+// its basis), a LiveSwitchMarked's or a live_switch record's on its turn
+// (t), a user command's on its session (s), a user selection's and the
+// profile the same command pinned on its session too. Either state may
+// be nil.
+func NoteSeq(t *TurnState, s *SessionState, p events.Payload, seq, basis uint64) {
 	if t != nil {
-		switch p.(type) {
+		switch e := p.(type) {
 		case events.TurnStarted:
-			t.StartSeq = seq
+			t.StartSeq, t.StartBasis = seq, basis
 		case events.LiveSwitchMarked:
 			t.MarkSeq = seq
+		case events.FallbackStepped:
+			if e.Decision == DecisionLiveSwitch {
+				t.SwitchSeenSeq = seq
+			}
+		}
+	}
+	if s != nil {
+		switch e := p.(type) {
+		case events.SessionModelSelected:
+			if SelectionSource(e.Source) == SourceUser {
+				s.SelectSeq, s.SelectProfile = seq, ""
+			}
+		case events.SessionAuthPinned:
+			if PinSource(e.Source) == PinUser && seq == s.SelectSeq {
+				s.SelectProfile = e.ProfileID
+			}
 		}
 	}
 	if UserCommand(p) && s != nil {

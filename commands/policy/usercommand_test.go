@@ -28,17 +28,40 @@ func TestUserCommand_WhatCountsAndNoteSeq(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var s SessionState
-			NoteSeq(nil, &s, tc.p, 7)
+			NoteSeq(nil, &s, tc.p, 7, 6)
 			if got := UserCommand(tc.p); got != tc.want || (s.UserCommandSeq == 7) != tc.want {
 				t.Fatalf("UserCommand %v seq %d, want %v", got, s.UserCommandSeq, tc.want)
 			}
 		})
 	}
 	var st TurnState
-	NoteSeq(&st, nil, events.TurnStarted{TurnID: "turn-1"}, 3)
-	NoteSeq(&st, nil, events.LiveSwitchMarked{TurnID: "turn-1", Model: m("google", "gemini")}, 5)
-	NoteSeq(&st, nil, events.AttemptStarted{TurnID: "turn-1"}, 6)
-	if st.StartSeq != 3 || st.MarkSeq != 5 {
-		t.Fatalf("start %d mark %d, want 3 and 5", st.StartSeq, st.MarkSeq)
+	NoteSeq(&st, nil, events.TurnStarted{TurnID: "turn-1"}, 3, 2)
+	NoteSeq(&st, nil, events.LiveSwitchMarked{TurnID: "turn-1", Model: m("google", "gemini")}, 5, 4)
+	NoteSeq(&st, nil, events.AttemptStarted{TurnID: "turn-1"}, 6, 5)
+	NoteSeq(&st, nil, events.FallbackStepped{TurnID: "turn-1", Decision: DecisionCandidateFailed}, 7, 6)
+	if st.StartSeq != 3 || st.StartBasis != 2 || st.MarkSeq != 5 || st.SwitchSeenSeq != 0 {
+		t.Fatalf("start %d basis %d mark %d switch seen %d, want 3, 2, 5 and 0", st.StartSeq, st.StartBasis, st.MarkSeq, st.SwitchSeenSeq)
+	}
+	NoteSeq(&st, nil, events.FallbackStepped{TurnID: "turn-1", Decision: DecisionLiveSwitch}, 8, 7)
+	if st.SwitchSeenSeq != 8 {
+		t.Fatalf("switch seen %d, want 8", st.SwitchSeenSeq)
+	}
+	// A user selection notes its sequence, and the profile its own
+	// command pinned; an auto selection, or a pin of another command,
+	// does not.
+	var s SessionState
+	for _, n := range []struct {
+		p   events.Payload
+		seq uint64
+	}{
+		{events.SessionModelSelected{Session: "s1", Model: m("openai", "gpt-5"), Source: "user"}, 10},
+		{events.SessionAuthPinned{Session: "s1", ProfileID: "openai:work", Source: "user"}, 10},
+		{events.SessionModelSelected{Session: "s1", Model: m("openai", "gpt-5"), Source: "auto"}, 11},
+		{events.SessionAuthPinned{Session: "s1", ProfileID: "openai:home", Source: "user"}, 12},
+	} {
+		NoteSeq(nil, &s, n.p, n.seq, n.seq-1)
+	}
+	if s.SelectSeq != 10 || s.SelectProfile != "openai:work" {
+		t.Fatalf("select seq %d profile %q, want 10 and openai:work", s.SelectSeq, s.SelectProfile)
 	}
 }

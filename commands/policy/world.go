@@ -64,7 +64,7 @@ func (w *World) FoldEvent(ev *events.Event) {
 	if ev.Aggregate == events.AggSession && w.session.owns(ev.Key) {
 		s = &w.session
 	}
-	NoteSeq(t, s, ev.Data, ev.Seq)
+	NoteSeq(t, s, ev.Data, ev.Seq, ev.Basis)
 }
 
 // fold is route with the World's methods called directly: through the
