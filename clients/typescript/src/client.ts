@@ -77,7 +77,11 @@ export interface FledgerClientOptions {
 
 /** Per-request options. */
 export interface RequestOptions {
-  /** Cancels the request (an abort is not retried). */
+  /**
+   * Cancels the request: an abort rejects it at once with the signal's
+   * reason (a signal aborted before the call sends nothing), ends a wait
+   * between re-sends, and is never re-sent.
+   */
   signal?: AbortSignal;
 }
 
@@ -160,15 +164,16 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 /** A typed client of every operation of `fledger serve` (docs/api.md). */
 export class FledgerClient {
   readonly baseUrl: string;
+  /** How long one request may take before its answer counts as lost. */
+  readonly timeoutMs: number;
   readonly #token: string | undefined;
-  readonly #timeoutMs: number;
   readonly #maxTries: number;
   readonly #fetch: typeof fetch;
 
   constructor(opts: FledgerClientOptions = {}) {
     this.baseUrl = (opts.baseUrl ?? "http://127.0.0.1:7400").replace(/\/+$/, "");
     this.#token = opts.token;
-    this.#timeoutMs = opts.timeoutMs ?? 30_000;
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.#maxTries = Math.max(1, opts.maxTries ?? 5);
     this.#fetch = opts.fetch ?? globalThis.fetch;
   }
@@ -252,9 +257,10 @@ export class FledgerClient {
    * Sends one request, re-sending it (at most maxTries times in all) where
    * that cannot record it twice (see SendOptions.idempotent). A refusal
    * rejects with FledgerError; a lost answer that is not re-sent rejects
-   * with fetch's error.
+   * with fetch's error; an abort of opts.signal rejects with its reason.
    */
   async request<T>(method: string, path: string, opts: SendOptions = {}): Promise<T> {
+    opts.signal?.throwIfAborted();
     const url = new URL(this.baseUrl);
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(opts.query ?? {})) {
@@ -275,8 +281,9 @@ export class FledgerClient {
     }
     for (let attempt = 1; ; attempt++) {
       const last = attempt >= this.#maxTries;
-      const timeout = AbortSignal.timeout(this.#timeoutMs);
+      const timeout = AbortSignal.timeout(this.timeoutMs);
       let res: Response;
+      let text: string;
       try {
         res = await send(href, {
           method,
@@ -284,12 +291,13 @@ export class FledgerClient {
           body,
           signal: opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout,
         });
+        text = await res.text();
       } catch (err) {
+        if (opts.signal?.aborted) throw opts.signal.reason;
         if (last || !opts.idempotent || !lostAnswer(err, opts.signal)) throw err;
         await sleep(backoffMs(attempt), opts.signal);
         continue;
       }
-      const text = await res.text();
       if (res.ok || opts.okStatuses?.includes(res.status)) {
         return (opts.text ? text : JSON.parse(text)) as T;
       }

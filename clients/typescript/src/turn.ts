@@ -39,9 +39,12 @@ export type RunTurnOptions = RequestBody<"beginTurn"> & {
   /** Every step, as the server answered it. */
   onStep?: (step: TurnStep) => void;
   /**
-   * Aborts the turn: a call in flight is reported as aborted (the server
-   * stops the turn, disposition abort) and runTurn rejects with the
-   * signal's reason.
+   * Aborts the turn, and runTurn rejects with the signal's reason as soon
+   * as it aborts: the begin, report, resume or wait in progress is
+   * cancelled, and a call in progress is reported as aborted (the server
+   * stops the turn, disposition abort) by one report that this signal does
+   * not cancel (bounded by the client's timeoutMs). A signal aborted before
+   * runTurn sends nothing.
    */
   signal?: AbortSignal;
 };
@@ -77,7 +80,7 @@ const maxEarlyResumes = 10;
 export async function runTurn<T>(call: ProviderCall<T>, opts: RunTurnOptions): Promise<TurnResult<T>> {
   const { client, onNotice, onStep, signal, ...begin } = opts;
   signal?.throwIfAborted();
-  let step = await client.beginTurn({ ...begin, turn_id: begin.turn_id ?? uuidv7() });
+  let step = await client.beginTurn({ ...begin, turn_id: begin.turn_id ?? uuidv7() }, { signal });
   let value: T | undefined;
   for (;;) {
     onStep?.(step);
@@ -99,12 +102,9 @@ export async function runTurn<T>(call: ProviderCall<T>, opts: RunTurnOptions): P
         break;
       case "call": {
         const r = await attempt(call, step, next, signal);
+        if (r.aborted) await reportAbort(client, step, r.outcome, onStep, signal);
         value = r.value;
-        step = await report(client, step, r.outcome);
-        if (r.aborted) {
-          onStep?.(step);
-          throw signal?.reason;
-        }
+        step = await report(client, step, r.outcome, signal);
         break;
       }
     }
@@ -113,24 +113,55 @@ export async function runTurn<T>(call: ProviderCall<T>, opts: RunTurnOptions): P
 
 type Outcome = Omit<RequestBody<"reportOutcome">, "turn_id" | "agent">;
 
-/** Makes one call: its outcome to report, its value, and whether the turn was aborted. */
+/**
+ * Reports an aborted call and rejects with the signal's reason. The report
+ * goes out without the aborted signal, which would cancel it before it is
+ * sent, under a timeout of its own (the client's timeoutMs, re-sends
+ * included), so the server stops the turn. Should it fail, runTurn still
+ * rejects with the signal's reason: the turn then stays open, as a
+ * gateway's crash leaves it.
+ */
+async function reportAbort(
+  client: FledgerClient,
+  step: TurnStep,
+  outcome: Outcome,
+  onStep: ((step: TurnStep) => void) | undefined,
+  signal: AbortSignal | undefined,
+): Promise<never> {
+  let stopped: TurnStep | undefined;
+  try {
+    stopped = await report(client, step, outcome, AbortSignal.timeout(client.timeoutMs));
+  } catch {
+    // The caller asked for the abort: its reason is the answer.
+  }
+  if (stopped !== undefined) onStep?.(stopped);
+  throw signal?.reason;
+}
+
+/**
+ * Makes one call: its outcome to report, its value, and whether the turn
+ * was aborted (the signal aborted before the call settled, whether it
+ * threw or not).
+ */
 async function attempt<T>(
   call: ProviderCall<T>,
   step: TurnStep,
   next: NextCall,
   signal: AbortSignal | undefined,
 ): Promise<{ outcome: Outcome; value?: T; aborted: boolean }> {
-  const aborted = (): Outcome => ({ attempt: next.attempt, error: { name: "AbortError", message: "This operation was aborted" } });
+  const abortError = { name: "AbortError", message: "This operation was aborted" };
   const ctl = new AbortController();
   const stop = (): void => ctl.abort(signal?.reason);
-  if (signal?.aborted) return { outcome: aborted(), aborted: true };
+  if (signal?.aborted) return { outcome: { attempt: next.attempt, error: abortError }, aborted: true };
   signal?.addEventListener("abort", stop, { once: true });
   const started = Date.now();
+  const aborted = () => ({ outcome: { attempt: next.attempt, error: abortError, latency_ms: Date.now() - started }, aborted: true });
   try {
     const value = await call(next, { turnId: step.turn_id, agent: step.agent, signal: ctl.signal });
+    if (signal?.aborted) return aborted();
     return { outcome: { attempt: next.attempt, ok: true, latency_ms: Date.now() - started }, value, aborted: false };
   } catch (err) {
-    if (signal?.aborted) return { outcome: { ...aborted(), latency_ms: Date.now() - started }, aborted: true };
+    if (signal?.aborted) return aborted();
     const outcome: Outcome = { attempt: next.attempt, error: toProviderError(err), latency_ms: Date.now() - started };
     if (err instanceof ProviderCallError) {
       if (err.outputStarted) outcome.output_started = true;
@@ -149,13 +180,13 @@ async function attempt<T>(
  * error's status, code and message alone, so the attempt is recorded and
  * the turn goes on whatever the provider's error looked like.
  */
-async function report(client: FledgerClient, step: TurnStep, outcome: Outcome): Promise<TurnStep> {
+async function report(client: FledgerClient, step: TurnStep, outcome: Outcome, signal: AbortSignal | undefined): Promise<TurnStep> {
   try {
-    return await client.reportOutcome(step.turn_id, { agent: step.agent, ...outcome });
+    return await client.reportOutcome(step.turn_id, { agent: step.agent, ...outcome }, { signal });
   } catch (err) {
     const refused = err instanceof FledgerError && (err.status === 400 || err.status === 413);
     if (!refused || outcome.error === undefined) throw err;
-    return client.reportOutcome(step.turn_id, { agent: step.agent, ...outcome, error: minimalError(outcome.error) });
+    return client.reportOutcome(step.turn_id, { agent: step.agent, ...outcome, error: minimalError(outcome.error) }, { signal });
   }
 }
 
@@ -163,7 +194,7 @@ async function report(client: FledgerClient, step: TurnStep, outcome: Outcome): 
 async function resume(client: FledgerClient, step: TurnStep, signal: AbortSignal | undefined): Promise<TurnStep> {
   for (let i = 1; ; i++) {
     try {
-      return await client.resumeTurn(step.turn_id, { agent: step.agent });
+      return await client.resumeTurn(step.turn_id, { agent: step.agent }, { signal });
     } catch (err) {
       if (!(err instanceof FledgerError) || err.status !== 425 || i >= maxEarlyResumes) throw err;
       await sleep(err.retryAfterMs ?? 1000, signal);

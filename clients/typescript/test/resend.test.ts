@@ -3,44 +3,15 @@
 // at most maxTries times.
 
 import assert from "node:assert/strict";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
 
 import { FledgerClient, FledgerError, runTurn } from "../src/index.js";
+import { callStep, doneStep, ScriptedServer, type Answer } from "./scripted.js";
 
-/** One scripted answer: a status with a JSON body and headers, or "drop" (the connection is closed unanswered). */
-type Answer = "drop" | { status: number; body: unknown; headers?: Record<string, string> };
+const server = new ScriptedServer();
 
-let script: Answer[] = [];
-let seen: string[] = [];
-let bodies: string[] = [];
-let baseUrl = "";
-const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-  const chunks: Buffer[] = [];
-  req.on("data", (c: Buffer) => chunks.push(c));
-  req.on("end", () => {
-    seen.push(`${req.method} ${req.url}`);
-    bodies.push(Buffer.concat(chunks).toString());
-    const a = script.shift() ?? { status: 500, body: { error: "internal", detail: "script ran out" } };
-    if (a === "drop") {
-      req.socket.destroy();
-      return;
-    }
-    res.writeHead(a.status, { "Content-Type": "application/json", ...a.headers });
-    res.end(JSON.stringify(a.body));
-  });
-});
-
-before(async () => {
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-
-after(() => {
-  server.closeAllConnections();
-  server.close();
-});
+before(() => server.start());
+after(() => server.close());
 
 const step = { status: 200, body: { turn_id: "t1", agent: "main", next: { action: "done", answered_by: "a/b", notices: [] } } };
 const session = { status: 200, body: { session: { agent: "main", session: "s" }, events: ["SessionModelSelected"] } };
@@ -51,7 +22,7 @@ const unavailable = (recorded: "no" | "unknown"): Answer => ({
 });
 const contention: Answer = { status: 503, body: { error: "contention", detail: "busy" }, headers: { "Retry-After": "0" } };
 
-const client = (): FledgerClient => new FledgerClient({ baseUrl, maxTries: 3 });
+const client = (): FledgerClient => new FledgerClient({ baseUrl: server.url, maxTries: 3 });
 const outcome = (c: FledgerClient) => c.reportOutcome("t1", { attempt: 1, ok: true });
 const model = (c: FledgerClient) => c.selectModel("main", "s", { model: "a/b" });
 
@@ -76,8 +47,7 @@ const cases: { name: string; script: Answer[]; run: (c: FledgerClient) => Promis
 
 for (const c of cases) {
   test(c.name, async () => {
-    script = [...c.script];
-    seen = [];
+    server.reset(c.script);
     const p = c.run(client());
     if (c.fails === undefined) {
       await p;
@@ -87,35 +57,23 @@ for (const c of cases) {
       const status = c.fails;
       await assert.rejects(p, (err: unknown) => err instanceof FledgerError && err.status === status);
     }
-    assert.equal(seen.length, c.sent, `sent ${seen.join(", ")}`);
+    assert.equal(server.seen.length, c.sent, `sent ${server.seen.join(", ")}`);
   });
 }
-
-const callStep = (turnId: string): Answer => ({
-  status: 200,
-  body: {
-    turn_id: turnId,
-    agent: "main",
-    next: { action: "call", provider: "a", model: "b", profile: "a:p", kind: "first", attempt: 1, notices: [] },
-  },
-});
-const doneStep = (turnId: string): Answer => ({ status: 200, body: { turn_id: turnId, agent: "main", next: { action: "done", answered_by: "a/b", notices: [] } } });
 
 for (const refusal of [
   { status: 413, body: { error: "body_too_large", detail: "the request is larger than 65536 bytes" } },
   { status: 400, body: { error: "invalid_request", detail: "error: status: not an HTTP status" } },
 ]) {
   test(`a report refused with ${refusal.status} is sent again with status, code and message alone`, async () => {
-    script = [callStep("t1"), refusal, doneStep("t1")];
-    seen = [];
-    bodies = [];
+    server.reset([callStep("t1"), refusal, doneStep("t1")]);
     const turn = await runTurn(
       () => Promise.reject(Object.assign(new Error("Bad gateway"), { status: 502, code: "E502", type: "api_error", body: "<html>…</html>", headers: { "x-a": "b" } })),
       { client: client(), agent: "main", session: "s", turn_id: "t1" },
     );
     assert.equal(turn.action, "done");
-    assert.deepEqual(seen, ["POST /v1/turns", "POST /v1/turns/t1/outcomes", "POST /v1/turns/t1/outcomes"]);
-    const [full, minimal] = bodies.slice(1).map((b) => JSON.parse(b) as { attempt: number; error: unknown });
+    assert.deepEqual(server.seen, ["POST /v1/turns", "POST /v1/turns/t1/outcomes", "POST /v1/turns/t1/outcomes"]);
+    const [full, minimal] = server.bodies.slice(1).map((b) => JSON.parse(b) as { attempt: number; error: unknown });
     assert.deepEqual(full?.error, { status: 502, code: "E502", type: "api_error", name: "Error", message: "Bad gateway", body: "<html>…</html>", headers: { "x-a": "b" } });
     assert.deepEqual(minimal?.error, { status: 502, code: "E502", message: "Bad gateway" });
     assert.equal(minimal?.attempt, 1);
@@ -123,30 +81,26 @@ for (const refusal of [
 }
 
 test("a report refused with 409 is not sent again", async () => {
-  script = [callStep("t1"), { status: 409, body: { error: "outcome_mismatch", detail: "attempt 1 was recorded as succeeded" } }];
-  seen = [];
+  server.reset([callStep("t1"), { status: 409, body: { error: "outcome_mismatch", detail: "attempt 1 was recorded as succeeded" } }]);
   await assert.rejects(
     runTurn(() => Promise.reject(new Error("x")), { client: client(), agent: "main", session: "s", turn_id: "t1" }),
     (err: unknown) => err instanceof FledgerError && err.status === 409,
   );
-  assert.equal(seen.length, 2);
+  assert.equal(server.seen.length, 2);
 });
 
 test(". and .. path segments reach the server as %2E and %2E%2E", async () => {
-  script = [callStep("."), doneStep("."), session, session];
-  seen = [];
-  bodies = [];
+  server.reset([callStep("."), doneStep("."), session, session]);
   await runTurn(async () => "ok", { client: client(), agent: "main", session: "s", turn_id: "." });
-  const { latency_ms: _, ...outcome } = JSON.parse(bodies[1] ?? "") as Record<string, unknown>;
+  const { latency_ms: _, ...outcome } = JSON.parse(server.bodies[1] ?? "") as Record<string, unknown>;
   assert.deepEqual(outcome, { agent: "main", attempt: 1, ok: true });
   await client().getSession("..", "..");
   await client().request("GET", "/v1/sessions/main/%2E", { query: { a: "1 2" } });
-  assert.deepEqual(seen, ["POST /v1/turns", "POST /v1/turns/%2E/outcomes", "GET /v1/sessions/%2E%2E/%2E%2E", "GET /v1/sessions/main/%2E?a=1+2"]);
+  assert.deepEqual(server.seen, ["POST /v1/turns", "POST /v1/turns/%2E/outcomes", "GET /v1/sessions/%2E%2E/%2E%2E", "GET /v1/sessions/main/%2E?a=1+2"]);
 });
 
 test("a lost answer on a . path is a TypeError, re-sent like fetch's", async () => {
-  script = ["drop", session];
-  seen = [];
+  server.reset(["drop", session]);
   await client().getSession("main", "..");
-  assert.deepEqual(seen, ["GET /v1/sessions/main/%2E%2E", "GET /v1/sessions/main/%2E%2E"]);
+  assert.deepEqual(server.seen, ["GET /v1/sessions/main/%2E%2E", "GET /v1/sessions/main/%2E%2E"]);
 });

@@ -1,0 +1,209 @@
+// Aborts, against a scripted local HTTP server (test/scripted.ts): the
+// caller's signal cancels every request runTurn and FledgerClient make on
+// its behalf (a server that never answers included) and the wait between
+// them, rejecting with the signal's reason; an aborted call is reported
+// once, by a report the signal does not cancel; a signal aborted before
+// the call sends nothing. The client's timeout is far longer than any
+// bound asserted here, so waiting one out fails the test.
+
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+
+import { FledgerClient, runTurn, type TurnStep } from "../src/index.js";
+import { abortStep, callStep, doneStep, ScriptedServer, waitStep, type Answer } from "./scripted.js";
+
+const server = new ScriptedServer();
+
+before(() => server.start());
+after(() => server.close());
+
+/** Long enough that a request waited out instead of aborted fails the test's own timeout. */
+const longTimeoutMs = 20_000;
+/** How long after the abort the rejection may come: far more than it takes, far less than a request timeout. */
+const promptMs = 1_000;
+const testTimeout = { timeout: 10_000 };
+
+const client = (timeoutMs = longTimeoutMs): FledgerClient => new FledgerClient({ baseUrl: server.url, timeoutMs, maxTries: 5 });
+const turn = { agent: "main", session: "s", turn_id: "t1" };
+const begin = "POST /v1/turns";
+const outcomes = "POST /v1/turns/t1/outcomes";
+const resume = "POST /v1/turns/t1/resume";
+
+/** Aborts ctl with a reason of its own, noting when. */
+function aborter(): { ctl: AbortController; reason: Error; abort(): void; abortedAt(): number } {
+  const ctl = new AbortController();
+  const reason = new Error("user cancelled");
+  let at = -1;
+  return {
+    ctl,
+    reason,
+    abort: () => {
+      at = performance.now();
+      ctl.abort(reason);
+    },
+    abortedAt: () => at,
+  };
+}
+
+/** Awaits p, which must reject with exactly reason within promptMs of the abort. */
+async function rejectsPromptly(p: Promise<unknown>, a: ReturnType<typeof aborter>): Promise<void> {
+  await assert.rejects(p, (err: unknown) => err === a.reason);
+  assert.ok(a.abortedAt() >= 0, "rejected before the abort");
+  const after = performance.now() - a.abortedAt();
+  assert.ok(after < promptMs, `rejected ${Math.round(after)} ms after the abort`);
+}
+
+const failing = (): Promise<string> => Promise.reject(Object.assign(new Error("Overloaded"), { status: 529 }));
+
+/**
+ * Where the abort comes: by default when the last scripted request has
+ * arrived, before it is answered; with answered, 20 ms after (in the wait
+ * its answer asks for); with abortOnStep, once runTurn has begun the step.
+ */
+const inFlight: { name: string; script: Answer[]; sent: string[]; answered?: true; abortOnStep?: TurnStep["next"]["action"] }[] = [
+  { name: "a begin the server never answers", script: ["hang"], sent: [begin] },
+  { name: "an outcome report the server never answers", script: [callStep("t1"), "hang"], sent: [begin, outcomes] },
+  { name: "a resume the server never answers", script: [callStep("t1"), waitStep("t1", 0), "hang"], sent: [begin, outcomes, resume] },
+  { name: "a wait of a minute", script: [callStep("t1"), waitStep("t1", 60_000)], sent: [begin, outcomes], abortOnStep: "wait" },
+  {
+    name: "a 425 wait_not_over of a minute",
+    script: [callStep("t1"), waitStep("t1", 0), { status: 425, body: { error: "wait_not_over", detail: "wait 60 s" }, headers: { "Retry-After": "60" } }],
+    sent: [begin, outcomes, resume],
+    answered: true,
+  },
+  {
+    name: "a resume whose connection drops",
+    script: [callStep("t1"), waitStep("t1", 0), "drop"],
+    sent: [begin, outcomes, resume],
+  },
+];
+
+for (const c of inFlight) {
+  test(`runTurn: an abort during ${c.name} rejects with the signal's reason at once and sends nothing more`, testTimeout, async () => {
+    server.reset(c.script);
+    const a = aborter();
+    if (c.abortOnStep === undefined) {
+      server.onRequest = () => {
+        if (server.script.length > 0) return;
+        if (c.answered) setTimeout(a.abort, 20);
+        else a.abort();
+      };
+    }
+    const onStep = (s: TurnStep): void => {
+      if (s.next.action === c.abortOnStep) setTimeout(a.abort, 0);
+    };
+    await rejectsPromptly(runTurn(failing, { ...turn, client: client(), signal: a.ctl.signal, onStep }), a);
+    assert.deepEqual(server.seen, c.sent);
+  });
+}
+
+test("runTurn: an abort during the call is reported once, by a report the abort does not cancel", testTimeout, async () => {
+  server.reset([callStep("t1"), abortStep("t1")]);
+  const a = aborter();
+  const steps: string[] = [];
+  const p = runTurn(
+    (_step, ctx) =>
+      new Promise<string>((_resolve, reject) => {
+        ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason));
+        setTimeout(a.abort, 0);
+      }),
+    { ...turn, client: client(), signal: a.ctl.signal, onStep: (s) => steps.push(`${s.next.action}`) },
+  );
+  await rejectsPromptly(p, a);
+  assert.deepEqual(server.seen, [begin, outcomes]);
+  const { latency_ms: _, ...report } = JSON.parse(server.bodies[1] ?? "") as Record<string, unknown>;
+  assert.deepEqual(report, { agent: "main", attempt: 1, error: { name: "AbortError", message: "This operation was aborted" } });
+  assert.deepEqual(steps, ["call", "stop"]);
+});
+
+test("runTurn: a call that resolves after the abort is reported as aborted too", testTimeout, async () => {
+  server.reset([callStep("t1"), abortStep("t1"), doneStep("t1")]);
+  const a = aborter();
+  const p = runTurn(
+    async () => {
+      a.abort();
+      return "answered anyway";
+    },
+    { ...turn, client: client(), signal: a.ctl.signal },
+  );
+  await rejectsPromptly(p, a);
+  assert.deepEqual(server.seen, [begin, outcomes]);
+  assert.equal((JSON.parse(server.bodies[1] ?? "") as { error?: { name?: string } }).error?.name, "AbortError");
+});
+
+test("runTurn: an abort report the server never answers ends after the client's timeout, sent once", testTimeout, async () => {
+  server.reset([callStep("t1"), "hang"]);
+  const a = aborter();
+  const p = runTurn(
+    async (_step, ctx) => {
+      a.abort();
+      throw ctx.signal.reason;
+    },
+    { ...turn, client: client(300), signal: a.ctl.signal },
+  );
+  await assert.rejects(p, (err: unknown) => err === a.reason);
+  assert.deepEqual(server.seen, [begin, outcomes]);
+});
+
+test("runTurn: a signal aborted before the call sends nothing", testTimeout, async () => {
+  server.reset([callStep("t1")]);
+  const a = aborter();
+  a.abort();
+  await assert.rejects(runTurn(failing, { ...turn, client: client(), signal: a.ctl.signal }), (err: unknown) => err === a.reason);
+  assert.deepEqual(server.seen, []);
+});
+
+const session = { status: 200, body: { session: { agent: "main", session: "s" }, events: ["SessionModelSelected"] } };
+
+/** Every public request method, called with opts. */
+const methods: { name: string; run: (c: FledgerClient, opts: { signal: AbortSignal }) => Promise<unknown> }[] = [
+  { name: "beginTurn", run: (c, o) => c.beginTurn({ session: "s", turn_id: "t1" }, o) },
+  { name: "reportOutcome", run: (c, o) => c.reportOutcome("t1", { attempt: 1, ok: true }, o) },
+  { name: "resumeTurn", run: (c, o) => c.resumeTurn("t1", {}, o) },
+  { name: "getTurn", run: (c, o) => c.getTurn("t1", {}, o) },
+  { name: "getSession", run: (c, o) => c.getSession("main", "s", o) },
+  { name: "getSession of a . session (node:http)", run: (c, o) => c.getSession("main", ".", o) },
+  { name: "selectModel", run: (c, o) => c.selectModel("main", "s", { model: "a/b" }, o) },
+  { name: "resetSession", run: (c, o) => c.resetSession("main", "s", {}, o) },
+  { name: "pinProfile", run: (c, o) => c.pinProfile("main", "s", { profile: "a:p" }, o) },
+  { name: "completeCompaction", run: (c, o) => c.completeCompaction("main", "s", o) },
+  { name: "setAuthOrder", run: (c, o) => c.setAuthOrder("main", "a", {}, o) },
+  { name: "listProfiles", run: (c, o) => c.listProfiles({}, o) },
+  { name: "listDecisions", run: (c, o) => c.listDecisions({}, o) },
+  { name: "health", run: (c, o) => c.health(o) },
+  { name: "ready", run: (c, o) => c.ready(o) },
+  { name: "metrics", run: (c, o) => c.metrics(o) },
+];
+
+for (const m of methods) {
+  test(`${m.name}: a signal aborted before the call rejects with its reason and sends nothing`, testTimeout, async () => {
+    server.reset([session]);
+    const a = aborter();
+    a.abort();
+    await assert.rejects(m.run(client(), { signal: a.ctl.signal }), (err: unknown) => err === a.reason);
+    assert.deepEqual(server.seen, []);
+  });
+
+  test(`${m.name}: an abort while the server never answers rejects with the signal's reason at once`, testTimeout, async () => {
+    server.reset(["hang"]);
+    const a = aborter();
+    server.onRequest = a.abort;
+    await rejectsPromptly(m.run(client(), { signal: a.ctl.signal }), a);
+    assert.equal(server.seen.length, 1);
+  });
+}
+
+const contention: Answer = { status: 503, body: { error: "contention", detail: "busy" }, headers: { "Retry-After": "60" } };
+
+for (const c of [
+  { name: "an abort as the answer is lost", first: "drop" as const, delayMs: undefined },
+  { name: "an abort in the wait after 503 contention (Retry-After 60)", first: contention, delayMs: 20 },
+]) {
+  test(`${c.name}: the request is not re-sent`, testTimeout, async () => {
+    server.reset([c.first, session]);
+    const a = aborter();
+    server.onRequest = () => (c.delayMs === undefined ? a.abort() : setTimeout(a.abort, c.delayMs));
+    await rejectsPromptly(client().getSession("main", "s", { signal: a.ctl.signal }), a);
+    assert.deepEqual(server.seen, ["GET /v1/sessions/main/s"]);
+  });
+}
