@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,10 @@ type globals struct {
 	// ReplicasSet says it was given.
 	Replicas    int
 	ReplicasSet bool
+	// Log, when set (serve, view), is the command's logger: the store
+	// logs through it too, so one process writes one log format
+	// (default slog.Default()).
+	Log *slog.Logger
 	// FirstSeq is --first-seq: the first sequence of a stream fledger
 	// creates (0 = 1), to continue an archived stream's sequences.
 	FirstSeq uint64

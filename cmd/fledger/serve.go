@@ -97,6 +97,7 @@ func runServe(cmd *cobra.Command, g *globals, o *serveFlags) (err error) {
 		return fmt.Errorf("--max-body %d: a request body limit is at least 1 byte (default %d)", o.maxBody, serve.DefaultMaxBodyBytes)
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	g.Log = log
 	loaded, err := loadServeConfig(o.cfgFile, log)
 	if err != nil {
 		return err

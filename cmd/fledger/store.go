@@ -18,7 +18,11 @@ import (
 func (g *globals) storeOptions() []events.Option {
 	// The store's warnings (a stream kept with another replica count, no
 	// atomic batch publish) go to the command's log.
-	common := []events.Option{events.WithLogger(slog.Default())}
+	log := g.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	common := []events.Option{events.WithLogger(log)}
 	if g.ReplicasSet {
 		common = append(common, events.WithReplicas(g.Replicas))
 	}

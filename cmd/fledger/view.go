@@ -62,6 +62,7 @@ func runView(cmd *cobra.Command, g *globals, o *viewFlags) (err error) {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	g.Log = log
 	// The root context ends at SIGINT/SIGTERM (internal/interrupt: also
 	// one caught while the binary initialised); a second signal has its
 	// default effect, which ends a drain that takes too long.
