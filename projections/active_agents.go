@@ -3,11 +3,13 @@ package projections
 import "context"
 
 // ActiveAgents lists the agents with events in the projection
-// (agent_spans), the one whose last event is the latest first, then by
-// name: what a reader of a whole ledger (`fledger view`) serves, read
-// without walking the stream.
+// (agent_spans), the one with the stream's last commit first (stream
+// order, not event time: a scenario recorded on a virtual clock in the
+// past is still the agent just written), then by name: what a reader of
+// a whole ledger (`fledger view`) serves, read without walking the
+// stream.
 func (db *DB) ActiveAgents(ctx context.Context) ([]string, error) {
-	return db.strings(ctx, `SELECT agent FROM agent_spans WHERE agent != '' ORDER BY lastAt DESC, agent`)
+	return db.strings(ctx, `SELECT agent FROM agent_spans WHERE agent != '' ORDER BY lastSeq DESC, agent`)
 }
 
 // strings runs a query of one text column and returns its values.

@@ -39,7 +39,7 @@ It listens on loopback by default (a non-loopback --http requires --token or
 FLEDGER_TOKEN) and prints the URL it listens on as its first line of output
 ("--http 127.0.0.1:0" picks a free port); with --json that line is
 {"url": …, "agents": […], "read_only": true}. Without --agent it serves every
-agent of the ledger, the agent of the last event being the default one.
+agent of the ledger, the agent of the stream's last commit being the default one.
 SIGINT/SIGTERM stops it.`,
 		Example: `  fledger view --data ./fledger-data
   fledger view --data /mnt/copy-of-ledger --http 127.0.0.1:0
