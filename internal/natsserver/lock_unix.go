@@ -27,7 +27,7 @@ func lockDir(dir string) (*os.File, error) {
 			if b, rerr := os.ReadFile(path); rerr == nil && len(strings.TrimSpace(string(b))) > 0 {
 				holder = " by pid " + strings.TrimSpace(string(b))
 			}
-			return nil, fmt.Errorf("%w: %s is locked%s (%s); another fledger is running on it — stop it or use another --data", ErrLocked, dir, holder, path)
+			return nil, fmt.Errorf("%w: %s is locked%s (%s); another fledger is running on it — stop it, use another --data, or reach its ledger through it: start that one with --nats-listen PORT and run this command with --nats nats://127.0.0.1:PORT --data %s (docs/api.md)", ErrLocked, dir, holder, path, dir)
 		}
 		return nil, fmt.Errorf("natsserver: lock %s: %w", path, err)
 	}
