@@ -121,10 +121,13 @@ func Parse(data []byte, source string, opts ...Option) (*Loaded, error) {
 		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: fmt.Sprintf("file is larger than %d bytes", MaxFileBytes)}}}
 	}
 	// A key given twice is an error in a file a user writes (the last one
-	// would silently win); stored history is read as it was written.
+	// would silently win), and so is a second YAML document (the reader
+	// takes only the first); stored history is read as it was written.
 	toJSON := yaml.YAMLToJSONStrict
 	if o.stored {
 		toJSON = yaml.YAMLToJSON
+	} else if p := documentsProblem(data); p != "" {
+		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: p}}}
 	}
 	js, err := toJSON(data)
 	if err != nil {
