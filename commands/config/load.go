@@ -128,6 +128,12 @@ func Parse(data []byte, source string, opts ...Option) (*Loaded, error) {
 		toJSON = yaml.YAMLToJSON
 	} else if p := documentsProblem(data); p != "" {
 		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: p}}}
+	} else if merges, p := mergeKeys(data); p != "" {
+		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: "not valid YAML or JSON: " + p}}}
+	} else if merges {
+		// The strict reader counts a merged key written out again as
+		// given twice; mergeKeys checked what it would have.
+		toJSON = yaml.YAMLToJSON
 	}
 	js, err := toJSON(data)
 	if err != nil {
