@@ -1,7 +1,6 @@
 package config_test
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/fledger/fledger/commands/config"
@@ -46,9 +45,7 @@ func TestParse_OneDocument(t *testing.T) {
 				}
 				return
 			}
-			if got := problems(t, tc.text); !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("problems\n got %q\nwant %q", got, tc.want)
-			}
+			wantProblems(t, tc.text, tc.want)
 		})
 	}
 }

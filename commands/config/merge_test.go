@@ -1,7 +1,6 @@
 package config_test
 
 import (
-	"reflect"
 	"testing"
 )
 
@@ -31,9 +30,7 @@ func TestParse_YAMLMergeKeys(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.want != nil {
-				if got := problems(t, tc.text); !reflect.DeepEqual(got, tc.want) {
-					t.Fatalf("problems\n got %q\nwant %q", got, tc.want)
-				}
+				wantProblems(t, tc.text, tc.want)
 				return
 			}
 			l := mustParse(t, tc.text)

@@ -1,7 +1,6 @@
 package config_test
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/fledger/fledger/commands/config"
@@ -37,9 +36,7 @@ func TestParse_ConfiguredModelTakesNoProfile(t *testing.T) {
 				mustParse(t, tc.text)
 				return
 			}
-			if got := problems(t, tc.text); !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("problems\n got %q\nwant %q", got, tc.want)
-			}
+			wantProblems(t, tc.text, tc.want)
 		})
 	}
 	// History is forever: a config stored with such a model reads back

@@ -1,7 +1,6 @@
 package config_test
 
 import (
-	"reflect"
 	"testing"
 )
 
@@ -93,9 +92,7 @@ agents:
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := problems(t, tc.text); !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("problems\n got %q\nwant %q", got, tc.want)
-			}
+			wantProblems(t, tc.text, tc.want)
 		})
 	}
 }
