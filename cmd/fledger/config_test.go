@@ -109,3 +109,26 @@ func TestConfigApply_NoPrimaryRefusedUnlessAllowed(t *testing.T) {
 		})
 	}
 }
+
+// The fresh-user breaker's files, through `config check`: each is refused
+// with every problem at once, naming the file.
+func TestConfigCheck_BreakerFiles(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"second document after an empty one (c10)", "---\nagents: {}\n---\nagents:\n  defaults:\n    model:\n      primary: openai/gpt-5\n",
+			": invalid config: holds 2 YAML documents; a config is one document (the second starts at line 3)"},
+		{"second document not YAML (c11)", "agents:\n  defaults:\n    model:\n      primary: openai/gpt-5\n---\n{{{ not yaml at all\n",
+			": invalid config: holds 2 YAML documents; a config is one document (the second starts at line 5)"},
+		{"primary with @profile (c9)", "auth:\n  profiles:\n    \"openai:a\": {provider: openai, type: api_key}\nagents:\n  defaults:\n    model:\n      primary: openai/gpt-5@openai:a\n",
+			`: invalid config: agents.defaults.model.primary: "openai/gpt-5@openai:a" names auth profile "openai:a" after its @; a configured model takes no @profile (it would be called as model "gpt-5@openai:a"): put the profile first in auth.order.openai, or pin it per session with /model openai/gpt-5@openai:a`},
+		{"type error and negative count (twopass)", "retry:\n  provider:\n    maxRetries: -3\nfailover:\n  skipTtlMs: \"10\"\nagents:\n  defaults:\n    model:\n      primary: openai/gpt-5\n",
+			": invalid config\n  failover.skipTtlMs: expected a whole number, got the string \"10\"\n  retry.provider.maxRetries: -3 is negative"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := writeConfig(t, c.text)
+			_, err := runFledger(t, "config", "check", f)
+			if err == nil || err.Error() != f+c.want {
+				t.Fatalf("got %v\nwant %s", err, f+c.want)
+			}
+		})
+	}
+}
