@@ -56,10 +56,10 @@ func checkRefText(field, s string) error {
 //
 // An '@' ends the model only where a profile id as OpenClaw writes them
 // starts: "<provider>:<name>" (provider:default, provider:<email>; seed 000
-// "Profile IDs"). The first such '@' after the '/' is the split, and the
-// profile id is everything after it (so an e-mail profile keeps its '@').
-// Any other '@' is part of the model, as in Vertex's versioned ids and
-// Cloudflare's @cf/ models:
+// "Profile IDs"), the split [config.ProfileSuffixAt] finds (a config file
+// refuses a model it would split). The profile id is everything after it
+// (so an e-mail profile keeps its '@'). Any other '@' is part of the
+// model, as in Vertex's versioned ids and Cloudflare's @cf/ models:
 //
 //	openai/gpt-5@openai:backup                      → openai/gpt-5, openai:backup
 //	openai-codex/gpt-5@openai-codex:me@x.io         → openai-codex/gpt-5, openai-codex:me@x.io
@@ -79,13 +79,8 @@ func ParseModelSelection(s string) (events.ModelRef, string, error) {
 		return events.ModelRef{}, "", fmt.Errorf("%w: model is %d bytes, longer than the %d bytes provider/model@profile may have", ErrBadRequest, len(s), max)
 	}
 	model, profile := s, ""
-	if slash := strings.IndexByte(s, '/'); slash >= 0 {
-		for i := slash + 1; i < len(s); i++ {
-			if s[i] == '@' && startsProfileID(s[i+1:]) {
-				model, profile = s[:i], s[i+1:]
-				break
-			}
-		}
+	if at := config.ProfileSuffixAt(s); at >= 0 {
+		model, profile = s[:at], s[at+1:]
 	}
 	ref, err := ParseModelRef(model)
 	if err != nil {
@@ -98,12 +93,4 @@ func ParseModelSelection(s string) (events.ModelRef, string, error) {
 		return events.ModelRef{}, "", fmt.Errorf("%w: model %q ends in @ with no profile after it (a profile is provider:name)", ErrBadRequest, s)
 	}
 	return ref, profile, nil
-}
-
-// startsProfileID reports whether s begins with "<provider>:" — a
-// non-empty provider holding no '@', '/' or ':' — as every profile id
-// OpenClaw writes does.
-func startsProfileID(s string) bool {
-	i := strings.IndexAny(s, "@/:")
-	return i > 0 && s[i] == ':'
 }

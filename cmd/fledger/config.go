@@ -112,10 +112,8 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 			}
 			if asJSON {
 				res := configCheckJSON{File: args[0], Valid: true, Hash: l.Hash, Profiles: len(l.Policy.Profiles),
-					AgentEntries: len(l.Policy.Agents), Warnings: problemsJSON(l.Warnings), Notes: []string{}}
-				if l.Policy.Defaults.Primary.Model == "" {
-					res.Notes = append(res.Notes, noPrimaryNote)
-				}
+					AgentEntries: len(l.Policy.Agents), Warnings: problemsJSON(l.Warnings)}
+				res.Notes = configNotes(l)
 				if showCanonical {
 					res.Canonical = l.Canonical
 				}
@@ -134,8 +132,8 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 				_, err := out.Write(buf.Bytes())
 				return err
 			}
-			if l.Policy.Defaults.Primary.Model == "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s %s\n", args[0], noPrimaryNote)
+			for _, n := range configNotes(l) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s %s\n", args[0], n)
 			}
 			fmt.Fprintf(out, "%s: valid, %s, %s, hash %s\n", args[0], plural(len(l.Policy.Profiles), "profile"), plural(len(l.Policy.Agents), "agent entry", "agent entries"), l.Hash)
 			return nil
@@ -147,9 +145,19 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 	return cmd
 }
 
-// noPrimaryNote is config check's note on a config without a primary
-// model.
+// noPrimaryNote is the note on a config without a primary model
+// (config check, config apply --allow-no-primary, serve --config).
 const noPrimaryNote = "sets no agents.defaults.model.primary: a turn that names no model cannot start"
+
+// configNotes are the notes on a valid config l (never nil): what it
+// leaves undone that an operator would not expect of it.
+func configNotes(l *config.Loaded) []string {
+	notes := []string{}
+	if l.Policy.Defaults.Primary.Model == "" {
+		notes = append(notes, noPrimaryNote)
+	}
+	return notes
+}
 
 // loadOptions are the config.LoadFile options of `config check` and
 // `config apply`.

@@ -19,11 +19,14 @@ type configApplyJSON struct {
 	Applied  bool          `json:"applied"`
 	Seq      uint64        `json:"seq"`
 	Warnings []problemJSON `json:"warnings"`
+	// Notes are config check's notes on the config applied (one: it sets
+	// no default primary, applied with --allow-no-primary).
+	Notes []string `json:"notes"`
 }
 
 func newConfigApplyCmd(g *globals) *cobra.Command {
 	var agent string
-	var allowUnknown, asJSON bool
+	var allowUnknown, allowNoPrimary, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "apply FILE",
 		Short: "Record a config as the one in force (a ConfigApplied event)",
@@ -32,10 +35,20 @@ later turn names the config it ran under and replay re-decides with the same
 rules. Applying the config already in force appends nothing (also when it
 was recorded by an earlier release in an older canonical format). Unknown
 keys are errors, as in config check; --allow-unknown-keys keeps them as
-warnings, recorded in the event. --json prints {"agent", "file", "hash",
-"applied", "seq", "warnings"}; for an invalid or unreadable file, as
-config check does, {"agent", "file", "valid": false, "problems"} (exit
-status 1).
+warnings, recorded in the event.
+
+A config that sets no agents.defaults.model.primary is refused (exit
+status 1, nothing appended): once in force, every turn that names no model
+fails with 503 no_config, the agent down for every caller that relies on
+the configured model (an empty file is such a config). Pass
+--allow-no-primary when every caller names its model (or an
+agents.entries model serves it); the note config check prints is then
+printed on stderr.
+
+--json prints {"agent", "file", "hash", "applied", "seq", "warnings",
+"notes"}; for an invalid or unreadable file, as config check does,
+{"agent", "file", "valid": false, "problems"} (exit status 1); for a
+refused one {"error"} (exit status 1).
 
 The event store is the embedded NATS server under --data (created on first
 use) unless --nats names an existing server.`,
@@ -48,9 +61,16 @@ use) unless --nats names an existing server.`,
 			if err != nil {
 				return err
 			}
-			for _, w := range l.Warnings {
-				if !asJSON { // --json lists them
+			notes := configNotes(l)
+			if len(notes) > 0 && !allowNoPrimary {
+				return fmt.Errorf("%s %s (503 no_config); nothing applied: set a primary, or pass --allow-no-primary if every turn names its model", args[0], noPrimaryNote)
+			}
+			if !asJSON { // --json lists them
+				for _, w := range l.Warnings {
 					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", args[0], w)
+				}
+				for _, n := range notes {
+					fmt.Fprintf(cmd.ErrOrStderr(), "note: %s %s\n", args[0], n)
 				}
 			}
 			ctx := cmd.Context()
@@ -69,7 +89,7 @@ use) unless --nats names an existing server.`,
 			}
 			if asJSON {
 				return printJSON(cmd, configApplyJSON{Agent: agent, File: args[0], Hash: l.Hash, Applied: applied, Seq: res,
-					Warnings: problemsJSON(l.Warnings)})
+					Warnings: problemsJSON(l.Warnings), Notes: notes})
 			}
 			out := cmd.OutOrStdout()
 			if !applied {
@@ -82,6 +102,7 @@ use) unless --nats names an existing server.`,
 	}
 	cmd.Flags().StringVar(&agent, "agent", "main", "agent id the config applies to")
 	cmd.Flags().BoolVar(&allowUnknown, "allow-unknown-keys", false, "keep unknown keys as warnings instead of errors (a file written for a newer release)")
+	cmd.Flags().BoolVar(&allowNoPrimary, "allow-no-primary", false, "apply a config that sets no agents.defaults.model.primary (every turn must then name its model)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
 }

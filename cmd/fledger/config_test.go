@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -49,5 +52,83 @@ func TestConfigCheck_FixturesAreValid(t *testing.T) {
 		if err != nil || !strings.Contains(out, f+": valid") || strings.Contains(out, "warning:") {
 			t.Fatalf("%s: %v\n%s", f, err, out)
 		}
+	}
+}
+
+// `config apply` of a config without agents.defaults.model.primary (an
+// empty file the worst case) is refused, nothing appended, unless
+// --allow-no-primary: then it is applied with config check's note (on
+// stderr, or in --json's "notes").
+func TestConfigApply_NoPrimaryRefusedUnlessAllowed(t *testing.T) {
+	data := t.TempDir()
+	empty := writeConfig(t, "")
+	noPrimary := writeConfig(t, "auth:\n  profiles:\n    \"openai:a\": {provider: openai, type: api_key}\n")
+	refused := func(f string) string {
+		return f + " sets no agents.defaults.model.primary: a turn that names no model cannot start (503 no_config); nothing applied: set a primary, or pass --allow-no-primary if every turn names its model"
+	}
+	const note = "sets no agents.defaults.model.primary: a turn that names no model cannot start"
+	for _, c := range []struct {
+		name           string
+		args           []string
+		wantErr        string
+		wantOut, wantE string
+	}{
+		{"empty file", []string{"config", "apply", empty}, refused(empty), "", ""},
+		{"empty file, --json", []string{"config", "apply", empty, "--json"}, refused(empty), "", ""},
+		{"profiles only", []string{"config", "apply", noPrimary}, refused(noPrimary), "", ""},
+		{"allowed", []string{"config", "apply", noPrimary, "--allow-no-primary"}, "",
+			"applied config HASH for agent \"main\" as stream sequence 1\n", "note: " + noPrimary + " " + note + "\n"},
+		{"allowed, --json", []string{"config", "apply", noPrimary, "--allow-no-primary", "--json"}, "",
+			`{"agent":"main","file":"` + noPrimary + `","hash":"HASH","applied":false,"seq":1,"warnings":[],"notes":["` + note + `"]}`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, err := runFledger2(t, append([]string{"--data", data}, c.args...)...)
+			if c.wantErr != "" {
+				if err == nil || err.Error() != c.wantErr || out != "" {
+					t.Fatalf("got %v, out %q\nwant error %s", err, out, c.wantErr)
+				}
+				if ents, _ := os.ReadDir(data); len(ents) != 0 {
+					t.Fatalf("refused, but the ledger was opened: %v", ents)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = regexp.MustCompile(`sha256:[0-9a-f]{64}`).ReplaceAllString(out, "HASH")
+			if strings.HasPrefix(c.wantOut, "{") {
+				var b bytes.Buffer
+				if err := json.Compact(&b, []byte(out)); err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				out = b.String()
+			}
+			if out != c.wantOut || errOut != c.wantE {
+				t.Fatalf("stdout %q stderr %q\nwant %q, %q", out, errOut, c.wantOut, c.wantE)
+			}
+		})
+	}
+}
+
+// The fresh-user breaker's files, through `config check`: each is refused
+// with every problem at once, naming the file.
+func TestConfigCheck_BreakerFiles(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"second document after an empty one (c10)", "---\nagents: {}\n---\nagents:\n  defaults:\n    model:\n      primary: openai/gpt-5\n",
+			": invalid config: holds 2 YAML documents; a config is one document (the second starts at line 3)"},
+		{"second document not YAML (c11)", "agents:\n  defaults:\n    model:\n      primary: openai/gpt-5\n---\n{{{ not yaml at all\n",
+			": invalid config: holds 2 YAML documents; a config is one document (the second starts at line 5)"},
+		{"primary with @profile (c9)", "auth:\n  profiles:\n    \"openai:a\": {provider: openai, type: api_key}\nagents:\n  defaults:\n    model:\n      primary: openai/gpt-5@openai:a\n",
+			`: invalid config: agents.defaults.model.primary: "openai/gpt-5@openai:a" names auth profile "openai:a" after its @; a configured model takes no @profile (it would be called as model "gpt-5@openai:a"): put the profile first in auth.order.openai, or pin it per session with /model openai/gpt-5@openai:a`},
+		{"type error and negative count (twopass)", "retry:\n  provider:\n    maxRetries: -3\nfailover:\n  skipTtlMs: \"10\"\nagents:\n  defaults:\n    model:\n      primary: openai/gpt-5\n",
+			": invalid config\n  failover.skipTtlMs: expected a whole number, got the string \"10\"\n  retry.provider.maxRetries: -3 is negative"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := writeConfig(t, c.text)
+			_, err := runFledger(t, "config", "check", f)
+			if err == nil || err.Error() != f+c.want {
+				t.Fatalf("got %v\nwant %s", err, f+c.want)
+			}
+		})
 	}
 }

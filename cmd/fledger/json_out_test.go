@@ -44,9 +44,9 @@ func TestJSON_SingleResultCommands(t *testing.T) {
 		varying []string
 	}{
 		{"config apply", []string{"config", "apply", cfgFile, "--json"},
-			`{"agent":"main","file":"` + cfgFile + `","hash":"` + l.Hash + `","applied":true,"seq":1,"warnings":[]}`, false, nil},
+			`{"agent":"main","file":"` + cfgFile + `","hash":"` + l.Hash + `","applied":true,"seq":1,"warnings":[],"notes":[]}`, false, nil},
 		{"config apply again", []string{"config", "apply", cfgFile, "--agent", "main", "--json"},
-			`{"agent":"main","file":"` + cfgFile + `","hash":"` + l.Hash + `","applied":false,"seq":1,"warnings":[]}`, false, nil},
+			`{"agent":"main","file":"` + cfgFile + `","hash":"` + l.Hash + `","applied":false,"seq":1,"warnings":[],"notes":[]}`, false, nil},
 		{"config check", []string{"config", "check", cfgFile, "--json"},
 			`{"file":"` + cfgFile + `","valid":true,"hash":"` + l.Hash + `","profiles":5,"agent_entries":2,"warnings":[],"notes":[]}`, false, nil},
 		{"config check invalid", []string{"config", "check", bad, "--json"},

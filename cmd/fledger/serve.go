@@ -148,6 +148,9 @@ func loadServeConfig(cfgFile string, log *slog.Logger) (*config.Loaded, error) {
 	for _, w := range l.Warnings {
 		log.Warn("config", "file", cfgFile, "warning", w.String())
 	}
+	for _, n := range configNotes(l) {
+		log.Warn("config", "file", cfgFile, "note", n)
+	}
 	return l, nil
 }
 

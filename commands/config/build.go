@@ -221,6 +221,13 @@ func (b *builder) modelRef(path, s string, required bool) events.ModelRef {
 		// configs are read as they were.
 		if p := IDTextProblem("model", model); p != "" {
 			b.bad(path, "%s", p)
+		} else if at := ProfileSuffixAt(s); at >= 0 {
+			// A `/model` or a turn's model would pin this profile; a
+			// configured model is called by its whole name, so the model
+			// would be "gpt-5@openai:a". Stored configs are read as they
+			// were (that name is what they recorded).
+			b.bad(path, "%q names auth profile %q after its @; a configured model takes no @profile (it would be called as model %q): put the profile first in %s, or pin it per session with /model %s",
+				s, s[at+1:], model, joinKey("auth.order", prov), s)
 		} else if strings.HasSuffix(model, "@") {
 			// `/model p/m@` is a selection whose profile was left out,
 			// so the API could never select this model.
@@ -264,6 +271,37 @@ func (b *builder) checkID(path, what, id string) {
 			b.bad(path, "%s", p)
 		}
 	}
+}
+
+// ProfileSuffixAt is the index of the '@' in "provider/model@profile" that
+// pins an auth profile, or -1 when s names a model only. An '@' ends the
+// model only where a profile id as OpenClaw writes them starts,
+// "<provider>:<name>" (seed 000 "Profile IDs"): the first such '@' after
+// the '/' is the split, the profile id everything after it (an e-mail
+// profile keeps its '@'). Any other '@' is part of the model, as in
+// Vertex's versioned ids (vertex/claude-3-5-sonnet@20240620) and
+// Cloudflare's @cf/ models. It is the one rule: engine.ParseModelSelection
+// splits a `/model` or a turn's model there, and a config file refuses a
+// model it would split.
+func ProfileSuffixAt(s string) int {
+	slash := strings.IndexByte(s, '/')
+	if slash < 0 {
+		return -1
+	}
+	for i := slash + 1; i < len(s); i++ {
+		if s[i] == '@' && startsProfileID(s[i+1:]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// startsProfileID reports whether s begins with "<provider>:" — a
+// non-empty provider holding no '@', '/' or ':' — as every profile id
+// OpenClaw writes does.
+func startsProfileID(s string) bool {
+	i := strings.IndexAny(s, "@/:")
+	return i > 0 && s[i] == ':'
 }
 
 // IDTextProblem says why id cannot name one what ("" = it can): it holds

@@ -41,6 +41,14 @@ func problems(t *testing.T, text string) []string {
 	return out
 }
 
+// wantProblems fails t unless parsing text gives exactly want.
+func wantProblems(t *testing.T, text string, want []string) {
+	t.Helper()
+	if got := problems(t, text); !reflect.DeepEqual(got, want) {
+		t.Fatalf("problems\n got %q\nwant %q", got, want)
+	}
+}
+
 func TestDefault_IsPolicyDefaults(t *testing.T) {
 	l := config.Default()
 	if !reflect.DeepEqual(l.Policy.Params, policy.DefaultParams()) {

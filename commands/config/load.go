@@ -121,9 +121,18 @@ func Parse(data []byte, source string, opts ...Option) (*Loaded, error) {
 		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: fmt.Sprintf("file is larger than %d bytes", MaxFileBytes)}}}
 	}
 	// A key given twice is an error in a file a user writes (the last one
-	// would silently win); stored history is read as it was written.
+	// would silently win), and so is a second YAML document (the reader
+	// takes only the first); stored history is read as it was written.
 	toJSON := yaml.YAMLToJSONStrict
 	if o.stored {
+		toJSON = yaml.YAMLToJSON
+	} else if p := documentsProblem(data); p != "" {
+		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: p}}}
+	} else if merges, p := mergeKeys(data); p != "" {
+		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: "not valid YAML or JSON: " + p}}}
+	} else if merges {
+		// The strict reader counts a merged key written out again as
+		// given twice; mergeKeys checked what it would have.
 		toJSON = yaml.YAMLToJSON
 	}
 	js, err := toJSON(data)
@@ -142,15 +151,16 @@ func Parse(data []byte, source string, opts ...Option) (*Loaded, error) {
 	if _, ok := tree.(map[string]any); !ok {
 		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: fmt.Sprintf("the top level must be a mapping, got %s", jsonKind(tree))}}}
 	}
+	var unknown, shape, warnings, strays []Problem
 	if p := dropSchemaKey(tree.(map[string]any)); p != nil {
-		return nil, &ValidationError{Source: source, Problems: []Problem{*p}}
+		shape = append(shape, *p)
 	}
 	format, vp := canonicalFormat(tree.(map[string]any), o.stored)
 	if vp != nil {
-		return nil, &ValidationError{Source: source, Problems: []Problem{*vp}}
+		// Check the rest as the current format.
+		shape, format = append(shape, *vp), CanonicalVersion
 	}
-	var unknown, problems, warnings, strays []Problem
-	checkShape(tree, fileType, "", &unknown, &problems)
+	checkShape(tree, fileType, "", &unknown, &shape)
 	for _, u := range unknown {
 		if o.allowUnknown {
 			warnings = append(warnings, Problem{u.Path, "unknown key (ignored)" + u.Msg})
@@ -158,21 +168,19 @@ func Parse(data []byte, source string, opts ...Option) (*Loaded, error) {
 			strays = append(strays, Problem{u.Path, "unknown key" + u.Msg})
 		}
 	}
-	if len(problems) > 0 {
-		return nil, &ValidationError{Source: source, Problems: append(strays, problems...)}
-	}
-	// Decode the cleaned tree (unknown keys removed), not the raw text.
+	// Decode the cleaned tree (unknown keys and values of the wrong kind
+	// removed), not the raw text, and check the rest: every problem of the
+	// file is reported at once.
 	clean, err := json.Marshal(tree)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	var f File
 	if err := json.Unmarshal(clean, &f); err != nil {
-		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: err.Error()}}}
+		return nil, &ValidationError{Source: source, Problems: append(append(strays, shape...), Problem{Msg: err.Error()})}
 	}
 	pc, problems := build(&f, !o.stored, format)
-	// Unknown keys are reported with every other problem of the file.
-	if problems = append(strays, problems...); len(problems) > 0 {
+	if problems = append(append(strays, shape...), notUnder(shape, problems)...); len(problems) > 0 {
 		return nil, &ValidationError{Source: source, Problems: problems}
 	}
 	if format >= 2 && pc.Defaults.Primary != (events.ModelRef{}) && pc.Defaults.Fallbacks == nil {
@@ -199,16 +207,17 @@ func Parse(data []byte, source string, opts ...Option) (*Loaded, error) {
 // dropSchemaKey removes a top-level "$schema" key: the JSON Schema an
 // editor validates the file against (schemas/config.v1.json), which is no
 // part of the config and changes neither its canonical form nor its hash.
-// A "$schema" that is not a string is a problem.
+// A "$schema" that is not a string is a problem (and removed too, so the
+// rest of the file is checked).
 func dropSchemaKey(top map[string]any) *Problem {
 	v, ok := top["$schema"]
 	if !ok {
 		return nil
 	}
+	delete(top, "$schema")
 	if _, ok := v.(string); !ok {
 		return &Problem{"$schema", "expected a string (the JSON Schema editors validate the file against), got " + jsonKind(v)}
 	}
-	delete(top, "$schema")
 	return nil
 }
 

@@ -18,20 +18,26 @@ var (
 // suggestion, possibly "") and are deleted from the tree (Parse makes them
 // errors, or warnings with [AllowUnknownKeys]: unknown keys are reported,
 // never silently ignored or half-applied); values of the wrong JSON kind
-// are problems with their path.
-func checkShape(v any, t reflect.Type, path string, unknown, problems *[]Problem) {
+// are problems with their path, and are deleted from the tree too (a list
+// element made null, so the others keep their index), so the rest of the
+// file decodes and its other problems are found in the same pass. It
+// reports whether v itself is of t's kind.
+func checkShape(v any, t reflect.Type, path string, unknown, problems *[]Problem) bool {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t == rawType || v == nil {
-		return // free-form (checked in build) or explicit null (= absent)
+		return true // free-form (checked in build) or explicit null (= absent)
+	}
+	bad := func(msg string) bool {
+		*problems = append(*problems, Problem{path, msg})
+		return false
 	}
 	switch t.Kind() {
 	case reflect.Struct:
 		m, ok := v.(map[string]any)
 		if !ok {
-			*problems = append(*problems, Problem{path, "expected a mapping, got " + jsonKind(v)})
-			return
+			return bad("expected a mapping, got " + jsonKind(v))
 		}
 		fields := jsonFields(t)
 		for _, k := range sortedMapKeys(m) {
@@ -43,53 +49,83 @@ func checkShape(v any, t reflect.Type, path string, unknown, problems *[]Problem
 				delete(m, k)
 				continue
 			}
-			checkShape(m[k], ft, joinKey(path, k), unknown, problems)
+			if !checkShape(m[k], ft, joinKey(path, k), unknown, problems) {
+				delete(m, k)
+			}
 		}
 	case reflect.Map:
 		m, ok := v.(map[string]any)
 		if !ok {
-			*problems = append(*problems, Problem{path, "expected a mapping, got " + jsonKind(v)})
-			return
+			return bad("expected a mapping, got " + jsonKind(v))
 		}
 		for _, k := range sortedMapKeys(m) {
-			checkShape(m[k], t.Elem(), joinKey(path, k), unknown, problems)
+			if !checkShape(m[k], t.Elem(), joinKey(path, k), unknown, problems) {
+				delete(m, k)
+			}
 		}
 	case reflect.Slice:
 		a, ok := v.([]any)
 		if !ok {
-			*problems = append(*problems, Problem{path, "expected a list, got " + jsonKind(v)})
-			return
+			return bad("expected a list, got " + jsonKind(v))
 		}
 		for i, e := range a {
-			checkShape(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), unknown, problems)
+			if !checkShape(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), unknown, problems) {
+				// A null keeps the other elements at their index; build's
+				// finding on the zero it decodes to is dropped (notUnder).
+				a[i] = nil
+			}
 		}
 	case reflect.String:
 		if _, ok := v.(string); !ok {
-			*problems = append(*problems, Problem{path, "expected a string, got " + jsonKind(v)})
+			return bad("expected a string, got " + jsonKind(v))
 		}
 	case reflect.Bool:
 		if _, ok := v.(bool); !ok {
-			*problems = append(*problems, Problem{path, "expected true or false, got " + jsonKind(v)})
+			return bad("expected true or false, got " + jsonKind(v))
 		}
 	case reflect.Int, reflect.Int64:
 		n, ok := v.(json.Number)
 		if !ok {
-			*problems = append(*problems, Problem{path, "expected a whole number, got " + jsonKind(v)})
-			return
+			return bad("expected a whole number, got " + jsonKind(v))
 		}
 		if _, err := n.Int64(); err != nil {
-			*problems = append(*problems, Problem{path, fmt.Sprintf("%s is not a whole number in range", n)})
+			return bad(fmt.Sprintf("%s is not a whole number in range", n))
 		}
 	case reflect.Float64:
 		n, ok := v.(json.Number)
 		if !ok {
-			*problems = append(*problems, Problem{path, "expected a number, got " + jsonKind(v)})
-			return
+			return bad("expected a number, got " + jsonKind(v))
 		}
 		if _, err := n.Float64(); err != nil {
-			*problems = append(*problems, Problem{path, fmt.Sprintf("%s is not a number in range", n)})
+			return bad(fmt.Sprintf("%s is not a number in range", n))
 		}
 	}
+	return true
+}
+
+// notUnder drops the problems at or under a path a shape problem names:
+// the value there was of the wrong kind and left out, so build's finding
+// there ("is required") is not news. A problem without a path (the
+// parameters' cross-check, run on defaults where a value was left out) is
+// dropped too.
+func notUnder(shape, problems []Problem) []Problem {
+	if len(shape) == 0 {
+		return problems
+	}
+	var out []Problem
+next:
+	for _, p := range problems {
+		if p.Path == "" {
+			continue
+		}
+		for _, s := range shape {
+			if p.Path == s.Path || strings.HasPrefix(p.Path, s.Path+".") || strings.HasPrefix(p.Path, s.Path+"[") {
+				continue next
+			}
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // jsonFields maps a struct's JSON names to field types.
