@@ -534,8 +534,10 @@ func (s *Service) SelectModel(ctx context.Context, r *ModelRequest) (*SessionCom
 	if r.Model == "" {
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, `model is required ("provider/model" or "default")`)
 	}
-	if r.Source != "" && !selectionSources[r.Source] {
-		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "source %q is not user|default|auto|legacy|cron", r.Source)
+	// A cron model is one turn's (POST /v1/turns with source cron), never
+	// the session's: stored, it would make every later turn a cron run.
+	if err := engine.CheckSessionSource(r.Source); err != nil {
+		return nil, err
 	}
 	var evs []events.Event
 	if r.Model == "default" {

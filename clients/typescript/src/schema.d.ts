@@ -602,10 +602,10 @@ export interface components {
             /** @description provider/model[@profile], or default (no wildcard * or >, white space or control character in the provider or the model: 400 invalid_request). The profile is split off only at the first @ that starts a provider:name profile id (the rest, so e-mail profile ids stay whole); any other @ is part of the model (vertex/claude-3-5-sonnet@20240620, cloudflare/@cf/meta/llama-3-8b-instruct), and a trailing @ is 400. The profile is pinned as a user pin; an unknown profile or one of another provider is 422 */
             model: string;
             /**
-             * @description The selection source; absent = user
+             * @description The selection source; absent = user. A cron model is one turn's (POST /v1/turns with source cron): source cron here is 400 invalid_request
              * @enum {unknown}
              */
-            source?: "user" | "default" | "auto" | "legacy" | "cron";
+            source?: "user" | "default" | "auto" | "legacy";
             /** @description auto: the configured model it fell back from (provider/model, held to the rule of model) */
             origin?: string;
             /** @description Also pin this profile (user pin); same as model's @profile (giving both, they must agree) */
