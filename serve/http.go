@@ -104,8 +104,8 @@ func (s *Service) Handler() http.Handler {
 			q.Agent, q.Since = v.Get("agent"), v.Get("since")
 			var err error
 			if x := v.Get("from_seq"); x != "" {
-				if q.FromSeq, err = strconv.ParseUint(x, 10, 64); err != nil {
-					return apiErr(http.StatusBadRequest, CodeInvalidRequest, "from_seq %q is not a stream sequence", x)
+				if q.FromSeq, err = parseFromSeq(x); err != nil {
+					return err
 				}
 			}
 			q.Until, q.Provider, q.Reason, q.Outcome = v.Get("until"), v.Get("provider"), v.Get("reason"), v.Get("outcome")
@@ -171,12 +171,34 @@ func queryLimit(v url.Values, dst *int) error {
 	if x == "" {
 		return nil
 	}
-	n, err := strconv.Atoi(x)
-	if err != nil || n < 1 {
-		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "limit %q is not a positive number", x)
+	n, err := parseLimit(x)
+	if err != nil {
+		return err
 	}
 	*dst = n
 	return nil
+}
+
+// parseLimit reads a given limit, the text of a query value or of the
+// micro request's JSON number: a positive integer ("0" is refused: an
+// absent limit is the default page).
+func parseLimit(x string) (int, error) {
+	n, err := strconv.Atoi(x)
+	if err != nil || n < 1 {
+		return 0, apiErr(http.StatusBadRequest, CodeInvalidRequest, "limit %q is not a positive number", x)
+	}
+	return n, nil
+}
+
+// parseFromSeq reads a given from_seq, the text of a query value or of
+// the micro request's JSON number: a stream sequence (0 = from the
+// start).
+func parseFromSeq(x string) (uint64, error) {
+	n, err := strconv.ParseUint(x, 10, 64)
+	if err != nil {
+		return 0, apiErr(http.StatusBadRequest, CodeInvalidRequest, "from_seq %q is not a stream sequence", x)
+	}
+	return n, nil
 }
 
 // OpenRoutes are the routes answered without the token (health checks

@@ -74,7 +74,7 @@ func (s *Service) StartMicro(st events.Store) (micro.Service, error) {
 		"sessions.pin":        microOp(s, s.Pin),
 		"sessions.compaction": microOp(s, s.Compaction),
 		"profiles.list":       microOp(s, s.Profiles),
-		"decisions.list":      microOp(s, s.Decisions),
+		"decisions.list":      microOp(s, s.decisionsOverMicro),
 		"health": micro.HandlerFunc(func(r micro.Request) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
