@@ -411,6 +411,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, requ
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
 		return apiErr(http.StatusUnsupportedMediaType, CodeInvalidRequest, "Content-Type %q is not application/json", ct)
 	}
+	if ae := contentEncodingProblem(r.Header.Values("Content-Encoding")); ae != nil {
+		return ae
+	}
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mb *http.MaxBytesError
 	switch {
@@ -421,6 +424,22 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, requ
 		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "the request body could not be read: %v", err)
 	}
 	return decodeRequest(raw, v, required)
+}
+
+// contentEncodingProblem refuses (415) a request whose Content-Encoding
+// (values, every header line) names an encoding other than identity: a
+// body is read as it arrives, so a gzip or br body would otherwise be
+// refused as malformed JSON at its first byte.
+func contentEncodingProblem(values []string) *APIError {
+	for _, v := range values {
+		for _, enc := range strings.Split(v, ",") {
+			if enc = strings.TrimSpace(enc); enc != "" && !strings.EqualFold(enc, "identity") {
+				return apiErr(http.StatusUnsupportedMediaType, CodeInvalidRequest,
+					"Content-Encoding %q is not taken: a request body must be JSON as is (identity encoding, no compression)", strings.Join(values, ", "))
+			}
+		}
+	}
+	return nil
 }
 
 // maxDrainBytes bounds how much of an oversized body is read and

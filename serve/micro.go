@@ -161,6 +161,10 @@ func microOp[Req, Resp any](s *Service, op func(context.Context, *Req) (*Resp, e
 			microError(r, apiErr(http.StatusUnauthorized, CodeUnauthorized, "a valid Authorization: Bearer <token> header is required"))
 			return
 		}
+		if ae := contentEncodingProblem(r.Headers().Values("Content-Encoding")); ae != nil {
+			microError(r, ae)
+			return
+		}
 		q := new(Req)
 		data := r.Data()
 		if int64(len(data)) > s.cfg.MaxBodyBytes {

@@ -1244,7 +1244,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description invalid_request: the body's Content-Type is not application/json */
+        /** @description invalid_request: the body's Content-Type is not application/json, or its Content-Encoding is not identity (a body is JSON as is, never compressed) */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
