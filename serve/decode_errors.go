@@ -108,7 +108,7 @@ func providerErrorShape(raw []byte) string {
 		name, expected string
 		ok             []string
 	}{
-		{"status", "a number or a numeric string", []string{"number", "string"}},
+		{"status", `a number or a string (an HTTP status, or a status name such as "RESOURCE_EXHAUSTED", read as a code)`, []string{"number", "string"}},
 		{"code", "a string or a number", []string{"string", "number", "boolean"}},
 		{"type", "a string", []string{"string", "number", "boolean"}},
 		{"name", "a string", []string{"string", "number", "boolean"}},

@@ -395,7 +395,7 @@ export interface components {
         };
         /** @description The provider's error as received. Secrets in it are redacted before anything is recorded; headers are used for classification (retry-after) and never stored. Other fields are ignored. */
         ProviderError: {
-            /** @description HTTP status */
+            /** @description HTTP status: a number, or a string: a numeric one is the status, any other (a gRPC status name such as RESOURCE_EXHAUSTED) is read as a code. Another JSON value is 400 invalid_json */
             status?: number | string;
             /** @description The provider's error code */
             code?: string | number;
