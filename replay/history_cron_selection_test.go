@@ -2,7 +2,6 @@ package replay_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/fledger/fledger/commands/config"
@@ -47,13 +46,7 @@ func TestHistory_StoredCronSessionSelectionVerifiesAndProjects(t *testing.T) {
 		t.Fatalf("verify: %s", dumpReport(t, rep))
 	}
 
-	path := filepath.Join(t.TempDir(), "p.sqlite")
-	_, err = replay.Rebuild(ctx, st, path, replay.RebuildOptions{})
-	testutil.NoError(t, err)
-	db, err := projections.Open(ctx, path)
-	testutil.NoError(t, err)
-	defer db.Close()
-	rows, err := db.Sessions(ctx, projections.SessionFilter{Agent: "main", Session: "cr1"})
+	rows, err := rebuiltProjections(t, ctx, st).Sessions(ctx, projections.SessionFilter{Agent: "main", Session: "cr1"})
 	testutil.NoError(t, err)
 	if len(rows) != 1 || rows[0].ProviderOverride != "openai" || rows[0].ModelOverride != "gpt-5" || rows[0].ModelOverrideSource != "cron" {
 		t.Fatalf("projected session rows %+v, want openai/gpt-5 source cron", rows)

@@ -3,7 +3,6 @@ package serve_test
 import (
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/serve"
@@ -29,12 +28,8 @@ func TestHTTP_SessionModelCronRefused(t *testing.T) {
 		if got := errorBody(t, b); status != 400 || got != want {
 			t.Errorf("%s: HTTP %d %s\nwant 400 %+v", c.name, status, b, want)
 		}
-		m, err := mc.Request(serve.MicroPrefix+".sessions.model", []byte(c.body), 5*time.Second)
-		testutil.NoError(t, err)
-		var eb serve.ErrorBody
-		_ = json.Unmarshal(m.Data, &eb)
-		if m.Header.Get("Nats-Service-Error-Code") != "400" || eb != want {
-			t.Errorf("%s: micro %v %s\nwant 400 %+v", c.name, m.Header, m.Data, want)
+		if code, eb := microAnswer(t, mc, "sessions.model", c.body); code != "400" || eb != want {
+			t.Errorf("%s: micro %s %+v\nwant 400 %+v", c.name, code, eb, want)
 		}
 	}
 	if now := testutil.LastSeq(t, st); now != before {

@@ -3,7 +3,6 @@ package serve_test
 import (
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/internal/testutil"
@@ -44,12 +43,8 @@ func TestMicro_DecisionsListValidatesAsHTTP(t *testing.T) {
 				t.Errorf("?%s: HTTP %d %s, want %d %+v", c.query, status, b, c.status, c.want)
 			}
 		}
-		m, err := nc.Request(serve.MicroPrefix+".decisions.list", []byte(c.body), 5*time.Second)
-		testutil.NoError(t, err)
-		var eb serve.ErrorBody
-		_ = json.Unmarshal(m.Data, &eb)
-		if m.Header.Get("Nats-Service-Error-Code") != "400" || eb != c.want {
-			t.Errorf("%s: micro %v %s, want 400 %+v", c.body, m.Header, m.Data, c.want)
+		if code, eb := microAnswer(t, nc, "decisions.list", c.body); code != "400" || eb != c.want {
+			t.Errorf("%s: micro %s %+v, want 400 %+v", c.body, code, eb, c.want)
 		}
 	}
 	// What both take: a positive limit, from_seq 0 (the start), null as

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
-	"time"
 
-	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/serve"
 )
 
@@ -28,12 +26,8 @@ func TestHTTP_ProviderErrorStatusShapes(t *testing.T) {
 		if got := errorBody(t, b); status != 400 || got != want {
 			t.Errorf("status %s: HTTP %d %s, want 400 %+v", c.status, status, b, want)
 		}
-		m, err := mc.Request(serve.MicroPrefix+".turns.outcome", []byte(`{"turn_id":"ps1","attempt":1,"error":{"status":`+c.status+`}}`), 5*time.Second)
-		testutil.NoError(t, err)
-		var eb serve.ErrorBody
-		_ = json.Unmarshal(m.Data, &eb)
-		if m.Header.Get("Nats-Service-Error-Code") != "400" || eb != want {
-			t.Errorf("status %s: micro %v %s, want 400 %+v", c.status, m.Header, m.Data, want)
+		if code, eb := microAnswer(t, mc, "turns.outcome", `{"turn_id":"ps1","attempt":1,"error":{"status":`+c.status+`}}`); code != "400" || eb != want {
+			t.Errorf("status %s: micro %s %+v, want 400 %+v", c.status, code, eb, want)
 		}
 	}
 	for _, id := range []string{"ps1", "ps2"} {

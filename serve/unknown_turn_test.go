@@ -1,9 +1,7 @@
 package serve_test
 
 import (
-	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/serve"
@@ -47,12 +45,8 @@ func TestHTTP_UnknownTurnNamesTheAgents(t *testing.T) {
 		if c.micro == "" {
 			continue
 		}
-		m, err := mc.Request(serve.MicroPrefix+"."+c.micro, []byte(c.microBody), 5*time.Second)
-		testutil.NoError(t, err)
-		var eb serve.ErrorBody
-		_ = json.Unmarshal(m.Data, &eb)
-		if m.Header.Get("Nats-Service-Error-Code") != "404" || eb != want {
-			t.Errorf("%s: micro %v %s\nwant 404 %+v", c.name, m.Header, m.Data, want)
+		if code, eb := microAnswer(t, mc, c.micro, c.microBody); code != "404" || eb != want {
+			t.Errorf("%s: micro %s %+v\nwant 404 %+v", c.name, code, eb, want)
 		}
 	}
 }
