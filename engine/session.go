@@ -19,11 +19,15 @@ import (
 // at its next step (rule revision 3, [SelectionDecision]).
 
 // SelectModel records `/model provider/model` with its source (user,
-// default, auto, legacy, cron; "" = user). origin is the configured model
-// an auto override fell back from (source auto only). profile, when set,
-// also pins that auth profile as a user pin (`/model p/m@profile`) in the
-// same commit.
+// default, auto, legacy; "" = user). A cron model is refused
+// ([CheckSessionSource]): it is one turn's, the turn's cron payload
+// ([TurnRequest.Cron]). origin is the configured model an auto override
+// fell back from (source auto only). profile, when set, also pins that
+// auth profile as a user pin (`/model p/m@profile`) in the same commit.
 func (e *Engine) SelectModel(ctx context.Context, session string, m events.ModelRef, source string, origin *events.ModelRef, profile string) ([]events.Event, error) {
+	if err := CheckSessionSource(source); err != nil {
+		return nil, err
+	}
 	if err := CheckModelRef("model", m); err != nil {
 		return nil, err
 	}
@@ -57,6 +61,27 @@ func (e *Engine) SelectModel(ctx context.Context, session string, m events.Model
 		return e.decideSelection(cfg, s, session, ModelSelection{Model: m, Source: source, Profile: profile}, origin)
 	})
 }
+
+// CheckSessionSource checks the source of a new model selection of a
+// session ("" = user): user, default, auto or legacy. Source cron is
+// refused with ErrBadRequest: a cron model applies to one turn only (the
+// turn's cron payload), and a session selection with source cron would
+// make every later turn of the session a cron run. A SessionModelSelected
+// with source cron stored by an earlier build still folds and verifies
+// ([SelectionDecision] decides it as it was).
+func CheckSessionSource(source string) error {
+	switch policy.SelectionSource(source) {
+	case "", policy.SourceUser, policy.SourceDefault, policy.SourceAuto, policy.SourceLegacy:
+		return nil
+	case policy.SourceCron:
+		return fmt.Errorf("%w: %s", ErrBadRequest, CronSelectionRefused)
+	}
+	return fmt.Errorf("%w: source %q is not user|default|auto|legacy", ErrBadRequest, source)
+}
+
+// CronSelectionRefused is why a session selection with source cron is
+// refused ([CheckSessionSource]).
+const CronSelectionRefused = "source cron is not a session's selection: a cron model applies to one turn only; begin that turn with source cron and its model"
 
 // decideSelection is SelectModel's decision, under the state's read lock:
 // nothing when the selection changes nothing (policy.SelectionUnchanged:

@@ -49,10 +49,8 @@ func validateSelection(req TurnRequest) error {
 	if err := CheckModelRef("model", sel.Model); err != nil {
 		return err
 	}
-	switch policy.SelectionSource(sel.Source) {
-	case "", policy.SourceUser, policy.SourceDefault, policy.SourceAuto, policy.SourceLegacy:
-	default:
-		return fmt.Errorf("%w: selection source %q is not user|default|auto|legacy (a cron model is the turn's cron payload)", ErrBadRequest, sel.Source)
+	if err := CheckSessionSource(sel.Source); err != nil {
+		return err
 	}
 	if sel.Profile != "" {
 		return CheckKey("profile", events.AggProfile, sel.Profile)

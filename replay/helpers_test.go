@@ -8,6 +8,8 @@ import (
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/scenario"
 	"github.com/fledger/fledger/internal/testutil"
+	"github.com/fledger/fledger/projections"
+	"github.com/fledger/fledger/replay"
 )
 
 // openStore is testutil.Store with testutil.NoFsync (before opts): these
@@ -37,4 +39,17 @@ func scenarioNames(t testing.TB) []string {
 		out = append(out, b[:len(b)-len(".yaml")])
 	}
 	return out
+}
+
+// rebuiltProjections rebuilds st's projections into a new database in a
+// temporary directory and opens it (closed when the test ends).
+func rebuiltProjections(t testing.TB, ctx context.Context, st events.Store) *projections.DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "p.sqlite")
+	_, err := replay.Rebuild(ctx, st, path, replay.RebuildOptions{})
+	testutil.NoError(t, err)
+	db, err := projections.Open(ctx, path)
+	testutil.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db
 }

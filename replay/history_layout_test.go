@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/internal/testutil"
-	"github.com/fledger/fledger/projections"
 	"github.com/fledger/fledger/replay"
 )
 
@@ -35,12 +34,7 @@ func TestHistory_PreLayoutLedgerVerifiesAndProjectsTheSame(t *testing.T) {
 		t.Fatalf("read %d commits, %d events, %d turns; want 265, 1062, 112", rep.Commits, rep.Events, rep.Turns)
 	}
 
-	path := filepath.Join(t.TempDir(), "p.sqlite")
-	_, err = replay.Rebuild(ctx, st, path, replay.RebuildOptions{})
-	testutil.NoError(t, err)
-	db, err := projections.Open(ctx, path)
-	testutil.NoError(t, err)
-	defer db.Close()
+	db := rebuiltProjections(t, ctx, st)
 	var got bytes.Buffer
 	testutil.NoError(t, db.Dump(ctx, &got))
 	golden, err := os.ReadFile(filepath.Join("..", "fixtures", "ledgers", "pre-layout.dump"))

@@ -29,12 +29,17 @@ func decodeDetail(err error, v any, raw []byte) string {
 			return "body must be a JSON object, got " + gotKind(te.Value)
 		}
 		field := te.Field
+		if _, ok := v.(*decisionsQuery); ok {
+			// decisions.list's request embeds GET /v1/decisions's: its
+			// fields are still top-level keys to the client.
+			field = strings.TrimPrefix(field, "DecisionsRequest.")
+		}
 		// The lenient provider error is read through its own wire shape;
 		// its fields are still error.<name> to the client.
 		if _, ok := v.(*OutcomeRequest); ok && te.Struct != "OutcomeRequest" && !strings.HasPrefix(field, "error") {
 			field = "error." + field
 		}
-		if _, ok := v.(*DecisionsRequest); ok && field == "since" {
+		if isDecisionsRequest(v) && field == "since" {
 			return fmt.Sprintf("since: expected an RFC 3339 time (a string), got %s; a stream sequence goes in from_seq", gotKind(te.Value))
 		}
 		return fmt.Sprintf("%s: expected %s, got %s", field, jsonKind(te.Type), gotKind(te.Value))
@@ -56,6 +61,16 @@ func decodeDetail(err error, v any, raw []byte) string {
 		return "error: " + msg
 	}
 	return msg
+}
+
+// isDecisionsRequest reports whether v is GET /v1/decisions's request, or
+// decisions.list's.
+func isDecisionsRequest(v any) bool {
+	switch v.(type) {
+	case *DecisionsRequest, *decisionsQuery:
+		return true
+	}
+	return false
 }
 
 // providerErrorShape checks the shapes of the fields of an outcome
@@ -93,7 +108,7 @@ func providerErrorShape(raw []byte) string {
 		name, expected string
 		ok             []string
 	}{
-		{"status", "a number or a numeric string", []string{"number", "string"}},
+		{"status", `a number or a string (an HTTP status, or a status name such as "RESOURCE_EXHAUSTED", read as a code)`, []string{"number", "string"}},
 		{"code", "a string or a number", []string{"string", "number", "boolean"}},
 		{"type", "a string", []string{"string", "number", "boolean"}},
 		{"name", "a string", []string{"string", "number", "boolean"}},

@@ -8,6 +8,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/engine"
@@ -88,6 +91,18 @@ func do(t *testing.T, method, url, body string, hdr ...string) (int, []byte) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, b
+}
+
+// microAnswer sends body to the micro endpoint ep and returns the
+// answer's Nats-Service-Error-Code ("" = none) and its data read as an
+// ErrorBody.
+func microAnswer(t *testing.T, nc *nats.Conn, ep, body string) (string, serve.ErrorBody) {
+	t.Helper()
+	m, err := nc.Request(serve.MicroPrefix+"."+ep, []byte(body), 5*time.Second)
+	testutil.NoError(t, err)
+	var eb serve.ErrorBody
+	_ = json.Unmarshal(m.Data, &eb)
+	return m.Header.Get("Nats-Service-Error-Code"), eb
 }
 
 func errorBody(t *testing.T, b []byte) serve.ErrorBody {

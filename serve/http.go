@@ -104,8 +104,8 @@ func (s *Service) Handler() http.Handler {
 			q.Agent, q.Since = v.Get("agent"), v.Get("since")
 			var err error
 			if x := v.Get("from_seq"); x != "" {
-				if q.FromSeq, err = strconv.ParseUint(x, 10, 64); err != nil {
-					return apiErr(http.StatusBadRequest, CodeInvalidRequest, "from_seq %q is not a stream sequence", x)
+				if q.FromSeq, err = parseFromSeq(x); err != nil {
+					return err
 				}
 			}
 			q.Until, q.Provider, q.Reason, q.Outcome = v.Get("until"), v.Get("provider"), v.Get("reason"), v.Get("outcome")
@@ -171,12 +171,34 @@ func queryLimit(v url.Values, dst *int) error {
 	if x == "" {
 		return nil
 	}
-	n, err := strconv.Atoi(x)
-	if err != nil || n < 1 {
-		return apiErr(http.StatusBadRequest, CodeInvalidRequest, "limit %q is not a positive number", x)
+	n, err := parseLimit(x)
+	if err != nil {
+		return err
 	}
 	*dst = n
 	return nil
+}
+
+// parseLimit reads a given limit, the text of a query value or of the
+// micro request's JSON number: a positive integer ("0" is refused: an
+// absent limit is the default page).
+func parseLimit(x string) (int, error) {
+	n, err := strconv.Atoi(x)
+	if err != nil || n < 1 {
+		return 0, apiErr(http.StatusBadRequest, CodeInvalidRequest, "limit %q is not a positive number", x)
+	}
+	return n, nil
+}
+
+// parseFromSeq reads a given from_seq, the text of a query value or of
+// the micro request's JSON number: a stream sequence (0 = from the
+// start).
+func parseFromSeq(x string) (uint64, error) {
+	n, err := strconv.ParseUint(x, 10, 64)
+	if err != nil {
+		return 0, apiErr(http.StatusBadRequest, CodeInvalidRequest, "from_seq %q is not a stream sequence", x)
+	}
+	return n, nil
 }
 
 // OpenRoutes are the routes answered without the token (health checks
@@ -389,6 +411,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, requ
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
 		return apiErr(http.StatusUnsupportedMediaType, CodeInvalidRequest, "Content-Type %q is not application/json", ct)
 	}
+	if ae := contentEncodingProblem(r.Header.Values("Content-Encoding")); ae != nil {
+		return ae
+	}
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mb *http.MaxBytesError
 	switch {
@@ -399,6 +424,22 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, requ
 		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "the request body could not be read: %v", err)
 	}
 	return decodeRequest(raw, v, required)
+}
+
+// contentEncodingProblem refuses (415) a request whose Content-Encoding
+// (values, every header line) names an encoding other than identity: a
+// body is read as it arrives, so a gzip or br body would otherwise be
+// refused as malformed JSON at its first byte.
+func contentEncodingProblem(values []string) *APIError {
+	for _, v := range values {
+		for _, enc := range strings.Split(v, ",") {
+			if enc = strings.TrimSpace(enc); enc != "" && !strings.EqualFold(enc, "identity") {
+				return apiErr(http.StatusUnsupportedMediaType, CodeInvalidRequest,
+					"Content-Encoding %q is not taken: a request body must be JSON as is (identity encoding, no compression)", strings.Join(values, ", "))
+			}
+		}
+	}
+	return nil
 }
 
 // maxDrainBytes bounds how much of an oversized body is read and

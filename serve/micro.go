@@ -74,7 +74,7 @@ func (s *Service) StartMicro(st events.Store) (micro.Service, error) {
 		"sessions.pin":        microOp(s, s.Pin),
 		"sessions.compaction": microOp(s, s.Compaction),
 		"profiles.list":       microOp(s, s.Profiles),
-		"decisions.list":      microOp(s, s.Decisions),
+		"decisions.list":      microOp(s, s.decisionsOverMicro),
 		"health": micro.HandlerFunc(func(r micro.Request) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -159,6 +159,10 @@ func microOp[Req, Resp any](s *Service, op func(context.Context, *Req) (*Resp, e
 	return micro.HandlerFunc(func(r micro.Request) {
 		if !s.microAuthorized(r) {
 			microError(r, apiErr(http.StatusUnauthorized, CodeUnauthorized, "a valid Authorization: Bearer <token> header is required"))
+			return
+		}
+		if ae := contentEncodingProblem(r.Headers().Values("Content-Encoding")); ae != nil {
+			microError(r, ae)
 			return
 		}
 		q := new(Req)

@@ -274,7 +274,7 @@ func (s *Service) turnEngine(ctx context.Context, agent, id string) (*engine.Eng
 				"turn %q exists in several served agents (%s): name one (the request's agent field; ?agent= on GET)", id, strings.Join(found, ", "))
 		}
 		if synced || len(s.cfg.Agents) == 0 {
-			return nil, "", apiErr(http.StatusNotFound, CodeUnknownTurn, "no served agent has turn %q", id)
+			return nil, "", s.unknownTurn(ctx, "", id)
 		}
 		if err := s.syncAll(ctx); err != nil {
 			return nil, "", err
@@ -446,7 +446,7 @@ func (s *Service) Outcome(ctx context.Context, r *OutcomeRequest) (*TurnStep, er
 	}
 	st, err := e.ReportOutcome(ctx, r.TurnID, rep)
 	if err != nil {
-		return nil, err
+		return nil, s.turnOpError(ctx, agent, r.TurnID, err)
 	}
 	return step(agent, st), nil
 }
@@ -467,7 +467,7 @@ func (s *Service) Resume(ctx context.Context, r *TurnRef) (*TurnStep, error) {
 		st, err = e.ResumeTurn(ctx, r.TurnID)
 	}
 	if err != nil {
-		return nil, err
+		return nil, s.turnOpError(ctx, agent, r.TurnID, err)
 	}
 	return step(agent, st), nil
 }
@@ -480,7 +480,7 @@ func (s *Service) Turn(ctx context.Context, r *TurnRef) (*TurnView, error) {
 	}
 	st, err := e.CurrentStep(ctx, r.TurnID)
 	if err != nil {
-		return nil, err
+		return nil, s.turnOpError(ctx, agent, r.TurnID, err)
 	}
 	t, _, err := e.LookupTurn(ctx, r.TurnID)
 	if err != nil {
@@ -534,8 +534,10 @@ func (s *Service) SelectModel(ctx context.Context, r *ModelRequest) (*SessionCom
 	if r.Model == "" {
 		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, `model is required ("provider/model" or "default")`)
 	}
-	if r.Source != "" && !selectionSources[r.Source] {
-		return nil, apiErr(http.StatusBadRequest, CodeInvalidRequest, "source %q is not user|default|auto|legacy|cron", r.Source)
+	// A cron model is one turn's (POST /v1/turns with source cron), never
+	// the session's: stored, it would make every later turn a cron run.
+	if err := engine.CheckSessionSource(r.Source); err != nil {
+		return nil, err
 	}
 	var evs []events.Event
 	if r.Model == "default" {

@@ -193,7 +193,7 @@ func (s *Service) Explanation(ctx context.Context, r *ExplanationRequest) (*repl
 	}
 	x, err := replay.Explain(ctx, s.cfg.Store, agent, r.TurnID)
 	if errors.Is(err, replay.ErrTurnNotFound) {
-		return nil, apiErr(http.StatusNotFound, CodeUnknownTurn, "agent %s has no turn %q", agent, r.TurnID)
+		return nil, s.unknownTurn(ctx, agent, r.TurnID)
 	}
 	return x, err
 }

@@ -166,7 +166,8 @@ type ModelRequest struct {
 	// Model is "provider/model", or "default" to clear the override
 	// (`/model default`).
 	Model string `json:"model"`
-	// Source: user (default) | default | auto | legacy | cron.
+	// Source: user (default) | default | auto | legacy. Source cron is
+	// refused (400): a cron model is one turn's (BeginRequest.Source).
 	Source string `json:"source,omitempty"`
 	// Origin ("provider/model") is the configured model an auto override
 	// fell back from (source auto only).

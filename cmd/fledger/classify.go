@@ -38,7 +38,8 @@ func newClassifyCmd(_ *globals) *cobra.Command {
 		Short: "Classify provider errors (JSON Lines) into failover reasons",
 		Long: `classify reads provider errors as JSON Lines from the files given, or from
 stdin when there are none or a file is "-". Each line is an object with the
-fields id, provider, model, status (number or numeric string), code, type,
+fields id, provider, model, status (a number or a string: a numeric one is
+the HTTP status, another such as "RESOURCE_EXHAUSTED" is read as a code), code, type,
 message, body (string or object), headers, cause (nested object) and name.
 
 For every input line it writes one JSON line, in the same order:

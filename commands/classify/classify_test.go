@@ -405,6 +405,10 @@ func TestProviderError_JSONShapes(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"status":"RESOURCE_EXHAUSTED"}`), &e); err != nil || e.Status != 0 || Classify(&e).Reason != ReasonRateLimit {
 		t.Fatalf("non-numeric status: %+v %v", e, err)
 	}
+	const statusWant = `status: want a number or a string (an HTTP status, or a status name such as "RESOURCE_EXHAUSTED", read as a code), got true`
+	if err := json.Unmarshal([]byte(`{"status":true}`), &e); err == nil || err.Error() != statusWant {
+		t.Errorf("status true: %v, want %s", err, statusWant)
+	}
 	for _, bad := range []string{`{"status":true}`, `{"status":42.5}`, `{"status":-1}`, `{"status":"-1"}`, `{"status":"1000"}`, `{"status":"9007199254740993"}`, `{"provider":{"a":1}}`, `{"cause":5}`, `[1]`} {
 		if err := json.Unmarshal([]byte(bad), &e); err == nil {
 			t.Errorf("%s: want an error", bad)

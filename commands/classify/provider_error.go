@@ -148,7 +148,7 @@ func (e *ProviderError) setStatus(raw json.RawMessage) error {
 	}
 	var f float64
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return fmt.Errorf("status: want a number or a numeric string, got %s", redact.Preview(string(raw), 40))
+		return fmt.Errorf("status: want a number or a string (an HTTP status, or a status name such as \"RESOURCE_EXHAUSTED\", read as a code), got %s", redact.Preview(string(raw), 40))
 	}
 	if f != float64(int(f)) || f < 0 || f > 999 {
 		return fmt.Errorf("status: %s is not an HTTP status", redact.Preview(string(raw), 40))

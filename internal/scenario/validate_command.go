@@ -53,6 +53,13 @@ func (v *validator) command(path string, c *Command) {
 				v.profileOf(path+".model", p, modelRef(c.Model).Provider)
 			}
 		}
+		switch policy.SelectionSource(c.Source) {
+		case "", policy.SourceUser, policy.SourceDefault, policy.SourceAuto, policy.SourceLegacy:
+		case policy.SourceCron:
+			v.add(path+".source", "cron is not a session's selection: a cron model applies to one turn only; write it on the turn (model and source: cron)")
+		default:
+			v.add(path+".source", fmt.Sprintf("%q is not user|default|auto|legacy", c.Source))
+		}
 		if c.Origin != "" {
 			v.model(path+".origin", c.Origin)
 			if c.Source != string(policy.SourceAuto) {

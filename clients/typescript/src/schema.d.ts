@@ -395,7 +395,7 @@ export interface components {
         };
         /** @description The provider's error as received. Secrets in it are redacted before anything is recorded; headers are used for classification (retry-after) and never stored. Other fields are ignored. */
         ProviderError: {
-            /** @description HTTP status */
+            /** @description HTTP status: a number, or a string: a numeric one is the status, any other (a gRPC status name such as RESOURCE_EXHAUSTED) is read as a code. Another JSON value is 400 invalid_json */
             status?: number | string;
             /** @description The provider's error code */
             code?: string | number;
@@ -602,10 +602,10 @@ export interface components {
             /** @description provider/model[@profile], or default (no wildcard * or >, white space or control character in the provider or the model: 400 invalid_request). The profile is split off only at the first @ that starts a provider:name profile id (the rest, so e-mail profile ids stay whole); any other @ is part of the model (vertex/claude-3-5-sonnet@20240620, cloudflare/@cf/meta/llama-3-8b-instruct), and a trailing @ is 400. The profile is pinned as a user pin; an unknown profile or one of another provider is 422 */
             model: string;
             /**
-             * @description The selection source; absent = user
+             * @description The selection source; absent = user. A cron model is one turn's (POST /v1/turns with source cron): source cron here is 400 invalid_request
              * @enum {unknown}
              */
-            source?: "user" | "default" | "auto" | "legacy" | "cron";
+            source?: "user" | "default" | "auto" | "legacy";
             /** @description auto: the configured model it fell back from (provider/model, held to the rule of model) */
             origin?: string;
             /** @description Also pin this profile (user pin); same as model's @profile (giving both, they must agree) */
@@ -1244,7 +1244,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description invalid_request: the body's Content-Type is not application/json */
+        /** @description invalid_request: the body's Content-Type is not application/json, or its Content-Encoding is not identity (a body is JSON as is, never compressed) */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
