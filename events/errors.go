@@ -17,6 +17,13 @@ import (
 // client.
 var ErrAuthorization = nats.ErrAuthorization
 
+// ErrStreamGone: the FLEDGER stream is not on the server any more (deleted,
+// or replaced by a rotation under a running process: docs/operations.md
+// "Start a fresh stream"), met by a read after [Open] found it. It is
+// JetStream's own stream-not-found error, the same value, so every
+// wrapped error that carries it matches without importing the client.
+var ErrStreamGone = jetstream.ErrStreamNotFound
+
 // Sentinel errors. Every error the package returns wraps one of them (with
 // %w), so callers test with [errors.Is]; the typed errors below carry the
 // details and are reached with [errors.As].
