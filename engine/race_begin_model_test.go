@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/replay"
 )
 
 // A user `/model` and a turn's begin on the same session at once, on two
@@ -20,8 +22,9 @@ import (
 // a hook that runs the other write, whole, between one's decision and
 // its append. In both orders the turn takes the selection at its next
 // step as a live switch to it (the selected later candidate, kind
-// live_switch), though no LiveSwitchMarked names it, and replay --verify
-// re-decides the ledger.
+// live_switch), though no LiveSwitchMarked names it, explain shows the
+// selection where it is stored, and replay --verify re-decides the
+// ledger.
 func TestRace_ModelAndBeginUnseen(t *testing.T) {
 	st, a, b, clock := twoInstances(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -101,6 +104,24 @@ func TestRace_ModelAndBeginUnseen(t *testing.T) {
 			}
 			if tc.selectionFirst && !(selected > started) || !tc.selectionFirst && !(basis < selected && selected < started) {
 				t.Fatalf("selection at %d, start at %d decided on %d: not the order forced", selected, started, basis)
+			}
+			// Explain shows the selection no mark names, where it is.
+			said := fmt.Sprintf("the user selected openai/gpt-5 while the turn ran (seq %d), decided on a state without this turn, so no switch was marked: a pending live switch from the turn's next step (rule revision 5)", selected)
+			if !tc.selectionFirst {
+				said = fmt.Sprintf("the user selected openai/gpt-5 (seq %d) after this turn's start was decided (on seq %d): the turn started on the model before it; a pending live switch from the turn's next step (rule revision 5)", selected, basis)
+			}
+			x, err := replay.Explain(ctx, st, "main", turn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var commands []string
+			for _, s := range x.Steps {
+				if s.Kind == "command" {
+					commands = append(commands, s.Text)
+				}
+			}
+			if len(commands) != 1 || commands[0] != said {
+				t.Fatalf("explain's commands %q, want [%q]", commands, said)
 			}
 		})
 	}

@@ -158,6 +158,7 @@ func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanatio
 	all := agentSet{}
 	marks := map[string]bool{}
 	open := map[string]string{} // agent → the session of its running turn turnID
+	race := newRacingSelections(turnID)
 	err := walk(ctx, src, 1, 0, func(c *commit) error {
 		defaultMarks(c, marks)
 		for _, ev := range c.Events {
@@ -168,7 +169,10 @@ func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanatio
 			mine := (ev.Aggregate == events.AggTurn && ev.Key == turnID) || ev.CorrelationID == turnID
 			f.fold(&ev, mine)
 			probes.fold(&ev, mine)
-			if mine || duringTurn(open, &ev) {
+			if sel, ok := race.atStart(&ev); ok && mine {
+				byAgent[ev.Agent] = append(byAgent[ev.Agent], sel)
+			}
+			if racing := race.during(c, open, &ev); mine || duringTurn(open, &ev) || racing {
 				byAgent[ev.Agent] = append(byAgent[ev.Agent], ev)
 			}
 			if mine {
@@ -194,7 +198,7 @@ func Explain(ctx context.Context, src Source, agent, turnID string) (*Explanatio
 	case 0:
 		return nil, &LookupError{Kind: ErrTurnNotFound, ID: turnID, Agent: agent, Agents: all.sorted()}
 	case 1:
-		tc := turnContext{before: f.before, probeAt: probes.snaps[agents[0]+"\x00"+turnID], configs: f.configs, defaultMarks: marks}
+		tc := turnContext{before: f.before, probeAt: probes.snaps[agents[0]+"\x00"+turnID], configs: f.configs, defaultMarks: marks, racing: race.found}
 		x := explainWith(agents[0], turnID, byAgent[agents[0]], tc)
 		x.strictAgentWhy(f.configs[agents[0]+"\x00"+x.ConfigHash])
 		return x, nil

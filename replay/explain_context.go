@@ -33,6 +33,9 @@ type turnContext struct {
 	// defaultMarks holds the ids of the LiveSwitchMarked events a
 	// `/model default` made ([defaultMarks]).
 	defaultMarks map[string]bool
+	// racing holds the user selections the turn takes as a derived live
+	// switch, by event id ([racingSelections]).
+	racing map[string]racingSelection
 }
 
 // probeFold follows the last primary cooldown probe of every agent's

@@ -109,7 +109,13 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) bool {
 	case events.SessionReset:
 		// Only a /new or /reset stored while the turn ran reaches here.
 		st.Kind, st.Text = "command", resetText(e, x.rules)
-	case events.ConfigApplied, events.ProfileCleared, events.SessionModelSelected,
+	case events.SessionModelSelected:
+		// A racing selection ([racingSelections]) has words; the
+		// begin's own selection (correlated with the turn) has none.
+		if r, ok := x.ctx.racing[ev.ID]; ok {
+			st.Kind, st.Text = "command", racingText(e, ev.Seq, r)
+		}
+	case events.ConfigApplied, events.ProfileCleared,
 		events.CompactionCompleted, events.AuthOrderSet:
 		// Not part of a turn's story: no words, no step.
 	default:
