@@ -106,9 +106,9 @@ func TestRace_ModelAndBeginUnseen(t *testing.T) {
 				t.Fatalf("selection at %d, start at %d decided on %d: not the order forced", selected, started, basis)
 			}
 			// Explain shows the selection no mark names, where it is.
-			said := fmt.Sprintf("the user selected openai/gpt-5 while the turn ran (seq %d), decided on a state without this turn, so no switch was marked: a pending live switch from the turn's next step (rule revision 5)", selected)
+			said := fmt.Sprintf("the user selected openai/gpt-5 while the turn ran (seq %d), decided on a state without this turn, so no switch was marked: a pending live switch, taken at the next step (rule revision 5)", selected)
 			if !tc.selectionFirst {
-				said = fmt.Sprintf("the user selected openai/gpt-5 (seq %d) after this turn's start was decided (on seq %d): the turn started on the model before it; a pending live switch from the turn's next step (rule revision 5)", selected, basis)
+				said = fmt.Sprintf("the user selected openai/gpt-5 (seq %d) after this turn's start was decided (on seq %d): the turn started on the model before it; a pending live switch, taken at the next step (rule revision 5)", selected, basis)
 			}
 			x, err := replay.Explain(ctx, st, "main", turn)
 			if err != nil {

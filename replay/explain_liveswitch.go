@@ -42,7 +42,11 @@ func markText(e events.LiveSwitchMarked, byDefault bool, rest []events.Event) st
 // markFate says what became of a mark from the events after it: taken at
 // the next step (a live_switch record or the hand-back), replaced by a
 // later mark, or not taken because the turn ended first.
-func markFate(rest []events.Event) string {
+func markFate(rest []events.Event) string { return switchFate(rest, "marked, not taken") }
+
+// switchFate is [markFate] with notTaken saying how a switch the turn did
+// not take is named.
+func switchFate(rest []events.Event, notTaken string) string {
 	for _, ev := range rest {
 		switch e := ev.Data.(type) {
 		case events.FallbackStepped:
@@ -54,11 +58,11 @@ func markFate(rest []events.Event) string {
 		case events.LiveSwitchMarked:
 			return "a pending live switch, replaced by a later selection before the next step"
 		case events.TurnSucceeded:
-			return "marked, not taken: the answer stood (no pin written)"
+			return notTaken + ": the answer stood (no pin written)"
 		case events.TurnStopped:
-			return "marked, not taken: the turn stopped"
+			return notTaken + ": the turn stopped"
 		case events.TurnExhausted:
-			return "marked, not taken: the turn was exhausted"
+			return notTaken + ": the turn was exhausted"
 		}
 	}
 	return "a pending live switch, taken at the next step"

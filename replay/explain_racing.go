@@ -72,11 +72,12 @@ func (r *racingSelections) during(c *commit, open map[string]string, ev *events.
 	return true
 }
 
-// racingText words a racing selection (seq: where it is stored).
-func racingText(e events.SessionModelSelected, seq uint64, r racingSelection) string {
-	sel := e.Model.String()
+// racingText words a racing selection (seq: where it is stored; rest:
+// the turn's events after it, which say what became of it).
+func racingText(e events.SessionModelSelected, seq uint64, r racingSelection, rest []events.Event) string {
+	sel, fate := e.Model.String(), switchFate(rest, "not taken")
 	if r.before {
-		return fmt.Sprintf("the user selected %s (seq %d) after this turn's start was decided (on seq %d): the turn started on the model before it; a pending live switch from the turn's next step (rule revision 5)", sel, seq, r.basis)
+		return fmt.Sprintf("the user selected %s (seq %d) after this turn's start was decided (on seq %d): the turn started on the model before it; %s (rule revision 5)", sel, seq, r.basis, fate)
 	}
-	return fmt.Sprintf("the user selected %s while the turn ran (seq %d), decided on a state without this turn, so no switch was marked: a pending live switch from the turn's next step (rule revision 5)", sel, seq)
+	return fmt.Sprintf("the user selected %s while the turn ran (seq %d), decided on a state without this turn, so no switch was marked: %s (rule revision 5)", sel, seq, fate)
 }

@@ -113,7 +113,7 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) bool {
 		// A racing selection ([racingSelections]) has words; the
 		// begin's own selection (correlated with the turn) has none.
 		if r, ok := x.ctx.racing[ev.ID]; ok {
-			st.Kind, st.Text = "command", racingText(e, ev.Seq, r)
+			st.Kind, st.Text = "command", racingText(e, ev.Seq, r, x.rest)
 		}
 	case events.ConfigApplied, events.ProfileCleared,
 		events.CompactionCompleted, events.AuthOrderSet:
