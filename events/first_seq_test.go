@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +101,53 @@ func TestFirstSeq_AboveExactIntRefused(t *testing.T) {
 	want := "events: first sequence 9007199254740992 is above 9007199254740991, the largest a JSON reader holds exactly"
 	if err == nil || err.Error() != want {
 		t.Fatalf("open: %v, want %q", err, want)
+	}
+}
+
+// Watch on a stream continuing an archived one (WithFirstSeq 1001) from
+// before its first sequence starts at the first sequence and reports no
+// gap (the sequences before it are the archive's), as Read, ReadRange and
+// Follow do; from inside the stream it starts there, and a watch sees a
+// commit appended while it waits.
+func TestFirstSeq_WatchStartsAtTheFirstSequence(t *testing.T) {
+	ctx := testutil.Context(t)
+	st := testutil.Store(t, events.WithFirstSeq(1001))
+	r1, err := st.Append(ctx, profileSubj, 0, failure("turn-1", 1)...)
+	testutil.NoError(t, err)
+	r2, err := st.Append(ctx, profileSubj, r1.Seq, failure("turn-1", 2)...)
+	testutil.NoError(t, err)
+	for _, tc := range []struct {
+		from uint64
+		want []uint64 // the commits' sequences, one per event
+	}{
+		{0, []uint64{1001, 1001, 1002, 1002, 1003, 1003}},
+		{1, []uint64{1001, 1001, 1002, 1002, 1003, 1003}},
+		{1000, []uint64{1001, 1001, 1002, 1002, 1003, 1003}},
+		{1002, []uint64{1002, 1002, 1003, 1003}},
+	} {
+		t.Run(strconv.FormatUint(tc.from, 10), func(t *testing.T) {
+			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			var got []uint64
+			for ev, err := range st.Watch(wctx, tc.from) {
+				if err != nil {
+					t.Fatalf("after %v: %v", got, err)
+				}
+				got = append(got, ev.Seq)
+				if len(got) == 4 && tc.from < 1002 || len(got) == 2 && tc.from == 1002 {
+					if last, _ := st.LastSeq(ctx, ""); last == r2.Seq {
+						// The watch is at the stream's end: one more commit.
+						_, err := st.Append(ctx, profileSubj, events.AnySeq, failure("turn-1", 3)...)
+						testutil.NoError(t, err)
+					}
+				}
+				if len(got) == len(tc.want) {
+					break
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("watch from %d: %v, want %v", tc.from, got, tc.want)
+			}
+		})
 	}
 }

@@ -119,8 +119,10 @@ type Store interface {
 	// so an append guarded by filter expects it.
 	ReadSubject(ctx context.Context, filter string) ([]Event, uint64, error)
 
-	// Read iterates over the whole stream in order from sequence from (0 or
-	// 1 = the beginning) up to its last message, then ends. A message that
+	// Read iterates over the whole stream in order from sequence from (0,
+	// 1 or any sequence before the stream's first = the beginning: a
+	// stream continuing an archived one starts past 1, and what lies
+	// before is no gap) up to its last message, then ends. A message that
 	// cannot be decoded is yielded as a *[DecodeError] (with Event.Seq set;
 	// it names the subject, size and cause) and reading goes on with the
 	// next one; so is a run of sequences missing inside the stream (a
@@ -341,6 +343,16 @@ func streamDiffs(have, want jetstream.StreamConfig, needDup time.Duration) []str
 // read starting before it is no gap.
 func (s *store) firstSeq() uint64 {
 	return max(s.stream.CachedInfo().Config.FirstSeq, 1)
+}
+
+// readStart is the first sequence a whole-stream read asked to start at
+// from (0 or 1 = the beginning) starts at: from, or the stream's first
+// sequence when from is before it. Read, ReadRange, Follow and Watch
+// share it, so none of them reports the sequences before a stream
+// continuing an archived one ([WithFirstSeq]) as missing: they are the
+// archive's.
+func (s *store) readStart(from uint64) uint64 {
+	return max(from, s.firstSeq())
 }
 
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
