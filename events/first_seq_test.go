@@ -29,8 +29,8 @@ func TestFirstSeq_FreshStreamContinuesSequences(t *testing.T) {
 	testutil.NoError(t, err)
 	empty, err := st.Ledger(ctx)
 	testutil.NoError(t, err)
-	if last != 0 || empty.LastSeq != 0 || empty.FirstID != "" {
-		t.Fatalf("empty stream: last %d, ledger %+v; want 0, no first id", last, empty)
+	if last != 0 || empty.LastSeq != 0 || empty.FirstID != "" || empty.FirstSeq != 1001 {
+		t.Fatalf("empty stream: last %d, ledger %+v; want 0, no first id, first sequence 1001", last, empty)
 	}
 	first := failure("turn-1", 1)
 	r1, err := st.Append(ctx, profileSubj, 0, first...)
@@ -51,8 +51,8 @@ func TestFirstSeq_FreshStreamContinuesSequences(t *testing.T) {
 	defer st.Close()
 	l, err := st.Ledger(ctx)
 	testutil.NoError(t, err)
-	if r1.Seq != 1001 || r2.Seq != 1002 || l.FirstID != first[0].ID || l.LastSeq != 1002 {
-		t.Fatalf("appended at %d, %d; ledger %+v; want 1001, 1002, first id %s", r1.Seq, r2.Seq, l, first[0].ID)
+	if r1.Seq != 1001 || r2.Seq != 1002 || l.FirstID != first[0].ID || l.LastSeq != 1002 || l.FirstSeq != 1001 {
+		t.Fatalf("appended at %d, %d; ledger %+v; want 1001, 1002, first id %s, first sequence 1001", r1.Seq, r2.Seq, l, first[0].ID)
 	}
 	if msgs, bytes, err := events.StreamSize(ctx, st); err != nil || msgs != 2 || bytes < 1000 {
 		t.Fatalf("stream size: %d messages, %d bytes, %v; want 2 messages of their stored size", msgs, bytes, err)
