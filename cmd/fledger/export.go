@@ -119,7 +119,7 @@ address only on purpose: the metrics name profiles and models).`,
 	fl.BoolVar(&f.follow, "follow", false, "keep exporting new records through a durable consumer until interrupted")
 	fl.StringVar(&f.consumer, "consumer", "", "durable consumer name for --follow (default: with --out FILE fledger-export-jsonl-<8 hex of sha256(FILE's absolute path)>, one per file; else fledger-export-<format>)")
 	fl.StringVar(&f.out, "out", "", "jsonl: append to FILE (exactly-once across restarts; with --follow the file decides where the export resumes) instead of stdout")
-	fl.StringVar(&f.endpoint, "endpoint", "", "otlp: collector URL, e.g. http://127.0.0.1:4318 (HTTP; /v1/logs is added when no path is given) or http://127.0.0.1:4317 (gRPC) (default $OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, $OTEL_EXPORTER_OTLP_ENDPOINT, else localhost:4318 / :4317)")
+	fl.StringVar(&f.endpoint, "endpoint", "", "otlp: collector URL, e.g. http://127.0.0.1:4318 (HTTP; /v1/logs is added when no path is given) or http://127.0.0.1:4317 (gRPC) (default $OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, $OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318/v1/logs / http://localhost:4317, no TLS unless $OTEL_EXPORTER_OTLP_INSECURE=false)")
 	fl.StringArrayVar(&f.headers, "header", nil, "otlp: request header KEY=VALUE (repeatable; replaces $OTEL_EXPORTER_OTLP_HEADERS)")
 	fl.StringVar(&f.otlpProtocol, "otlp-protocol", "", "otlp: http/protobuf | grpc (default $OTEL_EXPORTER_OTLP_LOGS_PROTOCOL, $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
 	fl.StringVar(&f.otlpCompression, "otlp-compression", "", "otlp: gzip | none (default $OTEL_EXPORTER_OTLP_COMPRESSION, else none)")
