@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,14 +94,33 @@ func TestFirstSeq_FreshStreamContinuesSequences(t *testing.T) {
 	}
 }
 
-// TestFirstSeq_AboveExactIntRefused: a first sequence past 2^53-1 is
-// refused before anything is created, naming the limit.
+// TestFirstSeq_AboveExactIntRefused: a first sequence past 2^53-1, or
+// leaving less than 2^50 sequences below it (the stream would grow past
+// it), is refused before anything is created, naming the limit; the
+// largest accepted one creates the stream.
 func TestFirstSeq_AboveExactIntRefused(t *testing.T) {
-	dir := t.TempDir()
-	_, err := events.Open(context.Background(), events.WithDataDir(dir), events.WithFirstSeq(events.MaxExactInt+1))
-	want := "events: first sequence 9007199254740992 is above 9007199254740991, the largest a JSON reader holds exactly"
-	if err == nil || err.Error() != want {
-		t.Fatalf("open: %v, want %q", err, want)
+	for _, tc := range []struct {
+		first uint64
+		want  string
+	}{
+		{events.MaxExactInt + 1, "events: first sequence 9007199254740992 is above 9007199254740991, the largest a JSON reader holds exactly"},
+		{9007199254740990, "events: first sequence 9007199254740990 is 1 below 9007199254740991, the largest a JSON reader holds exactly: the stream would grow past it (want at most 7881299347898367, leaving 2^50: a stream continuing an archived one starts at the archive's last sequence + 1)"},
+		{events.MaxFirstSeq + 1, "events: first sequence 7881299347898368 is 1125899906842623 below 9007199254740991, the largest a JSON reader holds exactly: the stream would grow past it (want at most 7881299347898367, leaving 2^50: a stream continuing an archived one starts at the archive's last sequence + 1)"},
+		{events.MaxFirstSeq, ""},
+	} {
+		dir := t.TempDir()
+		st, err := events.Open(context.Background(), events.WithDataDir(dir), events.WithFirstSeq(tc.first))
+		if tc.want == "" {
+			testutil.NoError(t, err)
+			testutil.NoError(t, st.Close())
+			continue
+		}
+		if err == nil || err.Error() != tc.want {
+			t.Fatalf("open with first sequence %d: %v, want %q", tc.first, err, tc.want)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Fatalf("first sequence %d: refused, but %d entries created in the data directory", tc.first, len(ents))
+		}
 	}
 }
 
