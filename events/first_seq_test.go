@@ -2,7 +2,6 @@ package events_test
 
 import (
 	"context"
-	"errors"
 	"iter"
 	"os"
 	"slices"
@@ -40,9 +39,10 @@ func TestFirstSeq_FreshStreamContinuesSequences(t *testing.T) {
 	testutil.NoError(t, err)
 	testutil.NoError(t, st.Close())
 
-	if _, err := events.Open(ctx, events.WithDataDir(dir), events.WithFirstSeq(5)); !errors.Is(err, events.ErrStreamConfig) ||
-		!strings.Contains(err.Error(), "first sequence 1001 (want 5") {
-		t.Fatalf("reopened asking first sequence 5: %v, want ErrStreamConfig naming 1001 and 5", err)
+	_, err = events.Open(ctx, events.WithDataDir(dir), events.WithFirstSeq(5))
+	testutil.ErrorIs(t, err, events.ErrStreamConfig)
+	if !strings.Contains(err.Error(), "first sequence 1001 (want 5") {
+		t.Fatalf("reopened asking first sequence 5: %v, want naming 1001 and 5", err)
 	}
 	st, err = events.Open(ctx, events.WithDataDir(dir), events.WithFirstSeq(1001))
 	testutil.NoError(t, err)
@@ -167,6 +167,37 @@ func TestFirstSeq_WatchStartsAtTheFirstSequence(t *testing.T) {
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("watch from %d: %v, want %v", tc.from, got, tc.want)
+			}
+		})
+	}
+}
+
+// A stream that exists with another first sequence than --first-seq asks
+// for is refused with the fix that applies: on a server by URL, remove
+// the stream (`nats stream rm`); on an embedded server there is no server
+// to run that against: move the data directory away or use a fresh one.
+func TestFirstSeq_MismatchNamesTheFix(t *testing.T) {
+	ctx := testutil.Context(t)
+	st, dir := testutil.OpenStore(t, events.WithListen(0))
+	url := st.ClientURL()
+	for _, tc := range []struct {
+		name string
+		opts []events.Option
+		want string
+	}{
+		{"by URL", []events.Option{events.WithURL(url), events.WithListenerCredentials(dir, events.ReadWrite)},
+			"events: incompatible stream config: stream FLEDGER exists with first sequence 1 (want 275: a stream continuing an archived one must be created with it; one created empty by another start can be removed, `nats stream rm FLEDGER`); fledger will not change it — fix it with the nats CLI or use another server/data directory"},
+		{"embedded", []events.Option{events.WithDataDir(dir)},
+			"events: incompatible stream config: stream FLEDGER exists with first sequence 1 (want 275: a stream continuing an archived one must be created with it; this data directory already holds a stream, created by an earlier start: move " + dir + " away (mv " + dir + " " + dir + ".old: it may hold the archived period) or use a fresh --data, then start again with --first-seq); fledger will not change it — fix it with the nats CLI or use another data directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "embedded" {
+				testutil.NoError(t, st.Close()) // frees the directory; the URL case ran first
+			}
+			_, err := events.Open(ctx, append(tc.opts, events.WithFirstSeq(275))...)
+			testutil.ErrorIs(t, err, events.ErrStreamConfig)
+			if err.Error() != tc.want {
+				t.Fatalf("error\n%s\nwant\n%s", err, tc.want)
 			}
 		})
 	}

@@ -291,9 +291,17 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 		return nil, fmt.Errorf("events: stream %s: %w", want.Name, err)
 	}
 	have := st.CachedInfo().Config
-	if diffs := streamDiffs(have, want, cfg.neededDupWindow()); len(diffs) > 0 {
-		return nil, fmt.Errorf("%w: stream %s exists with %s; fledger will not change it — fix it with the nats CLI or use another server/data directory",
-			ErrStreamConfig, want.Name, strings.Join(diffs, "; "))
+	embedded := ""
+	if cfg.url == "" {
+		embedded = cfg.dataDir
+	}
+	if diffs := streamDiffs(have, want, cfg.neededDupWindow(), embedded); len(diffs) > 0 {
+		other := "another server/data directory"
+		if embedded != "" {
+			other = "another data directory"
+		}
+		return nil, fmt.Errorf("%w: stream %s exists with %s; fledger will not change it — fix it with the nats CLI or use %s",
+			ErrStreamConfig, want.Name, strings.Join(diffs, "; "), other)
 	}
 	if have.Replicas != want.Replicas && cfg.replicasSet && cfg.logger != nil {
 		cfg.logger.Warn("the stream exists with another replica count than asked for; it is kept (change it with `nats stream edit "+want.Name+" --replicas N`)",
@@ -309,8 +317,10 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 // duplicate window, at least needDup), that reads work (direct get,
 // message size) and, when one was asked for ([WithFirstSeq]), that the
 // sequences continue the archived stream's. Replicas, placement, description and the like are the
-// operator's choice and never refused.
-func streamDiffs(have, want jetstream.StreamConfig, needDup time.Duration) []string {
+// operator's choice and never refused. embedded is the data directory of
+// an embedded server ("" for a server by URL), named in the fix of a
+// first sequence: there is no server to remove the stream on.
+func streamDiffs(have, want jetstream.StreamConfig, needDup time.Duration, embedded string) []string {
 	var d []string
 	add := func(ok bool, format string, args ...any) {
 		if !ok {
@@ -331,9 +341,13 @@ func streamDiffs(have, want jetstream.StreamConfig, needDup time.Duration) []str
 	add(!have.Sealed, "sealed")
 	add(have.PersistMode != jetstream.AsyncPersistMode, "persist_mode async (acks before writes are flushed)")
 	add(!have.AllowMsgTTL, "allow_msg_ttl=true (a message with a TTL header would be deleted; want false)")
+	fix := fmt.Sprintf("one created empty by another start can be removed, `nats stream rm %s`", want.Name)
+	if embedded != "" {
+		fix = fmt.Sprintf("this data directory already holds a stream, created by an earlier start: move %s away (mv %s %s.old: it may hold the archived period) or use a fresh --data, then start again with --first-seq", embedded, embedded, embedded)
+	}
 	add(want.FirstSeq <= 1 || max(have.FirstSeq, 1) == want.FirstSeq,
-		"first sequence %d (want %d: a stream continuing an archived one must be created with it; one created empty by another start can be removed, `nats stream rm %s`)",
-		max(have.FirstSeq, 1), want.FirstSeq, want.Name)
+		"first sequence %d (want %d: a stream continuing an archived one must be created with it; %s)",
+		max(have.FirstSeq, 1), want.FirstSeq, fix)
 	return d
 }
 
