@@ -3,15 +3,11 @@ package export
 import (
 	"context"
 	"encoding/pem"
-	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
-	"google.golang.org/grpc"
 
 	"github.com/fledger/fledger/internal/testutil"
 )
@@ -84,20 +80,14 @@ func TestOTLP_DefaultGRPCEndpointIsPlain(t *testing.T) {
 	st, _ := testutil.OpenStore(t)
 	runScenario(t, ctx, st, "anthropic-overload", "main")
 	want := lines(exportAll(t, ctx, st))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	testutil.NoError(t, err)
-	gs := grpc.NewServer()
-	rc := &receiver{}
-	collogspb.RegisterLogsServiceServer(gs, &grpcReceiver{rc: rc})
-	go gs.Serve(ln)
-	defer gs.Stop()
-	withDefault(t, &defaultGRPCEndpoint, "http://"+ln.Addr().String())
+	rc, addr := startGRPCReceiver(t)
+	withDefault(t, &defaultGRPCEndpoint, "http://"+addr)
 	cfg := fastCfg(50)
 	cfg.Protocol = ProtocolGRPC
 	sink, err := NewOTLP(ctx, cfg)
 	testutil.NoError(t, err)
 	defer sink.Shutdown(context.Background())
-	if sink.Endpoint() != "http://"+ln.Addr().String() {
+	if sink.Endpoint() != "http://"+addr {
 		t.Fatalf("endpoint %q", sink.Endpoint())
 	}
 	_, err = Range(ctx, st, 0, sink, 4)
