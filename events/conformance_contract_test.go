@@ -247,8 +247,8 @@ func confCursorAckWait(t *testing.T, e env) {
 // wantLedger checks the fingerprint's fixed parts.
 func wantLedger(t testing.TB, l events.Ledger, last uint64) {
 	t.Helper()
-	if l.Stream != events.StreamName || l.Created.IsZero() || l.Created.Location() != time.UTC || l.LastSeq != last {
-		t.Fatalf("ledger %+v, want stream %s, a UTC creation time, last sequence %d", l, events.StreamName, last)
+	if l.Stream != events.StreamName || l.Created.IsZero() || l.Created.Location() != time.UTC || l.LastSeq != last || l.FirstSeq != 1 {
+		t.Fatalf("ledger %+v, want stream %s, a UTC creation time, last sequence %d, first sequence 1", l, events.StreamName, last)
 	}
 }
 

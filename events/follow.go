@@ -41,7 +41,7 @@ func (s *store) Follow(ctx context.Context, opts FollowOptions) iter.Seq2[Stored
 			yield(StoredCommit{}, ErrClosed)
 			return
 		}
-		f := &follower{s: s, opts: opts, next: max(opts.From, s.firstSeq()),
+		f := &follower{s: s, opts: opts, next: s.readStart(opts.From),
 			ch: make(chan followed, followPull), quit: make(chan struct{})}
 		defer f.stop()
 		if err := f.start(ctx); err != nil {

@@ -23,6 +23,11 @@ type Ledger struct {
 	// LastSeq is the stream's last sequence when it was read. It is not
 	// part of the fingerprint.
 	LastSeq uint64
+	// FirstSeq is the stream's first sequence: 1, or the first_seq of a
+	// stream created continuing an archived one ([WithFirstSeq]), whose
+	// sequences before it are the archive's. It is not part of the
+	// fingerprint.
+	FirstSeq uint64
 }
 
 // String names the ledger for error messages: stream, first event id and

@@ -20,7 +20,7 @@ func (s *store) Ledger(ctx context.Context) (Ledger, error) {
 		if err != nil {
 			return fmt.Errorf("events: read the ledger fingerprint: stream %s: %w", StreamName, err)
 		}
-		l = Ledger{Stream: info.Config.Name, Created: info.Created.UTC(), LastSeq: info.State.LastSeq}
+		l = Ledger{Stream: info.Config.Name, Created: info.Created.UTC(), LastSeq: info.State.LastSeq, FirstSeq: s.firstSeq()}
 		if info.State.Msgs == 0 { // a first_seq stream reports first_seq-1
 			l.LastSeq = 0
 			return nil

@@ -191,7 +191,7 @@ func (m *memStore) Ledger(ctx context.Context) (Ledger, error) {
 		return Ledger{}, ErrClosed
 	}
 	msgs, _ := m.snapshot()
-	l := Ledger{Stream: StreamName, Created: m.created, LastSeq: uint64(len(msgs))}
+	l := Ledger{Stream: StreamName, Created: m.created, LastSeq: uint64(len(msgs)), FirstSeq: 1}
 	if len(msgs) > 0 {
 		l.FirstID = msgs[0].msgID
 	}

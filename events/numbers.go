@@ -15,3 +15,14 @@ package events
 // RetryScheduled.jitter_seed, are written as decimal strings (TurnStarted
 // v3, RetryScheduled v2; docs/events.md "Versions and upcasters").
 const MaxExactInt = 1<<53 - 1
+
+// FirstSeqHeadroom is the least room [WithFirstSeq] leaves between a
+// stream's first sequence and MaxExactInt: 2^50 sequences, about 3,500
+// years at 10k commits/s. A stream continuing an archived one starts at
+// the archive's last sequence + 1, far below; a first sequence close to
+// MaxExactInt would make the stream's sequences (seq, from_seq,
+// next_from_seq) pass it, and JSON readers would round them.
+const FirstSeqHeadroom = 1 << 50
+
+// MaxFirstSeq is the largest first sequence [WithFirstSeq] accepts.
+const MaxFirstSeq = MaxExactInt - FirstSeqHeadroom

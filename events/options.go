@@ -204,7 +204,9 @@ func WithReplicas(n int) Option {
 // applies when the stream is created; an existing stream created with
 // another first sequence is refused ([ErrStreamConfig]: it was created
 // before, e.g. by a command run between removing the archived stream and
-// this start). 0 and 1 mean the beginning and check nothing.
+// this start). 0 and 1 mean the beginning and check nothing. n above
+// [MaxFirstSeq] is refused: it would leave the stream less than
+// [FirstSeqHeadroom] sequences below [MaxExactInt].
 func WithFirstSeq(n uint64) Option {
 	return func(c *config) error {
 		if n > MaxExactInt {
@@ -212,6 +214,11 @@ func WithFirstSeq(n uint64) Option {
 			// seq in every record): past 2^53-1 they are not exact, and
 			// near 2^64 the server's own state overflows.
 			return fmt.Errorf("events: first sequence %d is above %d, the largest a JSON reader holds exactly", n, uint64(MaxExactInt))
+		}
+		if n > MaxFirstSeq {
+			// The stream would grow past MaxExactInt while in use.
+			return fmt.Errorf("events: first sequence %d is %d below %d, the largest a JSON reader holds exactly: the stream would grow past it (want at most %d, leaving 2^50: a stream continuing an archived one starts at the archive's last sequence + 1)",
+				n, uint64(MaxExactInt)-n, uint64(MaxExactInt), uint64(MaxFirstSeq))
 		}
 		c.firstSeq = n
 		return nil

@@ -30,7 +30,7 @@ func (s *store) ReadRange(ctx context.Context, from, to uint64) iter.Seq2[Event,
 		}
 		// A stream created continuing an archived one (WithFirstSeq) starts
 		// past 1: what lies before is no gap, as for Read.
-		from = max(from, s.firstSeq())
+		from = s.readStart(from)
 		last, err := s.LastSeq(ctx, "")
 		if err != nil {
 			yield(Event{}, err)

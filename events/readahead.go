@@ -88,7 +88,7 @@ type fetchFunc func(ctx context.Context, fn func(seq uint64, subject string, dat
 // the missing run before the message after it.
 func (s *store) readDecoded(ctx context.Context, from uint64, filter string, fn func(*decodedMsg) bool) error {
 	if filter == "" {
-		fn = gapChecked(max(from, s.firstSeq()), fn)
+		fn = gapChecked(s.readStart(from), fn)
 	}
 	return s.decodeAhead(ctx, func(ctx context.Context, f func(uint64, string, []byte) bool) error {
 		return s.scan(ctx, from, filter, readBatch, func(seq uint64, subj string, m *nats.Msg) bool {

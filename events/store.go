@@ -119,8 +119,10 @@ type Store interface {
 	// so an append guarded by filter expects it.
 	ReadSubject(ctx context.Context, filter string) ([]Event, uint64, error)
 
-	// Read iterates over the whole stream in order from sequence from (0 or
-	// 1 = the beginning) up to its last message, then ends. A message that
+	// Read iterates over the whole stream in order from sequence from (0,
+	// 1 or any sequence before the stream's first = the beginning: a
+	// stream continuing an archived one starts past 1, and what lies
+	// before is no gap) up to its last message, then ends. A message that
 	// cannot be decoded is yielded as a *[DecodeError] (with Event.Seq set;
 	// it names the subject, size and cause) and reading goes on with the
 	// next one; so is a run of sequences missing inside the stream (a
@@ -289,9 +291,17 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 		return nil, fmt.Errorf("events: stream %s: %w", want.Name, err)
 	}
 	have := st.CachedInfo().Config
-	if diffs := streamDiffs(have, want, cfg.neededDupWindow()); len(diffs) > 0 {
-		return nil, fmt.Errorf("%w: stream %s exists with %s; fledger will not change it — fix it with the nats CLI or use another server/data directory",
-			ErrStreamConfig, want.Name, strings.Join(diffs, "; "))
+	embedded := ""
+	if cfg.url == "" {
+		embedded = cfg.dataDir
+	}
+	if diffs := streamDiffs(have, want, cfg.neededDupWindow(), embedded); len(diffs) > 0 {
+		other := "another server/data directory"
+		if embedded != "" {
+			other = "another data directory"
+		}
+		return nil, fmt.Errorf("%w: stream %s exists with %s; fledger will not change it — fix it with the nats CLI or use %s",
+			ErrStreamConfig, want.Name, strings.Join(diffs, "; "), other)
 	}
 	if have.Replicas != want.Replicas && cfg.replicasSet && cfg.logger != nil {
 		cfg.logger.Warn("the stream exists with another replica count than asked for; it is kept (change it with `nats stream edit "+want.Name+" --replicas N`)",
@@ -307,8 +317,10 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 // duplicate window, at least needDup), that reads work (direct get,
 // message size) and, when one was asked for ([WithFirstSeq]), that the
 // sequences continue the archived stream's. Replicas, placement, description and the like are the
-// operator's choice and never refused.
-func streamDiffs(have, want jetstream.StreamConfig, needDup time.Duration) []string {
+// operator's choice and never refused. embedded is the data directory of
+// an embedded server ("" for a server by URL), named in the fix of a
+// first sequence: there is no server to remove the stream on.
+func streamDiffs(have, want jetstream.StreamConfig, needDup time.Duration, embedded string) []string {
 	var d []string
 	add := func(ok bool, format string, args ...any) {
 		if !ok {
@@ -329,9 +341,13 @@ func streamDiffs(have, want jetstream.StreamConfig, needDup time.Duration) []str
 	add(!have.Sealed, "sealed")
 	add(have.PersistMode != jetstream.AsyncPersistMode, "persist_mode async (acks before writes are flushed)")
 	add(!have.AllowMsgTTL, "allow_msg_ttl=true (a message with a TTL header would be deleted; want false)")
+	fix := fmt.Sprintf("one created empty by another start can be removed, `nats stream rm %s`", want.Name)
+	if embedded != "" {
+		fix = fmt.Sprintf("this data directory already holds a stream, created by an earlier start: move %s away (mv %s %s.old: it may hold the archived period) or use a fresh --data, then start again with --first-seq", embedded, embedded, embedded)
+	}
 	add(want.FirstSeq <= 1 || max(have.FirstSeq, 1) == want.FirstSeq,
-		"first sequence %d (want %d: a stream continuing an archived one must be created with it; one created empty by another start can be removed, `nats stream rm %s`)",
-		max(have.FirstSeq, 1), want.FirstSeq, want.Name)
+		"first sequence %d (want %d: a stream continuing an archived one must be created with it; %s)",
+		max(have.FirstSeq, 1), want.FirstSeq, fix)
 	return d
 }
 
@@ -341,6 +357,16 @@ func streamDiffs(have, want jetstream.StreamConfig, needDup time.Duration) []str
 // read starting before it is no gap.
 func (s *store) firstSeq() uint64 {
 	return max(s.stream.CachedInfo().Config.FirstSeq, 1)
+}
+
+// readStart is the first sequence a whole-stream read asked to start at
+// from (0 or 1 = the beginning) starts at: from, or the stream's first
+// sequence when from is before it. Read, ReadRange, Follow and Watch
+// share it, so none of them reports the sequences before a stream
+// continuing an archived one ([WithFirstSeq]) as missing: they are the
+// archive's.
+func (s *store) readStart(from uint64) uint64 {
+	return max(from, s.firstSeq())
 }
 
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {

@@ -14,7 +14,8 @@ type watched struct {
 	err error
 }
 
-// Watch implements [Store]: an ordered consumer from from, its messages
+// Watch implements [Store]: an ordered consumer from from (the stream's
+// first sequence when from is before it, [store.readStart]), its messages
 // decoded on the caller's goroutine. The consumer's Next runs on a
 // goroutine of its own, so ctx ending ends the iteration at once even
 // while the client recreates the consumer (a lost server: the client
@@ -26,9 +27,10 @@ func (s *store) Watch(ctx context.Context, from uint64) iter.Seq2[Event, error] 
 			yield(Event{}, ErrClosed)
 			return
 		}
-		if from == 0 {
-			from = 1
-		}
+		// Before a stream continuing an archived one's first sequence lies
+		// the archive, not a gap: the read starts at the first sequence,
+		// as Read, ReadRange and Follow do.
+		from = s.readStart(from)
 		cons, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 			DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
 			OptStartSeq:   from,

@@ -81,6 +81,11 @@ func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
 // FormatMs is Unix ms as the timeline writes times.
 func FormatMs(ms int64) string { return FormatTime(time.UnixMilli(ms)) }
 
+// DefaultSince is the since (Unix ms) of a range asked with its until
+// alone: an hour before it, and not before the Unix epoch, as a since
+// asked for is not (ledger times are Unix milliseconds).
+func DefaultSince(until int64) int64 { return max(until-time.Hour.Milliseconds(), 0) }
+
 // RangeTimeline is one agent's profile windows and turns over a time
 // range (GET /v1/timeline): what the incident viewer draws. Times are RFC
 // 3339 UTC with milliseconds; an absent one is "".

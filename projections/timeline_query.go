@@ -68,7 +68,7 @@ func (db *DB) timeline(ctx context.Context, tx querier, opt TimelineOptions) (*R
 		until = since // no event: an empty range
 	}
 	if opt.Since.IsZero() {
-		since = until - time.Hour.Milliseconds()
+		since = DefaultSince(until)
 	}
 	out.Since, out.Until = FormatMs(since), FormatMs(until)
 	if out.Turns, out.Truncated, err = db.turnMarks(ctx, tx, opt.Agent, since, until, limit); err != nil {

@@ -143,7 +143,7 @@ func ReadRange(ctx context.Context, src Source, opt RangeOptions) (*RangeTimelin
 		return out, nil
 	}
 	if !hasSince {
-		since = until - time.Hour.Milliseconds()
+		since = projections.DefaultSince(until)
 	}
 	out.Since, out.Until = formatMs(since), formatMs(until)
 	for _, t := range turns {

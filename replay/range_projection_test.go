@@ -15,7 +15,8 @@ import (
 // timelineRanges are the ranges both answers are compared on, derived
 // from the agent's ledger span (first, last): the default (last hour of
 // the ledger), the whole ledger, its last ten minutes, a minute in the
-// middle, since only, until only, before the ledger, and a limit of 3.
+// middle, since only, until only (also at the epoch: since is clamped
+// there), before the ledger, and a limit of 3.
 func timelineRanges(agent string, first, last time.Time) []replay.RangeOptions {
 	mid := first.Add(last.Sub(first) / 2)
 	return []replay.RangeOptions{
@@ -25,6 +26,7 @@ func timelineRanges(agent string, first, last time.Time) []replay.RangeOptions {
 		{Agent: agent, Since: mid, Until: mid.Add(time.Minute)},
 		{Agent: agent, Since: mid},
 		{Agent: agent, Until: mid},
+		{Agent: agent, Until: time.Unix(0, 0)}, // since clamped at the epoch
 		{Agent: agent, Since: first.Add(-2 * time.Hour), Until: first.Add(-time.Hour)},
 		{Agent: agent, Since: first, Until: last, Limit: 3},
 		{Agent: "nobody"},

@@ -753,6 +753,13 @@ func parseTime(name, x string) (time.Time, error) {
 	if _, nerr := strconv.ParseUint(x, 10, 64); nerr == nil {
 		return time.Time{}, apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is a number: %s is an RFC 3339 time (e.g. 2026-01-02T15:04:05Z); a stream sequence goes in from_seq", name, x, name)
 	}
+	if plus := strings.ReplaceAll(x, " ", "+"); plus != x {
+		if _, perr := time.Parse(time.RFC3339Nano, strings.ToUpper(plus)); perr == nil {
+			// An offset's + sent unencoded in a URL query reads as a space.
+			return time.Time{}, apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is not an RFC 3339 time: it has a space where a + offset would be (%s); in a URL query a + reads as a space: send + as %%2B (%s)",
+				name, x, plus, strings.ReplaceAll(plus, "+", "%2B"))
+		}
+	}
 	return time.Time{}, apiErr(http.StatusBadRequest, CodeInvalidRequest, "%s %q is not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)", name, x)
 }
 

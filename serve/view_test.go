@@ -513,3 +513,35 @@ func TestView_NoMicroService(t *testing.T) {
 		t.Fatalf("StartMicro on a read-only server: %v, %v", ms, err)
 	}
 }
+
+// Times at the edges of the input: an until alone at the epoch answers a
+// range clamped there (not a since in 1969, which is refused as input); an
+// offset's + sent unencoded arrives as a space and is refused with the
+// fix, on every route that reads a time; sent as %2B it is read.
+func TestView_TimeInputEdges(t *testing.T) {
+	st := scenarioStore(t, "../fixtures/scenarios/incident-day.yaml")
+	srv := startServer(t, st, serve.Config{ReadOnly: true})
+	code, b := do(t, "GET", srv.url+"/v1/timeline?until=1970-01-01T00:00:00Z", "")
+	var tl struct{ Since, Until string }
+	testutil.NoError(t, json.Unmarshal(b, &tl))
+	if code != 200 || tl.Since != "1970-01-01T00:00:00.000Z" || tl.Until != "1970-01-01T00:00:00.000Z" {
+		t.Errorf("until at the epoch: %d %s, want since and until 1970-01-01T00:00:00.000Z", code, b)
+	}
+	for _, tc := range []struct{ path, detail string }{
+		{"/v1/timeline?since=2026-03-02T09:00:00+01:00",
+			`since "2026-03-02T09:00:00 01:00" is not an RFC 3339 time: it has a space where a + offset would be (2026-03-02T09:00:00+01:00); in a URL query a + reads as a space: send + as %2B (2026-03-02T09:00:00%2B01:00)`},
+		{"/v1/decisions?until=2026-03-02T09:00:00.5+05:30",
+			`until "2026-03-02T09:00:00.5 05:30" is not an RFC 3339 time: it has a space where a + offset would be (2026-03-02T09:00:00.5+05:30); in a URL query a + reads as a space: send + as %2B (2026-03-02T09:00:00.5%2B05:30)`},
+		{"/v1/timeline?since=2026-03-02%2009:00:00Z", `since "2026-03-02 09:00:00Z" is not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)`},
+	} {
+		code, b := do(t, "GET", srv.url+tc.path, "")
+		if e := errorBody(t, b); code != 400 || e.Error != "invalid_request" || e.Detail != tc.detail {
+			t.Errorf("%s: %d %s, want 400 invalid_request %q", tc.path, code, b, tc.detail)
+		}
+	}
+	code, b = do(t, "GET", srv.url+"/v1/timeline?since=2026-03-02T10:00:00%2B01:00&until=2026-03-02T10:30:00%2B01:00", "")
+	testutil.NoError(t, json.Unmarshal(b, &tl))
+	if code != 200 || tl.Since != "2026-03-02T09:00:00.000Z" || tl.Until != "2026-03-02T09:30:00.000Z" {
+		t.Errorf("offset sent as %%2B: %d %s", code, b)
+	}
+}

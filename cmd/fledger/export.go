@@ -90,7 +90,10 @@ by the collector. Where a restarted --follow resumes:
 A file has one writer: a second export to it (one-shot or --follow) is
 refused while one runs. A file holding records this ledger does not (its
 last seq past the stream's end, or another record there: written from
-another ledger, or before the data directory was wiped) is refused.
+another ledger, or before the data directory was wiped) is refused; one
+whose last record is before the stream's first sequence (a stream created
+with --first-seq after a rotation) is the archived period's and goes on
+from the first sequence, with a note.
 A stored message that is not a fledger commit is skipped and named on
 stderr; --follow names the first 5, then sums the rest up once a minute.
 
@@ -116,7 +119,7 @@ address only on purpose: the metrics name profiles and models).`,
 	fl.BoolVar(&f.follow, "follow", false, "keep exporting new records through a durable consumer until interrupted")
 	fl.StringVar(&f.consumer, "consumer", "", "durable consumer name for --follow (default: with --out FILE fledger-export-jsonl-<8 hex of sha256(FILE's absolute path)>, one per file; else fledger-export-<format>)")
 	fl.StringVar(&f.out, "out", "", "jsonl: append to FILE (exactly-once across restarts; with --follow the file decides where the export resumes) instead of stdout")
-	fl.StringVar(&f.endpoint, "endpoint", "", "otlp: collector URL, e.g. http://127.0.0.1:4318 (HTTP; /v1/logs is added when no path is given) or http://127.0.0.1:4317 (gRPC) (default $OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, $OTEL_EXPORTER_OTLP_ENDPOINT, else localhost:4318 / :4317)")
+	fl.StringVar(&f.endpoint, "endpoint", "", "otlp: collector URL, e.g. http://127.0.0.1:4318 (HTTP; /v1/logs is added when no path is given) or http://127.0.0.1:4317 (gRPC) (default $OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, $OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318/v1/logs / http://localhost:4317, no TLS unless $OTEL_EXPORTER_OTLP_INSECURE=false)")
 	fl.StringArrayVar(&f.headers, "header", nil, "otlp: request header KEY=VALUE (repeatable; replaces $OTEL_EXPORTER_OTLP_HEADERS)")
 	fl.StringVar(&f.otlpProtocol, "otlp-protocol", "", "otlp: http/protobuf | grpc (default $OTEL_EXPORTER_OTLP_LOGS_PROTOCOL, $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
 	fl.StringVar(&f.otlpCompression, "otlp-compression", "", "otlp: gzip | none (default $OTEL_EXPORTER_OTLP_COMPRESSION, else none)")
@@ -205,8 +208,9 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) (rerr error) {
 	errOut := cmd.ErrOrStderr()
 	if !f.follow {
 		var bad []projections.Quarantined
-		_, err := export.RangeReport(ctx, st, f.fromSeq, sink, f.batch, func(de *events.DecodeError) {
-			bad = append(bad, projections.QuarantinedOf(de))
+		_, err := export.RangeReport(ctx, st, f.fromSeq, sink, f.batch, export.RangeNotes{
+			Quarantined: func(de *events.DecodeError) { bad = append(bad, projections.QuarantinedOf(de)) },
+			Continued:   func(c export.Continued) { fmt.Fprintf(errOut, "fledger export: note: %s\n", c) },
 		})
 		warnQuarantined(errOut, "export", bad)
 		return err
@@ -238,6 +242,7 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) (rerr error) {
 		Batch:        f.batch,
 		OnError:      func(err error) { warn.printf("%v", err) },
 		OnQuarantine: warn.add,
+		OnContinue:   func(c export.Continued) { warn.printf("note: %s", c) },
 		OnMove: func(stood events.CursorState, to uint64) {
 			warn.printf("consumer %s had acknowledged up to seq %d (%d unacknowledged), not where %s resumes: moved it to seq %d",
 				consumer, stood.Acked, stood.Pending, f.out, to)

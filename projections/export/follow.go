@@ -88,6 +88,11 @@ type FollowConfig struct {
 	// acknowledged, with the last stream sequence of the batch and the
 	// number of records it held.
 	OnBatch func(lastSeq uint64, records int)
+	// OnContinue, when set, is told when a [Holder] sink's output was
+	// written from the archived period a stream continues (its last
+	// record is before the stream's first sequence): the export goes on
+	// at the stream's first sequence.
+	OnContinue func(Continued)
 	// OnMove, when set, is told when the consumer stood elsewhere than a
 	// [Holder] sink's output resumes and was moved: where it stood and the
 	// first sequence it now delivers.
@@ -144,11 +149,15 @@ const nextWait = 5 * time.Second
 // moved there (OnMove), and one that another reader waits on is refused
 // with an error wrapping [events.ErrCursorInUse]; an output holding a
 // record the ledger does not (another ledger's file) is refused with an
-// error wrapping [ErrForeignOutput]. For any other sink
+// error wrapping [ErrForeignOutput]; an output whose last record is
+// before the stream's first sequence (the archived period of a stream
+// continuing one, [Continued]: OnContinue) gets every record from the
+// stream's first sequence. For any other sink
 // (stdout, OTLP) the consumer's position decides.
 func Follow(ctx context.Context, st events.Store, sink Sink, cfg FollowConfig) error {
 	cfg.setDefaults()
-	if err := checkHeld(ctx, st, sink); err != nil {
+	cont, continued, err := checkHeld(ctx, st, sink)
+	if err != nil {
 		return err
 	}
 	opts := events.CursorOptions{Name: cfg.Consumer, Since: cfg.Since, Batch: cfg.Batch, AckWait: cfg.AckWait, Owned: cfg.Owned}
@@ -156,6 +165,9 @@ func Follow(ctx context.Context, st events.Store, sink Sink, cfg FollowConfig) e
 	if h, ok := sink.(Holder); ok {
 		if last, ok := h.Holds(); ok {
 			opts.Since = resumeFrom(last, cfg.Since)
+			if continued {
+				opts.Since = max(opts.Since, cont.First)
+			}
 			opts.Keep = func(ctx context.Context, cs events.CursorState) (bool, error) {
 				keep, err := keepConsumer(ctx, st, last, opts.Since, cs)
 				if err == nil && !keep {
@@ -170,6 +182,9 @@ func Follow(ctx context.Context, st events.Store, sink Sink, cfg FollowConfig) e
 		return fmt.Errorf("export: follow: %w", err)
 	}
 	defer func() { _ = cur.Close() }()
+	if continued && cfg.OnContinue != nil {
+		cfg.OnContinue(cont)
+	}
 	if moved != nil && cfg.OnMove != nil {
 		cfg.OnMove(*moved, opts.Since)
 	}

@@ -42,9 +42,9 @@ func TestExport_RefusesAFileOfAnotherLedger(t *testing.T) {
 		st   events.Store
 		want string // %[1]s = the file
 	}{
-		{"past the stream's end", short, fmt.Sprintf("export: %%[1]s holds records up to seq %d, past the stream's last sequence %d: export: the output holds records this ledger does not (written from another ledger, or before its data was wiped); resuming after it would skip every record up to seq %d: write a new file, or move this one away",
+		{"past the stream's end", short, fmt.Sprintf("export: %%[1]s holds records up to seq %d, past the stream's last sequence %d: export: the output holds records this ledger does not (written from another ledger, before its data was wiped, or in an archived period this stream does not continue: after a rotation, a file of the archived period goes on only on a stream created with --first-seq past its last record); resuming after it would skip every record up to seq %d: write a new file, or move this one away",
 			last.seq, shortEnd, last.seq)},
-		{"another ledger's record", other, fmt.Sprintf("export: %%[1]s: its last record (seq %d, record 1 of its commit: %s) is not the ledger's (%s): export: the output holds records this ledger does not (written from another ledger, or before its data was wiped); write a new file, or move this one away",
+		{"another ledger's record", other, fmt.Sprintf("export: %%[1]s: its last record (seq %d, record 1 of its commit: %s) is not the ledger's (%s): export: the output holds records this ledger does not (written from another ledger, before its data was wiped, or in an archived period this stream does not continue: after a rotation, a file of the archived period goes on only on a stream created with --first-seq past its last record); write a new file, or move this one away",
 			last.seq, last.id, theirs.id)},
 	} {
 		for _, run := range []struct {

@@ -49,7 +49,8 @@ type OTLPConfig struct {
 	// "http://127.0.0.1:4317" (http:// = no TLS). http:// sends in clear.
 	// "" = OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, else
 	// OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/logs for HTTP), else
-	// localhost:4318 (HTTP) or localhost:4317 (gRPC).
+	// http://localhost:4318/v1/logs (HTTP) or http://localhost:4317 (gRPC),
+	// both without TLS unless OTEL_EXPORTER_OTLP_[LOGS_]INSECURE is false.
 	Endpoint string
 	// Protocol is [ProtocolHTTP] or [ProtocolGRPC]; "" =
 	// OTEL_EXPORTER_OTLP_LOGS_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL,
@@ -272,26 +273,51 @@ func checkEnvEndpoints() error {
 
 // envEndpoint names the endpoint the SDK takes from the environment, for
 // messages: the signal-specific variable as is, the generic one with
-// path appended (HTTP), else def.
-func envEndpoint(path, def string) string {
+// path appended (HTTP); ok is false when neither is set.
+func envEndpoint(path string) (endpoint string, ok bool) {
 	if v := firstEnv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"); v != "" {
-		return v
+		return v, true
 	}
 	if v := firstEnv("OTEL_EXPORTER_OTLP_ENDPOINT"); v != "" {
-		return strings.TrimRight(v, "/") + path
+		return strings.TrimRight(v, "/") + path, true
+	}
+	return "", false
+}
+
+// The endpoints an exporter sends to when neither the config nor the
+// environment names one: the OTLP specification's defaults, plain http on
+// localhost (a collector's default receivers have no TLS). Variables so
+// that a test can point them at its own server.
+var (
+	defaultHTTPEndpoint = "http://localhost:4318/v1/logs"
+	defaultGRPCEndpoint = "http://localhost:4317"
+)
+
+// defaultEndpoint is def (an http:// URL), or def over TLS (https://)
+// when OTEL_EXPORTER_OTLP_LOGS_INSECURE, else OTEL_EXPORTER_OTLP_INSECURE,
+// is "false": whoever set it asked for TLS. The SDK's own default
+// (localhost without a scheme, TLS unless INSECURE is true) is never
+// used: it sent TLS to the plain-http port the log line named.
+func defaultEndpoint(def string) string {
+	if strings.EqualFold(firstEnv("OTEL_EXPORTER_OTLP_LOGS_INSECURE", "OTEL_EXPORTER_OTLP_INSECURE"), "false") {
+		return "https://" + strings.TrimPrefix(def, "http://")
 	}
 	return def
 }
 
-// resolveEndpoint is the endpoint an exporter sends to: --endpoint when
-// given (explicit; path, when set, filling an empty path), else the one
-// the SDK takes from the environment (checked like --endpoint), else def.
-func resolveEndpoint(cfg *OTLPConfig, path, def string) (endpoint string, explicit bool, err error) {
+// resolveEndpoint is the endpoint an exporter sends to: cfg.Endpoint
+// when given (path, when set, filling an empty path), else the one the
+// SDK takes from the environment (checked like cfg.Endpoint; fromEnv:
+// the SDK is left to read it), else [defaultEndpoint] of def.
+func resolveEndpoint(cfg *OTLPConfig, path, def string) (endpoint string, fromEnv bool, err error) {
 	if cfg.Endpoint == "" {
 		if err := checkEnvEndpoints(); err != nil {
 			return "", false, err
 		}
-		return envEndpoint(path, def), false, nil
+		if e, ok := envEndpoint(path); ok {
+			return e, true, nil
+		}
+		return defaultEndpoint(def), false, nil
 	}
 	u, err := parseEndpoint(cfg.Endpoint)
 	if err != nil {
@@ -300,7 +326,7 @@ func resolveEndpoint(cfg *OTLPConfig, path, def string) (endpoint string, explic
 	if path != "" && (u.Path == "" || u.Path == "/") {
 		u.Path = path
 	}
-	return u.String(), true, nil
+	return u.String(), false, nil
 }
 
 func httpExporter(ctx context.Context, cfg *OTLPConfig) (sdklog.Exporter, string, error) {
@@ -312,11 +338,11 @@ func httpExporter(ctx context.Context, cfg *OTLPConfig) (sdklog.Exporter, string
 			MaxElapsedTime:  cfg.RetryElapsed,
 		}),
 	}
-	endpoint, explicit, err := resolveEndpoint(cfg, "/v1/logs", "http://localhost:4318/v1/logs")
+	endpoint, fromEnv, err := resolveEndpoint(cfg, "/v1/logs", defaultHTTPEndpoint)
 	if err != nil {
 		return nil, "", err
 	}
-	if explicit {
+	if !fromEnv {
 		opts = append(opts, otlploghttp.WithEndpointURL(endpoint))
 	}
 	if cfg.Timeout > 0 {
@@ -350,11 +376,11 @@ func grpcExporter(ctx context.Context, cfg *OTLPConfig) (sdklog.Exporter, string
 			MaxElapsedTime:  cfg.RetryElapsed,
 		}),
 	}
-	endpoint, explicit, err := resolveEndpoint(cfg, "", "https://localhost:4317")
+	endpoint, fromEnv, err := resolveEndpoint(cfg, "", defaultGRPCEndpoint)
 	if err != nil {
 		return nil, "", err
 	}
-	if explicit {
+	if !fromEnv {
 		opts = append(opts, otlploggrpc.WithEndpointURL(endpoint))
 	}
 	if cfg.Timeout > 0 {

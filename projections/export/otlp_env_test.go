@@ -26,7 +26,9 @@ func clearOTELEnv(t *testing.T) {
 		"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
 		"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL",
 		"OTEL_EXPORTER_OTLP_COMPRESSION", "OTEL_EXPORTER_OTLP_LOGS_COMPRESSION",
-		"OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_LOGS_TIMEOUT"} {
+		"OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_LOGS_TIMEOUT",
+		"OTEL_EXPORTER_OTLP_INSECURE", "OTEL_EXPORTER_OTLP_LOGS_INSECURE",
+		"OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE"} {
 		t.Setenv(k, "")
 	}
 }
@@ -300,6 +302,19 @@ func (g *grpcReceiver) Export(_ context.Context, req *collogspb.ExportLogsServic
 	return &collogspb.ExportLogsServiceResponse{}, nil
 }
 
+// startGRPCReceiver serves a grpcReceiver in plain gRPC on a loopback
+// port until the test ends; it returns its receiver and address.
+func startGRPCReceiver(t *testing.T) (*receiver, string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	testutil.NoError(t, err)
+	gs := grpc.NewServer()
+	rc := &receiver{}
+	collogspb.RegisterLogsServiceServer(gs, &grpcReceiver{rc: rc})
+	go gs.Serve(ln)
+	t.Cleanup(gs.Stop)
+	return rc, ln.Addr().String()
+}
+
 // OTEL_EXPORTER_OTLP_PROTOCOL=grpc sends over OTLP/gRPC to
 // OTEL_EXPORTER_OTLP_ENDPOINT, with the same records and resource.
 func TestOTLP_GRPCFromEnvironment(t *testing.T) {
@@ -308,15 +323,9 @@ func TestOTLP_GRPCFromEnvironment(t *testing.T) {
 	st, _ := testutil.OpenStore(t)
 	runAll(t, ctx, st)
 	want := lines(exportAll(t, ctx, st))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	testutil.NoError(t, err)
-	gs := grpc.NewServer()
-	rc := &receiver{}
-	collogspb.RegisterLogsServiceServer(gs, &grpcReceiver{rc: rc})
-	go gs.Serve(ln)
-	defer gs.Stop()
+	rc, addr := startGRPCReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+ln.Addr().String())
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+addr)
 	t.Setenv("OTEL_SERVICE_NAME", "grpc-svc")
 	sink, err := NewOTLP(ctx, fastCfg(5))
 	testutil.NoError(t, err)

@@ -19,21 +19,38 @@ const DefaultBatch = 256
 // that cannot be decoded holds no record fledger wrote: it is skipped (a
 // quarantined message, see [RangeReport] to be told about it), as are
 // missing sequences. A file sink ([Holder]) holding a record the ledger
-// does not is refused first (an error wrapping [ErrForeignOutput]).
+// does not is refused first (an error wrapping [ErrForeignOutput]); one
+// written from the archived period the stream continues ([Continued]) gets
+// the stream's records after the archive's.
 func Range(ctx context.Context, st events.Store, from uint64, sink Sink, batch int) (uint64, error) {
-	return RangeReport(ctx, st, from, sink, batch, nil)
+	return RangeReport(ctx, st, from, sink, batch, RangeNotes{})
 }
 
-// RangeReport is [Range] that calls quarantined (when not nil) with each
-// message it skipped because it cannot be decoded, and each run of
-// missing sequences (a *events.DecodeError wrapping events.ErrGap).
-func RangeReport(ctx context.Context, st events.Store, from uint64, sink Sink, batch int, quarantined func(*events.DecodeError)) (uint64, error) {
+// RangeNotes are what [RangeReport] tells its caller about as it goes.
+type RangeNotes struct {
+	// Quarantined, when set, is called with each message skipped because
+	// it cannot be decoded, and each run of missing sequences (a
+	// *events.DecodeError wrapping events.ErrGap).
+	Quarantined func(*events.DecodeError)
+	// Continued, when set, is called when a [Holder] sink's output was
+	// written from the archived period the stream continues ([Continued]):
+	// its records follow the archive's from the stream's first sequence.
+	Continued func(Continued)
+}
+
+// RangeReport is [Range] that tells notes what it skipped and continued.
+func RangeReport(ctx context.Context, st events.Store, from uint64, sink Sink, batch int, notes RangeNotes) (uint64, error) {
 	if batch <= 0 {
 		batch = DefaultBatch
 	}
-	if err := checkHeld(ctx, st, sink); err != nil {
+	cont, continued, err := checkHeld(ctx, st, sink)
+	if err != nil {
 		return 0, err
 	}
+	if continued && notes.Continued != nil {
+		notes.Continued(cont)
+	}
+	quarantined := notes.Quarantined
 	var (
 		pending []events.Event
 		commits int

@@ -84,35 +84,66 @@ func eachEvent(ctx context.Context, st events.Store, from, through uint64, fn fu
 // and written again): resuming after it would skip, or mix in, records.
 var ErrForeignOutput = errors.New("export: the output holds records this ledger does not")
 
+// Continued is an output whose records all lie before the stream's
+// first sequence, which is past 1: the stream continues an archived one
+// (created with a first sequence after a rotation, docs/operations.md
+// "Start a fresh stream (rotation)") and the output was written from the
+// archived period. The export goes on at the stream's first sequence.
+type Continued struct {
+	// Output names the output (a file's path).
+	Output string
+	// Last is the sequence of the output's last record.
+	Last uint64
+	// First is the stream's first sequence, where the export goes on.
+	First uint64
+}
+
+// String is the note an exporter prints about it.
+func (c Continued) String() string {
+	return fmt.Sprintf("%s: its last record (seq %d) is before the stream's first sequence %d (a stream continuing an archived one, after a rotation): continuing after the archived range: the stream starts at %d",
+		c.Output, c.Last, c.First, c.First)
+}
+
+// foreignCauses are the ways an output comes to hold records the ledger
+// does not, named in the refusal.
+const foreignCauses = "written from another ledger, before its data was wiped, or in an archived period this stream does not continue: after a rotation, a file of the archived period goes on only on a stream created with --first-seq past its last record"
+
 // checkHeld refuses, with an error wrapping ErrForeignOutput naming the
 // output, a sink whose output holds records (a [Holder]) the ledger does
 // not: its last record's sequence is past the stream's last one, or the
 // ledger's record at that place (the N-th of commit Seq) has another
-// time, agent or turn.
-func checkHeld(ctx context.Context, st events.Store, sink Sink) error {
-	h, ok := sink.(Holder)
-	if !ok {
-		return nil
+// time, agent or turn. An output whose last record lies before the
+// stream's first sequence (past 1: a stream continuing an archived one)
+// is the archived period's: it is not refused, and the continuation is
+// returned (ok) — the output needs every record from the stream's first
+// sequence.
+func checkHeld(ctx context.Context, st events.Store, sink Sink) (c Continued, ok bool, err error) {
+	h, isHolder := sink.(Holder)
+	if !isHolder {
+		return Continued{}, false, nil
 	}
-	last, ok := h.Holds()
-	if !ok || last.Seq == 0 {
-		return nil
+	last, holds := h.Holds()
+	if !holds || last.Seq == 0 {
+		return Continued{}, false, nil
 	}
 	name := "the output"
-	if j, ok := sink.(*JSONL); ok && j.path != "" {
+	if j, isFile := sink.(*JSONL); isFile && j.path != "" {
 		name = j.path
 	}
-	end, err := st.LastSeq(ctx, "")
+	l, err := st.Ledger(ctx)
 	if err != nil {
-		return fmt.Errorf("export: %s: %w", name, err)
+		return Continued{}, false, fmt.Errorf("export: %s: %w", name, err)
 	}
-	if last.Seq > end {
-		return fmt.Errorf("export: %s holds records up to seq %d, past the stream's last sequence %d: %w (written from another ledger, or before its data was wiped); resuming after it would skip every record up to seq %d: write a new file, or move this one away",
-			name, last.Seq, end, ErrForeignOutput, last.Seq)
+	if l.FirstSeq > 1 && last.Seq < l.FirstSeq {
+		return Continued{Output: name, Last: last.Seq, First: l.FirstSeq}, true, nil
+	}
+	if last.Seq > l.LastSeq {
+		return Continued{}, false, fmt.Errorf("export: %s holds records up to seq %d, past the stream's last sequence %d: %w (%s); resuming after it would skip every record up to seq %d: write a new file, or move this one away",
+			name, last.Seq, l.LastSeq, ErrForeignOutput, foreignCauses, last.Seq)
 	}
 	theirs, err := recordAt(ctx, st, last.Seq, last.N)
 	if err != nil {
-		return fmt.Errorf("export: %s: %w", name, err)
+		return Continued{}, false, fmt.Errorf("export: %s: %w", name, err)
 	}
 	mine := last.Last
 	if theirs == nil || mine.Agent != theirs.Agent || mine.TurnID != theirs.TurnID || mine.Time != 0 && mine.Time != theirs.Time {
@@ -120,10 +151,10 @@ func checkHeld(ctx context.Context, st events.Store, sink Sink) error {
 		if theirs != nil {
 			has = theirs.String()
 		}
-		return fmt.Errorf("export: %s: its last record (seq %d, record %d of its commit: %s) is not the ledger's (%s): %w (written from another ledger, or before its data was wiped); write a new file, or move this one away",
-			name, last.Seq, last.N, mine, has, ErrForeignOutput)
+		return Continued{}, false, fmt.Errorf("export: %s: its last record (seq %d, record %d of its commit: %s) is not the ledger's (%s): %w (%s); write a new file, or move this one away",
+			name, last.Seq, last.N, mine, has, ErrForeignOutput, foreignCauses)
 	}
-	return nil
+	return Continued{}, false, nil
 }
 
 // recordAt is the id of the n-th decision record (from 1) of the commit at

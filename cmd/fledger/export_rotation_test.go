@@ -1,0 +1,66 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// The rotation runbook's step 7 (docs/operations.md): a JSONL file
+// exported from the archived period goes on on the fresh stream created
+// with --first-seq, one-shot and --follow alike, with a note on stderr.
+func TestExport_RotationContinuesTheArchivedFile(t *testing.T) {
+	scen := func(name string) string { return filepath.Join("..", "..", "fixtures", "scenarios", name+".yaml") }
+	period1, fresh := t.TempDir(), t.TempDir()
+	mustRun(t, "--data", period1, "run", scen("chain-overload"))
+	mustRun(t, "--data", period1, "run", scen("stored-order"))
+	archived := mustRun(t, "--data", period1, "export", "--format", "jsonl")
+	ls := lines(archived)
+	var rec struct{ Seq uint64 }
+	if err := json.Unmarshal([]byte(ls[len(ls)-1]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	first := lastSeq(t, views{verify: mustRun(t, "--data", period1, "replay", "--verify")}) + 1
+
+	mustRun(t, "--data", fresh, "--first-seq", strconv.FormatUint(first, 10), "config", "apply", filepath.Join("..", "..", "fixtures", "configs", "example.yaml"))
+	mustRun(t, "--data", fresh, "run", scen("rate-limit-storm"))
+	next := mustRun(t, "--data", fresh, "export", "--format", "jsonl")
+	if next == "" {
+		t.Fatal("no record on the fresh stream")
+	}
+	note := func(file string) string {
+		return fmt.Sprintf("fledger export: note: %s: its last record (seq %d) is before the stream's first sequence %d (a stream continuing an archived one, after a rotation): continuing after the archived range: the stream starts at %d\n",
+			file, rec.Seq, first, first)
+	}
+
+	once := filepath.Join(t.TempDir(), "dec.jsonl")
+	if err := os.WriteFile(once, []byte(archived), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runFledger2(t, "--data", fresh, "export", "--format", "jsonl", "--out", once)
+	if err != nil || out != "" || errOut != note(once) {
+		t.Fatalf("export --out: %v\nstdout %q\nstderr %q\nwant %q", err, out, errOut, note(once))
+	}
+	if b, _ := os.ReadFile(once); string(b) != archived+next {
+		t.Fatalf("%s holds\n%s\nwant\n%s%s", once, b, archived, next)
+	}
+
+	followed := filepath.Join(t.TempDir(), "dec.jsonl")
+	if err := os.WriteFile(followed, []byte(archived), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stop := exportFollow(t, []string{"--data", fresh}, followed)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(followed); string(b) == archived+next {
+			break
+		}
+	}
+	errOut, err = stop(1)
+	if b, _ := os.ReadFile(followed); err != nil || errOut != note(followed) || string(b) != archived+next {
+		t.Fatalf("export --follow --out: %v\nstderr %q (want %q)\nfile\n%s\nwant\n%s%s", err, errOut, note(followed), b, archived, next)
+	}
+}
