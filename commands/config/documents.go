@@ -2,7 +2,11 @@ package config
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
+
+	yamlnode "go.yaml.in/yaml/v3"
 )
 
 // documentsProblem says why data, a config file's text, is not one YAML
@@ -94,4 +98,54 @@ func ordinal(n int) string {
 		return fmt.Sprintf("%drd", n)
 	}
 	return fmt.Sprintf("%dth", n)
+}
+
+// trailingProblem says why data has more after its first value than a
+// YAML document may ("" = nothing): `{…}` followed by a second `{…}`, or
+// by any text, with no "---" between. The reader under [Parse] takes the
+// first value and drops the rest without a word, as it did a second
+// document. A first value that does not parse is left to that reader.
+func trailingProblem(data []byte) string {
+	dec := yamlnode.NewDecoder(bytes.NewReader(data))
+	var first, next yamlnode.Node
+	if err := dec.Decode(&first); err != nil {
+		return ""
+	}
+	for {
+		// Documents after "---" are documentsProblem's: an empty one is
+		// fine, one with content was refused there.
+		err := dec.Decode(&next)
+		if errors.Is(err, io.EOF) {
+			return ""
+		}
+		if err != nil {
+			break
+		}
+	}
+	return fmt.Sprintf("has more after its first value, from line %d: a config is one mapping (the reader would drop the rest)", trailingLine(data, lastLine(&first)))
+}
+
+// lastLine is the last line of n's subtree that holds a node.
+func lastLine(n *yamlnode.Node) int {
+	l := n.Line
+	for _, c := range n.Content {
+		l = max(l, lastLine(c))
+	}
+	return l
+}
+
+// trailingLine is the line where what follows a value ending on line
+// last starts: the first later line holding more than closing brackets,
+// commas, white space and comments, else last itself (the rest is on
+// that line).
+func trailingLine(data []byte, last int) int {
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if i+1 <= last {
+			continue
+		}
+		if t := bytes.Trim(line, " \t\r}],"); len(t) > 0 && t[0] != '#' {
+			return i + 1
+		}
+	}
+	return last
 }

@@ -35,6 +35,15 @@ func TestParse_OneDocument(t *testing.T) {
 			[]string{"holds 2 YAML documents; a config is one document (the second starts at line 8)"}},
 		{"an empty second, a third with content", cfg + "---\n---\nretry: {}\n",
 			[]string{"holds 3 YAML documents; a config is one document (the third starts at line 6)"}},
+		// JSON values one after the other, or text after one, with no
+		// "---": the reader took the first and dropped the rest.
+		{"JSON, a comment and blank lines after", `{"agents":{"defaults":{"model":{"primary":"openai/gpt-5"}}}}` + "\n\n# end\n", nil},
+		{"a second JSON object", `{"agents":{"defaults":{"model":{"primary":"openai/gpt-5"}}}}` + "\n" + `{"agents":{"defaults":{"model":{"primary":"groq/x"}}}}` + "\n",
+			[]string{"has more after its first value, from line 2: a config is one mapping (the reader would drop the rest)"}},
+		{"text after JSON on its line", `{"agents":{"defaults":{"model":{"primary":"openai/gpt-5"}}}} garbage [[[`,
+			[]string{"has more after its first value, from line 1: a config is one mapping (the reader would drop the rest)"}},
+		{"a JSON object over lines, then another", "{\"agents\":\n {\"defaults\":{\"model\":{\"primary\":\"openai/gpt-5\"}}}\n}\n\n{\"retry\": {}}\n",
+			[]string{"has more after its first value, from line 5: a config is one mapping (the reader would drop the rest)"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -128,6 +128,8 @@ func Parse(data []byte, source string, opts ...Option) (*Loaded, error) {
 		toJSON = yaml.YAMLToJSON
 	} else if p := documentsProblem(data); p != "" {
 		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: p}}}
+	} else if p := trailingProblem(data); p != "" {
+		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: p}}}
 	} else if merges, p := mergeKeys(data); p != "" {
 		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: "not valid YAML or JSON: " + p}}}
 	} else if merges {
