@@ -198,9 +198,12 @@ func finishedPhase(p policy.TurnPhase) bool {
 	return false
 }
 
-// noteSeq notes the sequence of a turn start on its turn and of a user
-// session command on its session (policy.NoteSeq): a rule-revision-3
-// turn writes no auto pin once a user command followed its start.
+// noteSeq notes stream sequences and bases on the states they concern
+// (policy.NoteSeq): a turn's start, marks and live_switch records, a
+// session's user commands and user selections. A rule-revision-3 turn
+// writes no auto pin once a user command followed its start; a
+// revision-5 turn derives a live switch from a user selection stored
+// after its start was decided.
 func (s *state) noteSeq(ev *events.Event, seq uint64) {
 	if ev.Agent != s.agent {
 		return

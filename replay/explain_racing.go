@@ -16,6 +16,9 @@ import (
 type racingSelection struct {
 	basis  uint64
 	before bool
+	// other is the turn its commit marked instead (the session's latest
+	// started), "" when it marked none.
+	other string
 }
 
 // racingSelections finds an explained turn's racing selections while
@@ -63,12 +66,16 @@ func (r *racingSelections) during(c *commit, open map[string]string, ev *events.
 	if s, running := open[ev.Agent]; !running || s != ev.Key || !r.v5 {
 		return false
 	}
+	rs := racingSelection{basis: r.basis}
 	for _, o := range c.Events {
-		if m, ok := o.Data.(events.LiveSwitchMarked); ok && m.TurnID == r.turnID {
-			return false
+		if m, ok := o.Data.(events.LiveSwitchMarked); ok {
+			if m.TurnID == r.turnID {
+				return false
+			}
+			rs.other = m.TurnID
 		}
 	}
-	r.found[ev.ID] = racingSelection{basis: r.basis}
+	r.found[ev.ID] = rs
 	return true
 }
 
@@ -78,6 +85,9 @@ func racingText(e events.SessionModelSelected, seq uint64, r racingSelection, re
 	sel, fate := e.Model.String(), switchFate(rest, "not taken")
 	if r.before {
 		return fmt.Sprintf("the user selected %s (seq %d) after this turn's start was decided (on seq %d): the turn started on the model before it; %s (rule revision 5)", sel, seq, r.basis, fate)
+	}
+	if r.other != "" {
+		return fmt.Sprintf("the user selected %s while the turn ran (seq %d), marking turn %s, the session's latest started: %s (rule revision 5: every running turn of the session takes it)", sel, seq, r.other, fate)
 	}
 	return fmt.Sprintf("the user selected %s while the turn ran (seq %d), decided on a state without this turn, so no switch was marked: %s (rule revision 5)", sel, seq, fate)
 }

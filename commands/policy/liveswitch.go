@@ -38,19 +38,20 @@ func MarkLiveSwitch(turns []TurnState, session string, m ModelRef, profile strin
 
 // deriveSwitch gives a running turn of rule revision 5 or later the
 // pending live switch of a user model selection stored after its start
-// was decided and after its last mark and live_switch record, when no
-// mark is pending: the LiveSwitchMarked the selection would have written
-// had the state it was decided on held the turn (MarkLiveSwitch). Such a
-// selection raced the turn's start: both were decided at once, the start
-// under the turn's subject and the selection under the session's, and
-// neither saw the other. The switch is taken like a marked one at this
-// step and recorded (a live_switch record or the hand-back), so it is
-// derived once; it is never stored as a mark. Every running turn of the
-// session started before the selection derives it (a mark names only the
-// latest started).
+// was decided and after its last mark and live_switch record: the
+// LiveSwitchMarked the selection would have written had the state it was
+// decided on held the turn (MarkLiveSwitch). Such a selection raced the
+// turn's start (both decided at once, the start under the turn's subject
+// and the selection under the session's, neither seeing the other), or it
+// marked another running turn of the session, the latest started. It
+// replaces an older pending mark, as a later mark would. The switch is
+// taken like a marked one at this step and recorded (a live_switch record
+// or the hand-back), so it is derived once; it is never stored as a mark.
+// A turn whose start's sequence is not known (a what-if walk of payloads)
+// derives nothing.
 func (d *decider) deriveSwitch() {
 	st, s := &d.st, d.session
-	if !d.v5() || st.Switch != nil || st.TurnID == "" || (st.Phase != PhaseRunning && st.Phase != PhaseWaiting) {
+	if !d.v5() || st.TurnID == "" || st.StartSeq == 0 || (st.Phase != PhaseRunning && st.Phase != PhaseWaiting) {
 		return
 	}
 	if s.SelectSeq == 0 || s.SelectSeq <= max(st.StartBasis, st.MarkSeq, st.SwitchSeenSeq) ||

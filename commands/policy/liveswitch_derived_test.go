@@ -87,6 +87,44 @@ func TestLiveSwitch_DerivedFromARacingSelection(t *testing.T) {
 	}
 }
 
+// After a derived jump the turn's answer on the selection writes its auto
+// pin, as after a marked one: the selection it took is not a command that
+// replaced the one it ran on (SwitchedBasis).
+func TestLiveSwitch_DerivedJumpKeepsTheAutoPin(t *testing.T) {
+	for _, marked := range []bool{true, false} {
+		h := startSeq(t, RulesV5)
+		if marked {
+			h.markSwitch(m("google", "gemini"))
+		} else {
+			h.selectOnly(m("google", "gemini"), SourceUser)
+		}
+		wantCall(t, h.outcome(failed(ReasonOverloaded)), "google", "gemini", "google:inline", KindLiveSwitch)
+		if n := h.outcome(Outcome{OK: true}); n.Kind != NextDone {
+			t.Fatalf("marked %v: %+v", marked, n)
+		}
+		var pins []string
+		for _, p := range h.payloads("SessionAuthPinned") {
+			pins = append(pins, p.(events.SessionAuthPinned).ProfileID+" "+p.(events.SessionAuthPinned).Source)
+		}
+		if len(pins) != 1 || pins[0] != "google:inline auto" {
+			t.Fatalf("marked %v: pins %v, want [google:inline auto]", marked, pins)
+		}
+	}
+}
+
+// A newer selection no mark names replaces an older pending mark (the
+// mark went to this turn, the newer selection's to a later-started one):
+// the turn takes the newer, as it would a later mark.
+func TestLiveSwitch_NewerSelectionReplacesAPendingMark(t *testing.T) {
+	h := startSeq(t, RulesV5)
+	h.markSwitch(m("google", "gemini"))
+	h.selectOnly(m("openai", "gpt-5"), SourceUser)
+	wantCall(t, h.outcome(failed(ReasonOverloaded)), "openai", "gpt-5", "openai:user", KindLiveSwitch)
+	if got := liveSwitchRecords(h); got != 1 {
+		t.Fatalf("%d live_switch records, want 1", got)
+	}
+}
+
 // A start decided on a state without the selection and stored after it
 // (the selection at 2, the start at 3 decided on 1) starts on the model
 // before it, then takes the selection at its next step; a selection the

@@ -138,12 +138,18 @@ type TurnState struct {
 	SwitchedSeq uint64
 	// StartBasis is the basis of the commit that started the turn: the
 	// stream position its start was decided on (0 = not known or
-	// nothing before it). SwitchSeenSeq is the stream sequence of the
-	// turn's last live_switch record (a switch taken or found to change
+	// nothing before it; a commit stored without a basis is read as
+	// decided on the sequence before it). SwitchSeenSeq is the stream
+	// sequence of the turn's last live_switch record (a switch taken or found to change
 	// nothing). Both from [NoteSeq]; read by deriveSwitch (rule revision
 	// 5).
 	StartBasis    uint64 `json:",omitzero"`
 	SwitchSeenSeq uint64 `json:",omitzero"`
+	// SwitchedBasis is the basis of the commit of the turn's last taken
+	// jump (a live_switch record to a later candidate; 0 = none): the
+	// state its decision saw, every user command up to it included
+	// (commandedSince, rule revision 5).
+	SwitchedBasis uint64 `json:",omitzero"`
 }
 
 // grow appends to a copy, never to a shared backing array, so EvolveTurn

@@ -37,12 +37,15 @@ func NoteSeq(t *TurnState, s *SessionState, p events.Payload, seq, basis uint64)
 	if t != nil {
 		switch e := p.(type) {
 		case events.TurnStarted:
-			t.StartSeq, t.StartBasis = seq, basis
+			t.StartSeq, t.StartBasis = seq, decidedOn(seq, basis)
 		case events.LiveSwitchMarked:
 			t.MarkSeq = seq
 		case events.FallbackStepped:
 			if e.Decision == DecisionLiveSwitch {
 				t.SwitchSeenSeq = seq
+				if e.FallbackStepFinalOutcome == StepNextFallback {
+					t.SwitchedBasis = decidedOn(seq, basis)
+				}
 			}
 		}
 	}
@@ -66,6 +69,16 @@ func NoteSeq(t *TurnState, s *SessionState, p events.Payload, seq, basis uint64)
 	}
 }
 
+// decidedOn is the basis of a commit at seq recorded with basis: a
+// commit stored without one (0: an earlier build, a writer of its own) is
+// read as decided on the sequence before it, as replay's verify reads it.
+func decidedOn(seq, basis uint64) uint64 {
+	if basis == 0 && seq > 0 {
+		return seq - 1
+	}
+	return basis
+}
+
 // commandedSince reports whether a user session command was stored for
 // the turn's session after the turn started (both sequences known), other
 // than the selection whose live switch the turn took (the model it runs
@@ -76,7 +89,14 @@ func (d *decider) commandedSince() bool {
 	if d.st.StartSeq == 0 {
 		return false
 	}
-	return d.session.OtherCommandSeq > d.st.StartSeq || d.session.UserCommandSeq > max(d.st.StartSeq, d.st.SwitchedSeq)
+	taken := d.st.SwitchedSeq
+	if d.v5() {
+		// A switch the turn derived (no mark: SwitchedSeq stays the last
+		// mark's) was decided on a state holding the selection it took:
+		// every command up to that decision's basis was seen.
+		taken = max(taken, d.st.SwitchedBasis)
+	}
+	return d.session.OtherCommandSeq > d.st.StartSeq || d.session.UserCommandSeq > max(d.st.StartSeq, taken)
 }
 
 // noticeSelected is the selected model a fallback notice names when the

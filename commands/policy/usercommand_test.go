@@ -42,9 +42,20 @@ func TestUserCommand_WhatCountsAndNoteSeq(t *testing.T) {
 	if st.StartSeq != 3 || st.StartBasis != 2 || st.MarkSeq != 5 || st.SwitchSeenSeq != 0 {
 		t.Fatalf("start %d basis %d mark %d switch seen %d, want 3, 2, 5 and 0", st.StartSeq, st.StartBasis, st.MarkSeq, st.SwitchSeenSeq)
 	}
-	NoteSeq(&st, nil, events.FallbackStepped{TurnID: "turn-1", Decision: DecisionLiveSwitch}, 8, 7)
-	if st.SwitchSeenSeq != 8 {
-		t.Fatalf("switch seen %d, want 8", st.SwitchSeenSeq)
+	NoteSeq(&st, nil, events.FallbackStepped{TurnID: "turn-1", Decision: DecisionLiveSwitch, FallbackStepFinalOutcome: StepContinue}, 8, 7)
+	if st.SwitchSeenSeq != 8 || st.SwitchedBasis != 0 {
+		t.Fatalf("switch seen %d, switched basis %d, want 8 and 0 (no jump)", st.SwitchSeenSeq, st.SwitchedBasis)
+	}
+	NoteSeq(&st, nil, events.FallbackStepped{TurnID: "turn-1", Decision: DecisionLiveSwitch, FallbackStepFinalOutcome: StepNextFallback}, 9, 8)
+	if st.SwitchSeenSeq != 9 || st.SwitchedBasis != 8 {
+		t.Fatalf("switch seen %d, switched basis %d, want 9 and 8", st.SwitchSeenSeq, st.SwitchedBasis)
+	}
+	// A commit stored without a basis is read as decided on the one
+	// before it, as verify reads it.
+	var bare TurnState
+	NoteSeq(&bare, nil, events.TurnStarted{TurnID: "turn-2"}, 12, 0)
+	if bare.StartBasis != 11 {
+		t.Fatalf("start basis %d, want 11", bare.StartBasis)
 	}
 	// A user selection notes its sequence, and the profile its own
 	// command pinned; an auto selection, or a pin of another command,
