@@ -22,7 +22,11 @@ import { minimalError, ProviderCallError, toProviderError } from "./provider-err
 export interface CallContext {
   turnId: string;
   agent: string;
-  /** Aborted when runTurn's signal is: stop the provider call and throw. */
+  /**
+   * Aborted when runTurn's signal is: stop the provider call and throw.
+   * runTurn does not wait for it: what the call settles with after the
+   * abort is dropped.
+   */
   signal: AbortSignal;
 }
 
@@ -41,10 +45,11 @@ export type RunTurnOptions = RequestBody<"beginTurn"> & {
   /**
    * Aborts the turn, and runTurn rejects with the signal's reason as soon
    * as it aborts: the begin, report, resume or wait in progress is
-   * cancelled, and a call in progress is reported as aborted (the server
-   * stops the turn, disposition abort) by one report that this signal does
-   * not cancel (bounded by the client's timeoutMs). A signal aborted before
-   * runTurn sends nothing.
+   * cancelled, and a call in progress is reported as aborted at once,
+   * without waiting for it to settle (the server stops the turn,
+   * disposition abort), by one report that this signal does not cancel
+   * (bounded by the client's timeoutMs). A signal aborted before runTurn
+   * sends nothing.
    */
   signal?: AbortSignal;
 };
@@ -138,10 +143,15 @@ async function reportAbort(
   throw signal?.reason;
 }
 
+/** What attempt's race settles with when the abort wins it: never a call's value. */
+const abandon: unique symbol = Symbol("abandon");
+
 /**
  * Makes one call: its outcome to report, its value, and whether the turn
  * was aborted (the signal aborted before the call settled, whether it
- * threw or not).
+ * threw or not). An abort ends the wait for the call at once: a call that
+ * ignores its signal may settle later or never, and whatever it settles
+ * with is dropped, neither reported nor left an unhandled rejection.
  */
 async function attempt<T>(
   call: ProviderCall<T>,
@@ -150,15 +160,19 @@ async function attempt<T>(
   signal: AbortSignal | undefined,
 ): Promise<{ outcome: Outcome; value?: T; aborted: boolean }> {
   const abortError = { name: "AbortError", message: "This operation was aborted" };
+  if (signal?.aborted) return { outcome: { attempt: next.attempt, error: abortError }, aborted: true };
   const ctl = new AbortController();
   const stop = (): void => ctl.abort(signal?.reason);
-  if (signal?.aborted) return { outcome: { attempt: next.attempt, error: abortError }, aborted: true };
   signal?.addEventListener("abort", stop, { once: true });
+  const abandoned = new Promise<typeof abandon>((resolve) => ctl.signal.addEventListener("abort", () => resolve(abandon), { once: true }));
   const started = Date.now();
   const aborted = () => ({ outcome: { attempt: next.attempt, error: abortError, latency_ms: Date.now() - started }, aborted: true });
+  // An async wrapper, so a call that throws before returning its promise rejects it instead.
+  const settled = (async () => call(next, { turnId: step.turn_id, agent: step.agent, signal: ctl.signal }))();
+  settled.catch(() => {});
   try {
-    const value = await call(next, { turnId: step.turn_id, agent: step.agent, signal: ctl.signal });
-    if (signal?.aborted) return aborted();
+    const value = await Promise.race([settled, abandoned]);
+    if (signal?.aborted || value === abandon) return aborted();
     return { outcome: { attempt: next.attempt, ok: true, latency_ms: Date.now() - started }, value, aborted: false };
   } catch (err) {
     if (signal?.aborted) return aborted();

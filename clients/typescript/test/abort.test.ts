@@ -2,7 +2,8 @@
 // caller's signal cancels every request runTurn and FledgerClient make on
 // its behalf (a server that never answers included) and the wait between
 // them, rejecting with the signal's reason; an aborted call is reported
-// once, by a report the signal does not cancel; a signal aborted before
+// once, at the abort, by a report the signal does not cancel, and a call
+// that ignores its signal is not waited for; a signal aborted before
 // the call sends nothing. The client's timeout is far longer than any
 // bound asserted here, so waiting one out fails the test.
 
@@ -130,6 +131,63 @@ test("runTurn: a call that resolves after the abort is reported as aborted too",
   assert.deepEqual(server.seen, [begin, outcomes]);
   assert.equal((JSON.parse(server.bodies[1] ?? "") as { error?: { name?: string } }).error?.name, "AbortError");
 });
+
+/** A call that ignores its signal: settled only by the test, with a value or a provider error, or never. */
+const lateCalls: { name: string; settle?: (resolve: (v: string) => void, reject: (err: unknown) => void) => void }[] = [
+  { name: "resolves late", settle: (resolve) => resolve("answered anyway") },
+  { name: "rejects late", settle: (_resolve, reject) => reject(Object.assign(new Error("Overloaded"), { status: 529 })) },
+  { name: "never settles" },
+];
+
+for (const c of lateCalls) {
+  test(`runTurn: an abort during a call that ignores its signal and ${c.name} rejects at once, reported once and nothing after`, testTimeout, async () => {
+    const health = { status: 200, body: { status: "ok" } };
+    server.reset([callStep("t1"), abortStep("t1"), health]);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown): void => void unhandled.push(err);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const a = aborter();
+      const steps: string[] = [];
+      let settle: ((v: string) => void) | undefined;
+      let fail: ((err: unknown) => void) | undefined;
+      const late = new Promise<string>((resolve, reject) => {
+        settle = resolve;
+        fail = reject;
+      });
+      const p = runTurn(
+        () => {
+          setTimeout(a.abort, 0);
+          return late;
+        },
+        { ...turn, client: client(), signal: a.ctl.signal, onStep: (s) => steps.push(s.next.action) },
+      );
+      await rejectsPromptly(p, a);
+      assert.deepEqual(server.seen, [begin, outcomes]);
+      const { latency_ms: _, ...report } = JSON.parse(server.bodies[1] ?? "") as Record<string, unknown>;
+      assert.deepEqual(report, { agent: "main", attempt: 1, error: { name: "AbortError", message: "This operation was aborted" } });
+      assert.deepEqual(steps, ["call", "stop"]);
+
+      // The call settles after runTurn has rejected: once its settling has
+      // run its course, a request sent after it arrives after anything
+      // runTurn would have sent for it.
+      if (c.settle !== undefined && settle !== undefined && fail !== undefined) {
+        c.settle(settle, fail);
+        await late.then(
+          () => undefined,
+          () => undefined,
+        );
+      }
+      await new Promise((done) => setImmediate(done));
+      await client().health();
+      assert.deepEqual(server.seen, [begin, outcomes, "GET /healthz"]);
+      assert.deepEqual(steps, ["call", "stop"]);
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+}
 
 test("runTurn: an abort report the server never answers ends after the client's timeout, sent once", testTimeout, async () => {
   server.reset([callStep("t1"), "hang"]);
