@@ -40,10 +40,10 @@ warnings, recorded in the event.
 A config that sets no agents.defaults.model.primary is refused (exit
 status 1, nothing appended): once in force, every turn that names no model
 fails with 503 no_config, the agent down for every caller that relies on
-the configured model (an empty file is such a config). Pass
---allow-no-primary when every caller names its model (or an
-agents.entries model serves it); the note config check prints is then
-printed on stderr.
+the configured model (an empty file is such a config). An agent
+whose own agents.entries model is set (--agent) is served by it and is
+not refused. Pass --allow-no-primary when every caller names its model;
+the note config check prints is then printed on stderr.
 
 --json prints {"agent", "file", "hash", "applied", "seq", "warnings",
 "notes"}; for an invalid or unreadable file, as config check does,
@@ -62,7 +62,9 @@ use) unless --nats names an existing server.`,
 				return err
 			}
 			notes := configNotes(l)
-			if len(notes) > 0 && !allowNoPrimary {
+			// Refused only when the agent applied to has no model at all:
+			// an agents.entries model of its own serves it.
+			if len(notes) > 0 && !allowNoPrimary && l.Policy.Agents[agent].Primary.Model == "" {
 				return fmt.Errorf("%s %s (503 no_config); nothing applied: set a primary, or pass --allow-no-primary if every turn names its model", args[0], noPrimaryNote)
 			}
 			if !asJSON { // --json lists them

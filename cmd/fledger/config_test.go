@@ -63,6 +63,7 @@ func TestConfigApply_NoPrimaryRefusedUnlessAllowed(t *testing.T) {
 	data := t.TempDir()
 	empty := writeConfig(t, "")
 	noPrimary := writeConfig(t, "auth:\n  profiles:\n    \"openai:a\": {provider: openai, type: api_key}\n")
+	entryOnly := writeConfig(t, "agents:\n  entries:\n    coder: {model: openai/gpt-5}\n")
 	refused := func(f string) string {
 		return f + " sets no agents.defaults.model.primary: a turn that names no model cannot start (503 no_config); nothing applied: set a primary, or pass --allow-no-primary if every turn names its model"
 	}
@@ -76,10 +77,15 @@ func TestConfigApply_NoPrimaryRefusedUnlessAllowed(t *testing.T) {
 		{"empty file", []string{"config", "apply", empty}, refused(empty), "", ""},
 		{"empty file, --json", []string{"config", "apply", empty, "--json"}, refused(empty), "", ""},
 		{"profiles only", []string{"config", "apply", noPrimary}, refused(noPrimary), "", ""},
+		// An agents.entries model serves only its own agent.
+		{"another agent of the same file", []string{"config", "apply", entryOnly, "--agent", "main"}, refused(entryOnly), "", ""},
 		{"allowed", []string{"config", "apply", noPrimary, "--allow-no-primary"}, "",
 			"applied config HASH for agent \"main\" as stream sequence 1\n", "note: " + noPrimary + " " + note + "\n"},
 		{"allowed, --json", []string{"config", "apply", noPrimary, "--allow-no-primary", "--json"}, "",
 			`{"agent":"main","file":"` + noPrimary + `","hash":"HASH","applied":false,"seq":1,"warnings":[],"notes":["` + note + `"]}`, ""},
+		// An agent whose own agents.entries model serves it is not refused.
+		{"an entry model of the agent's own", []string{"config", "apply", entryOnly, "--agent", "coder"}, "",
+			"applied config HASH for agent \"coder\" as stream sequence 2\n", "note: " + entryOnly + " " + note + "\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, errOut, err := runFledger2(t, append([]string{"--data", data}, c.args...)...)
