@@ -70,9 +70,15 @@ func (s *store) snapshotBucket(ctx context.Context, create bool) (jetstream.Obje
 	if !create {
 		return nil, fmt.Errorf("%w: object store %s does not exist", ErrNoSnapshot, SnapshotBucket)
 	}
+	// Created, never updated: the writer needs $JS.API.STREAM.CREATE of
+	// the bucket's stream only. Another writer creating it at the same
+	// time is no error: its bucket is opened.
 	info := s.stream.CachedInfo().Config
-	obs, err = s.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: SnapshotBucket,
+	obs, err = s.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: SnapshotBucket,
 		Description: "fledger engine snapshots (one per agent)", Replicas: max(info.Replicas, 1), Storage: info.Storage})
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		obs, err = s.js.ObjectStore(ctx, SnapshotBucket)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("events: create object store %s: %w", SnapshotBucket, err)
 	}
