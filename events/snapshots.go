@@ -85,8 +85,23 @@ func (s *store) snapshotBucket(ctx context.Context, create bool) (jetstream.Obje
 	return obs, nil
 }
 
-// LoadSnapshot implements [Snapshots].
-func (s *store) LoadSnapshot(ctx context.Context, agent string) ([]byte, uint64, error) {
+// snapshotConcerns accepts the subjects the snapshot store sends: the
+// API of its stream, and its objects' subjects.
+var snapshotConcerns = jsConcerns("OBJ_"+SnapshotBucket, "$O."+SnapshotBucket+".>")
+
+// LoadSnapshot implements [Snapshots]. A subject of the object store the
+// server refuses this user fails it at once with a *[PermissionError],
+// as SaveSnapshot and SnapshotAgents.
+func (s *store) LoadSnapshot(ctx context.Context, agent string) (data []byte, seq uint64, err error) {
+	err = s.refused.during(ctx, fmt.Sprintf("load the snapshot of agent %q from object store %s", agent, SnapshotBucket), snapshotConcerns,
+		func(ctx context.Context) error {
+			data, seq, err = s.loadSnapshot(ctx, agent)
+			return err
+		})
+	return data, seq, err
+}
+
+func (s *store) loadSnapshot(ctx context.Context, agent string) ([]byte, uint64, error) {
 	obs, err := s.snapshotBucket(ctx, false)
 	if err != nil {
 		return nil, 0, err
@@ -119,7 +134,16 @@ func (s *store) LoadSnapshot(ctx context.Context, agent string) ([]byte, uint64,
 // compare-and-set: the stored seq is read first, so two engines saving at
 // once may both write, the later write winning; either is a whole,
 // valid snapshot (an object is replaced as one).
-func (s *store) SaveSnapshot(ctx context.Context, agent string, seq uint64, data []byte) (bool, error) {
+func (s *store) SaveSnapshot(ctx context.Context, agent string, seq uint64, data []byte) (saved bool, err error) {
+	err = s.refused.during(ctx, fmt.Sprintf("save the snapshot of agent %q in object store %s", agent, SnapshotBucket), snapshotConcerns,
+		func(ctx context.Context) error {
+			saved, err = s.saveSnapshot(ctx, agent, seq, data)
+			return err
+		})
+	return saved, err
+}
+
+func (s *store) saveSnapshot(ctx context.Context, agent string, seq uint64, data []byte) (bool, error) {
 	obs, err := s.snapshotBucket(ctx, true)
 	if err != nil {
 		return false, err
@@ -151,7 +175,16 @@ func (s *store) SaveSnapshot(ctx context.Context, agent string, seq uint64, data
 }
 
 // SnapshotAgents implements [Snapshots].
-func (s *store) SnapshotAgents(ctx context.Context) ([]string, error) {
+func (s *store) SnapshotAgents(ctx context.Context) (agents []string, err error) {
+	err = s.refused.during(ctx, "list the snapshots of object store "+SnapshotBucket, snapshotConcerns,
+		func(ctx context.Context) error {
+			agents, err = s.snapshotAgents(ctx)
+			return err
+		})
+	return agents, err
+}
+
+func (s *store) snapshotAgents(ctx context.Context) ([]string, error) {
 	obs, err := s.snapshotBucket(ctx, false)
 	if errors.Is(err, ErrNoSnapshot) {
 		return nil, nil
