@@ -16,7 +16,7 @@ import (
 // operation sends. The server drops such a request and says so outside it
 // (-ERR "Permissions Violation for Publish to …"); the request itself
 // would only time out. It is final: retrying cannot help, the account's
-// permissions must grant the subject (docs/operations.md, "Permissions").
+// permissions must grant the subject (docs/operations.md, "Accounts and credentials").
 // errors.Is(err, nats.ErrPermissionViolation) is true.
 type PermissionError struct {
 	// Op is the operation refused ("open", "last sequence", "load the
@@ -30,7 +30,7 @@ type PermissionError struct {
 
 // Error names the operation, the subject refused and where to grant it.
 func (e *PermissionError) Error() string {
-	return fmt.Sprintf("events: %s: permission refused: the NATS server does not let this user %s to %q (grant it in the account's permissions, docs/operations.md \"Permissions\"): %v",
+	return fmt.Sprintf("events: %s: permission refused: the NATS server does not let this user %s to %q (grant it in the account's permissions, docs/operations.md \"Accounts and credentials\"): %v",
 		e.Op, e.Action, e.Subject, e.Err)
 }
 
