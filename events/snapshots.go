@@ -89,11 +89,20 @@ func (s *store) snapshotBucket(ctx context.Context, create bool) (jetstream.Obje
 // API of its stream, and its objects' subjects.
 var snapshotConcerns = jsConcerns("OBJ_"+SnapshotBucket, "$O."+SnapshotBucket+".>")
 
-// LoadSnapshot implements [Snapshots]. A subject of the object store the
-// server refuses this user fails it at once with a *[PermissionError],
-// as SaveSnapshot and SnapshotAgents.
+// snapshotOp runs one operation of the snapshot store as the stream's
+// are run: an object store that does not answer (an election, a bucket
+// created a moment ago whose direct gets have no responders yet) is asked
+// again within the retry time, each attempt bounded by ctx only (a large
+// snapshot's chunks take their time), then the error is an
+// *[UnavailableError]; a subject of the object store the server refuses
+// this user fails it at once with a *[PermissionError].
+func (s *store) snapshotOp(ctx context.Context, op string, fn func(ctx context.Context) error) error {
+	return s.retryingConcerning(ctx, op, "OBJ_"+SnapshotBucket, 0, snapshotConcerns, fn)
+}
+
+// LoadSnapshot implements [Snapshots] (snapshotOp).
 func (s *store) LoadSnapshot(ctx context.Context, agent string) (data []byte, seq uint64, err error) {
-	err = s.refused.during(ctx, fmt.Sprintf("load the snapshot of agent %q from object store %s", agent, SnapshotBucket), snapshotConcerns,
+	err = s.snapshotOp(ctx, fmt.Sprintf("load the snapshot of agent %q from object store %s", agent, SnapshotBucket),
 		func(ctx context.Context) error {
 			data, seq, err = s.loadSnapshot(ctx, agent)
 			return err
@@ -133,9 +142,10 @@ func (s *store) loadSnapshot(ctx context.Context, agent string) ([]byte, uint64,
 // SaveSnapshot implements [Snapshots]. The object store has no
 // compare-and-set: the stored seq is read first, so two engines saving at
 // once may both write, the later write winning; either is a whole,
-// valid snapshot (an object is replaced as one).
+// valid snapshot (an object is replaced as one). Run by snapshotOp: a
+// save re-sent after an unanswered attempt writes the same object again.
 func (s *store) SaveSnapshot(ctx context.Context, agent string, seq uint64, data []byte) (saved bool, err error) {
-	err = s.refused.during(ctx, fmt.Sprintf("save the snapshot of agent %q in object store %s", agent, SnapshotBucket), snapshotConcerns,
+	err = s.snapshotOp(ctx, fmt.Sprintf("save the snapshot of agent %q in object store %s", agent, SnapshotBucket),
 		func(ctx context.Context) error {
 			saved, err = s.saveSnapshot(ctx, agent, seq, data)
 			return err
@@ -174,9 +184,9 @@ func (s *store) saveSnapshot(ctx context.Context, agent string, seq uint64, data
 	return true, nil
 }
 
-// SnapshotAgents implements [Snapshots].
+// SnapshotAgents implements [Snapshots] (snapshotOp).
 func (s *store) SnapshotAgents(ctx context.Context) (agents []string, err error) {
-	err = s.refused.during(ctx, "list the snapshots of object store "+SnapshotBucket, snapshotConcerns,
+	err = s.snapshotOp(ctx, "list the snapshots of object store "+SnapshotBucket,
 		func(ctx context.Context) error {
 			agents, err = s.snapshotAgents(ctx)
 			return err

@@ -164,7 +164,13 @@ func (s *store) retryingEach(ctx context.Context, op, subject string, attempt ti
 	if op == "append" {
 		publish = SubjectPrefix + ".>"
 	}
-	return s.refused.during(ctx, op, jsConcerns(StreamName, publish), func(ctx context.Context) error {
+	return s.retryingConcerning(ctx, op, subject, attempt, jsConcerns(StreamName, publish), fn)
+}
+
+// retryingConcerning is retryingEach for an operation whose subjects
+// concerns accepts (another stream's: the snapshot object store's).
+func (s *store) retryingConcerning(ctx context.Context, op, subject string, attempt time.Duration, concerns func(string) bool, fn func(ctx context.Context) error) error {
+	return s.refused.during(ctx, op, concerns, func(ctx context.Context) error {
 		return s.retryAttempts(ctx, op, subject, attempt, fn)
 	})
 }
