@@ -1,12 +1,10 @@
 package natstest_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/natstest"
+	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/replay"
 )
 
@@ -58,7 +57,7 @@ func TestDeployNATSCluster_ConfigWorksForFledger(t *testing.T) {
 	defer cancel()
 
 	// The stores' and engines' warnings: a refused subject is one.
-	var logged syncBuffer
+	var logged testutil.Buffer
 	logger := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	writer, err := events.Open(ctx, events.WithURL(c.URLs()), events.WithUserInfo("fledger", "w-secret"), events.WithReplicas(3),
 		events.WithLogger(logger))
@@ -245,18 +244,3 @@ func snapshotRoundTrip(ctx context.Context, t *testing.T, writer, reader events.
 		t.Fatalf("the reader's snapshot check: %+v, %v, want one OK for agent main at seq 2", checks, err)
 	}
 }
-
-// syncBuffer is a bytes.Buffer safe for the loggers' goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-func (s *syncBuffer) Reset()         { s.mu.Lock(); defer s.mu.Unlock(); s.b.Reset() }
