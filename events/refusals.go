@@ -111,7 +111,8 @@ func (r *refusals) during(ctx context.Context, op string, concerns func(string) 
 }
 
 // jsConcerns accepts the JetStream subjects a request on stream sends:
-// its API ($JS.API.<verb…>.<stream>[.…], and $JS.API.INFO), the acks and
+// its API ($JS.API.<verb…>.<stream>[.…], and the account's $JS.API.INFO
+// and stream lookups), the acks and
 // flow control of its consumers ($JS.ACK.<stream>.…, $JS.FC.<stream>.…),
 // and the subjects matching publish ("" = none: a read). A consumer
 // delete is not one: nats.go sends it when a consumer is done or reset
@@ -122,7 +123,8 @@ func jsConcerns(stream, publish string) func(subject string) bool {
 		if publish != "" && subjectMatches(publish, subject) {
 			return true
 		}
-		if subject == "$JS.API.INFO" {
+		switch subject {
+		case "$JS.API.INFO", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST": // the account's, not a stream's
 			return true
 		}
 		tok := strings.Split(subject, ".")

@@ -138,3 +138,42 @@ func TestRefusals_SnapshotStoreNamesTheRefusal(t *testing.T) {
 		t.Fatalf("after the reader's save: seq %d, %v, want 7", seq, err)
 	}
 }
+
+// Which refused subjects an operation counts as its own: the stream's
+// API, its consumers' acks and flow control, the account's API, and the
+// subjects it publishes; not another stream's, not a consumer delete.
+func TestJSConcerns(t *testing.T) {
+	ledger := jsConcerns(StreamName, SubjectPrefix+".>")
+	snaps := snapshotConcerns
+	for _, tc := range []struct {
+		subject       string
+		ledger, snaps bool
+	}{
+		{"$JS.API.INFO", true, true},
+		{"$JS.API.STREAM.NAMES", true, true},
+		{"$JS.API.STREAM.INFO.FLEDGER", true, false},
+		{"$JS.API.STREAM.MSG.GET.FLEDGER", true, false},
+		{"$JS.API.DIRECT.GET.FLEDGER.fledger.main.turn.t1", true, false},
+		{"$JS.API.CONSUMER.CREATE.FLEDGER.c1.fledger.>", true, false},
+		{"$JS.API.CONSUMER.DURABLE.CREATE.FLEDGER.export", true, false},
+		{"$JS.API.CONSUMER.MSG.NEXT.FLEDGER.c1", true, false},
+		{"$JS.ACK.FLEDGER.c1.1.2.3.4.5", true, false},
+		{"$JS.FC.FLEDGER.c1.x", true, false},
+		{"$JS.API.CONSUMER.DELETE.FLEDGER.c1", false, false},
+		{"fledger.main.turn.t1", true, false},
+		{"$JS.API.STREAM.INFO.OBJ_FLEDGER_SNAPSHOTS", false, true},
+		{"$JS.API.STREAM.CREATE.OBJ_FLEDGER_SNAPSHOTS", false, true},
+		{"$JS.API.DIRECT.GET.OBJ_FLEDGER_SNAPSHOTS.$O.FLEDGER_SNAPSHOTS.M.bWFpbg==", false, true},
+		{"$JS.API.CONSUMER.DELETE.OBJ_FLEDGER_SNAPSHOTS.c2", false, false},
+		{"$O.FLEDGER_SNAPSHOTS.C.nuid", false, true},
+		{"$JS.API.STREAM.INFO.OTHER", false, false},
+		{"fledgerapi.v1.turns.begin", false, false},
+	} {
+		if got := ledger(tc.subject); got != tc.ledger {
+			t.Errorf("the ledger's operations count %s: %v, want %v", tc.subject, got, tc.ledger)
+		}
+		if got := snaps(tc.subject); got != tc.snaps {
+			t.Errorf("the snapshot store's operations count %s: %v, want %v", tc.subject, got, tc.snaps)
+		}
+	}
+}
