@@ -127,9 +127,14 @@ type fixedSnapshot struct {
 	data []byte
 	// offBy moves the seq the store says the snapshot is stored at.
 	offBy uint64
+	// err is the load's error instead (a refused object store).
+	err error
 }
 
 func (f fixedSnapshot) LoadSnapshot(context.Context, string) ([]byte, uint64, error) {
+	if f.err != nil {
+		return nil, 0, f.err
+	}
 	var seq uint64 // stored at the seq the snapshot names, as a save stores it
 	if sn, _ := DecodeSnapshot(f.data); sn != nil {
 		seq = sn.Seq
@@ -165,30 +170,38 @@ func TestSnapshot_DiscardedWithOneLine(t *testing.T) {
 		testutil.NoError(t, err)
 		return b
 	}
+	// What LoadSnapshot returns for a user the server does not let open
+	// the object store (deploy/nats-cluster's accounts.conf before it
+	// granted it): the reason names the refusal, not a timeout.
+	refused := &events.PermissionError{Op: `load the snapshot of agent "main" from object store FLEDGER_SNAPSHOTS`, Action: "publish",
+		Subject: "$JS.API.STREAM.INFO.OBJ_FLEDGER_SNAPSHOTS",
+		Err:     errors.New(`nats: permissions violation: Permissions Violation for Publish to "$JS.API.STREAM.INFO.OBJ_FLEDGER_SNAPSHOTS"`)}
 	for _, tc := range []struct {
 		name, reason string
 		data         []byte
 		offBy        uint64
+		err          error
 	}{
-		{"stored seq", "stored at seq 4, the snapshot says 3", good, 1},
-		{"code version", "written by code", edit(func(sn *Snapshot) { sn.Compat = "fold 0, rules 3, catalog x" }), 0},
-		{"format", "snapshot format 9", edit(func(sn *Snapshot) { sn.Format = 9 }), 0},
-		{"agent", `snapshot of agent \"other\"`, edit(func(sn *Snapshot) { sn.Agent = "other" }), 0},
-		{"eviction bound", "keeps 7 finished turns", edit(func(sn *Snapshot) { sn.KeepFinished = 7 }), 0},
-		{"ledger", "taken on another ledger", edit(func(sn *Snapshot) { sn.Created = sn.Created.Add(time.Second) }), 0},
+		{"stored seq", "stored at seq 4, the snapshot says 3", good, 1, nil},
+		{"code version", "written by code", edit(func(sn *Snapshot) { sn.Compat = "fold 0, rules 3, catalog x" }), 0, nil},
+		{"format", "snapshot format 9", edit(func(sn *Snapshot) { sn.Format = 9 }), 0, nil},
+		{"agent", `snapshot of agent \"other\"`, edit(func(sn *Snapshot) { sn.Agent = "other" }), 0, nil},
+		{"eviction bound", "keeps 7 finished turns", edit(func(sn *Snapshot) { sn.KeepFinished = 7 }), 0, nil},
+		{"ledger", "taken on another ledger", edit(func(sn *Snapshot) { sn.Created = sn.Created.Add(time.Second) }), 0, nil},
 		{"past the end", "past the stream's last sequence", edit(func(sn *Snapshot) {
 			sn.Seq += 100
 			sn.State = bytes.Replace(sn.State, []byte(fmt.Sprintf(`"applied":%d`, sn.Seq-100)), []byte(fmt.Sprintf(`"applied":%d`, sn.Seq)), 1)
 			sn.Digest = digestOf(sn.State)
-		}), 0},
+		}), 0, nil},
 		{"digest", "does not match", edit(func(sn *Snapshot) {
 			sn.State = bytes.Replace(sn.State, []byte(`"phase":"succeeded"`), []byte(`"phase":"exhausted"`), 1)
-		}), 0},
-		{"not a snapshot", "does not decode", []byte("{"), 0},
+		}), 0, nil},
+		{"not a snapshot", "does not decode", []byte("{"), 0, nil},
+		{"object store refused", `permission refused: the NATS server does not let this user publish to \"$JS.API.STREAM.INFO.OBJ_FLEDGER_SNAPSHOTS\"`, nil, 0, refused},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs testutil.Buffer
-			e, err := New(ctx, fixedSnapshot{Store: st, data: tc.data, offBy: tc.offBy}, "main", WithLogger(logTo(&logs)))
+			e, err := New(ctx, fixedSnapshot{Store: st, data: tc.data, offBy: tc.offBy, err: tc.err}, "main", WithLogger(logTo(&logs)))
 			testutil.NoError(t, err)
 			defer e.Close()
 			l := logLines(&logs)

@@ -21,8 +21,11 @@ import (
 // and nothing is wrong (the server drops that one when it has been idle
 // for its inactive threshold). It is told by the denied subject, not by
 // the user: a reader connected with a creds file has no user name here.
-func asyncErrors(logger *slog.Logger) nats.ErrHandler {
+// A permission violation also goes to refused (nil = none): the
+// operations running that send the subject refused fail with it.
+func asyncErrors(logger *slog.Logger, refused *refusals) nats.ErrHandler {
 	return func(_ *nats.Conn, sub *nats.Subscription, err error) {
+		refused.record(err)
 		l := logger
 		if l == nil {
 			l = slog.Default()
@@ -47,4 +50,9 @@ func readerMayNot(err error) bool {
 		return false
 	}
 	return strings.Contains(err.Error(), "$JS.API.CONSUMER.DELETE.")
+}
+
+// readerMayNotSubject is readerMayNot for a subject refused.
+func readerMayNotSubject(subject string) bool {
+	return strings.HasPrefix(subject, "$JS.API.CONSUMER.DELETE.")
 }

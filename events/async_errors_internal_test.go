@@ -51,7 +51,7 @@ func TestAsyncErrors_LoggedNotPrinted(t *testing.T) {
 				}
 				return a
 			}}))
-			asyncErrors(l)(nil, nil, c.err)
+			asyncErrors(l, nil)(nil, nil, c.err)
 			if got := out.String(); got != c.want {
 				t.Fatalf("logged %q, want %q", got, c.want)
 			}

@@ -39,25 +39,25 @@ func (s *store) connectEmbedded(cfg config) error {
 		return invalid("the embedded server supports 1 replica, not %d", cfg.replicas)
 	}
 	srv, err := natsserver.Start(natsserver.Config{
-		DataDir:        cfg.dataDir,
-		Listen:         cfg.listen,
-		Port:           cfg.port,
-		WriterPassword: cfg.writerPW,
-		ReaderPassword: cfg.readerPW,
-		Stream:         StreamName,
-		Subjects:       []string{SubjectPrefix + ".>"},
-		ReadStreams:    []string{"OBJ_" + SnapshotBucket},
-		ReaderRequests: cfg.readerRequests,
-		SyncAlways:     cfg.syncAlways,
-		SyncInterval:   cfg.syncInterval,
-		MaxPayload:     int32(max(1<<20, cfg.maxCommitBytes+headerRoom)),
-		Logger:         cfg.logger,
+		DataDir:          cfg.dataDir,
+		Listen:           cfg.listen,
+		Port:             cfg.port,
+		WriterPassword:   cfg.writerPW,
+		ReaderPassword:   cfg.readerPW,
+		Stream:           StreamName,
+		Subjects:         []string{SubjectPrefix + ".>"},
+		ReadObjectStores: []string{SnapshotBucket},
+		ReaderRequests:   cfg.readerRequests,
+		SyncAlways:       cfg.syncAlways,
+		SyncInterval:     cfg.syncInterval,
+		MaxPayload:       int32(max(1<<20, cfg.maxCommitBytes+headerRoom)),
+		Logger:           cfg.logger,
 	})
 	if err != nil {
 		return err
 	}
 	s.srv = srv
-	nopts := []nats.Option{nats.InProcessServer(srv), nats.Name("fledger"), nats.ErrorHandler(asyncErrors(cfg.logger))}
+	nopts := []nats.Option{nats.InProcessServer(srv), nats.Name("fledger"), nats.ErrorHandler(asyncErrors(cfg.logger, &s.refused))}
 	if pw := srv.WriterPassword(); pw != "" {
 		// With a listener the server has users; fledger is the writer.
 		nopts = append(nopts, nats.UserInfo(WriterUser, pw))
@@ -88,7 +88,7 @@ func (s *store) connectURL(cfg config) error {
 	if cfg.user != "" {
 		nopts = append(nopts, nats.UserInfo(cfg.user, cfg.password))
 	}
-	nopts = append(nopts, nats.ErrorHandler(asyncErrors(cfg.logger)))
+	nopts = append(nopts, nats.ErrorHandler(asyncErrors(cfg.logger, &s.refused)))
 	if cfg.creds != "" {
 		nopts = append(nopts, nats.UserCredentials(cfg.creds))
 	}

@@ -70,17 +70,47 @@ func (s *store) snapshotBucket(ctx context.Context, create bool) (jetstream.Obje
 	if !create {
 		return nil, fmt.Errorf("%w: object store %s does not exist", ErrNoSnapshot, SnapshotBucket)
 	}
+	// Created, never updated: the writer needs $JS.API.STREAM.CREATE of
+	// the bucket's stream only. Another writer creating it at the same
+	// time is no error: its bucket is opened.
 	info := s.stream.CachedInfo().Config
-	obs, err = s.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: SnapshotBucket,
+	obs, err = s.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: SnapshotBucket,
 		Description: "fledger engine snapshots (one per agent)", Replicas: max(info.Replicas, 1), Storage: info.Storage})
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		obs, err = s.js.ObjectStore(ctx, SnapshotBucket)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("events: create object store %s: %w", SnapshotBucket, err)
 	}
 	return obs, nil
 }
 
-// LoadSnapshot implements [Snapshots].
-func (s *store) LoadSnapshot(ctx context.Context, agent string) ([]byte, uint64, error) {
+// snapshotConcerns accepts the subjects the snapshot store sends: the
+// API of its stream, and its objects' subjects.
+var snapshotConcerns = jsConcerns("OBJ_"+SnapshotBucket, "$O."+SnapshotBucket+".>")
+
+// snapshotOp runs one operation of the snapshot store as the stream's
+// are run: an object store that does not answer (an election, a bucket
+// created a moment ago whose direct gets have no responders yet) is asked
+// again within the retry time, each attempt bounded by ctx only (a large
+// snapshot's chunks take their time), then the error is an
+// *[UnavailableError]; a subject of the object store the server refuses
+// this user fails it at once with a *[PermissionError].
+func (s *store) snapshotOp(ctx context.Context, op string, fn func(ctx context.Context) error) error {
+	return s.retryingConcerning(ctx, op, "OBJ_"+SnapshotBucket, 0, snapshotConcerns, fn)
+}
+
+// LoadSnapshot implements [Snapshots] (snapshotOp).
+func (s *store) LoadSnapshot(ctx context.Context, agent string) (data []byte, seq uint64, err error) {
+	err = s.snapshotOp(ctx, fmt.Sprintf("load the snapshot of agent %q from object store %s", agent, SnapshotBucket),
+		func(ctx context.Context) error {
+			data, seq, err = s.loadSnapshot(ctx, agent)
+			return err
+		})
+	return data, seq, err
+}
+
+func (s *store) loadSnapshot(ctx context.Context, agent string) ([]byte, uint64, error) {
 	obs, err := s.snapshotBucket(ctx, false)
 	if err != nil {
 		return nil, 0, err
@@ -112,8 +142,18 @@ func (s *store) LoadSnapshot(ctx context.Context, agent string) ([]byte, uint64,
 // SaveSnapshot implements [Snapshots]. The object store has no
 // compare-and-set: the stored seq is read first, so two engines saving at
 // once may both write, the later write winning; either is a whole,
-// valid snapshot (an object is replaced as one).
-func (s *store) SaveSnapshot(ctx context.Context, agent string, seq uint64, data []byte) (bool, error) {
+// valid snapshot (an object is replaced as one). Run by snapshotOp: a
+// save re-sent after an unanswered attempt writes the same object again.
+func (s *store) SaveSnapshot(ctx context.Context, agent string, seq uint64, data []byte) (saved bool, err error) {
+	err = s.snapshotOp(ctx, fmt.Sprintf("save the snapshot of agent %q in object store %s", agent, SnapshotBucket),
+		func(ctx context.Context) error {
+			saved, err = s.saveSnapshot(ctx, agent, seq, data)
+			return err
+		})
+	return saved, err
+}
+
+func (s *store) saveSnapshot(ctx context.Context, agent string, seq uint64, data []byte) (bool, error) {
 	obs, err := s.snapshotBucket(ctx, true)
 	if err != nil {
 		return false, err
@@ -144,8 +184,17 @@ func (s *store) SaveSnapshot(ctx context.Context, agent string, seq uint64, data
 	return true, nil
 }
 
-// SnapshotAgents implements [Snapshots].
-func (s *store) SnapshotAgents(ctx context.Context) ([]string, error) {
+// SnapshotAgents implements [Snapshots] (snapshotOp).
+func (s *store) SnapshotAgents(ctx context.Context) (agents []string, err error) {
+	err = s.snapshotOp(ctx, "list the snapshots of object store "+SnapshotBucket,
+		func(ctx context.Context) error {
+			agents, err = s.snapshotAgents(ctx)
+			return err
+		})
+	return agents, err
+}
+
+func (s *store) snapshotAgents(ctx context.Context) ([]string, error) {
 	obs, err := s.snapshotBucket(ctx, false)
 	if errors.Is(err, ErrNoSnapshot) {
 		return nil, nil

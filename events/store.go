@@ -184,6 +184,9 @@ type store struct {
 	stream     jetstream.Stream
 	directSubj string
 	group      *committer // nil without group commit
+	// refused passes the server's permission violations to the
+	// operations they concern (refusals.go).
+	refused refusals
 
 	closeOnce sync.Once
 	closeErr  error

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -153,8 +152,31 @@ func (s *store) retrying(ctx context.Context, op, subject string, fn func(ctx co
 }
 
 // retryingEach is retrying with each attempt bounded by attempt (0 = by
-// ctx only: for reads whose every wait is bounded on its own).
+// ctx only: for reads whose every wait is bounded on its own). The server
+// refusing a subject of the stream (or an append's subject) while it runs
+// ends it at once with a *[PermissionError]: the server drops a request
+// the user may not publish and never answers it, so the wait is a
+// refusal, not an outage. Only such a refusal counts: one reported before,
+// or of another subject, leaves a timeout a timeout (retried, then
+// ErrUnavailable).
 func (s *store) retryingEach(ctx context.Context, op, subject string, attempt time.Duration, fn func(ctx context.Context) error) error {
+	publish := ""
+	if op == "append" {
+		publish = SubjectPrefix + ".>"
+	}
+	return s.retryingConcerning(ctx, op, subject, attempt, jsConcerns(StreamName, publish), fn)
+}
+
+// retryingConcerning is retryingEach for an operation whose subjects
+// concerns accepts (another stream's: the snapshot object store's).
+func (s *store) retryingConcerning(ctx context.Context, op, subject string, attempt time.Duration, concerns func(string) bool, fn func(ctx context.Context) error) error {
+	return s.refused.during(ctx, op, concerns, func(ctx context.Context) error {
+		return s.retryAttempts(ctx, op, subject, attempt, fn)
+	})
+}
+
+// retryAttempts is retryingEach's loop.
+func (s *store) retryAttempts(ctx context.Context, op, subject string, attempt time.Duration, fn func(ctx context.Context) error) error {
 	start := time.Now()
 	budget := s.cfg.retryUnknown
 	attempts := 0
@@ -171,11 +193,6 @@ func (s *store) retryingEach(ctx context.Context, op, subject string, attempt ti
 		kind := classifySend(err)
 		if kind == sendFinal || s.isClosed() {
 			return err
-		}
-		if perm := s.permissionDenied(); perm != nil {
-			// The server drops a request the user may not publish and
-			// never answers it: the timeout is a refusal, not an outage.
-			return fmt.Errorf("events: %s: %w (%v)", op, perm, err)
 		}
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			kind = sendUnknown // the attempt's own deadline
@@ -210,18 +227,4 @@ func (s *store) attemptTimeout() time.Duration {
 		return s.cfg.timeout
 	}
 	return min(s.cfg.attemptTimeout, s.cfg.timeout)
-}
-
-// permissionDenied is the connection's last error when it is a
-// permissions violation on a subject the store uses (a JetStream API of
-// the stream, or fledger's subjects): the user lacks a permission.
-func (s *store) permissionDenied() error {
-	le := s.nc.LastError()
-	if le == nil || !errors.Is(le, nats.ErrPermissionViolation) {
-		return nil
-	}
-	if msg := le.Error(); strings.Contains(msg, "$JS.") || strings.Contains(msg, SubjectPrefix+".") {
-		return le
-	}
-	return nil
 }

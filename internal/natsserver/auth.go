@@ -128,28 +128,26 @@ func users(cfg Config, writer, reader string) []*server.User {
 		js + "INFO", js + "STREAM.NAMES", js + "STREAM.LIST",
 		"$SRV.PING", "$SRV.PING.>", "$SRV.INFO", "$SRV.INFO.>", "$SRV.STATS", "$SRV.STATS.>",
 	}
-	for _, st := range append([]string{cfg.Stream}, cfg.ReadStreams...) {
-		pub = append(pub,
-			js+"STREAM.INFO."+st, js+"STREAM.MSG.GET."+st,
-			js+"DIRECT.GET."+st, js+"DIRECT.GET."+st+".>",
-			js+"CONSUMER.CREATE."+st, js+"CONSUMER.CREATE."+st+".>",
-			js+"CONSUMER.DURABLE.CREATE."+st+".>",
-			js+"CONSUMER.INFO."+st+".>",
-			js+"CONSUMER.NAMES."+st, js+"CONSUMER.LIST."+st,
-			js+"CONSUMER.MSG.NEXT."+st+".>",
-			"$JS.ACK."+st+".>", "$JS.FC."+st+".>")
-	}
-	// The reader may delete consumers: on the extra read streams (the
-	// engine snapshots' object store) the ephemeral ones its object gets
-	// create (nats.go deletes them when a get ends); on the ledger, its
-	// ordered consumers' leftovers and an export's durable consumer that
+	st := cfg.Stream
+	pub = append(pub,
+		js+"STREAM.INFO."+st, js+"STREAM.MSG.GET."+st,
+		js+"DIRECT.GET."+st, js+"DIRECT.GET."+st+".>",
+		js+"CONSUMER.CREATE."+st, js+"CONSUMER.CREATE."+st+".>",
+		js+"CONSUMER.DURABLE.CREATE."+st+".>",
+		js+"CONSUMER.INFO."+st+".>",
+		js+"CONSUMER.NAMES."+st, js+"CONSUMER.LIST."+st,
+		js+"CONSUMER.MSG.NEXT."+st+".>",
+		"$JS.ACK."+st+".>", "$JS.FC."+st+".>")
+	// The reader may delete consumers on the ledger: its ordered
+	// consumers' leftovers and an export's durable consumer that
 	// `export --follow --out FILE` moves to where the file ends (deleted
 	// and made again; without this the move was refused and the export
 	// hung). It deletes a position, never a message (the stream denies
 	// deletes); an exporter whose consumer another deleted stops with
 	// events.ErrCursorReplaced. The cluster's accounts.conf grants the same.
-	for _, st := range append([]string{cfg.Stream}, cfg.ReadStreams...) {
-		pub = append(pub, js+"CONSUMER.DELETE."+st+".>")
+	pub = append(pub, js+"CONSUMER.DELETE."+st+".>")
+	for _, b := range cfg.ReadObjectStores {
+		pub = append(pub, ObjectStoreReadSubjects(b)...)
 	}
 	pub = append(pub, cfg.ReaderRequests...)
 	sub := append([]string{"_INBOX.>"}, cfg.Subjects...)
@@ -160,6 +158,21 @@ func users(cfg Config, writer, reader string) []*server.User {
 			Subscribe: &server.SubjectPermission{Allow: sub},
 		}},
 	}
+}
+
+// ObjectStoreReadSubjects are the subjects a user publishes to read the
+// object store bucket (nats.go's jetstream package): open it (stream
+// info), an object's info (a direct get of its last meta message), its
+// chunks (an ordered consumer, created, flow-controlled, deleted when the
+// get ends; List reads the meta subjects the same way). Nothing writes or
+// creates the bucket. deploy/nats-cluster/accounts.conf grants the same
+// to its reader on FLEDGER_SNAPSHOTS; the writer has in addition the
+// bucket's creation, its purge and its $O subjects.
+func ObjectStoreReadSubjects(bucket string) []string {
+	st := "OBJ_" + bucket
+	js := "$JS.API."
+	return []string{js + "STREAM.INFO." + st, js + "DIRECT.GET." + st + ".>",
+		js + "CONSUMER.CREATE." + st + ".>", js + "CONSUMER.DELETE." + st + ".>", "$JS.FC." + st + ".>"}
 }
 
 // writeContexts (re)writes both credentials files with the listener's URL,

@@ -53,9 +53,10 @@ type Config struct {
 	// subjects it may subscribe to (default "FLEDGER", "fledger.>").
 	Stream   string
 	Subjects []string
-	// ReadStreams are further streams the reader may read (info, message
-	// gets, consumers): the engine snapshots' object store.
-	ReadStreams []string
+	// ReadObjectStores are object stores (bucket names) the reader may
+	// read, never write nor create: the engine snapshots'
+	// ([ObjectStoreReadSubjects]).
+	ReadObjectStores []string
 	// ReaderRequests are further subjects the reader may publish to:
 	// requests to read-only service endpoints.
 	ReaderRequests []string

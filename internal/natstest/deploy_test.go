@@ -3,6 +3,7 @@ package natstest_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,14 +11,20 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/natstest"
+	"github.com/fledger/fledger/internal/testutil"
+	"github.com/fledger/fledger/replay"
 )
 
 // The 3-node cluster configuration shipped in deploy/nats-cluster (and
 // shown in docs/operations.md) parses, and its accounts and users are
 // enough for fledger: the writer creates the R3 stream and appends, the
-// reader reads and is refused appends, the admin sees the stream.
+// reader reads and is refused appends, the admin sees the stream. The
+// engine snapshots work with these permissions: the writer's engine saves
+// one on close (creating the object store) and the next starts from it;
+// the reader checks it as replay --verify does.
 func TestDeployNATSCluster_ConfigWorksForFledger(t *testing.T) {
 	t.Setenv("FLEDGER_WRITER_PASSWORD", "w-secret")
 	t.Setenv("FLEDGER_READER_PASSWORD", "r-secret")
@@ -49,7 +56,11 @@ func TestDeployNATSCluster_ConfigWorksForFledger(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	writer, err := events.Open(ctx, events.WithURL(c.URLs()), events.WithUserInfo("fledger", "w-secret"), events.WithReplicas(3))
+	// The stores' and engines' warnings: a refused subject is one.
+	var logged testutil.Buffer
+	logger := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	writer, err := events.Open(ctx, events.WithURL(c.URLs()), events.WithUserInfo("fledger", "w-secret"), events.WithReplicas(3),
+		events.WithLogger(logger))
 	if err != nil {
 		t.Fatalf("writer: %v", err)
 	}
@@ -71,11 +82,16 @@ func TestDeployNATSCluster_ConfigWorksForFledger(t *testing.T) {
 		t.Fatalf("status %+v", s)
 	}
 
-	reader, err := events.Open(ctx, events.WithURL(c.URLs()), events.WithUserInfo("fledger-reader", "r-secret"))
+	reader, err := events.Open(ctx, events.WithURL(c.URLs()), events.WithUserInfo("fledger-reader", "r-secret"), events.WithLogger(logger))
 	if err != nil {
 		t.Fatalf("reader: %v", err)
 	}
 	defer reader.Close()
+	// Before any snapshot: the reader finds no object store, which is no
+	// snapshot, not an error (it may not create the bucket).
+	if checks, err := replay.VerifySnapshots(ctx, reader, ""); err != nil || len(checks) != 0 {
+		t.Fatalf("reader, no snapshot yet: checks %+v, %v", checks, err)
+	}
 	evs, last, err := reader.ReadSubject(ctx, subj)
 	if err != nil || len(evs) != 1 || last != 1 {
 		t.Fatalf("reader read: %d events up to %d, %v", len(evs), last, err)
@@ -177,10 +193,54 @@ func TestDeployNATSCluster_ConfigWorksForFledger(t *testing.T) {
 			t.Errorf("%s calling %s: %v, want allowed %v", tc.user, tc.op, err, tc.ok)
 		}
 	}
+	logged.Reset()
+	snapshotRoundTrip(ctx, t, writer, reader, logger)
+	if l := logged.String(); l != "" {
+		t.Fatalf("warnings of the stores or engines:\n%s", l)
+	}
+
 	// The gateway user cannot touch the stream.
 	begin := time.Now()
 	_, err = events.Open(ctx, events.WithURL(c.URLs()), events.WithUserInfo("fledger-gateway", "g-secret"))
 	if !errors.Is(err, nats.ErrPermissionViolation) || time.Since(begin) > 5*time.Second {
 		t.Errorf("the gateway user opening the store: %v after %v, want a permissions violation at once", err, time.Since(begin))
+	}
+}
+
+// snapshotRoundTrip: the writer's engine saves its snapshot when it
+// closes (creating the object store: the first save), a second engine of
+// the writer starts from it and, after one more commit of its agent,
+// replaces it (the old object's chunks purged), and the reader checks it
+// as replay --verify does.
+func snapshotRoundTrip(ctx context.Context, t *testing.T, writer, reader events.Store, logger *slog.Logger) {
+	t.Helper()
+	e, err := engine.New(ctx, writer, "main", engine.WithLogger(logger))
+	if err != nil {
+		t.Fatalf("writer engine: %v", err)
+	}
+	e.Close()
+	if _, seq, err := writer.(events.Snapshots).LoadSnapshot(ctx, "main"); err != nil || seq != 1 {
+		t.Fatalf("the writer's snapshot: seq %d, %v, want seq 1", seq, err)
+	}
+	e2, err := engine.New(ctx, writer, "main", engine.WithLogger(logger))
+	if err != nil {
+		t.Fatalf("second writer engine: %v", err)
+	}
+	if from := e2.StartedFrom(); from != 1 {
+		e2.Close()
+		t.Fatalf("the second engine started from %d, want the snapshot at 1", from)
+	}
+	ev := events.New("main", "t1", time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC),
+		events.TurnStarted{TurnID: "t1b", Session: "s", Chat: "direct", Seed: 1}, events.WithCorrelation("t1b"))
+	if _, err := writer.Append(ctx, events.MustSubject("main", events.AggTurn, "t1b"), 0, ev); err != nil {
+		t.Fatalf("writer append: %v", err)
+	}
+	if err := e2.Sync(ctx); err != nil {
+		t.Fatalf("second engine sync: %v", err)
+	}
+	e2.Close()
+	checks, err := replay.VerifySnapshots(ctx, reader, "")
+	if err != nil || len(checks) != 1 || !checks[0].OK || checks[0].Agent != "main" || checks[0].Seq != 2 {
+		t.Fatalf("the reader's snapshot check: %+v, %v, want one OK for agent main at seq 2", checks, err)
 	}
 }
