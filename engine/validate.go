@@ -72,6 +72,9 @@ func ValidateText(s string, max int) error {
 	if strings.TrimFunc(s, unicode.IsSpace) == "" {
 		return fmt.Errorf("%q is only white space", s)
 	}
+	if strings.TrimFunc(s, invisible) == "" {
+		return fmt.Errorf("%q is only invisible characters (white space and format characters such as U+200B, U+FEFF)", s)
+	}
 	if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
 		r, _ := utf8.DecodeRuneInString(s[i:])
 		return fmt.Errorf("holds the control character %U at byte %d", r, i)
@@ -82,6 +85,11 @@ func ValidateText(s string, max int) error {
 	}
 	return nil
 }
+
+// invisible reports white space and format characters (zero-width
+// spaces and joiners, the BOM, soft hyphens): an id made only of them
+// prints as nothing.
+func invisible(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) }
 
 // MaxByLen is the longest `by` of an auth order (who set it: an operator
 // name, "cli", "api"), in bytes. It is stored in the AuthOrderSet for

@@ -83,6 +83,8 @@ func TestValidateKey(t *testing.T) {
 		{"", "is empty"},
 		{" ", `" " is only white space`},
 		{"\t\u00a0\u3000", `"\t\u00a0\u3000" is only white space`},
+		{"\u200b\ufeff", `"\u200b\ufeff" is only invisible characters (white space and format characters such as U+200B, U+FEFF)`},
+		{" \u200d", `" \u200d" is only invisible characters (white space and format characters such as U+200B, U+FEFF)`},
 		{"a\nb", "holds the control character U+000A at byte 1"},
 		{"red\x1b[31m", "holds the control character U+001B at byte 3"},
 		{"x\u0085", "holds the control character U+0085 at byte 1"},
@@ -113,7 +115,7 @@ func TestValidateAgent(t *testing.T) {
 		{"a.>", `"a.>" contains a wildcard (* or >); name one agent id exactly`},
 		{"my agent", `"my agent" contains whitespace or control characters`},
 		{"a\x1b", `"a\x1b" contains whitespace or control characters`},
-		{"gw\u202e1", `"gw\u202e1" contains a bidirectional or line-separating character`},
+		{"gw\u202e1", `"gw\u202e1" holds the bidirectional or line-separating character U+202E at byte 2`},
 		{"bad\xff", "is not valid UTF-8"},
 		{strings.Repeat("a", events.MaxAgentLen+1), "is 129 bytes; the limit is 128"},
 	} {

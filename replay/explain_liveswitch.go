@@ -50,6 +50,9 @@ func switchFate(rest []events.Event, notTaken string) string {
 	for _, ev := range rest {
 		switch e := ev.Data.(type) {
 		case events.FallbackStepped:
+			if e.Decision == policy.DecisionLiveSwitch && e.FallbackStepFinalOutcome == policy.StepContinue {
+				return "a pending live switch, recorded at the next step: the run continues there (the selection is the candidate it runs on, or an earlier one)"
+			}
 			if e.Decision == policy.DecisionLiveSwitch {
 				return "a pending live switch, taken at the next step"
 			}

@@ -49,7 +49,7 @@ var (
 // (docs/operations.md "Memory that grows with sessions").
 var (
 	descSessions = prometheus.NewDesc("fledger_engine_sessions",
-		"Sessions this server's engine holds in memory, by agent: every session the agent's stream holds (sessions are not evicted; about 570 B of heap each).", []string{"agent"}, nil)
+		"Sessions this server's engine holds in memory, by agent: every session with state (a selection, pin, notice, reset, compaction or auth skip mark; a session known only by its turns holds none), never evicted, about 570 B of heap each.", []string{"agent"}, nil)
 	descOpenTurns = prometheus.NewDesc("fledger_engine_open_turns",
 		"Turns begun and not finished that this server's engine holds, by agent (a gateway that crashed mid-turn leaves one for good, about 2 KB each).", []string{"agent"}, nil)
 	descFinishedTurns = prometheus.NewDesc("fledger_engine_finished_turns",

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
@@ -322,7 +323,9 @@ func idTextProblem(what, id string, fresh bool) string {
 	case strings.IndexFunc(id, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == unicode.ReplacementChar }) >= 0:
 		return fmt.Sprintf("%s %q contains whitespace or control characters", what, id)
 	case fresh && strings.IndexFunc(id, termtext.Reorders) >= 0:
-		return fmt.Sprintf("%s %q contains a bidirectional or line-separating character", what, id)
+		i := strings.IndexFunc(id, termtext.Reorders)
+		r, _ := utf8.DecodeRuneInString(id[i:])
+		return fmt.Sprintf("%s %q holds the bidirectional or line-separating character %U at byte %d", what, id, r, i)
 	}
 	return ""
 }

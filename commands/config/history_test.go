@@ -268,7 +268,7 @@ func TestCanonical_StoredBidiProfileIDStillParses(t *testing.T) {
 		t.Fatalf("profile not read back: %+v", l.Policy.Profiles)
 	}
 	_, err = config.Parse(text, "file.json")
-	if err == nil || !strings.Contains(err.Error(), `auth.profiles["openai:me\u202eexample"]: profile id "openai:me\u202eexample" contains a bidirectional or line-separating character`) {
+	if err == nil || !strings.Contains(err.Error(), `auth.profiles["openai:me\u202eexample"]: profile id "openai:me\u202eexample" holds the bidirectional or line-separating character U+202E at byte 9`) {
 		t.Fatalf("as a file: %v", err)
 	}
 }
