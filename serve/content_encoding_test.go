@@ -49,6 +49,16 @@ func TestHTTP_ContentEncodingRefused(t *testing.T) {
 			t.Errorf("micro Content-Encoding %s: %v %s, want 415 %+v", c.enc, r.Header, r.Data, refused(c.enc))
 		}
 	}
+	// NATS header names are case-sensitive; the service matches this one
+	// without case, as HTTP does.
+	m := nats.NewMsg(serve.MicroPrefix + ".turns.begin")
+	m.Data = gz.Bytes()
+	m.Header["content-encoding"] = []string{"gzip"}
+	r, err := mc.RequestMsg(m, 5*time.Second)
+	testutil.NoError(t, err)
+	if r.Header.Get("Nats-Service-Error-Code") != "415" {
+		t.Errorf("micro content-encoding (lower case) gzip: %v %s, want 415", r.Header, r.Data)
+	}
 	if now := testutil.LastSeq(t, st); now != before {
 		t.Fatalf("refused bodies appended (%d → %d)", before, now)
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -147,9 +148,33 @@ func (s *Service) microAuthorized(r micro.Request) bool {
 	if s.cfg.Token == "" {
 		return true
 	}
-	got, ok := bearerToken(r.Headers().Get("Authorization"))
+	var auth string
+	if v := microHeader(r, "Authorization"); len(v) > 0 {
+		auth = v[0]
+	}
+	got, ok := bearerToken(auth)
 	sum, want := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(s.cfg.Token))
 	return ok && subtle.ConstantTimeCompare(sum[:], want[:]) == 1
+}
+
+// microHeader is the values of header name in r, its name matched
+// without case: NATS headers are case-sensitive, HTTP's are not, and a
+// client written for one sends "content-encoding" or "authorization" to
+// the other. The keys are sorted, so the values come in one order.
+func microHeader(r micro.Request, name string) []string {
+	h := r.Headers()
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		if strings.EqualFold(k, name) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		out = append(out, h[k]...)
+	}
+	return out
 }
 
 // microTimeout bounds one micro request.
@@ -161,7 +186,7 @@ func microOp[Req, Resp any](s *Service, op func(context.Context, *Req) (*Resp, e
 			microError(r, apiErr(http.StatusUnauthorized, CodeUnauthorized, "a valid Authorization: Bearer <token> header is required"))
 			return
 		}
-		if ae := contentEncodingProblem(r.Headers().Values("Content-Encoding")); ae != nil {
+		if ae := contentEncodingProblem(microHeader(r, "Content-Encoding")); ae != nil {
 			microError(r, ae)
 			return
 		}

@@ -42,6 +42,12 @@ func mergeKeys(data []byte) (bool, string) {
 				k := n.Content[i]
 				if k.Kind == yamlnode.ScalarNode && k.Value == "<<" && k.ShortTag() == "!!merge" {
 					found = true
+					if seen["<<"] && problem == "" {
+						// Two merge keys: the reader lets the later win,
+						// against <<: [*a, *b]'s first-wins order.
+						problem = fmt.Sprintf("line %d: a second YAML merge key (<<) in one mapping; merge several with one: <<: [*first, *second] (the first wins)", k.Line)
+					}
+					seen["<<"] = true
 					if firstKey != nil && problem == "" {
 						problem = fmt.Sprintf("line %d: a YAML merge key (<<) must come before the keys of its mapping (it follows %q, line %d), so that a key written out overrides the merged one",
 							k.Line, firstKey.Value, firstKey.Line)

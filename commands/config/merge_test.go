@@ -23,6 +23,8 @@ func TestParse_YAMLMergeKeys(t *testing.T) {
 			[]string{`not valid YAML or JSON: line 6: a YAML merge key (<<) must come before the keys of its mapping (it follows "type", line 5), so that a key written out overrides the merged one`}},
 		{"a key given twice beside a merge", "auth:\n  profiles:\n    \"openai:z\": &z {provider: openai, type: token}\n    \"openai:a\":\n      <<: *z\n      type: api_key\n      type: oauth\n", "",
 			[]string{"not valid YAML or JSON: yaml: unmarshal errors:\n  line 7: key \"type\" already set in map"}},
+		{"two merge keys in one mapping", "auth:\n  profiles:\n    \"openai:x\": &x {provider: openai, type: token}\n    \"openai:y\": &y {provider: openai, type: oauth}\n    \"openai:a\":\n      <<: *x\n      <<: *y\n", "",
+			[]string{`not valid YAML or JSON: line 7: a second YAML merge key (<<) in one mapping; merge several with one: <<: [*first, *second] (the first wins)`}},
 		{"a quoted << is a key, not a merge", "\"<<\": 1\n", "", []string{`["<<"]: unknown key`}},
 		{"an unknown key at the top of the merge file", base + "auth:\n  profiles:\n    \"openai:a\": {<<: *base}\n", "",
 			[]string{`x-profile: unknown key`}},
