@@ -13,8 +13,9 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
-import { FledgerClient, runTurn, type SendOptions, type TurnStep } from "../src/index.js";
+import { FledgerClient, runTurn, type TurnStep } from "../src/index.js";
 import { abortStep, callStep, doneStep, Later, ScriptedServer, waitStep, type Answer } from "./scripted.js";
+import { WatchedClient } from "./watched.js";
 
 const server = new ScriptedServer();
 
@@ -91,34 +92,6 @@ for (const c of inFlight) {
     await rejectsPromptly(runTurn(failing, { ...turn, client: client(), signal: a.ctl.signal, onStep }), a);
     assert.deepEqual(server.seen, c.sent);
   });
-}
-
-/**
- * A client that counts its requests in progress (re-sends included).
- * idle() resolves once none is left: a request's end is counted a
- * macrotask after it settles, after everything its answer sets off at
- * once (a request runTurn sends on it included), so idle() is reached
- * only when nothing is in progress and nothing more was started.
- */
-class WatchedClient extends FledgerClient {
-  pending = 0;
-  #idle: (() => void)[] = [];
-
-  override async request<T>(method: string, path: string, opts?: SendOptions): Promise<T> {
-    this.pending++;
-    try {
-      return await super.request<T>(method, path, opts);
-    } finally {
-      setImmediate(() => {
-        this.pending--;
-        if (this.pending === 0) for (const done of this.#idle.splice(0)) done();
-      });
-    }
-  }
-
-  idle(): Promise<void> {
-    return new Promise((done) => setImmediate(() => (this.pending === 0 ? done() : this.#idle.push(done))));
-  }
 }
 
 /** Runs body, then fails if a promise rejected unhandled meanwhile. */
