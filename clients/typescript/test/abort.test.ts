@@ -210,10 +210,7 @@ for (const c of lateCalls) {
   test(`runTurn: an abort during a call that ignores its signal and ${c.name} rejects at once, reported once and nothing after`, testTimeout, async () => {
     const health = { status: 200, body: { status: "ok" } };
     server.reset([callStep("t1"), abortStep("t1"), health]);
-    const unhandled: unknown[] = [];
-    const onUnhandled = (err: unknown): void => void unhandled.push(err);
-    process.on("unhandledRejection", onUnhandled);
-    try {
+    await noUnhandled(async () => {
       const a = aborter();
       const steps: string[] = [];
       let settle: ((v: string) => void) | undefined;
@@ -249,10 +246,7 @@ for (const c of lateCalls) {
       await client().health();
       assert.deepEqual(server.seen, [begin, outcomes, "GET /healthz"]);
       assert.deepEqual(steps, ["call", "stop"]);
-      assert.deepEqual(unhandled, []);
-    } finally {
-      process.off("unhandledRejection", onUnhandled);
-    }
+    });
   });
 }
 
