@@ -44,12 +44,16 @@ export type RunTurnOptions = RequestBody<"beginTurn"> & {
   onStep?: (step: TurnStep) => void;
   /**
    * Aborts the turn, and runTurn rejects with the signal's reason as soon
-   * as it aborts: the begin, report, resume or wait in progress is
-   * cancelled, and a call in progress is reported as aborted at once,
+   * as it aborts. A call in progress is reported as aborted at once,
    * without waiting for it to settle (the server stops the turn,
    * disposition abort), by one report that this signal does not cancel
-   * (bounded by the client's timeoutMs). A signal aborted before runTurn
-   * sends nothing.
+   * (bounded by the client's timeoutMs). A wait in progress ends (the
+   * turn stays waiting). A begin, report or resume in progress is not
+   * cancelled: it goes on in the background for at most timeoutMs more,
+   * and when its answer is a call, that attempt is reported as aborted
+   * (fire-and-forget), so the server stops the turn; any other answer, or
+   * a failure, sends nothing more (onStep is not called after the
+   * rejection). A signal aborted before runTurn sends nothing.
    */
   signal?: AbortSignal;
 };
@@ -85,7 +89,7 @@ const maxEarlyResumes = 10;
 export async function runTurn<T>(call: ProviderCall<T>, opts: RunTurnOptions): Promise<TurnResult<T>> {
   const { client, onNotice, onStep, signal, ...begin } = opts;
   signal?.throwIfAborted();
-  let step = await client.beginTurn({ ...begin, turn_id: begin.turn_id ?? uuidv7() }, { signal });
+  let step = await sendStep(client, signal, (s) => client.beginTurn({ ...begin, turn_id: begin.turn_id ?? uuidv7() }, { signal: s }));
   let value: T | undefined;
   for (;;) {
     onStep?.(step);
@@ -109,7 +113,8 @@ export async function runTurn<T>(call: ProviderCall<T>, opts: RunTurnOptions): P
         const r = await attempt(call, step, next, signal);
         if (r.aborted) await reportAbort(client, step, r.outcome, onStep, signal);
         value = r.value;
-        step = await report(client, step, r.outcome, signal);
+        const reported = step;
+        step = await sendStep(client, signal, (s) => report(client, reported, r.outcome, s));
         break;
       }
     }
@@ -117,6 +122,72 @@ export async function runTurn<T>(call: ProviderCall<T>, opts: RunTurnOptions): P
 }
 
 type Outcome = Omit<RequestBody<"reportOutcome">, "turn_id" | "agent">;
+
+/** What a race with the caller's abort settles with when the abort wins it: never a call's value or a step. */
+const abandon: unique symbol = Symbol("abandon");
+
+/** The error an aborted attempt is reported with (the server stops the turn, disposition abort). */
+const abortError = { name: "AbortError", message: "This operation was aborted" };
+
+/**
+ * Sends one request whose answer is the turn's next step (a begin, an
+ * outcome report, a resume) and resolves with that step, or rejects with
+ * the signal's reason as soon as the signal aborts (a signal already
+ * aborted sends nothing). The abort does not cancel the request, though:
+ * it may already have been recorded (a begin that began the turn, a
+ * report or resume whose answer is a call the server now expects), so it
+ * goes on without the caller for at most the client's timeoutMs more,
+ * re-sends included. Should its answer be a call, that attempt is reported
+ * as aborted ({@link reportAborted}), so the server stops the turn; any
+ * other answer (a wait, done, exhausted, stop, switch) or a failure sends
+ * nothing more, and none reaches onStep.
+ */
+async function sendStep(
+  client: FledgerClient,
+  signal: AbortSignal | undefined,
+  send: (signal: AbortSignal | undefined) => Promise<TurnStep>,
+): Promise<TurnStep> {
+  if (signal === undefined) return send(undefined);
+  signal.throwIfAborted();
+  const detached = new AbortController();
+  const sent = send(detached.signal);
+  let onAbort = (): void => {};
+  const abandoned = new Promise<typeof abandon>((resolve) => {
+    onAbort = () => resolve(abandon);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    const step = await Promise.race([sent, abandoned]);
+    if (step !== abandon) return step;
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
+  const timeout = new DOMException("The operation timed out after the turn was aborted", "TimeoutError");
+  const timer = setTimeout(() => detached.abort(timeout), client.timeoutMs);
+  sent
+    .then(
+      (late) => {
+        if (late.next.action === "call") reportAborted(client, late, late.next);
+      },
+      () => undefined,
+    )
+    .finally(() => clearTimeout(timer));
+  throw signal.reason;
+}
+
+/**
+ * Reports the call a step asks for as aborted without making it, and
+ * without waiting for the answer: fire-and-forget, bounded by the
+ * client's timeoutMs (re-sends included), a failure dropped.
+ */
+function reportAborted(client: FledgerClient, step: TurnStep, next: NextCall): void {
+  sendAbortReport(client, step, { attempt: next.attempt, error: abortError }).catch(() => undefined);
+}
+
+/** Reports an aborted attempt under a timeout of its own (the client's timeoutMs, re-sends included), not the aborted signal. */
+function sendAbortReport(client: FledgerClient, step: TurnStep, outcome: Outcome): Promise<TurnStep> {
+  return report(client, step, outcome, AbortSignal.timeout(client.timeoutMs));
+}
 
 /**
  * Reports an aborted call and rejects with the signal's reason. The report
@@ -135,16 +206,13 @@ async function reportAbort(
 ): Promise<never> {
   let stopped: TurnStep | undefined;
   try {
-    stopped = await report(client, step, outcome, AbortSignal.timeout(client.timeoutMs));
+    stopped = await sendAbortReport(client, step, outcome);
   } catch {
     // The caller asked for the abort: its reason is the answer.
   }
   if (stopped !== undefined) onStep?.(stopped);
   throw signal?.reason;
 }
-
-/** What attempt's race settles with when the abort wins it: never a call's value. */
-const abandon: unique symbol = Symbol("abandon");
 
 /**
  * Makes one call: its outcome to report, its value, and whether the turn
@@ -159,7 +227,6 @@ async function attempt<T>(
   next: NextCall,
   signal: AbortSignal | undefined,
 ): Promise<{ outcome: Outcome; value?: T; aborted: boolean }> {
-  const abortError = { name: "AbortError", message: "This operation was aborted" };
   if (signal?.aborted) return { outcome: { attempt: next.attempt, error: abortError }, aborted: true };
   const ctl = new AbortController();
   const stop = (): void => ctl.abort(signal?.reason);
@@ -208,7 +275,7 @@ async function report(client: FledgerClient, step: TurnStep, outcome: Outcome, s
 async function resume(client: FledgerClient, step: TurnStep, signal: AbortSignal | undefined): Promise<TurnStep> {
   for (let i = 1; ; i++) {
     try {
-      return await client.resumeTurn(step.turn_id, { agent: step.agent }, { signal });
+      return await sendStep(client, signal, (s) => client.resumeTurn(step.turn_id, { agent: step.agent }, { signal: s }));
     } catch (err) {
       if (!(err instanceof FledgerError) || err.status !== 425 || i >= maxEarlyResumes) throw err;
       await sleep(err.retryAfterMs ?? 1000, signal);

@@ -1,17 +1,21 @@
 // Aborts, against a scripted local HTTP server (test/scripted.ts): the
-// caller's signal cancels every request runTurn and FledgerClient make on
-// its behalf (a server that never answers included) and the wait between
-// them, rejecting with the signal's reason; an aborted call is reported
-// once, at the abort, by a report the signal does not cancel, and a call
-// that ignores its signal is not waited for; a signal aborted before
-// the call sends nothing. The client's timeout is far longer than any
-// bound asserted here, so waiting one out fails the test.
+// caller's signal cancels every request FledgerClient makes on its behalf
+// (a server that never answers included) and runTurn's waits, rejecting
+// with the signal's reason; runTurn rejects at once during a begin,
+// report or resume too, which goes on in the background and, when
+// answered with a call, reports that attempt as aborted (once, nothing
+// else after any other answer); an aborted call is reported once, at the
+// abort, by a report the signal does not cancel, and a call that ignores
+// its signal is not waited for; a signal aborted before the call sends
+// nothing. The client's timeout is far longer than any bound asserted
+// here, so waiting one out fails the test.
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
 import { FledgerClient, runTurn, type TurnStep } from "../src/index.js";
-import { abortStep, callStep, doneStep, ScriptedServer, waitStep, type Answer } from "./scripted.js";
+import { abortStep, callStep, doneStep, Later, ScriptedServer, waitStep, type Answer } from "./scripted.js";
+import { WatchedClient } from "./watched.js";
 
 const server = new ScriptedServer();
 
@@ -62,20 +66,12 @@ const failing = (): Promise<string> => Promise.reject(Object.assign(new Error("O
  * its answer asks for); with abortOnStep, once runTurn has begun the step.
  */
 const inFlight: { name: string; script: Answer[]; sent: string[]; answered?: true; abortOnStep?: TurnStep["next"]["action"] }[] = [
-  { name: "a begin the server never answers", script: ["hang"], sent: [begin] },
-  { name: "an outcome report the server never answers", script: [callStep("t1"), "hang"], sent: [begin, outcomes] },
-  { name: "a resume the server never answers", script: [callStep("t1"), waitStep("t1", 0), "hang"], sent: [begin, outcomes, resume] },
   { name: "a wait of a minute", script: [callStep("t1"), waitStep("t1", 60_000)], sent: [begin, outcomes], abortOnStep: "wait" },
   {
     name: "a 425 wait_not_over of a minute",
     script: [callStep("t1"), waitStep("t1", 0), { status: 425, body: { error: "wait_not_over", detail: "wait 60 s" }, headers: { "Retry-After": "60" } }],
     sent: [begin, outcomes, resume],
     answered: true,
-  },
-  {
-    name: "a resume whose connection drops",
-    script: [callStep("t1"), waitStep("t1", 0), "drop"],
-    sent: [begin, outcomes, resume],
   },
 ];
 
@@ -96,6 +92,77 @@ for (const c of inFlight) {
     await rejectsPromptly(runTurn(failing, { ...turn, client: client(), signal: a.ctl.signal, onStep }), a);
     assert.deepEqual(server.seen, c.sent);
   });
+}
+
+/** Runs body, then fails if a promise rejected unhandled meanwhile. */
+async function noUnhandled(body: () => Promise<void>): Promise<void> {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (err: unknown): void => void unhandled.push(err);
+  process.on("unhandledRejection", onUnhandled);
+  try {
+    await body();
+    await new Promise((done) => setImmediate(done));
+    assert.deepEqual(unhandled, []);
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+  }
+}
+
+const internal: Answer = { status: 500, body: { error: "internal", detail: "boom" } };
+
+/** The request during which the abort comes (when it reaches the server), and the attempt a call answering it would start. */
+const stepRequests: { name: string; script: Answer[]; sent: string[]; attempt: number }[] = [
+  { name: "a begin", script: [], sent: [begin], attempt: 1 },
+  { name: "an outcome report", script: [callStep("t1")], sent: [begin, outcomes], attempt: 2 },
+  { name: "a resume", script: [callStep("t1"), waitStep("t1", 0)], sent: [begin, outcomes, resume], attempt: 2 },
+];
+
+/**
+ * How that request is answered once runTurn has rejected: late (the
+ * test releases it) with answer, then resent when its answer is lost and
+ * it is sent again; reported when the answer asks for a call, whose
+ * abort report is answered with reportAnswer (default the server's stop).
+ */
+const lateAnswers: { name: string; answer: (attempt: number) => Answer; resent?: (attempt: number) => Answer; reported?: true; reportAnswer?: Answer; timeoutMs?: number }[] = [
+  { name: "a call", answer: (n) => callStep("t1", n), reported: true },
+  { name: "a call whose abort report is refused (500)", answer: (n) => callStep("t1", n), reported: true, reportAnswer: internal },
+  { name: "an answer lost, re-sent and answered with a call", answer: () => "drop", resent: (n) => callStep("t1", n), reported: true },
+  { name: "done", answer: () => doneStep("t1") },
+  { name: "a stop", answer: () => abortStep("t1") },
+  { name: "a wait of a minute", answer: () => waitStep("t1", 60_000) },
+  { name: "a refusal (500)", answer: () => internal },
+  { name: "nothing before the client's timeout (300 ms)", answer: () => "hang", timeoutMs: 300 },
+];
+
+for (const r of stepRequests) {
+  for (const l of lateAnswers) {
+    const then = l.reported ? `its attempt ${r.attempt} is reported as aborted, once` : "nothing more is sent";
+    test(`runTurn: an abort during ${r.name} rejects at once; answered after with ${l.name}, ${then}`, testTimeout, () =>
+      noUnhandled(async () => {
+        const later = new Later();
+        server.reset([...r.script, later, ...(l.resent ? [l.resent(r.attempt)] : []), l.reportAnswer ?? abortStep("t1")]);
+        const a = aborter();
+        server.onRequest = (_seen, answer) => {
+          if (answer === later) a.abort();
+        };
+        const steps: string[] = [];
+        const c = new WatchedClient({ baseUrl: server.url, timeoutMs: l.timeoutMs ?? longTimeoutMs, maxTries: 5 });
+        await rejectsPromptly(runTurn(failing, { ...turn, client: c, signal: a.ctl.signal, onStep: (s) => steps.push(s.next.action) }), a);
+        assert.equal(c.pending, 1, "rejected only after the request had ended");
+        assert.deepEqual(server.seen, r.sent);
+        const stepsAtAbort = [...steps];
+
+        later.release(l.answer(r.attempt));
+        await c.idle();
+        assert.deepEqual(server.seen, [...r.sent, ...(l.resent ? [r.sent.at(-1)] : []), ...(l.reported ? [outcomes] : [])]);
+        if (l.reported) {
+          const report = JSON.parse(server.bodies.at(-1) ?? "") as unknown;
+          assert.deepEqual(report, { agent: "main", attempt: r.attempt, error: { name: "AbortError", message: "This operation was aborted" } });
+        }
+        assert.deepEqual(steps, stepsAtAbort, "onStep called after the rejection");
+      }),
+    );
+  }
 }
 
 test("runTurn: an abort during the call is reported once, by a report the abort does not cancel", testTimeout, async () => {
@@ -143,10 +210,7 @@ for (const c of lateCalls) {
   test(`runTurn: an abort during a call that ignores its signal and ${c.name} rejects at once, reported once and nothing after`, testTimeout, async () => {
     const health = { status: 200, body: { status: "ok" } };
     server.reset([callStep("t1"), abortStep("t1"), health]);
-    const unhandled: unknown[] = [];
-    const onUnhandled = (err: unknown): void => void unhandled.push(err);
-    process.on("unhandledRejection", onUnhandled);
-    try {
+    await noUnhandled(async () => {
       const a = aborter();
       const steps: string[] = [];
       let settle: ((v: string) => void) | undefined;
@@ -182,10 +246,7 @@ for (const c of lateCalls) {
       await client().health();
       assert.deepEqual(server.seen, [begin, outcomes, "GET /healthz"]);
       assert.deepEqual(steps, ["call", "stop"]);
-      assert.deepEqual(unhandled, []);
-    } finally {
-      process.off("unhandledRejection", onUnhandled);
-    }
+    });
   });
 }
 

@@ -6,9 +6,24 @@ import type { AddressInfo } from "node:net";
 
 /**
  * One scripted answer: a status with a JSON body and headers, "drop" (the
- * connection is closed unanswered) or "hang" (never answered).
+ * connection is closed unanswered), "hang" (never answered) or a
+ * {@link Later} (answered when the test releases it).
  */
-export type Answer = "drop" | "hang" | { status: number; body: unknown; headers?: Record<string, string> };
+export type Answer = "drop" | "hang" | Later | { status: number; body: unknown; headers?: Record<string, string> };
+
+/** An answer the test gives later: the request waits for release. */
+export class Later {
+  /** Resolves with the answer given to release. */
+  readonly answer: Promise<Answer>;
+  /** Answers the waiting request (once) with answer. */
+  readonly release: (answer: Answer) => void;
+
+  constructor() {
+    let release: (answer: Answer) => void = () => {};
+    this.answer = new Promise<Answer>((resolve) => (release = resolve));
+    this.release = release;
+  }
+}
 
 export class ScriptedServer {
   url = "";
@@ -56,6 +71,14 @@ export class ScriptedServer {
     this.bodies.push(body);
     const a = this.script.shift() ?? { status: 500, body: { error: "internal", detail: "script ran out" } };
     this.onRequest?.(seen, a);
+    this.#give(req, res, a);
+  }
+
+  #give(req: IncomingMessage, res: ServerResponse, a: Answer): void {
+    if (a instanceof Later) {
+      void a.answer.then((later) => this.#give(req, res, later));
+      return;
+    }
     if (a === "hang") return;
     if (a === "drop") {
       req.socket.destroy();
@@ -71,9 +94,9 @@ function turnStep(turnId: string, next: Record<string, unknown>): Answer {
   return { status: 200, body: { turn_id: turnId, agent: "main", next: { ...next, notices: [] } } };
 }
 
-/** Call a/b with profile a:p, attempt 1. */
-export const callStep = (turnId: string): Answer =>
-  turnStep(turnId, { action: "call", provider: "a", model: "b", profile: "a:p", kind: "first", attempt: 1 });
+/** Call a/b with profile a:p: attempt 1 (kind first), or a later attempt (kind retry). */
+export const callStep = (turnId: string, attempt = 1): Answer =>
+  turnStep(turnId, { action: "call", provider: "a", model: "b", profile: "a:p", kind: attempt === 1 ? "first" : "retry", attempt });
 /** Wait ms, then resume. */
 export const waitStep = (turnId: string, ms: number): Answer => turnStep(turnId, { action: "wait", ms, resume_at: Date.now() + ms });
 /** Answered by a/b. */

@@ -7,8 +7,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { FledgerClient, FledgerError, ProviderCallError, runTurn, type NextCall, type Notice, type TurnStep } from "../src/index.js";
+import { FledgerClient, FledgerError, ProviderCallError, runTurn, uuidv7, type NextCall, type Notice, type TurnStep } from "../src/index.js";
 import { startServe, type Served } from "./server.js";
+import { WatchedClient } from "./watched.js";
 
 let served: Served;
 let client: FledgerClient;
@@ -155,6 +156,46 @@ describe("runTurn", () => {
     const view = await client.getTurn(last.turn_id, { agent: "abort" });
     assert.deepEqual({ phase: view.phase, attempts: view.attempts }, { phase: "stopped", attempts: 1 });
   });
+});
+
+describe("runTurn aborted while a request is on its way", () => {
+  // The abort comes as the request is handed to fetch: runTurn rejects at
+  // once, the request still reaches the server, and the call its answer
+  // plans is reported as aborted, so the turn does not stay open.
+  const cases: { name: string; session: string; aborted: RegExp; attempts: number }[] = [
+    { name: "the begin", session: "tg:abort-begin", aborted: /\/v1\/turns$/, attempts: 1 },
+    { name: "the outcome report (whose answer is the rotation's call)", session: "tg:abort-report", aborted: /\/outcomes$/, attempts: 2 },
+  ];
+  for (const c of cases) {
+    test(`an abort during ${c.name} stops the turn: the planned attempt is reported as aborted`, async () => {
+      const ctl = new AbortController();
+      const reason = new Error("user cancelled");
+      const watched = new WatchedClient({
+        baseUrl: served.url,
+        token: served.token,
+        fetch: (input, init) => {
+          const sent = fetch(input, init);
+          if (c.aborted.test(String(input))) ctl.abort(reason);
+          return sent;
+        },
+      });
+      const turnId = uuidv7();
+      await assert.rejects(
+        runTurn(() => Promise.reject(sdkError(429, "Rate limited", { "retry-after": "60" })), {
+          client: watched,
+          agent: "abort",
+          session: c.session,
+          turn_id: turnId,
+          signal: ctl.signal,
+        }),
+        (err: unknown) => err === reason,
+      );
+      await watched.idle();
+      const view = await client.getTurn(turnId, { agent: "abort" });
+      assert.deepEqual({ phase: view.phase, attempts: view.attempts }, { phase: "stopped", attempts: c.attempts });
+      assert.match(await client.metrics(), /^fledger_engine_open_turns\{agent="abort"\} 0$/m);
+    });
+  }
 });
 
 describe("runTurn reports any shape of provider error", () => {
