@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fledger/fledger/commands/config"
+	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/scenario"
 	"github.com/fledger/fledger/internal/testutil"
@@ -52,4 +54,19 @@ func rebuiltProjections(t testing.TB, ctx context.Context, st events.Store) *pro
 	testutil.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// twoProviderEngine is an engine for agent main on st, on a manual clock
+// at testutil.T0 with seeds 42, with testutil.TwoProviderConfig applied;
+// it also returns that config. The engine is closed at the test's end.
+func twoProviderEngine(t testing.TB, ctx context.Context, st events.Store) (*engine.Engine, *config.Loaded) {
+	t.Helper()
+	l, err := config.Parse([]byte(testutil.TwoProviderConfig), "test")
+	testutil.NoError(t, err)
+	e, err := engine.New(ctx, st, "main", engine.WithClock(testutil.NewManualClock(testutil.T0)), engine.WithSeeds(func(string) uint64 { return 42 }))
+	testutil.NoError(t, err)
+	t.Cleanup(e.Close)
+	_, _, err = e.ApplyConfig(ctx, "test", l)
+	testutil.NoError(t, err)
+	return e, l
 }

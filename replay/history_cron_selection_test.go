@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/testutil"
@@ -21,16 +20,10 @@ import (
 func TestHistory_StoredCronSessionSelectionVerifiesAndProjects(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
-	l, err := config.Parse([]byte(testutil.TwoProviderConfig), "test")
-	testutil.NoError(t, err)
-	e, err := engine.New(ctx, st, "main", engine.WithClock(testutil.NewManualClock(testutil.T0)), engine.WithSeeds(func(string) uint64 { return 42 }))
-	testutil.NoError(t, err)
-	defer e.Close()
-	_, _, err = e.ApplyConfig(ctx, "test", l)
-	testutil.NoError(t, err)
+	e, _ := twoProviderEngine(t, ctx, st)
 	gpt5 := events.ModelRef{Provider: "openai", Model: "gpt-5"}
 	stored := events.New("main", "cr1", testutil.T0, events.SessionModelSelected{Session: "cr1", Model: gpt5, Source: "cron"})
-	_, err = st.Append(ctx, events.MustSubject("main", events.AggSession, "cr1"), events.AnySeq, stored)
+	_, err := st.Append(ctx, events.MustSubject("main", events.AggSession, "cr1"), events.AnySeq, stored)
 	testutil.NoError(t, err)
 	testutil.NoError(t, e.Sync(ctx))
 	res, err := e.RunTurn(ctx, engine.TurnRequest{TurnID: "c1", Session: "cr1"}, engine.CallerFunc(func(context.Context, engine.CallRequest) (engine.Answer, error) {

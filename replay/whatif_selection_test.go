@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/commands/classify"
-	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
@@ -22,15 +21,8 @@ import (
 func TestWhatIf_TurnAfterAUserSelectionUnderItsOwnConfig(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
-	l, err := config.Parse([]byte(testutil.TwoProviderConfig), "test")
-	testutil.NoError(t, err)
-	clock := testutil.NewManualClock(testutil.T0)
-	e, err := engine.New(ctx, st, "main", engine.WithClock(clock), engine.WithSeeds(func(string) uint64 { return 42 }))
-	testutil.NoError(t, err)
-	defer e.Close()
-	_, _, err = e.ApplyConfig(ctx, "test", l)
-	testutil.NoError(t, err)
-	_, err = e.SelectModel(ctx, "s1", events.ModelRef{Provider: "openai", Model: "gpt-5"}, "user", nil, "")
+	e, l := twoProviderEngine(t, ctx, st)
+	_, err := e.SelectModel(ctx, "s1", events.ModelRef{Provider: "openai", Model: "gpt-5"}, "user", nil, "")
 	testutil.NoError(t, err)
 	calls := 0
 	// A cron run on claude (its configured fallbacks after it): the
