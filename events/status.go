@@ -93,18 +93,32 @@ func Status(ctx context.Context, st Store) StreamStatus {
 	peers := append([]*jetstream.PeerInfo(nil), info.Cluster.Replicas...)
 	sort.Slice(peers, func(i, j int) bool { return peers[i].Name < peers[j].Name })
 	for _, p := range peers {
-		switch {
-		case p.Offline:
-			out.Lagging = append(out.Lagging, p.Name+" offline")
-		case p.Active > peerUnseen:
-			out.Lagging = append(out.Lagging, fmt.Sprintf("%s not seen for %v", p.Name, p.Active.Round(time.Second)))
-		case !p.Current && p.Lag >= peerBehind:
-			out.Lagging = append(out.Lagging, fmt.Sprintf("%s behind by %d operations", p.Name, p.Lag))
-		default:
+		if why := peerLag(p); why != "" {
+			out.Lagging = append(out.Lagging, p.Name+" "+why)
+		} else {
 			out.Current++
 		}
 	}
 	return out
+}
+
+// peerLag says why a replica does not count as current ("" = it does):
+// offline; not heard from for peerUnseen; not heard from at all since the
+// leader took over (Active 0 and not current: a node killed while it led,
+// which the new leader never heard from, so its Active never grows); or
+// peerBehind operations or more behind.
+func peerLag(p *jetstream.PeerInfo) string {
+	switch {
+	case p.Offline:
+		return "offline"
+	case p.Active > peerUnseen:
+		return fmt.Sprintf("not seen for %v", p.Active.Round(time.Second))
+	case !p.Current && p.Active == 0:
+		return "not seen since the leader took over"
+	case !p.Current && p.Lag >= peerBehind:
+		return fmt.Sprintf("behind by %d operations", p.Lag)
+	}
+	return ""
 }
 
 // A replica counts as lagging when the leader has not heard from it for
