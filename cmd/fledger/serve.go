@@ -187,10 +187,21 @@ func openServeProjections(ctx context.Context, g *globals, st events.Store, log 
 	if err := os.MkdirAll(g.DataDir, 0o755); err != nil {
 		return nil, err
 	}
-	dbPath := (&projectionFlags{}).path(g)
+	pf := &projectionFlags{}
+	dbPath := pf.path(g)
+	// A database serve cannot use names the command that rebuilds it
+	// from this stream: with --nats, its flags (the generic hint would
+	// send the operator to an embedded store on --data).
+	withHint := func(err error) error {
+		var de *projections.DBError
+		if errors.As(err, &de) && de.Rebuild == "" {
+			de.Rebuild = pf.rebuildCommand(g)
+		}
+		return err
+	}
 	db, err := projections.Open(ctx, dbPath, projections.WithLogger(log))
 	if err != nil {
-		return nil, err
+		return nil, withHint(err)
 	}
 	ledger, err := st.Ledger(ctx)
 	if err != nil {
@@ -199,7 +210,7 @@ func openServeProjections(ctx context.Context, g *globals, st events.Store, log 
 	}
 	if err := db.Bind(ctx, ledger); err != nil {
 		_ = db.Close()
-		return nil, err
+		return nil, withHint(err)
 	}
 	return db, nil
 }
