@@ -48,4 +48,3 @@ func TestServe_OtherLedgerDatabaseHintKeepsTheNATSFlags(t *testing.T) {
 		t.Fatalf("serve on the rotated stream: %v\nwant it to hold %s", err, want)
 	}
 }
-
