@@ -275,9 +275,9 @@ func openProjectionsOnly(cmd *cobra.Command, g *globals, pf *projectionFlags) (*
 			return nil, err
 		}
 		if removed {
-			log.Info("projection database deleted: rebuilding from sequence 1", "db", path)
+			log.Info("projection database deleted: rebuilding from the start of the stream", "db", path)
 		} else {
-			log.Info("no projection database yet: building it from sequence 1", "db", path)
+			log.Info("no projection database yet: building it from the start of the stream", "db", path)
 		}
 	}
 	db, err := projections.Open(ctx, path, projections.WithLogger(log))

@@ -101,8 +101,8 @@ func TestRebuildTarget_RefusesWhatIsNotAProjectionDatabase(t *testing.T) {
 	}{
 		{"replay into an empty file", []string{"replay", "--out", empty}, "replayed 1 events (1 commits) up to seq 1"},
 		{"replay over its own database", []string{"replay", "--out", empty}, "replayed 1 events (1 commits) up to seq 1"},
-		{"rebuild of a missing database", []string{"stats", "--rebuild", "--db", filepath.Join(dir, "new.sqlite")}, "msg=\"no projection database yet: building it from sequence 1\""},
-		{"rebuild of an existing database", []string{"stats", "--rebuild", "--db", empty}, "msg=\"projection database deleted: rebuilding from sequence 1\""},
+		{"rebuild of a missing database", []string{"stats", "--rebuild", "--db", filepath.Join(dir, "new.sqlite")}, "msg=\"no projection database yet: building it from the start of the stream\""},
+		{"rebuild of an existing database", []string{"stats", "--rebuild", "--db", empty}, "msg=\"projection database deleted: rebuilding from the start of the stream\""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := runFledger(t, append([]string{"--data", data}, c.args...)...)
