@@ -70,8 +70,14 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
 				if answered != "" && r.AnsweredProfileID != "" {
 					answered += " @" + r.AnsweredProfileID
 				}
+				outcome := r.Outcome
+				if r.Outcome == projections.OutcomeStopped && r.Disposition != "" {
+					// Why it stopped (abort, refusal, compaction, …): the
+					// reason of an abort is only "unknown".
+					outcome += " (" + cellText(r.Disposition) + ")"
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", projTime(r.StartedAt), cellText(r.Agent), cellText(r.TurnID), projDash(r.SessionID),
-					projDash(r.RequestedModel), projDash(answered), r.Attempts, r.Outcome, projDash(r.Reason), dur)
+					projDash(r.RequestedModel), projDash(answered), r.Attempts, outcome, projDash(r.Reason), dur)
 			}
 			return tw.Flush()
 		},
