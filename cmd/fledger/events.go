@@ -130,6 +130,11 @@ func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 	var tw *table
 	if !fl.asJSON {
 		tw = newTable(out)
+		if fl.follow {
+			// Rows are printed as they come: widths that fit most rows
+			// (a sequence, a time, an agent, an event type, a UUID).
+			tw = newStreamTable(out, 6, 24, 8, 26, 36)
+		}
 		fmt.Fprintln(tw, "SEQ\tAT\tAGENT\tTYPE\tKEY\tPAYLOAD")
 	}
 	n, bad, err := fl.print(ctx, seq, out, tw)

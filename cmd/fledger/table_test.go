@@ -51,3 +51,23 @@ func TestTermWriter_EscapesTerminalControls(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// A stream table prints each line as written, padded to the widest cell
+// of its column so far (at least its minimum): rows stay aligned while
+// their cells fit, and a wider cell widens its column from then on.
+func TestStreamTable_PadsToGrowingWidths(t *testing.T) {
+	var b strings.Builder
+	tw := newStreamTable(&b, 3, 4)
+	for _, l := range []string{"SEQ\tTYPE\tKEY\n", "1\tA\tk1\n", "22\tLONGTYPE\tk2\n", "3\tB\tk\x1b3\n"} {
+		if _, err := tw.Write([]byte(l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "SEQ  TYPE  KEY\n" +
+		"1    A     k1\n" +
+		"22   LONGTYPE  k2\n" +
+		"3    B         k\\x1b3\n"
+	if b.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
