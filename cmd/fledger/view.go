@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -78,25 +79,30 @@ func runView(cmd *cobra.Command, g *globals, o *viewFlags) (err error) {
 		return err
 	}
 	defer db.Close()
+	// The agents come from the projection, caught up first (from its
+	// checkpoint: a long ledger is read once, not at every start): an
+	// --agent it holds no event of is refused, as `turns --agent` refuses
+	// it (a stream subject holding only a quarantined message is no
+	// agent).
+	last, err := st.LastSeq(ctx, "")
+	if err != nil {
+		return err
+	}
+	if _, err := projections.NewProjector(db, projections.WithProjectorLogger(log)).CatchUp(ctx, st, last); err != nil {
+		return err
+	}
+	active, err := db.ActiveAgents(ctx)
+	if err != nil {
+		return err
+	}
 	agents := o.agents
 	for _, a := range agents {
-		if err := ledgerAgentKnown(ctx, st, a); err != nil {
-			return err
+		if !slices.Contains(active, a) {
+			return unknownAgent(a, active)
 		}
 	}
 	if len(agents) == 0 {
-		// The agents come from the projection, caught up first (from its
-		// checkpoint: a long ledger is read once, not at every start).
-		last, err := st.LastSeq(ctx, "")
-		if err != nil {
-			return err
-		}
-		if _, err := projections.NewProjector(db, projections.WithProjectorLogger(log)).CatchUp(ctx, st, last); err != nil {
-			return err
-		}
-		if agents, err = db.ActiveAgents(ctx); err != nil {
-			return err
-		}
+		agents = active
 	}
 	svc, err := serve.New(ctx, serve.Config{Store: st, Agents: agents, Projections: db, Token: o.token, ReadOnly: true, Log: log})
 	if err != nil {

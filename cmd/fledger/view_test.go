@@ -193,3 +193,20 @@ func TestViewCmd_JSONLine(t *testing.T) {
 		t.Fatalf("timeline of zeta: %d %s", code, body)
 	}
 }
+
+// view --agent refuses an agent the projection holds no event of — one
+// whose subjects hold only a quarantined message too, as `turns --agent`
+// refuses it — naming the ledger's agents.
+func TestViewCmd_AgentWithOnlyAQuarantinedMessageIsRefused(t *testing.T) {
+	data := t.TempDir()
+	if out, err := runFledger(t, "--data", data, "run", filepath.Join("..", "..", "fixtures", "scenarios", "incident-day.yaml"), "--agent", "alpha"); err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	publishStray(t, data, "fledger.ghost.turn.x", []byte("not a commit"))
+	for _, args := range [][]string{{"turns", "--agent", "ghost"}, {"view", "--http", "127.0.0.1:0", "--agent", "ghost"}} {
+		_, err := runFledger(t, append([]string{"--data", data}, args...)...)
+		if err == nil || err.Error() != "no agent ghost in this ledger (agents: alpha)" {
+			t.Errorf("%v: %v, want no agent ghost in this ledger (agents: alpha)", args, err)
+		}
+	}
+}
