@@ -21,11 +21,7 @@ import (
 func TestNATSPassword_NeverPrinted_LiveDatabaseNotDeleted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, err := events.Open(ctx, events.WithDataDir(t.TempDir()), events.WithListen(0), events.WithListenPasswords("Writer-SECRET-1", "Reader-SECRET-2"))
-	testutil.NoError(t, err)
-	defer srv.Close()
-	hp := strings.TrimPrefix(srv.ClientURL(), "nats://")
-	writer := "nats://fledger:Writer-SECRET-1@" + hp
+	writer, hp := listenerWriter(t, ctx, "Writer-SECRET-1")
 	wrong := "nats://fledger:Wrong-SECRET-3@" + hp
 	data := t.TempDir()
 
@@ -76,4 +72,16 @@ func TestNATSPassword_NeverPrinted_LiveDatabaseNotDeleted(t *testing.T) {
 	if err != nil || !strings.Contains(out, "projection database deleted: rebuilding from the start of the stream") || strings.Contains(out, "SECRET") {
 		t.Fatalf("rebuild after serve stopped: %v\n%s", err, out)
 	}
+}
+
+// listenerWriter starts an embedded server with a loopback listener whose
+// writer has password pass (closed at the test's end) and returns the
+// writer's URL, password included, and the listener's host:port.
+func listenerWriter(t *testing.T, ctx context.Context, pass string) (url, hostPort string) {
+	t.Helper()
+	st, err := events.Open(ctx, events.WithDataDir(t.TempDir()), events.WithListen(0), events.WithListenPasswords(pass, pass+"-reader"))
+	testutil.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	hostPort = strings.TrimPrefix(st.ClientURL(), "nats://")
+	return "nats://fledger:" + pass + "@" + hostPort, hostPort
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/projections"
 )
@@ -21,14 +20,8 @@ import (
 func TestServe_OtherLedgerDatabaseHintKeepsTheNATSFlags(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	open := func() (events.Store, string) {
-		st, err := events.Open(ctx, events.WithDataDir(t.TempDir()), events.WithListen(0), events.WithListenPasswords("w-pass", "r-pass"))
-		testutil.NoError(t, err)
-		t.Cleanup(func() { _ = st.Close() })
-		return st, "nats://fledger:w-pass@" + strings.TrimPrefix(st.ClientURL(), "nats://")
-	}
-	_, oldURL := open()
-	_, newURL := open()
+	oldURL, _ := listenerWriter(t, ctx, "w-pass")
+	newURL, _ := listenerWriter(t, ctx, "w-pass")
 	data := t.TempDir()
 	// The database of the old stream, where serve on the new one looks.
 	if out, err := runFledger(t, "--data", data, "--nats", oldURL, "config", "apply", filepath.Join("..", "..", "fixtures", "configs", "example.yaml")); err != nil {
