@@ -71,6 +71,16 @@ func (f *Fold) Apply(seq uint64, subject string, evs []events.Event) {
 	f.st.apply(seq, subject, evs, nil)
 }
 
+// SessionActivity is what session maintenance reads of a session: its
+// last activity (Unix ms; 0 = none known) and whether one of its turns is
+// running or waiting.
+func (f *Fold) SessionActivity(session string) (activeAt int64, running bool) {
+	if v := f.st.sessions[session]; v != nil {
+		activeAt = v.activeAt
+	}
+	return activeAt, f.st.hasOpenTurn(session)
+}
+
 // Applied is the stream sequence of the last commit folded.
 func (f *Fold) Applied() uint64 { return f.st.applied }
 

@@ -28,7 +28,9 @@ const (
 	// foldVersion is bumped whenever the fold (state.go) or the encoded
 	// state (snapState) changes: a snapshot of another fold is discarded.
 	// Version 2: a session's zero fields are left out (snapSession).
-	foldVersion = 3
+	// Version 3: rule revision 5's sequences. Version 4: each session's
+	// last activity (snapSession.ActiveAt) and the pruned count.
+	foldVersion = 4
 )
 
 // SnapshotCompat is the code version a snapshot must carry to be loaded:
@@ -91,6 +93,8 @@ type snapState struct {
 	// Evicted how many turns it has evicted.
 	Finished []string `json:"finished"`
 	Evicted  uint64   `json:"evicted"`
+	// Pruned is how many sessions session maintenance has dropped.
+	Pruned uint64 `json:"pruned,omitzero"`
 }
 
 // doneTurn is a finished turn as the fold keeps it (id = its key).
@@ -109,6 +113,7 @@ type snapSession struct {
 	LastAutoProbeAt  int64                      `json:"last_auto_probe_at,omitzero"`
 	SkipMarks        map[string]policy.SkipMark `json:"skip_marks,omitzero"`
 	ProfileSkipMarks map[string]policy.SkipMark `json:"profile_skip_marks,omitzero"`
+	ActiveAt         int64                      `json:"active_at,omitzero"`
 }
 
 // encodeState is the canonical encoding of s. Call with mu held (for
@@ -138,7 +143,7 @@ func (s *state) capture() *capturedState {
 		Turns: map[string]policy.TurnState{}, Done: map[string]doneTurn{},
 		ProbeAt: maps.Clone(s.probeAt), Orders: maps.Clone(s.orders),
 		Configs: maps.Clone(s.configText), Current: s.current, DecodeErrs: s.decodeErrs,
-		Finished: slices.Clone(s.finished), Evicted: s.evicted}
+		Finished: slices.Clone(s.finished), Evicted: s.evicted, Pruned: s.pruned}
 	for id, t := range s.turns {
 		if finishedPhase(t.Phase) && t.TurnID == id {
 			ss.Done[id] = doneTurn{Session: t.Session, Phase: t.Phase, Attempts: t.Attempts, ConfigHash: t.ConfigHash}
@@ -149,7 +154,7 @@ func (s *state) capture() *capturedState {
 	for k, v := range s.sessions {
 		// markSkip writes the skip-mark maps in place.
 		ss.Sessions[k] = snapSession{State: v.state, LastAutoProbeAt: v.lastAutoProbeAt,
-			SkipMarks: maps.Clone(v.skipMarks), ProfileSkipMarks: maps.Clone(v.profileSkipMarks)}
+			SkipMarks: maps.Clone(v.skipMarks), ProfileSkipMarks: maps.Clone(v.profileSkipMarks), ActiveAt: v.activeAt}
 	}
 	return &capturedState{agent: s.agent, keep: s.keep, ss: ss}
 }
@@ -241,9 +246,9 @@ func restoreState(agent string, keep int, sn *Snapshot) (*state, error) {
 	}
 	s.probeAt = orEmpty(ss.ProbeAt)
 	s.orders = orEmpty(ss.Orders)
-	s.current, s.decodeErrs, s.finished, s.evicted = ss.Current, ss.DecodeErrs, ss.Finished, ss.Evicted
+	s.current, s.decodeErrs, s.finished, s.evicted, s.pruned = ss.Current, ss.DecodeErrs, ss.Finished, ss.Evicted, ss.Pruned
 	for k, v := range ss.Sessions {
-		s.sessions[k] = &sessionView{state: v.State, lastAutoProbeAt: v.LastAutoProbeAt, skipMarks: v.SkipMarks, profileSkipMarks: v.ProfileSkipMarks}
+		s.sessions[k] = &sessionView{state: v.State, lastAutoProbeAt: v.LastAutoProbeAt, skipMarks: v.SkipMarks, profileSkipMarks: v.ProfileSkipMarks, activeAt: v.ActiveAt}
 	}
 	for hash, text := range ss.Configs {
 		if !s.parseConfig(hash, text) {

@@ -23,6 +23,10 @@ type sessionView struct {
 	// revision 1) and policy.Env.ProfileSkipMarks (revision 2).
 	skipMarks        map[string]policy.SkipMark
 	profileSkipMarks map[string]policy.SkipMark
+	// activeAt is the session's last activity (Unix ms): the time of its
+	// last event, or of the last event of one of its turns — what session
+	// maintenance ages it by (prune.go).
+	activeAt int64
 }
 
 // state is one engine's in-process view of its agent's events: every
@@ -81,6 +85,9 @@ type state struct {
 	keep     int
 	finished []string
 	evicted  uint64
+	// pruned counts the sessions session maintenance dropped
+	// (SessionPruned): their state and their subject's last sequence.
+	pruned uint64
 
 	// afterApply, when set, is called by the follower (outside mu) after
 	// each commit it folds: the engine's snapshot kick.
@@ -154,6 +161,7 @@ func (s *state) foldCommit(seq uint64, subject string, evs []events.Event, derr 
 		}
 		s.fold(&evs[i])
 		s.noteSeq(&evs[i], seq)
+		s.noteActivity(&evs[i])
 	}
 	s.evict()
 }
@@ -240,8 +248,15 @@ func (s *state) FoldProfile(key string, p events.Payload) {
 	s.profiles[key] = policy.EvolveProfile(s.profiles[key], p)
 }
 
-// FoldSession folds a session event with policy.EvolveSession.
+// FoldSession folds a session event with policy.EvolveSession; a
+// SessionPruned drops the session (dropSession).
 func (s *state) FoldSession(key string, p events.Payload) {
+	if e, ok := p.(events.SessionPruned); ok {
+		if e.Session == key {
+			s.dropSession(key)
+		}
+		return
+	}
 	v := s.session(key)
 	v.state = policy.EvolveSession(v.state, p)
 }

@@ -18,6 +18,7 @@ func Catalog() []Payload {
 		// Appended after the first release: the catalog only grows at the end.
 		ProfileUsed{},
 		LiveSwitchMarked{}, TurnSwitched{},
+		SessionPruned{},
 	}
 }
 

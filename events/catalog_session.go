@@ -116,3 +116,27 @@ type CompactionCompleted struct {
 func (CompactionCompleted) EventType() string         { return "CompactionCompleted" }
 func (CompactionCompleted) EventAggregate() Aggregate { return AggSession }
 func (e CompactionCompleted) EventKey() string        { return e.Session }
+
+// SessionPruned records session maintenance removing a session's stored
+// state (OpenClaw `session.maintenance` in enforce mode, pruneStaleEntries;
+// `openclaw sessions cleanup --enforce`): the session had no activity —
+// no event of its own and no turn event of a turn of it — for longer than
+// PruneAfterMs before the decision, and no turn of it was running. Every
+// field of the session (selection, auth pin, fallback-notice state,
+// compactions, the skip marks its turns left) is dropped, as a fresh
+// session key has none; the session's next command or turn starts it
+// again from nothing. LastActiveAt (Unix ms) is the session's last
+// activity as the decision saw it.
+type SessionPruned struct {
+	Session string `json:"session"`
+	// Reason is why: stale (no activity for longer than PruneAfterMs).
+	Reason       string `json:"reason" enum:"stale"`
+	LastActiveAt int64  `json:"last_active_at"`
+	// PruneAfterMs is the maintenance age the decision applied
+	// (pruneAfter, in milliseconds).
+	PruneAfterMs int64 `json:"prune_after_ms"`
+}
+
+func (SessionPruned) EventType() string         { return "SessionPruned" }
+func (SessionPruned) EventAggregate() Aggregate { return AggSession }
+func (e SessionPruned) EventKey() string        { return e.Session }

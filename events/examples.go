@@ -112,5 +112,6 @@ func Examples() []Payload {
 		TurnSwitched{TurnID: "turn-01JHA1", Session: "agent:main:telegram:direct:42",
 			Model:   ModelRef{Provider: "google-gemini", Model: "gemini-2.5-pro"},
 			Message: "LiveSessionModelSwitchError: google-gemini/gemini-2.5-pro was selected during the run; it is not in the candidate chain", Attempts: 1, DurationMs: 900},
+		SessionPruned{Session: "agent:main:telegram:direct:7", Reason: "stale", LastActiveAt: t0 - 31*24*3600*1000, PruneAfterMs: 30 * 24 * 3600 * 1000},
 	}
 }

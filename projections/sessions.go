@@ -26,7 +26,7 @@ var sessionSelection = register(&table{
 	folds: []events.Payload{
 		events.SessionModelSelected{}, events.SessionModelCleared{}, events.SessionAuthPinned{},
 		events.SessionAuthUnpinned{}, events.SessionReset{}, events.FallbackNoticeStateChanged{},
-		events.CompactionCompleted{},
+		events.CompactionCompleted{}, events.SessionPruned{},
 	},
 	rows: keyed(func(k key) keyedRow { return &sessionRow{key: k} }, nil),
 })

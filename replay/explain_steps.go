@@ -116,7 +116,7 @@ func (x *Explanation) describe(st *Step, ev events.Event, start int64) bool {
 			st.Kind, st.Text = "command", racingText(e, ev.Seq, r, x.rest)
 		}
 	case events.ConfigApplied, events.ProfileCleared,
-		events.CompactionCompleted, events.AuthOrderSet:
+		events.CompactionCompleted, events.AuthOrderSet, events.SessionPruned:
 		// Not part of a turn's story: no words, no step.
 	default:
 		return false

@@ -215,10 +215,22 @@ func sessionWords(ev events.Event) string {
 		return "/" + e.Kind
 	case events.CompactionCompleted:
 		return fmt.Sprintf("compaction #%d completed", e.CompactionCount)
+	case events.SessionPruned:
+		return fmt.Sprintf("session pruned by maintenance: no activity since %s, longer than %s",
+			time.UnixMilli(e.LastActiveAt).UTC().Format(time.RFC3339), ageText(e.PruneAfterMs))
 	case events.FallbackNoticeStateChanged:
 		return fmt.Sprintf("fallback-notice state: selected %s, active %s", e.Selected, firstNonEmpty(e.Active, "none"))
 	}
 	return ev.Type
+}
+
+// ageText says a maintenance age: whole days as "30d", else a duration.
+func ageText(ms int64) string {
+	const day = 24 * 3600 * 1000
+	if ms > 0 && ms%day == 0 {
+		return fmt.Sprintf("%dd", ms/day)
+	}
+	return msDur(ms)
 }
 
 // orderWords says an AuthOrderSet in words.

@@ -506,6 +506,14 @@ func (v *verifier) checkSession(f *engine.Fold, c *commit, first *events.Event) 
 	key := "session:" + c.agent() + ":" + session
 	base := Divergence{Seq: c.Seq, Index: -1, Agent: c.agent(), Session: session, Decision: DecisionSession}
 	v.rep.Checked[DecisionSession]++
+	if e, ok := first.Data.(events.SessionPruned); ok {
+		// Session maintenance: the age is recorded, the session's
+		// activity and running turns are the fold's.
+		at, running := f.SessionActivity(session)
+		out := policy.PruneStale(session, at, running, events.Millis(first.At), e.PruneAfterMs)
+		v.compare(c, base, key, policy.Decision{Events: out}, nil)
+		return
+	}
 	cfg := f.Current()
 	if cfg == nil {
 		v.compare(c, base, key, policy.Decision{}, fmt.Errorf("no config in force for agent %q", c.agent()))

@@ -156,6 +156,13 @@ func evolveSession(s SessionState, p events.Payload) (SessionState, bool) {
 			return s, true
 		}
 		s.Session, s.CompactionCount = e.Session, e.CompactionCount
+	case events.SessionPruned:
+		if !s.owns(e.Session) {
+			return s, true
+		}
+		// Session maintenance dropped everything the session held: it
+		// starts again as a fresh session key does ([PruneStale]).
+		s = SessionState{}
 	default:
 		return s, false
 	}

@@ -1,0 +1,271 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/events"
+)
+
+// Session maintenance (OpenClaw `session.maintenance`, pruneStaleEntries):
+// a session idle for longer than the maintenance age, with no turn
+// running, is pruned — one SessionPruned, stored under the session's own
+// subject and guarded by it, so a command on the session stored since the
+// decision makes it decide again (and keep the session). The fold then
+// drops everything it held for the session (dropSession): the engine's
+// memory is bounded by the sessions active within the age, not by the
+// ledger's length.
+
+// DefaultPruneAfter is OpenClaw's session.maintenance.pruneAfter default:
+// 30 days.
+const DefaultPruneAfter = 30 * 24 * time.Hour
+
+// DefaultPruneWorkers is how many sessions [Engine.PruneSessions] prunes
+// at once by default: each prune is one append, and appends of different
+// sessions do not contend.
+const DefaultPruneWorkers = 8
+
+// PruneOptions are the inputs of one [Engine.PruneSessions] run.
+type PruneOptions struct {
+	// After is the maintenance age (pruneAfter): a session with no
+	// activity for longer is pruned. It must be at least a millisecond.
+	After time.Duration
+	// DryRun lists the sessions that would be pruned and appends nothing.
+	DryRun bool
+	// Limit bounds how many sessions this run prunes, the oldest first
+	// (0 = all): a maintenance tick spreads a first cleanup of a long
+	// ledger over several runs.
+	Limit int
+	// Workers is how many prunes run at once (0 = DefaultPruneWorkers).
+	Workers int
+}
+
+// PrunedSession is one session a run pruned (or, in a dry run, would).
+type PrunedSession struct {
+	Session      string    `json:"session"`
+	LastActiveAt time.Time `json:"last_active_at"`
+	// Seq is the stream sequence of its SessionPruned (0 in a dry run).
+	Seq uint64 `json:"seq,omitempty"`
+}
+
+// PruneReport is what one [Engine.PruneSessions] run found and did.
+type PruneReport struct {
+	Agent string `json:"agent"`
+	// Now is the decision time; Cutoff the activity time a session must
+	// be older than (Now − After).
+	Now    time.Time `json:"now"`
+	Cutoff time.Time `json:"cutoff"`
+	DryRun bool      `json:"dry_run,omitempty"`
+	// Sessions is how many sessions the engine held before the run;
+	// Running how many of the stale ones were kept for a running turn.
+	Sessions int `json:"sessions"`
+	Running  int `json:"running"`
+	// Pruned lists the sessions pruned (would be, in a dry run), oldest
+	// activity first; Kept counts the stale ones that were active again
+	// (or got a running turn) by the time their prune was decided.
+	Pruned []PrunedSession `json:"pruned"`
+	Kept   int             `json:"kept"`
+	// Remaining is how many stale sessions Limit left for a later run.
+	Remaining int `json:"remaining"`
+}
+
+// PruneSessions runs session maintenance once at the engine clock's now:
+// it syncs to the stream's end, lists the sessions idle for longer than
+// opt.After (a session's activity is the time of its last event or of
+// the last event of one of its turns), keeps those with a running turn,
+// and prunes the others, oldest activity first — each its own decision
+// ([policy.PruneStale]) taken again on the state at its append, so a
+// session active since the listing is kept. Sessions are pruned
+// opt.Workers at a time; the first error stops the run and is returned
+// with the report of what was done.
+func (e *Engine) PruneSessions(ctx context.Context, opt PruneOptions) (*PruneReport, error) {
+	if opt.After < time.Millisecond {
+		return nil, fmt.Errorf("%w: the maintenance age must be at least 1ms, got %s", ErrBadRequest, opt.After)
+	}
+	if opt.Limit < 0 {
+		return nil, fmt.Errorf("%w: limit %d is negative", ErrBadRequest, opt.Limit)
+	}
+	if err := e.Sync(ctx); err != nil {
+		return nil, err
+	}
+	now := e.opt.clock.Now()
+	afterMs := opt.After.Milliseconds()
+	nowMs := events.Millis(now)
+	rep := &PruneReport{Agent: e.agent, Now: now.UTC(), Cutoff: time.UnixMilli(nowMs - afterMs).UTC(), DryRun: opt.DryRun}
+	stale := e.st.staleSessions(nowMs, afterMs, rep)
+	if opt.Limit > 0 && len(stale) > opt.Limit {
+		rep.Remaining = len(stale) - opt.Limit
+		stale = stale[:opt.Limit]
+	}
+	if opt.DryRun {
+		rep.Pruned = stale
+		return rep, nil
+	}
+	rep.Pruned = make([]PrunedSession, 0, len(stale))
+	err := e.pruneEach(ctx, now, afterMs, stale, opt.Workers, rep)
+	sort.Slice(rep.Pruned, func(i, j int) bool { return rep.Pruned[i].Seq < rep.Pruned[j].Seq })
+	return rep, err
+}
+
+// pruneEach prunes the sessions listed, workers at a time, into rep.
+func (e *Engine) pruneEach(ctx context.Context, now time.Time, afterMs int64, stale []PrunedSession, workers int, rep *PruneReport) error {
+	if workers <= 0 {
+		workers = DefaultPruneWorkers
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+		next  = make(chan PrunedSession)
+	)
+	for range min(workers, max(len(stale), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range next {
+				seq, err := e.pruneOne(ctx, now, afterMs, c.Session)
+				mu.Lock()
+				switch {
+				case err != nil:
+					if first == nil {
+						first = fmt.Errorf("engine: prune session %q of agent %q: %w", c.Session, e.agent, err)
+						cancel()
+					}
+				case seq == 0:
+					rep.Kept++
+				default:
+					c.Seq = seq
+					rep.Pruned = append(rep.Pruned, c)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for _, c := range stale {
+		select {
+		case next <- c:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if first == nil && ctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) {
+		first = ctx.Err()
+	}
+	return first
+}
+
+// pruneOne decides and appends the prune of one session at now (seq 0:
+// the session was kept).
+func (e *Engine) pruneOne(ctx context.Context, now time.Time, afterMs int64, session string) (uint64, error) {
+	nowMs := events.Millis(now)
+	_, evs, err := e.commit(ctx, now, home{agg: events.AggSession, key: session}, "", func() (policy.Decision, error) {
+		v := e.st.sessions[session]
+		if v == nil {
+			return policy.Decision{}, nil // pruned by another writer meanwhile
+		}
+		return policy.Decision{Events: policy.PruneStale(session, v.activeAt, e.st.hasOpenTurn(session), nowMs, afterMs)}, nil
+	})
+	if err != nil || len(evs) == 0 {
+		return 0, err
+	}
+	return evs[0].Seq, nil
+}
+
+// staleSessions lists the sessions idle since before nowMs−afterMs with
+// no running turn, oldest activity first (then by key), and counts into
+// rep the sessions held and the stale ones kept for a running turn.
+func (s *state) staleSessions(nowMs, afterMs int64, rep *PruneReport) []PrunedSession {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	open := map[string]bool{}
+	for _, t := range s.turns {
+		if openPhase(t.Phase) {
+			open[t.Session] = true
+		}
+	}
+	rep.Sessions = len(s.sessions)
+	var out []PrunedSession
+	for k, v := range s.sessions {
+		if policy.PruneStale(k, v.activeAt, false, nowMs, afterMs) == nil {
+			continue
+		}
+		if open[k] {
+			rep.Running++
+			continue
+		}
+		out = append(out, PrunedSession{Session: k, LastActiveAt: time.UnixMilli(v.activeAt).UTC()})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].LastActiveAt.Equal(out[j].LastActiveAt) {
+			return out[i].LastActiveAt.Before(out[j].LastActiveAt)
+		}
+		return out[i].Session < out[j].Session
+	})
+	return out
+}
+
+// hasOpenTurn reports whether a turn of session is running or waiting.
+// Call with mu held.
+func (s *state) hasOpenTurn(session string) bool {
+	for _, t := range s.turns {
+		if t.Session == session && openPhase(t.Phase) {
+			return true
+		}
+	}
+	return false
+}
+
+// openPhase reports whether a turn in phase p is running or waiting.
+func openPhase(p policy.TurnPhase) bool {
+	return p == policy.PhaseRunning || p == policy.PhaseWaiting
+}
+
+// noteActivity ages the session an event of the agent concerns: a
+// session event (other than its prune) or an event of one of its turns
+// moves the session's last activity to the event's time.
+func (s *state) noteActivity(ev *events.Event) {
+	if ev.Agent != s.agent {
+		return
+	}
+	var session string
+	switch ev.Aggregate {
+	case events.AggSession:
+		if _, pruned := ev.Data.(events.SessionPruned); pruned {
+			return
+		}
+		session = ev.Key
+	case events.AggTurn:
+		session = s.turns[ev.Key].Session
+	}
+	if session == "" {
+		return
+	}
+	v := s.session(session)
+	v.activeAt = max(v.activeAt, events.Millis(ev.At))
+}
+
+// dropSession forgets a pruned session: its folded state, the inputs its
+// turns left (skip marks, the auto-override probe time) and its subject's
+// last sequence. A later command on the session guards its append with
+// no sequence known, conflicts once and takes the subject's last
+// sequence from the store (commit's awaitWinner).
+func (s *state) dropSession(key string) {
+	if _, ok := s.sessions[key]; !ok {
+		return
+	}
+	delete(s.sessions, key)
+	if subj, err := events.Subject(s.agent, events.AggSession, key); err == nil {
+		delete(s.subjectSeq, subj)
+	}
+	s.pruned++
+}
