@@ -223,6 +223,9 @@ func (s *state) noteSeq(ev *events.Event, seq uint64) {
 			s.turns[ev.Key] = t
 		}
 	case events.AggSession:
+		if _, pruned := ev.Data.(events.SessionPruned); pruned {
+			return // the session is gone (dropSession)
+		}
 		policy.NoteSeq(nil, &s.session(ev.Key).state, ev.Data, seq, ev.Basis)
 	}
 }

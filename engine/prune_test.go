@@ -1,0 +1,229 @@
+package engine_test
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fledger/fledger/commands/config"
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/engine"
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
+)
+
+const day = 24 * time.Hour
+
+// pruneLedger writes, on one engine with a manual clock at T0: a turn
+// of s-old that succeeds at T0, a /model of s-edge at T0+1d, a turn of
+// s-open begun at T0 and left running, and a /model of s-new at T0+20d;
+// then moves the clock to T0+31d.
+func pruneLedger(t *testing.T) (events.Store, *engine.Engine, *testutil.ManualClock) {
+	t.Helper()
+	ctx := testutil.Context(t)
+	st := testutil.Store(t)
+	clock := testutil.NewManualClock(testutil.T0)
+	e, err := engine.New(ctx, st, "main", engine.WithClock(clock), engine.WithSeeds(func(string) uint64 { return 42 }))
+	testutil.NoError(t, err)
+	t.Cleanup(e.Close)
+	applyTwoProvider(t, e)
+	gpt := events.ModelRef{Provider: "openai", Model: "gpt-5"}
+	if _, err := e.BeginTurn(ctx, engine.TurnRequest{TurnID: "t-old", Session: "s-old"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ReportOutcome(ctx, "t-old", engine.AttemptReport{Attempt: 1, OK: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.BeginTurn(ctx, engine.TurnRequest{TurnID: "t-open", Session: "s-open"}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(day)
+	if _, err := e.SelectModel(ctx, "s-edge", gpt, string(policy.SourceUser), nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(19 * day)
+	if _, err := e.SelectModel(ctx, "s-new", gpt, string(policy.SourceUser), nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(11 * day)
+	return st, e, clock
+}
+
+func applyTwoProvider(t *testing.T, e *engine.Engine) {
+	t.Helper()
+	l, err := config.Parse([]byte(testutil.TwoProviderConfig), "test")
+	testutil.NoError(t, err)
+	if _, _, err := e.ApplyConfig(testutil.Context(t), "test", l); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func prunedKeys(r *engine.PruneReport) string {
+	var keys []string
+	for _, p := range r.Pruned {
+		keys = append(keys, p.Session+"@"+p.LastActiveAt.Format(time.RFC3339))
+	}
+	return strings.Join(keys, ",")
+}
+
+// At T0+31d with a 30-day age the cutoff is T0+1d: s-old (last active
+// at T0) is pruned, s-edge (active exactly at the cutoff) and s-new are
+// kept, and s-open is kept for its running turn. The dry run lists the
+// same and appends nothing; the prune drops the session from the engine
+// (state, subject sequence), a later /model and turn on it start it
+// afresh, and replay --verify re-decides the prune.
+func TestPruneSessions_StaleOnly(t *testing.T) {
+	ctx := testutil.Context(t)
+	st, e, _ := pruneLedger(t)
+	before := e.Held()
+	dry, err := e.PruneSessions(ctx, engine.PruneOptions{After: 30 * day, DryRun: true})
+	testutil.NoError(t, err)
+	wantOld := "s-old@" + testutil.T0.UTC().Format(time.RFC3339)
+	if got := prunedKeys(dry); got != wantOld || dry.Running != 1 || dry.Sessions != 4 {
+		t.Fatalf("dry run: pruned %q running %d sessions %d, want %q, 1, 4", got, dry.Running, dry.Sessions, wantOld)
+	}
+	if want := testutil.T0.Add(day).UTC(); !dry.Cutoff.Equal(want) {
+		t.Fatalf("cutoff %s, want %s", dry.Cutoff, want)
+	}
+	if pos := e.Position(); dry.Pruned[0].Seq != 0 || e.Held() != before {
+		t.Fatalf("dry run appended (seq %d, position %d)", dry.Pruned[0].Seq, pos)
+	}
+
+	rep, err := e.PruneSessions(ctx, engine.PruneOptions{After: 30 * day})
+	testutil.NoError(t, err)
+	if got := prunedKeys(rep); got != wantOld || rep.Pruned[0].Seq == 0 || rep.Kept != 0 {
+		t.Fatalf("pruned %q (seq %d, kept %d), want %q", got, rep.Pruned[0].Seq, rep.Kept, wantOld)
+	}
+	h := e.Held()
+	if h.Sessions != before.Sessions-1 || h.Subjects != before.Subjects-1 {
+		t.Fatalf("held %+v after the prune, before %+v: want one session and its subject fewer", h, before)
+	}
+	if s := e.Session("s-old"); !reflect.DeepEqual(s, policy.SessionState{}) {
+		t.Fatalf("s-old after the prune: %+v, want nothing", s)
+	}
+	if s := e.Session("s-edge"); s.Model.Model != "gpt-5" {
+		t.Fatalf("s-edge lost its selection: %+v", s)
+	}
+	again, err := e.PruneSessions(ctx, engine.PruneOptions{After: 30 * day})
+	testutil.NoError(t, err)
+	if len(again.Pruned) != 0 {
+		t.Fatalf("second run pruned %s", prunedKeys(again))
+	}
+
+	// The session comes back: its subject's sequence is looked up after
+	// one conflict, and it starts from nothing.
+	sel, err := e.SelectModel(ctx, "s-old", events.ModelRef{Provider: "openai", Model: "gpt-5"}, string(policy.SourceUser), nil, "")
+	testutil.NoError(t, err)
+	if len(sel) == 0 || sel[0].Seq <= rep.Pruned[0].Seq {
+		t.Fatalf("selection after the prune: %+v", sel)
+	}
+	if _, err := e.BeginTurn(ctx, engine.TurnRequest{TurnID: "t-back", Session: "s-old"}); err != nil {
+		t.Fatal(err)
+	}
+	verifyOK(t, st)
+
+	// A fold from sequence 1 holds what the engine holds.
+	fresh, err := engine.New(ctx, st, "main", engine.WithSnapshotEvery(0))
+	testutil.NoError(t, err)
+	defer fresh.Close()
+	testutil.NoError(t, fresh.Sync(ctx))
+	if fresh.Held() != e.Held() {
+		t.Fatalf("refolded engine holds %+v, the running one %+v", fresh.Held(), e.Held())
+	}
+}
+
+// A /model stored on a stale session between its prune's decision and
+// the prune's append (another instance) makes the prune conflict on the
+// session's subject; decided again, the session is active and kept.
+func TestPruneSessions_CommandRacingPruneKeepsSession(t *testing.T) {
+	st, a, b, clock := twoInstances(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	gpt := events.ModelRef{Provider: "openai", Model: "gpt-5"}
+	if _, err := a.SelectModel(ctx, "s-race", gpt, string(policy.SourceUser), nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	clock.Sleep(ctx, 31*day) //nolint:errcheck // moves the clock
+	testutil.NoError(t, b.Sync(ctx))
+	var once sync.Once
+	var raceErr error
+	engine.SetBeforeAppend(a, func(subject string) {
+		if strings.Contains(subject, ".session.") {
+			once.Do(func() { _, raceErr = b.Reset(ctx, "s-race", "new") })
+		}
+	})
+	rep, err := a.PruneSessions(ctx, engine.PruneOptions{After: 30 * day, Workers: 1})
+	engine.SetBeforeAppend(a, nil)
+	testutil.NoError(t, err)
+	testutil.NoError(t, raceErr)
+	if len(rep.Pruned) != 0 || rep.Kept != 1 {
+		t.Fatalf("pruned %q kept %d, want none pruned and s-race kept", prunedKeys(rep), rep.Kept)
+	}
+	if s := a.Session("s-race"); s.Model != gpt || s.LastReset != "new" {
+		t.Fatalf("s-race after the race: %+v", s)
+	}
+	verifyOK(t, st)
+}
+
+// Two instances pruning at once: each session is pruned once (the loser
+// of a session's subject decides again on a state without it), and the
+// ledger verifies.
+func TestPruneSessions_TwoInstancesPruneOnce(t *testing.T) {
+	st, a, b, clock := twoInstances(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const n = 40
+	for i := range n {
+		if _, err := a.Reset(ctx, "s-"+string(rune('a'+i%26))+string(rune('a'+i/26)), "new"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Sleep(ctx, 31*day) //nolint:errcheck // moves the clock
+	testutil.NoError(t, b.Sync(ctx))
+	var wg sync.WaitGroup
+	reps := make([]*engine.PruneReport, 2)
+	errs := make([]error, 2)
+	for i, e := range []*engine.Engine{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps[i], errs[i] = e.PruneSessions(ctx, engine.PruneOptions{After: 30 * day, Workers: 4})
+		}()
+	}
+	wg.Wait()
+	testutil.NoError(t, errs[0])
+	testutil.NoError(t, errs[1])
+	if got := len(reps[0].Pruned) + len(reps[1].Pruned); got != n {
+		t.Fatalf("pruned %d + %d sessions, want %d in all", len(reps[0].Pruned), len(reps[1].Pruned), n)
+	}
+	testutil.NoError(t, a.Sync(ctx))
+	if h := a.Held(); h.Sessions != 0 {
+		t.Fatalf("a holds %d sessions after both runs", h.Sessions)
+	}
+	verifyOK(t, st)
+}
+
+func TestPruneSessions_RefusesBadOptions(t *testing.T) {
+	_, e, _ := pruneLedger(t)
+	for _, opt := range []engine.PruneOptions{{}, {After: time.Microsecond}, {After: day, Limit: -1}} {
+		if _, err := e.PruneSessions(testutil.Context(t), opt); err == nil || !strings.Contains(err.Error(), "bad request") && !strings.Contains(err.Error(), "must be") && !strings.Contains(err.Error(), "negative") {
+			t.Errorf("%+v: err %v, want a refusal", opt, err)
+		}
+	}
+}
+
+// Limit prunes the oldest first and says how many are left.
+func TestPruneSessions_LimitOldestFirst(t *testing.T) {
+	ctx := testutil.Context(t)
+	_, e, clock := pruneLedger(t)
+	clock.Advance(30 * day) // s-edge and s-new are stale too now
+	rep, err := e.PruneSessions(ctx, engine.PruneOptions{After: 30 * day, Limit: 2})
+	testutil.NoError(t, err)
+	want := "s-old@" + testutil.T0.UTC().Format(time.RFC3339) + ",s-edge@" + testutil.T0.Add(day).UTC().Format(time.RFC3339)
+	if got := prunedKeys(rep); got != want || rep.Remaining != 1 {
+		t.Fatalf("pruned %q remaining %d, want %q, 1", got, rep.Remaining, want)
+	}
+}
