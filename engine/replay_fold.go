@@ -31,12 +31,16 @@ func NewFoldKeeping(agent string, keep int) *Fold {
 }
 
 // Held counts what a fold (an engine's state) holds, the figures its
-// memory grows with: sessions are kept for good (they are not evicted),
-// open turns until they finish, finished turns up to the bound kept
-// ([WithFinishedTurns]), and the last sequence of every subject a commit
-// of the agent was stored under, except evicted turns' subjects.
+// memory grows with: sessions until session maintenance prunes them
+// ([Engine.PruneSessions]), open turns until they finish, finished turns
+// up to the bound kept ([WithFinishedTurns]), and the last sequence of
+// every subject a commit of the agent was stored under, except evicted
+// turns' and pruned sessions' subjects.
 type Held struct {
 	Sessions, OpenTurns, FinishedTurns, Subjects int
+	// Pruned is how many sessions the fold has dropped for session
+	// maintenance (SessionPruned, appended by any writer).
+	Pruned uint64
 }
 
 // Held counts what the fold holds.
@@ -54,7 +58,7 @@ func (e *Engine) Held() Held {
 // held counts what s holds. Call with mu held (or on a fold of one
 // goroutine).
 func (s *state) held() Held {
-	h := Held{Sessions: len(s.sessions), Subjects: len(s.subjectSeq)}
+	h := Held{Sessions: len(s.sessions), Subjects: len(s.subjectSeq), Pruned: s.pruned}
 	for _, t := range s.turns {
 		if finishedPhase(t.Phase) {
 			h.FinishedTurns++

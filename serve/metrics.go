@@ -49,7 +49,9 @@ var (
 // (docs/operations.md "Memory that grows with sessions").
 var (
 	descSessions = prometheus.NewDesc("fledger_engine_sessions",
-		"Sessions this server's engine holds in memory, by agent: every session with state (a selection, pin, notice, reset, compaction or auth skip mark; a session known only by its turns holds none), never evicted, about 570 B of heap each.", []string{"agent"}, nil)
+		"Sessions this server's engine holds in memory, by agent: every session with an event or a turn, until session maintenance prunes it (serve --session-prune-after, fledger sessions cleanup), about 600 B of heap each.", []string{"agent"}, nil)
+	descPruned = prometheus.NewDesc("fledger_engine_sessions_pruned_total",
+		"Sessions session maintenance pruned (SessionPruned folded, appended by any instance) since this server's engine started from its snapshot or sequence 1, by agent.", []string{"agent"}, nil)
 	descOpenTurns = prometheus.NewDesc("fledger_engine_open_turns",
 		"Turns begun and not finished that this server's engine holds, by agent (a gateway that crashed mid-turn leaves one for good, about 2 KB each).", []string{"agent"}, nil)
 	descFinishedTurns = prometheus.NewDesc("fledger_engine_finished_turns",
@@ -59,7 +61,7 @@ var (
 )
 
 func (c engineCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descCommits, descConflicts, descSessions, descOpenTurns, descFinishedTurns, descSubjects} {
+	for _, d := range []*prometheus.Desc{descCommits, descConflicts, descSessions, descPruned, descOpenTurns, descFinishedTurns, descSubjects} {
 		ch <- d
 	}
 }
@@ -76,6 +78,7 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descConflicts, prometheus.CounterValue, float64(st.Conflicts), a)
 		h := c.s.engines[a].Held()
 		ch <- prometheus.MustNewConstMetric(descSessions, prometheus.GaugeValue, float64(h.Sessions), a)
+		ch <- prometheus.MustNewConstMetric(descPruned, prometheus.CounterValue, float64(h.Pruned), a)
 		ch <- prometheus.MustNewConstMetric(descOpenTurns, prometheus.GaugeValue, float64(h.OpenTurns), a)
 		ch <- prometheus.MustNewConstMetric(descFinishedTurns, prometheus.GaugeValue, float64(h.FinishedTurns), a)
 		ch <- prometheus.MustNewConstMetric(descSubjects, prometheus.GaugeValue, float64(h.Subjects), a)

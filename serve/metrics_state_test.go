@@ -8,8 +8,8 @@ import (
 )
 
 // /metrics exports what each engine's memory grows with, by agent: the
-// sessions it holds (a session is held once a decision wrote it: t1's
-// success pins its profile on s1), the turns begun and not finished,
+// sessions it holds (a session is held once an event or a turn of it
+// was folded: s1 and s2), the turns begun and not finished,
 // the finished turns kept, and the subjects whose last sequence guards
 // its next append.
 func TestHTTP_MetricsEngineState(t *testing.T) {
@@ -36,7 +36,7 @@ func TestHTTP_MetricsEngineState(t *testing.T) {
 		got[name] = fmt.Sprintf("%s=%v", label(m, "agent"), m.GetGauge().GetValue())
 	}
 	want := map[string]string{
-		"fledger_engine_sessions":       "main=1",
+		"fledger_engine_sessions":       "main=2",
 		"fledger_engine_open_turns":     "main=2",
 		"fledger_engine_finished_turns": "main=1",
 	}

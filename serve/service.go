@@ -81,6 +81,11 @@ type Config struct {
 	// Log receives request errors and lifecycle messages (default
 	// slog.Default()).
 	Log *slog.Logger
+	// SessionMaintenance, when set, prunes idle sessions of every
+	// served agent in the background (OpenClaw's session.maintenance in
+	// enforce mode); nil = off, as OpenClaw's default warn mode prunes
+	// nothing. A read-only server runs none.
+	SessionMaintenance *SessionMaintenance
 }
 
 func (c *Config) setDefaults() {
@@ -111,6 +116,11 @@ func (c *Config) Validate() error {
 	}
 	if c.ReadOnly && c.Config != nil {
 		return errors.New("serve: a read-only server applies no config")
+	}
+	if c.SessionMaintenance != nil {
+		if err := c.SessionMaintenance.Check(); err != nil {
+			return err
+		}
 	}
 	seen := map[string]bool{}
 	for i, a := range c.Agents {
@@ -145,6 +155,8 @@ type Service struct {
 	// another waits whatIfWait for one.
 	whatIfs    chan struct{}
 	whatIfWait time.Duration
+	// maint runs session maintenance (nil when off).
+	maint *maintainer
 }
 
 // New starts an engine per served agent (each caught up with the
@@ -196,6 +208,10 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Projections != nil {
 		s.proj = startProjector(cfg.Projections, cfg.Store, cfg.ProjectInterval, cfg.Log)
 	}
+	if !cfg.ReadOnly {
+		logMaintenance(cfg.Log, cfg.SessionMaintenance)
+		s.maint = s.startMaintenance(cfg.SessionMaintenance)
+	}
 	return s, nil
 }
 
@@ -209,6 +225,7 @@ func (s *Service) closeEngines() {
 // catch-up, bounded by ctx) and stops the engines. It closes neither the
 // store nor the projection database.
 func (s *Service) Close(ctx context.Context) {
+	s.maint.stop()
 	if s.proj != nil {
 		s.proj.stop(ctx)
 	}

@@ -38,6 +38,10 @@ type serveFlags struct {
 	natsListen               int
 	snapshotEvery            uint64
 	finishedTurns            int
+	// pruneAfter and maintEvery turn on session maintenance
+	// (serve.SessionMaintenance): pruneAfter "" = off.
+	pruneAfter string
+	maintEvery time.Duration
 	// announce, when set, is told the URL listened on once serving
 	// (`fledger view` prints it).
 	announce func(url string)
@@ -79,7 +83,25 @@ service, finishes the projector's batch and closes the store.`,
 		"save each engine's snapshot every N stream sequences and on shutdown, and start from it (0 = off: fold from sequence 1)")
 	f.IntVar(&o.finishedTurns, "finished-turns", engine.DefaultFinishedTurns,
 		"finished turns each engine keeps in memory (older ones are read from the stream when asked for); the same on every instance")
+	f.StringVar(&o.pruneAfter, "session-prune-after", "",
+		"session maintenance: prune sessions idle for longer than this (days like 30d, or a duration), every --session-maintenance-every (default off)")
+	f.DurationVar(&o.maintEvery, "session-maintenance-every", serve.DefaultMaintenanceEvery, "how often session maintenance runs (with --session-prune-after)")
 	return cmd
+}
+
+// maintenance is the session maintenance the flags ask for (nil = off).
+func (o *serveFlags) maintenance() (*serve.SessionMaintenance, error) {
+	if o.pruneAfter == "" {
+		return nil, nil
+	}
+	after, err := parseAge("--session-prune-after", o.pruneAfter)
+	if err != nil {
+		return nil, err
+	}
+	if o.maintEvery <= 0 {
+		return nil, fmt.Errorf("--session-maintenance-every %s: give a positive interval", o.maintEvery)
+	}
+	return &serve.SessionMaintenance{PruneAfter: after, Every: o.maintEvery}, nil
 }
 
 // runServe opens the store, the projections and the metrics fold, builds
@@ -95,6 +117,10 @@ func runServe(cmd *cobra.Command, g *globals, o *serveFlags) (err error) {
 	}
 	if o.maxBody < 1 {
 		return fmt.Errorf("--max-body %d: a request body limit is at least 1 byte (default %d)", o.maxBody, serve.DefaultMaxBodyBytes)
+	}
+	maint, err := o.maintenance()
+	if err != nil {
+		return err
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	g.Log = log
@@ -124,7 +150,7 @@ func runServe(cmd *cobra.Command, g *globals, o *serveFlags) (err error) {
 	pm, stopMetrics := followMetrics(st, db, log)
 	defer stopMetrics()
 	svc, err := serve.New(ctx, serve.Config{Store: st, Agents: o.agents, Config: loaded, ConfigSource: o.cfgFile,
-		Projections: db, Token: o.token, MaxBodyBytes: o.maxBody, Log: log, Metrics: pm.Registry(),
+		Projections: db, Token: o.token, MaxBodyBytes: o.maxBody, Log: log, Metrics: pm.Registry(), SessionMaintenance: maint,
 		EngineOptions: []engine.Option{engine.WithAppendObserver(pm.ObserveAppend), engine.WithLogger(log),
 			engine.WithSnapshotEvery(o.snapshotEvery), engine.WithFinishedTurns(o.finishedTurns)}})
 	if err != nil {

@@ -68,6 +68,7 @@ The projection is first caught up to the stream's last sequence
 	pf.add(cmd)
 	cmd.Flags().StringVar(&agent, "agent", "", "only this agent")
 	cmd.Flags().StringVar(&session, "session", "", "only this session key")
+	cmd.AddCommand(newSessionsCleanupCmd(g))
 	return withMomentRule(cmd)
 }
 

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// parseAge reads a session-maintenance age as OpenClaw's pruneAfter is
+// written: a number of days ("30", "30d", "1.5d") or a Go duration
+// ("720h", "90m"). It must be at least a millisecond.
+func parseAge(flag, s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	num := strings.TrimSuffix(t, "d")
+	if n, err := strconv.ParseFloat(num, 64); err == nil && num != "" && strings.Trim(num, "0123456789.") == "" {
+		d := n * float64(24*time.Hour)
+		if math.IsNaN(d) || d < float64(time.Millisecond) || d > float64(math.MaxInt64) {
+			return 0, fmt.Errorf("%s %q: an age is at least 1ms and at most %d days", flag, s, int64(math.MaxInt64/int64(24*time.Hour)))
+		}
+		return time.Duration(d), nil
+	}
+	d, err := time.ParseDuration(t)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q: not an age: give days (30, 30d) or a duration (720h, 90m)", flag, s)
+	}
+	if d < time.Millisecond {
+		return 0, fmt.Errorf("%s %q: an age is at least 1ms", flag, s)
+	}
+	return d, nil
+}
+
+// ageString renders an age as parseAge reads it: whole days as "30d".
+func ageString(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return d.String()
+}
+
+// idleText says how long a session has been idle in days and hours
+// ("279d 10h"), or hours and minutes under a day ("5h 3m").
+func idleText(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d >= day:
+		return fmt.Sprintf("%dd %dh", d/day, (d%day)/time.Hour)
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh %dm", d/time.Hour, (d%time.Hour)/time.Minute)
+	}
+	return d.Truncate(time.Second).String()
+}
