@@ -9,9 +9,6 @@ import (
 	"github.com/fledger/fledger/serve"
 )
 
-
-
-
 // With session maintenance on, serve prunes the sessions idle for
 // longer than the age in the background: s-idle's last activity is at
 // T0, s-busy's a day before the pass; the pass at T0+31d prunes s-idle
