@@ -268,4 +268,27 @@ func (s *state) dropSession(key string) {
 		delete(s.subjectSeq, subj)
 	}
 	s.pruned++
+	// A Go map keeps the table it grew to after its entries are
+	// deleted: once more sessions were dropped since the last shrink
+	// than are held (a first cleanup of a long ledger), both maps are
+	// copied to tables of their present size. Amortised O(1) a prune.
+	s.dropped++
+	if s.dropped >= shrinkAfter && s.dropped > uint64(len(s.sessions)) {
+		s.sessions = shrunk(s.sessions)
+		s.subjectSeq = shrunk(s.subjectSeq)
+		s.dropped = 0
+	}
+}
+
+// shrinkAfter is the fewest drops after which the session maps are
+// copied to smaller tables (dropSession).
+const shrinkAfter = 1024
+
+// shrunk copies m into a map allocated for its present size.
+func shrunk[V any](m map[string]V) map[string]V {
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }

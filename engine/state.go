@@ -87,7 +87,10 @@ type state struct {
 	evicted  uint64
 	// pruned counts the sessions session maintenance dropped
 	// (SessionPruned): their state and their subject's last sequence.
-	pruned uint64
+	// dropped counts them since the session maps were last shrunk
+	// (dropSession; not part of the fold's meaning or its snapshot).
+	pruned  uint64
+	dropped uint64
 
 	// afterApply, when set, is called by the follower (outside mu) after
 	// each commit it folds: the engine's snapshot kick.
