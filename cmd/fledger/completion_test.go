@@ -36,7 +36,7 @@ func TestCompletion_FixedValues(t *testing.T) {
 			"CandidateSkipped", "ChainRetryScheduled", "CompactionCompleted", "ConfigApplied", "FallbackNoticeStateChanged",
 			"FallbackStepped", "LiveSwitchMarked", "NoticeSent", "ProfileCleared", "ProfileFailureRecorded", "ProfileSucceeded", "ProfileUsed",
 			"RetryScheduled", "SessionAuthPinned", "SessionAuthUnpinned", "SessionModelCleared", "SessionModelSelected",
-			"SessionReset", "TurnExhausted", "TurnStarted", "TurnStopped", "TurnSucceeded", "TurnSwitched"}},
+			"SessionPruned", "SessionReset", "TurnExhausted", "TurnStarted", "TurnStopped", "TurnSucceeded", "TurnSwitched"}},
 		{[]string{"turns", "--outcome", ""}, []string{"succeeded", "exhausted", "stopped", "switched", "unfinished"}},
 		{[]string{"decisions", "--reason", ""}, []string{"auth", "auth_permanent", "format", "rate_limit", "overloaded",
 			"billing", "server_error", "timeout", "tls_certificate", "context_overflow", "model_not_found",
