@@ -187,19 +187,13 @@ func (e *Engine) pruneOne(ctx context.Context, now time.Time, afterMs int64, ses
 func (s *state) staleSessions(nowMs, afterMs int64, rep *PruneReport) []PrunedSession {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	open := map[string]bool{}
-	for _, t := range s.turns {
-		if openPhase(t.Phase) {
-			open[t.Session] = true
-		}
-	}
 	rep.Sessions = len(s.sessions)
 	var out []PrunedSession
 	for k, v := range s.sessions {
 		if policy.PruneStale(k, v.activeAt, false, nowMs, afterMs) == nil {
 			continue
 		}
-		if open[k] {
+		if s.open[k] > 0 {
 			rep.Running++
 			continue
 		}
@@ -216,14 +210,7 @@ func (s *state) staleSessions(nowMs, afterMs int64, rep *PruneReport) []PrunedSe
 
 // hasOpenTurn reports whether a turn of session is running or waiting.
 // Call with mu held.
-func (s *state) hasOpenTurn(session string) bool {
-	for _, t := range s.turns {
-		if t.Session == session && openPhase(t.Phase) {
-			return true
-		}
-	}
-	return false
-}
+func (s *state) hasOpenTurn(session string) bool { return s.open[session] > 0 }
 
 // openPhase reports whether a turn in phase p is running or waiting.
 func openPhase(p policy.TurnPhase) bool {

@@ -47,8 +47,8 @@ type Held struct {
 func (f *Fold) Held() Held { return f.st.held() }
 
 // Held counts what the engine's state holds now (serve exports it as
-// gauges: docs/exporters.md); it takes the state's read lock for the
-// count of its turns, at most the finished turns kept plus the open ones.
+// gauges: docs/exporters.md); counts kept by the fold, O(1) under the
+// state's read lock.
 func (e *Engine) Held() Held {
 	e.st.mu.RLock()
 	defer e.st.mu.RUnlock()
@@ -58,15 +58,8 @@ func (e *Engine) Held() Held {
 // held counts what s holds. Call with mu held (or on a fold of one
 // goroutine).
 func (s *state) held() Held {
-	h := Held{Sessions: len(s.sessions), Subjects: len(s.subjectSeq), Pruned: s.pruned}
-	for _, t := range s.turns {
-		if finishedPhase(t.Phase) {
-			h.FinishedTurns++
-		} else {
-			h.OpenTurns++
-		}
-	}
-	return h
+	return Held{Sessions: len(s.sessions), Subjects: len(s.subjectSeq), Pruned: s.pruned,
+		OpenTurns: s.openTurns, FinishedTurns: len(s.turns) - s.openTurns}
 }
 
 // Apply folds one commit (all its events, stored at seq under subject; ""

@@ -244,6 +244,11 @@ func restoreState(agent string, keep int, sn *Snapshot) (*state, error) {
 	for id, d := range ss.Done {
 		s.turns[id] = compactTurn(policy.TurnState{TurnID: id, Session: d.Session, Phase: d.Phase, Attempts: d.Attempts, ConfigHash: d.ConfigHash})
 	}
+	for _, t := range s.turns {
+		if openPhase(t.Phase) {
+			s.countOpen(t.Session, 1)
+		}
+	}
 	s.probeAt = orEmpty(ss.ProbeAt)
 	s.orders = orEmpty(ss.Orders)
 	s.current, s.decodeErrs, s.finished, s.evicted, s.pruned = ss.Current, ss.DecodeErrs, ss.Finished, ss.Evicted, ss.Pruned

@@ -61,7 +61,11 @@ type state struct {
 	profiles map[string]policy.ProfileState
 	sessions map[string]*sessionView
 	turns    map[string]policy.TurnState
-	probeAt  map[string]int64
+	// open counts each session's turns running or waiting, and
+	// openTurns all of them (derived from turns: FoldTurn, restore).
+	open      map[string]int
+	openTurns int
+	probeAt   map[string]int64
 	// orders is the stored auth-profile order override by provider
 	// (AuthOrderSet; policy.Env.StoredOrder).
 	orders map[string][]string
@@ -112,6 +116,7 @@ func newState(agent string) *state {
 		profiles:   map[string]policy.ProfileState{},
 		sessions:   map[string]*sessionView{},
 		turns:      map[string]policy.TurnState{},
+		open:       map[string]int{},
 		probeAt:    map[string]int64{},
 		orders:     map[string][]string{},
 		configs:    map[string]*policy.Config{},
@@ -338,6 +343,23 @@ func (s *state) FoldTurn(key string, p events.Payload) {
 		}
 	}
 	s.turns[key] = st
+	wasOpen, isOpen := known && openPhase(prev.Phase), openPhase(st.Phase)
+	if wasOpen && (!isOpen || prev.Session != st.Session) {
+		s.countOpen(prev.Session, -1)
+	}
+	if isOpen && (!wasOpen || prev.Session != st.Session) {
+		s.countOpen(st.Session, 1)
+	}
+}
+
+// countOpen adds d to session's count of open turns.
+func (s *state) countOpen(session string, d int) {
+	s.openTurns += d
+	if n := s.open[session] + d; n > 0 {
+		s.open[session] = n
+	} else {
+		delete(s.open, session)
+	}
 }
 
 // markSkip records an auth skip-cache marker for the failed candidate in
@@ -424,6 +446,9 @@ func (s *state) env(cfg *policy.Config, session string, now int64) policy.Env {
 // by id: the turns a user model selection may mark a live switch on
 // (policy.MarkLiveSwitch). Call with mu held.
 func (s *state) running(session string) []policy.TurnState {
+	if s.open[session] == 0 {
+		return nil
+	}
 	var out []policy.TurnState
 	for _, t := range s.turns {
 		if t.Session == session && (t.Phase == policy.PhaseRunning || t.Phase == policy.PhaseWaiting) {
