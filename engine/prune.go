@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -65,8 +64,8 @@ type PruneReport struct {
 	// Running how many of the stale ones were kept for a running turn.
 	Sessions int `json:"sessions"`
 	Running  int `json:"running"`
-	// Pruned lists the sessions pruned (would be, in a dry run), oldest
-	// activity first; Kept counts the stale ones that were active again
+	// Pruned lists the sessions pruned in stream order (in a dry run
+	// those that would be, longest idle first); Kept counts the stale ones that were active again
 	// (or got a running turn) by the time their prune was decided.
 	Pruned []PrunedSession `json:"pruned"`
 	Kept   int             `json:"kept"`
@@ -103,7 +102,7 @@ func (e *Engine) PruneSessions(ctx context.Context, opt PruneOptions) (*PruneRep
 		stale = stale[:opt.Limit]
 	}
 	if opt.DryRun {
-		rep.Pruned = stale
+		rep.Pruned = append([]PrunedSession{}, stale...)
 		return rep, nil
 	}
 	rep.Pruned = make([]PrunedSession, 0, len(stale))
@@ -113,11 +112,11 @@ func (e *Engine) PruneSessions(ctx context.Context, opt PruneOptions) (*PruneRep
 }
 
 // pruneEach prunes the sessions listed, workers at a time, into rep.
-func (e *Engine) pruneEach(ctx context.Context, now time.Time, afterMs int64, stale []PrunedSession, workers int, rep *PruneReport) error {
+func (e *Engine) pruneEach(parent context.Context, now time.Time, afterMs int64, stale []PrunedSession, workers int, rep *PruneReport) error {
 	if workers <= 0 {
 		workers = DefaultPruneWorkers
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	var (
 		mu    sync.Mutex
@@ -130,6 +129,9 @@ func (e *Engine) pruneEach(ctx context.Context, now time.Time, afterMs int64, st
 		go func() {
 			defer wg.Done()
 			for c := range next {
+				if ctx.Err() != nil {
+					continue // stopped: take no more
+				}
 				seq, err := e.pruneOne(ctx, now, afterMs, c.Session)
 				mu.Lock()
 				switch {
@@ -158,8 +160,10 @@ feed:
 	}
 	close(next)
 	wg.Wait()
-	if first == nil && ctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) {
-		first = ctx.Err()
+	if first == nil && parent.Err() != nil {
+		// Stopped from outside (a shutdown, Ctrl-C) before every session
+		// was taken: what was pruned stays pruned.
+		first = fmt.Errorf("engine: session maintenance of agent %q stopped after %d of %d: %w", e.agent, len(rep.Pruned)+rep.Kept, len(stale), parent.Err())
 	}
 	return first
 }

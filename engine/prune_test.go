@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"sync"
@@ -226,4 +227,41 @@ func TestPruneSessions_LimitOldestFirst(t *testing.T) {
 	if got := prunedKeys(rep); got != want || rep.Remaining != 1 {
 		t.Fatalf("pruned %q remaining %d, want %q, 1", got, rep.Remaining, want)
 	}
+}
+
+// A run stopped from outside (shutdown, Ctrl-C) says so with what it
+// did; what it pruned stays pruned and the next run prunes the rest.
+func TestPruneSessions_CancelledRunReportsAndResumes(t *testing.T) {
+	st, a, _, clock := twoInstances(t)
+	ctx := testutil.Context(t)
+	const n = 12
+	for i := range n {
+		if _, err := a.Reset(ctx, "s-"+string(rune('a'+i)), "new"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Sleep(ctx, 31*day) //nolint:errcheck // moves the clock
+	run, cancel := context.WithCancel(ctx)
+	appends := 0
+	engine.SetBeforeAppend(a, func(string) {
+		if appends++; appends == 3 {
+			cancel()
+		}
+	})
+	rep, err := a.PruneSessions(run, engine.PruneOptions{After: 30 * day, Workers: 1})
+	engine.SetBeforeAppend(a, nil)
+	if err == nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled run: %v", err)
+	}
+	if rep == nil || len(rep.Pruned) == 0 || len(rep.Pruned) >= n {
+		t.Fatalf("cancelled run pruned %d of %d", len(rep.Pruned), n)
+	}
+	again, err := a.PruneSessions(ctx, engine.PruneOptions{After: 30 * day})
+	testutil.NoError(t, err)
+	// The append cancelled in flight may have been stored: the reports
+	// count at most n, the engine holds none.
+	if got := len(rep.Pruned) + len(again.Pruned); got < n-1 || got > n || a.Held().Sessions != 0 {
+		t.Fatalf("pruned %d then %d of %d; %d held", len(rep.Pruned), len(again.Pruned), n, a.Held().Sessions)
+	}
+	verifyOK(t, st)
 }

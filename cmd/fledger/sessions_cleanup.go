@@ -49,7 +49,7 @@ is 30d. --limit prunes at most N sessions, the longest idle first.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.agent, "agent", "main", "agent id whose sessions are maintained")
-	fl.StringVar(&f.after, "prune-after", "30d", "prune sessions idle for longer than this (days, or a duration like 720h)")
+	fl.StringVar(&f.after, "prune-after", ageString(engine.DefaultPruneAfter), "prune sessions idle for longer than this (days, or a duration like 720h)")
 	fl.BoolVar(&f.enforce, "enforce", false, "prune (without it: a dry run)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "list what would be pruned and record nothing (the default)")
 	fl.IntVar(&f.limit, "limit", 0, "prune at most this many sessions, the longest idle first (0 = all)")
