@@ -73,11 +73,14 @@ func (p *Projector) write(ctx context.Context, j *flushJob) error {
 	for i := 0; i < len(ops); {
 		op := &ops[i]
 		n := 1
-		if op.do != nil {
+		switch {
+		case op.do != nil:
 			err = op.do(w)
-		} else {
+		case op.del:
+			err = w.del(op)
+		default:
 			// A run of puts of one table is written together.
-			for i+n < len(ops) && ops[i+n].do == nil && ops[i+n].st == op.st {
+			for i+n < len(ops) && ops[i+n].do == nil && !ops[i+n].del && ops[i+n].st == op.st {
 				n++
 			}
 			err = w.puts(ops[i : i+n])
