@@ -32,7 +32,7 @@ var sessionSelection = register(&table{
 		events.CompactionCompleted{}, events.SessionPruned{},
 	},
 	deletes: []events.Payload{events.SessionPruned{}},
-	rows: keyed(func(k key) keyedRow { return &sessionRow{key: k} }, nil),
+	rows:    keyed(func(k key) keyedRow { return &sessionRow{key: k} }, nil),
 })
 
 // sessionRow is one session_selection row: the session's folded
