@@ -73,14 +73,11 @@ func (p *Projector) write(ctx context.Context, j *flushJob) error {
 	for i := 0; i < len(ops); {
 		op := &ops[i]
 		n := 1
-		switch {
-		case op.do != nil:
+		if op.do != nil {
 			err = op.do(w)
-		case op.del:
-			err = w.del(op)
-		default:
+		} else {
 			// A run of puts of one table is written together.
-			for i+n < len(ops) && ops[i+n].do == nil && !ops[i+n].del && ops[i+n].st == op.st {
+			for i+n < len(ops) && ops[i+n].do == nil && ops[i+n].st == op.st {
 				n++
 			}
 			err = w.puts(ops[i : i+n])

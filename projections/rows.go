@@ -218,7 +218,7 @@ func (c *keyedRows) load(ctx context.Context, k key, r keyedRow) error {
 func (c *keyedRows) snapshot(w *writer) {
 	for _, e := range c.dirty {
 		if e.wiped {
-			w.del(&c.st, e.key)
+			w.del(c.st.t, e.key)
 			e.wiped = false
 		}
 	}

@@ -34,9 +34,8 @@ func (st *prepared) close() {
 type valuer interface{ values(dst []any) []any }
 
 // writer collects a flush's rows: each a table's put and its arguments
-// (in vals, one row after the other), a row's delete and its key, or an
-// operation of its own (do), run in the flush's transaction by
-// [Projector.write]. A Projector has one
+// (in vals, one row after the other), or an operation of its own (do),
+// run in the flush's transaction by [Projector.write]. A Projector has one
 // writer, reused by every flush: a flush is taken only once the one
 // before it committed.
 type writer struct {
@@ -50,9 +49,6 @@ type writeOp struct {
 	// st is the put's table ([prepared].i) and vals[off:off+n] its
 	// arguments.
 	st, off, n int
-	// del makes the op the DELETE of the row whose key is the arguments
-	// ([table].delSQL).
-	del bool
 	// do, when set, runs instead of the put.
 	do func(tx *txWriter) error
 }
@@ -77,15 +73,22 @@ func (w *writer) putArgs(st *prepared, args ...any) {
 	w.ops = append(w.ops, writeOp{table: w.table, st: st.i, off: off, n: len(args)})
 }
 
-// del adds the delete of st's row of key k.
-func (w *writer) del(st *prepared, k key) {
-	w.putArgs(st, k.agent, k.id)
-	w.ops[len(w.ops)-1].del = true
-}
-
 // custom adds an operation of the table's own.
 func (w *writer) custom(do func(tx *txWriter) error) {
 	w.ops = append(w.ops, writeOp{table: w.table, st: -1, do: do})
+}
+
+// del adds the delete of t's row of key k ([table].delSQL). Deletes are
+// rare (a pruned session): each is an operation of its own, which
+// database/sql runs on the flush's transaction.
+func (w *writer) del(t *table, k key) {
+	w.custom(func(tx *txWriter) error {
+		if err := tx.count(1); err != nil {
+			return err
+		}
+		_, err := tx.tx.ExecContext(tx.ctx, t.delSQL, k.agent, k.id)
+		return err
+	})
 }
 
 // putChunk is how many rows of one table a flush writes per statement:
@@ -185,16 +188,6 @@ func (w *txWriter) exec(st int, args []any) error {
 		}
 		return w.run(drv[st].put, args)
 	})
-}
-
-// del deletes the row op names ([writeOp].del). Deletes are rare (a
-// pruned session): database/sql runs it on the flush's transaction.
-func (w *txWriter) del(op *writeOp) error {
-	if err := w.count(1); err != nil {
-		return err
-	}
-	_, err := w.tx.ExecContext(w.ctx, w.p.stmts[op.st].t.delSQL, w.vals[op.off:op.off+op.n]...)
-	return err
 }
 
 // count counts n rows about to be written for [WithFailAfter].
