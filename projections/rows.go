@@ -70,10 +70,13 @@ const maxFreeRows = 2048
 // keyed caches a table of aggregates: a row per (agent, envelope key),
 // read back from the table the first time a catch-up meets the key
 // (unless fresh says the event opens a new one), folded in memory, and
-// upserted at the flush when it changed. After each flush the cache is
-// bounded: a finished row ([evictable]) leaves it, and of the others the
-// least recently folded leave until at most [prepared].cacheRows stay; a
-// row that left is read back from the table when its key comes again.
+// upserted at the flush when it changed. An event of the table's
+// [table].deletes deletes the key's row instead: the flush deletes it,
+// and the key's next event folds into a new row, as if the key never
+// had one. After each flush the cache is bounded: a finished row
+// ([evictable]) and a deleted one leave it, and of the others the least
+// recently folded leave until at most [prepared].cacheRows stay; a row
+// that left is read back from the table when its key comes again.
 func keyed(newRow func(k key) keyedRow, fresh func(events.Payload) bool) cacheOf {
 	return cacheOf{loads: true, newRows: func(st prepared) rows {
 		c := &keyedRows{st: st, newRow: newRow, fresh: fresh, rows: map[key]*keyedEntry{}}
@@ -100,9 +103,13 @@ type keyedRows struct {
 
 type keyedEntry struct {
 	key
-	row        keyedRow
-	dirty      bool
-	prev, next *keyedEntry // the ring of keyedRows.lru
+	row   keyedRow
+	dirty bool
+	// gone: the row was deleted and nothing folded since (the table has
+	// no row for the key once the flush committed); wiped: it was deleted
+	// since the last snapshot, whose DELETE comes before any put.
+	gone, wiped bool
+	prev, next  *keyedEntry // the ring of keyedRows.lru
 }
 
 // unlink takes e out of the ring.
@@ -123,10 +130,12 @@ func (e *keyedEntry) toFront(head *keyedEntry) {
 
 func (c *keyedRows) fold(ctx context.Context, ev *events.Event) error {
 	k := key{ev.Agent, ev.Key}
+	del := c.st.t.deleted[ev.Type]
 	e := c.rows[k]
 	if e == nil {
 		e = c.newEntry(k)
-		if c.fresh == nil || !c.fresh(ev.Data) {
+		// A deleted row need not be read: whatever it held goes.
+		if !del && (c.fresh == nil || !c.fresh(ev.Data)) {
 			if err := c.load(ctx, k, e.row); err != nil {
 				c.release(e)
 				return err
@@ -137,7 +146,15 @@ func (c *keyedRows) fold(ctx context.Context, ev *events.Event) error {
 	if c.lru.next != e {
 		e.toFront(&c.lru)
 	}
-	e.row.fold(ev)
+	switch {
+	case del:
+		c.wipe(e)
+	case e.gone:
+		e.gone = false // a new row: wipe left it as newRow makes it
+		fallthrough
+	default:
+		e.row.fold(ev)
+	}
 	if !e.dirty {
 		e.dirty = true
 		c.dirty = append(c.dirty, e)
@@ -157,13 +174,24 @@ func (c *keyedRows) newEntry(k key) *keyedEntry {
 	return &keyedEntry{key: k, row: c.newRow(k)}
 }
 
+// wipe deletes e's row: e holds a new row for its key, and the next
+// snapshot deletes the table's row.
+func (c *keyedRows) wipe(e *keyedEntry) {
+	if r, ok := e.row.(evictable); ok {
+		r.reset(e.key)
+	} else {
+		e.row = c.newRow(e.key)
+	}
+	e.gone, e.wiped = true, true
+}
+
 // release keeps e, which is in neither the map nor the ring, for reuse
 // when its row can be reset. The row is emptied now, so that what it
 // held is not kept alive (nor marked by the GC) while it waits.
 func (c *keyedRows) release(e *keyedEntry) {
 	if r, ok := e.row.(evictable); ok && len(c.free) < maxFreeRows {
 		r.reset(key{})
-		e.key, e.dirty = key{}, false
+		e.key, e.dirty, e.gone, e.wiped = key{}, false, false, false
 		c.free = append(c.free, e)
 	}
 }
@@ -184,20 +212,34 @@ func (c *keyedRows) load(ctx context.Context, k key, r keyedRow) error {
 	return nil
 }
 
+// snapshot deletes the rows deleted since the last one, then puts the
+// changed rows that exist (one deleted and folded again since is a new
+// row: deleted, then put).
 func (c *keyedRows) snapshot(w *writer) {
 	for _, e := range c.dirty {
-		w.put(&c.st, e.row)
+		if e.wiped {
+			w.del(c.st.t, e.key)
+			e.wiped = false
+		}
+	}
+	for _, e := range c.dirty {
+		if !e.gone {
+			w.put(&c.st, e.row)
+		}
 		e.dirty = false
 	}
 	c.flushed, c.dirty = append(c.flushed[:0], c.dirty...), c.dirty[:0]
 }
 
-// written lets the finished rows of the committed snapshot go, then the
-// least recently folded clean rows beyond the bound. A row folded again
-// since the snapshot is dirty and stays.
+// written lets the finished and the deleted rows of the committed
+// snapshot go, then the least recently folded clean rows beyond the
+// bound. A row folded again since the snapshot is dirty and stays.
 func (c *keyedRows) written() {
 	for _, e := range c.flushed {
-		if ev, ok := e.row.(evictable); ok && !e.dirty && e.prev != nil && ev.done() {
+		if e.dirty || e.prev == nil {
+			continue
+		}
+		if ev, ok := e.row.(evictable); e.gone || ok && ev.done() {
 			c.evict(e)
 		}
 	}

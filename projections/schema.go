@@ -38,4 +38,10 @@ package projections
 // Version 6: turns is a rowid table (it was WITHOUT ROWID; see [turns]):
 // same columns, indexes and rows, cheaper inserts of random turn ids. A
 // version 5 database is rebuilt from sequence 1.
+//
+// Still version 6: a SessionPruned deletes the session's
+// session_selection row ([sessionSelection]). Ledgers written before
+// session maintenance carry none, so their projections are unchanged; a
+// fledger older than the type quarantines a SessionPruned commit, and
+// `stats --rebuild` refolds it, as for any newer event type.
 const SchemaVersion = 6

@@ -10,7 +10,10 @@ import (
 
 // sessionSelection is the session_selection table: one row per (agent,
 // session key), the session's folded [policy.SessionState] (stored
-// selection, auth pin, fallback notice, compactions, last reset).
+// selection, auth pin, fallback notice, compactions, last reset). A
+// SessionPruned (session maintenance) deletes the session's row, as
+// [policy.EvolveSession] drops its state: a pruned session is listed
+// nowhere, and its next event starts a new row.
 var sessionSelection = register(&table{
 	name: "session_selection", order: 30, key: 2, withoutRowID: true, upsert: true,
 	columns: []column{
@@ -28,7 +31,8 @@ var sessionSelection = register(&table{
 		events.SessionAuthUnpinned{}, events.SessionReset{}, events.FallbackNoticeStateChanged{},
 		events.CompactionCompleted{}, events.SessionPruned{},
 	},
-	rows: keyed(func(k key) keyedRow { return &sessionRow{key: k} }, nil),
+	deletes: []events.Payload{events.SessionPruned{}},
+	rows:    keyed(func(k key) keyedRow { return &sessionRow{key: k} }, nil),
 })
 
 // sessionRow is one session_selection row: the session's folded

@@ -49,6 +49,11 @@ type table struct {
 	// the other tables' folds and [ignoredEvents]) without making one
 	// known.
 	foldsAll bool
+	// deletes are types among folds whose event deletes the row of its
+	// key, in a [keyed] table: the row leaves the table in the flush's
+	// transaction, as if the key never had one, and the key's next event
+	// starts a new row (session_selection: SessionPruned).
+	deletes []events.Payload
 	// rows is how the table caches and writes its rows during a
 	// catch-up ([keyed], [appended] or the table's own); zero for a
 	// table the projector does not write row by row (projection_meta,
@@ -60,6 +65,8 @@ type table struct {
 	list     string          // names joined with ", " (a SELECT list)
 	orderBy  string          // the key columns joined with ", "
 	timeCols map[string]bool // columns holding Unix ms
+	deleted  map[string]bool // the types of deletes (nil: none)
+	delSQL   string          // the DELETE of one row by its key (with deletes)
 }
 
 // column is one column: its name, SQL type (TEXT or INTEGER) and an
@@ -101,6 +108,13 @@ func register(t *table) *table {
 	}
 	t.list = strings.Join(t.names, ", ")
 	t.orderBy = strings.Join(t.names[:t.key], ", ")
+	if len(t.deletes) > 0 {
+		t.deleted = map[string]bool{}
+		for _, p := range t.deletes {
+			t.deleted[p.EventType()] = true
+		}
+		t.delSQL = "DELETE FROM " + t.name + " WHERE " + t.keyWhere()
+	}
 	i, _ := slices.BinarySearchFunc(tables, t, func(a, b *table) int { return cmp.Compare(a.order, b.order) })
 	tables = slices.Insert(tables, i, t)
 	return t
@@ -174,11 +188,17 @@ func (t *table) putRowsSQL(n int) string {
 
 // getSQL is the statement that reads one row's non-key columns by its key.
 func (t *table) getSQL() string {
+	return "SELECT " + strings.Join(t.names[t.key:], ", ") + " FROM " + t.name + " WHERE " + t.keyWhere()
+}
+
+// keyWhere matches one row by its key columns (the arguments in key
+// order).
+func (t *table) keyWhere() string {
 	where := make([]string, t.key)
 	for i, c := range t.names[:t.key] {
 		where[i] = c + " = ?"
 	}
-	return "SELECT " + strings.Join(t.names[t.key:], ", ") + " FROM " + t.name + " WHERE " + strings.Join(where, " AND ")
+	return strings.Join(where, " AND ")
 }
 
 // schemaSQL creates every table of [SchemaVersion], in order.

@@ -1,6 +1,9 @@
 package projections
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestTables_RowsMatchTheirColumns checks each row type's values and
 // scan destinations against its table's columns, in number (the order is
@@ -44,6 +47,29 @@ func TestTables_NamesAndOrdersAreUnique(t *testing.T) {
 	}
 }
 
+// A table's deletes are types it folds, and only a keyed table (whose
+// rows the flush deletes by their (agent, envelope key)) has any.
+func TestTables_DeletesAreFoldedByAKeyedTable(t *testing.T) {
+	var with []string
+	for _, tb := range tables {
+		if len(tb.deletes) == 0 {
+			continue
+		}
+		with = append(with, tb.name)
+		if !tb.rows.loads || tb.key != 2 {
+			t.Errorf("%s deletes rows but is not a keyed table", tb.name)
+		}
+		for _, p := range tb.deletes {
+			if !slices.Contains(eventTables[p.EventType()], slices.Index(tables, tb)) {
+				t.Errorf("%s deletes a row on %s, which it does not fold", tb.name, p.EventType())
+			}
+		}
+	}
+	if want := []string{"session_selection"}; !slices.Equal(with, want) {
+		t.Errorf("tables deleting rows %q, want %q", with, want)
+	}
+}
+
 // TestTables_StatementsAreDerivedFromTheColumns pins the statements the
 // projector prepares for one table of each kind.
 func TestTables_StatementsAreDerivedFromTheColumns(t *testing.T) {
@@ -63,6 +89,8 @@ func TestTables_StatementsAreDerivedFromTheColumns(t *testing.T) {
 				"fallbackNoticeSelectedModel = excluded.fallbackNoticeSelectedModel, fallbackNoticeActiveModel = excluded.fallbackNoticeActiveModel, " +
 				"fallbackNoticeReason = excluded.fallbackNoticeReason, compactionCount = excluded.compactionCount, lastReset = excluded.lastReset, " +
 				"lastResetAt = excluded.lastResetAt, updatedAt = excluded.updatedAt, lastSeq = excluded.lastSeq"},
+		{"session_selection delete", sessionSelection.delSQL,
+			"DELETE FROM session_selection WHERE agent = ? AND sessionKey = ?"},
 		{"turns get", turns.getSQL(),
 			"SELECT sessionId, chat, requestedProvider, requestedModel, selectionSource, strict, configHash, answeredProvider, answeredModel, " +
 				"answeredProfileId, attempts, outcome, reason, disposition, startedAt, endedAt, durationMs, lastSeq, startSeq, openedAt, class FROM turns WHERE agent = ? AND turnId = ?"},

@@ -78,6 +78,19 @@ func (w *writer) custom(do func(tx *txWriter) error) {
 	w.ops = append(w.ops, writeOp{table: w.table, st: -1, do: do})
 }
 
+// del adds the delete of t's row of key k ([table].delSQL). Deletes are
+// rare (a pruned session): each is an operation of its own, which
+// database/sql runs on the flush's transaction.
+func (w *writer) del(t *table, k key) {
+	w.custom(func(tx *txWriter) error {
+		if err := tx.count(1); err != nil {
+			return err
+		}
+		_, err := tx.tx.ExecContext(tx.ctx, t.delSQL, k.agent, k.id)
+		return err
+	})
+}
+
 // putChunk is how many rows of one table a flush writes per statement:
 // the per-statement costs (argument checks, SQLite's statement reset and
 // start) were a third of the writer's CPU with one row per statement.
