@@ -53,6 +53,9 @@ func TestSessionsCleanup(t *testing.T) {
 	if rep.DryRun || rep.Sessions != 1 || len(rep.Pruned) != 1 || rep.Pruned[0].Session != "dm-alice" || rep.Pruned[0].Seq == 0 {
 		t.Fatalf("report %+v", rep)
 	}
+	if rows, err := runFledger(t, "--data", data, "sessions", "--agent", row.Agent); err != nil || strings.Contains(rows, "dm-alice") {
+		t.Fatalf("sessions after the prune (its row is deleted): %v\n%s", err, rows)
+	}
 	again, err := runFledger(t, "--data", data, "sessions", "cleanup", "--agent", row.Agent, "--enforce")
 	if err != nil || !strings.Contains(again, "pruned 0 of 0 sessions") {
 		t.Fatalf("second run: %v\n%s", err, again)
