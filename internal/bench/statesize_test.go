@@ -21,8 +21,9 @@ func TestFoldState_Holds(t *testing.T) {
 		// stores them: engine.TurnDecisionSubject).
 		{false, 300, engine.Held{Sessions: 300, OpenTurns: 0, FinishedTurns: 1, Subjects: 297}, 783},
 		// A subject per open turn, and the config's; a turn's start
-		// writes nothing on its session.
-		{true, 300, engine.Held{Sessions: 0, OpenTurns: 300, FinishedTurns: 0, Subjects: 301}, 301},
+		// writes nothing on its session, which is held for its last
+		// activity (the generator's 16 sessions).
+		{true, 300, engine.Held{Sessions: 16, OpenTurns: 300, FinishedTurns: 0, Subjects: 301}, 301},
 	} {
 		fs, err := foldState(c.n, c.open)
 		if err != nil {
