@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
@@ -69,6 +70,12 @@ type PruneReport struct {
 	// (or got a running turn) by the time their prune was decided.
 	Pruned []PrunedSession `json:"pruned"`
 	Kept   int             `json:"kept"`
+	// Elsewhere counts the listed sessions another writer (a maintenance
+	// run on another instance) pruned first; Unsettled the prunes cut
+	// short in flight when the run was stopped, which may be stored (a
+	// later run settles them).
+	Elsewhere int `json:"elsewhere"`
+	Unsettled int `json:"unsettled"`
 	// Remaining is how many stale sessions Limit left for a later run.
 	Remaining int `json:"remaining"`
 }
@@ -95,7 +102,7 @@ func (e *Engine) PruneSessions(ctx context.Context, opt PruneOptions) (*PruneRep
 	now := e.opt.clock.Now()
 	afterMs := opt.After.Milliseconds()
 	nowMs := events.Millis(now)
-	rep := &PruneReport{Agent: e.agent, Now: now.UTC(), Cutoff: time.UnixMilli(nowMs - afterMs).UTC(), DryRun: opt.DryRun}
+	rep := &PruneReport{Agent: e.agent, Now: time.UnixMilli(nowMs).UTC(), Cutoff: time.UnixMilli(nowMs - afterMs).UTC(), DryRun: opt.DryRun}
 	stale := e.st.staleSessions(nowMs, afterMs, rep)
 	if opt.Limit > 0 && len(stale) > opt.Limit {
 		rep.Remaining = len(stale) - opt.Limit
@@ -104,6 +111,14 @@ func (e *Engine) PruneSessions(ctx context.Context, opt PruneOptions) (*PruneRep
 	if opt.DryRun {
 		rep.Pruned = append([]PrunedSession{}, stale...)
 		return rep, nil
+	}
+	if opt.Limit == 0 && len(stale) > 1 {
+		// Every listed session is taken, so the order only decides who
+		// meets whom: runs on several instances start at different
+		// places instead of colliding on every session. Which writer
+		// prunes a session is not a decision input.
+		k := rand.IntN(len(stale))
+		stale = append(stale[k:len(stale):len(stale)], stale[:k]...)
 	}
 	rep.Pruned = make([]PrunedSession, 0, len(stale))
 	err := e.pruneEach(ctx, now, afterMs, stale, opt.Workers, rep)
@@ -132,14 +147,21 @@ func (e *Engine) pruneEach(parent context.Context, now time.Time, afterMs int64,
 				if ctx.Err() != nil {
 					continue // stopped: take no more
 				}
-				seq, err := e.pruneOne(ctx, now, afterMs, c.Session)
+				seq, gone, err := e.pruneOne(ctx, now, afterMs, c.Session)
 				mu.Lock()
 				switch {
+				case err != nil && ctx.Err() != nil:
+					rep.Unsettled++
+					if first == nil {
+						first = fmt.Errorf("engine: prune session %q of agent %q: %w", c.Session, e.agent, err)
+					}
 				case err != nil:
 					if first == nil {
 						first = fmt.Errorf("engine: prune session %q of agent %q: %w", c.Session, e.agent, err)
 						cancel()
 					}
+				case gone:
+					rep.Elsewhere++
 				case seq == 0:
 					rep.Kept++
 				default:
@@ -160,29 +182,31 @@ feed:
 	}
 	close(next)
 	wg.Wait()
-	if first == nil && parent.Err() != nil {
-		// Stopped from outside (a shutdown, Ctrl-C) before every session
-		// was taken: what was pruned stays pruned.
-		first = fmt.Errorf("engine: session maintenance of agent %q stopped after %d of %d: %w", e.agent, len(rep.Pruned)+rep.Kept, len(stale), parent.Err())
+	if parent.Err() != nil {
+		// Stopped from outside (a shutdown, Ctrl-C): what was pruned
+		// stays pruned.
+		first = fmt.Errorf("engine: session maintenance of agent %q stopped after %d of %d sessions (%d in flight, possibly stored): %w",
+			e.agent, len(rep.Pruned)+rep.Kept+rep.Elsewhere, len(stale), rep.Unsettled, parent.Err())
 	}
 	return first
 }
 
-// pruneOne decides and appends the prune of one session at now (seq 0:
-// the session was kept).
-func (e *Engine) pruneOne(ctx context.Context, now time.Time, afterMs int64, session string) (uint64, error) {
+// pruneOne decides and appends the prune of one session at now: the
+// prune's sequence, or 0 when the session was kept — gone when another
+// writer had pruned it already.
+func (e *Engine) pruneOne(ctx context.Context, now time.Time, afterMs int64, session string) (seq uint64, gone bool, err error) {
 	nowMs := events.Millis(now)
 	_, evs, err := e.commit(ctx, now, home{agg: events.AggSession, key: session}, "", func() (policy.Decision, error) {
 		v := e.st.sessions[session]
-		if v == nil {
-			return policy.Decision{}, nil // pruned by another writer meanwhile
+		if gone = v == nil; gone {
+			return policy.Decision{}, nil
 		}
 		return policy.Decision{Events: policy.PruneStale(session, v.activeAt, e.st.hasOpenTurn(session), nowMs, afterMs)}, nil
 	})
 	if err != nil || len(evs) == 0 {
-		return 0, err
+		return 0, gone, err
 	}
-	return evs[0].Seq, nil
+	return evs[0].Seq, false, nil
 }
 
 // staleSessions lists the sessions idle since before nowMs−afterMs with

@@ -200,6 +200,13 @@ func TestPruneSessions_TwoInstancesPruneOnce(t *testing.T) {
 	if got := len(reps[0].Pruned) + len(reps[1].Pruned); got != n {
 		t.Fatalf("pruned %d + %d sessions, want %d in all", len(reps[0].Pruned), len(reps[1].Pruned), n)
 	}
+	// A session the other run pruned first is counted as such, not as
+	// one active again.
+	for i, r := range reps {
+		if r.Kept != 0 || r.Unsettled != 0 {
+			t.Errorf("run %d: pruned %d, elsewhere %d, kept %d, unsettled %d; want none kept or unsettled", i, len(r.Pruned), r.Elsewhere, r.Kept, r.Unsettled)
+		}
+	}
 	testutil.NoError(t, a.Sync(ctx))
 	if h := a.Held(); h.Sessions != 0 {
 		t.Fatalf("a holds %d sessions after both runs", h.Sessions)

@@ -51,7 +51,7 @@ var (
 	descSessions = prometheus.NewDesc("fledger_engine_sessions",
 		"Sessions this server's engine holds in memory, by agent: every session with an event or a turn, until session maintenance prunes it (serve --session-prune-after, fledger sessions cleanup), about 600 B of heap each.", []string{"agent"}, nil)
 	descPruned = prometheus.NewDesc("fledger_engine_sessions_pruned_total",
-		"Sessions session maintenance pruned (SessionPruned folded, appended by any instance) since this server's engine started from its snapshot or sequence 1, by agent.", []string{"agent"}, nil)
+		"Sessions session maintenance pruned (SessionPruned, appended by any instance), by agent: the stream's total up to the engine's position (kept in its snapshot).", []string{"agent"}, nil)
 	descOpenTurns = prometheus.NewDesc("fledger_engine_open_turns",
 		"Turns begun and not finished that this server's engine holds, by agent (a gateway that crashed mid-turn leaves one for good, about 2 KB each).", []string{"agent"}, nil)
 	descFinishedTurns = prometheus.NewDesc("fledger_engine_finished_turns",

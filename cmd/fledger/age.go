@@ -31,12 +31,20 @@ func parseAge(flag, s string) (time.Duration, error) {
 	return d, nil
 }
 
-// ageString renders an age as parseAge reads it: whole days as "30d".
+// ageString renders an age as parseAge reads it: whole days as "30d",
+// else a duration without its zero tail ("36h", "1h30m").
 func ageString(d time.Duration) string {
 	if d > 0 && d%(24*time.Hour) == 0 {
 		return fmt.Sprintf("%dd", d/(24*time.Hour))
 	}
-	return d.String()
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // idleText says how long a session has been idle in days and hours

@@ -42,8 +42,13 @@ func TestParseAge(t *testing.T) {
 			t.Errorf("%q: got %v, %v; want %v", tc.in, got, err, tc.want)
 		}
 	}
-	if s := ageString(30 * 24 * time.Hour); s != "30d" {
-		t.Errorf("ageString(30d) = %q", s)
+	for d, want := range map[time.Duration]string{
+		30 * 24 * time.Hour: "30d", 36 * time.Hour: "36h", 90 * time.Minute: "1h30m",
+		90 * time.Second: "1m30s", 2 * time.Second: "2s", 1500 * time.Millisecond: "1.5s",
+	} {
+		if got := ageString(d); got != want {
+			t.Errorf("ageString(%v) = %q, want %q", d, got, want)
+		}
 	}
 }
 

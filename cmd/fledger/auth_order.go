@@ -78,12 +78,20 @@ func (f *authOrderFlags) add(cmd *cobra.Command, withProvider, required bool) {
 // its snapshot but saves none: it records nothing, and a reader's
 // credentials may not write.
 func withEngine(ctx context.Context, g *globals, agent string, f func(*engine.Engine) error) error {
+	return withAgentEngine(ctx, g, agent, !g.Writes, f)
+}
+
+// withAgentEngine is withEngine that refuses an agent the ledger does
+// not hold whenever mustExist is set (a writer that only acts on what
+// the agent holds, like session maintenance, would otherwise do nothing
+// silently for a misspelt agent).
+func withAgentEngine(ctx context.Context, g *globals, agent string, mustExist bool, f func(*engine.Engine) error) error {
 	st, err := openLedger(ctx, g)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if !g.Writes {
+	if mustExist {
 		if err := ledgerAgentKnown(ctx, st, agent); err != nil {
 			return err
 		}

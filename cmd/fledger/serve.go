@@ -40,8 +40,9 @@ type serveFlags struct {
 	finishedTurns            int
 	// pruneAfter and maintEvery turn on session maintenance
 	// (serve.SessionMaintenance): pruneAfter "" = off.
-	pruneAfter string
-	maintEvery time.Duration
+	pruneAfter, maintEvery string
+	// everyGiven: --session-maintenance-every was given.
+	everyGiven bool
 	// announce, when set, is told the URL listened on once serving
 	// (`fledger view` prints it).
 	announce func(url string)
@@ -85,23 +86,34 @@ service, finishes the projector's batch and closes the store.`,
 		"finished turns each engine keeps in memory (older ones are read from the stream when asked for); the same on every instance")
 	f.StringVar(&o.pruneAfter, "session-prune-after", "",
 		"session maintenance: prune sessions idle for longer than this (days like 30d, or a duration), every --session-maintenance-every (default off)")
-	f.DurationVar(&o.maintEvery, "session-maintenance-every", serve.DefaultMaintenanceEvery, "how often session maintenance runs (with --session-prune-after)")
+	f.StringVar(&o.maintEvery, "session-maintenance-every", "1h", "how often session maintenance runs (with --session-prune-after; at least 1s; days or a duration)")
 	return cmd
 }
+
+// minMaintenanceEvery is the shortest --session-maintenance-every: each
+// pass lists every session the engines hold.
+const minMaintenanceEvery = time.Second
 
 // maintenance is the session maintenance the flags ask for (nil = off).
 func (o *serveFlags) maintenance() (*serve.SessionMaintenance, error) {
 	if o.pruneAfter == "" {
+		if o.everyGiven {
+			return nil, errors.New("--session-maintenance-every without --session-prune-after: give the age to prune after too (maintenance is off without it)")
+		}
 		return nil, nil
 	}
 	after, err := parseAge("--session-prune-after", o.pruneAfter)
 	if err != nil {
 		return nil, err
 	}
-	if o.maintEvery <= 0 {
-		return nil, fmt.Errorf("--session-maintenance-every %s: give a positive interval", o.maintEvery)
+	every, err := parseAge("--session-maintenance-every", o.maintEvery)
+	if err != nil {
+		return nil, err
 	}
-	return &serve.SessionMaintenance{PruneAfter: after, Every: o.maintEvery}, nil
+	if every < minMaintenanceEvery {
+		return nil, fmt.Errorf("--session-maintenance-every %s: at least %s (each pass lists every session held)", o.maintEvery, minMaintenanceEvery)
+	}
+	return &serve.SessionMaintenance{PruneAfter: after, Every: every}, nil
 }
 
 // runServe opens the store, the projections and the metrics fold, builds
@@ -118,6 +130,7 @@ func runServe(cmd *cobra.Command, g *globals, o *serveFlags) (err error) {
 	if o.maxBody < 1 {
 		return fmt.Errorf("--max-body %d: a request body limit is at least 1 byte (default %d)", o.maxBody, serve.DefaultMaxBodyBytes)
 	}
+	o.everyGiven = cmd.Flags().Changed("session-maintenance-every")
 	maint, err := o.maintenance()
 	if err != nil {
 		return err

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fledger/fledger/engine"
+	"github.com/fledger/fledger/internal/interrupt"
 )
 
 // sessionsCleanupFlags are the flags of `fledger sessions cleanup`.
@@ -62,6 +65,9 @@ func runSessionsCleanup(cmd *cobra.Command, g *globals, f *sessionsCleanupFlags)
 	if f.enforce && f.dryRun {
 		return errors.New("--enforce and --dry-run: choose one (without --enforce it is a dry run)")
 	}
+	if strings.TrimSpace(f.agent) == "" {
+		return errors.New("--agent is empty: name the agent whose sessions are maintained (default main)")
+	}
 	after, err := parseAge("--prune-after", f.after)
 	if err != nil {
 		return err
@@ -73,25 +79,38 @@ func runSessionsCleanup(cmd *cobra.Command, g *globals, f *sessionsCleanupFlags)
 		return fmt.Errorf("--workers %d: at least 1", f.workers)
 	}
 	g.Writes = f.enforce
-	return withEngine(cmd.Context(), g, f.agent, func(eng *engine.Engine) error {
+	ctx := cmd.Context()
+	return withAgentEngine(ctx, g, f.agent, true, func(eng *engine.Engine) error {
 		if f.enforce {
-			if err := eng.CheckWritable(cmd.Context()); err != nil {
+			if err := eng.CheckWritable(ctx); err != nil {
 				return err
 			}
 		}
-		rep, err := eng.PruneSessions(cmd.Context(), engine.PruneOptions{After: after, DryRun: !f.enforce, Limit: f.limit, Workers: f.workers})
-		if rep == nil {
-			return err
+		rep, err := eng.PruneSessions(ctx, engine.PruneOptions{After: after, DryRun: !f.enforce, Limit: f.limit, Workers: f.workers})
+		if err != nil {
+			// The report of a run that did something is printed before
+			// its error (text only: --json prints one object, the error).
+			if rep != nil && !f.asJSON && len(rep.Pruned)+rep.Unsettled > 0 {
+				writeCleanup(cmd, rep, after)
+			}
+			return cleanupInterrupted(ctx, err)
 		}
 		if f.asJSON {
-			if perr := printJSON(cmd, rep); perr != nil {
-				return perr
-			}
-			return err
+			return printJSON(cmd, rep)
 		}
 		writeCleanup(cmd, rep, after)
-		return err
+		return nil
 	})
+}
+
+// cleanupInterrupted is a cleanup's error once SIGINT or SIGTERM stopped
+// it: the signal's exit status, and what that leaves.
+func cleanupInterrupted(ctx context.Context, err error) error {
+	code, ok := interrupt.ExitCode(ctx)
+	if ctx.Err() == nil || !ok {
+		return err
+	}
+	return &exitError{code: code, msg: "interrupted: sessions cleanup stopped; the sessions pruned stay pruned, run it again to prune the rest (" + err.Error() + ")"}
 }
 
 // writeCleanup prints a cleanup report for people.
@@ -117,14 +136,19 @@ func writeCleanup(cmd *cobra.Command, rep *engine.PruneReport, after time.Durati
 		_ = tw.Flush()
 	}
 	fmt.Fprintf(out, "%s %d of %d sessions", verb, len(rep.Pruned), rep.Sessions)
-	if rep.Running > 0 {
-		fmt.Fprintf(out, "; %d idle kept for a running turn", rep.Running)
-	}
-	if rep.Kept > 0 {
-		fmt.Fprintf(out, "; %d active again by the time of their prune, kept", rep.Kept)
-	}
-	if rep.Remaining > 0 {
-		fmt.Fprintf(out, "; %d more left by --limit", rep.Remaining)
+	for _, c := range []struct {
+		n    int
+		text string
+	}{
+		{rep.Running, "idle kept for a running turn"},
+		{rep.Kept, "active again by the time of their prune, kept"},
+		{rep.Elsewhere, "pruned first by another writer"},
+		{rep.Unsettled, "cut short in flight (possibly stored)"},
+		{rep.Remaining, "more left by --limit"},
+	} {
+		if c.n > 0 {
+			fmt.Fprintf(out, "; %d %s", c.n, c.text)
+		}
 	}
 	fmt.Fprintln(out)
 	if rep.DryRun && len(rep.Pruned) > 0 {

@@ -73,6 +73,8 @@ func TestSessionsCleanup(t *testing.T) {
 		{[]string{"--prune-after", "soon"}, "not an age"},
 		{[]string{"--limit", "-1"}, "--limit -1"},
 		{[]string{"--workers", "0"}, "--workers 0"},
+		{[]string{"--enforce", "--agent", "nosuch"}, "no agent nosuch in this ledger"},
+		{[]string{"--agent", ""}, "--agent is empty"},
 	} {
 		out, err := runFledger(t, append([]string{"--data", data, "sessions", "cleanup", "--agent", row.Agent}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -91,7 +93,9 @@ func TestServe_SessionMaintenanceFlagsRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"--session-prune-after", "soon"}, "--session-prune-after \"soon\": not an age"},
-		{[]string{"--session-prune-after", "30d", "--session-maintenance-every", "0s"}, "--session-maintenance-every 0s"},
+		{[]string{"--session-prune-after", "30d", "--session-maintenance-every", "0s"}, "--session-maintenance-every \"0s\": an age is at least 1ms"},
+		{[]string{"--session-prune-after", "30d", "--session-maintenance-every", "1ms"}, "--session-maintenance-every 1ms: at least 1s"},
+		{[]string{"--session-maintenance-every", "1h"}, "without --session-prune-after"},
 	} {
 		out, err := runFledger(t, append([]string{"--data", data, "serve", "--http", "127.0.0.1:0"}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
