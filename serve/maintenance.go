@@ -95,8 +95,8 @@ func (s *Service) maintain(ctx context.Context, m SessionMaintenance) {
 			s.cfg.Log.Warn("session maintenance failed; it runs again at the next interval", "agent", a, "err", err)
 			continue
 		}
-		if len(rep.Pruned) > 0 || rep.Kept > 0 {
-			s.cfg.Log.Info("session maintenance", "agent", a, "pruned", len(rep.Pruned), "kept", rep.Kept,
+		if len(rep.Pruned) > 0 || rep.Kept > 0 || rep.Elsewhere > 0 {
+			s.cfg.Log.Info("session maintenance", "agent", a, "pruned", len(rep.Pruned), "kept", rep.Kept, "elsewhere", rep.Elsewhere,
 				"running", rep.Running, "sessions_before", rep.Sessions, "cutoff", rep.Cutoff, "took", time.Since(start).Round(time.Millisecond))
 		}
 	}
