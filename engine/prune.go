@@ -65,9 +65,14 @@ type PruneReport struct {
 	// Running how many of the stale ones were kept for a running turn.
 	Sessions int `json:"sessions"`
 	Running  int `json:"running"`
+	// OldKeys counts the idle sessions never pruned because an earlier
+	// build stored their key under older id rules: once pruned, a new
+	// command could not name it again.
+	OldKeys int `json:"old_keys"`
 	// Pruned lists the sessions pruned in stream order (in a dry run
-	// those that would be, longest idle first); Kept counts the stale ones that were active again
-	// (or got a running turn) by the time their prune was decided.
+	// those that would be, longest idle first); Kept counts the listed
+	// ones kept: active again by the time their prune was decided, or
+	// with a turn begun while it was appended (the prune is then void).
 	Pruned []PrunedSession `json:"pruned"`
 	Kept   int             `json:"kept"`
 	// Elsewhere counts the listed sessions another writer (a maintenance
@@ -206,6 +211,14 @@ func (e *Engine) pruneOne(ctx context.Context, now time.Time, afterMs int64, ses
 	if err != nil || len(evs) == 0 {
 		return 0, gone, err
 	}
+	e.st.mu.RLock()
+	void := e.st.sessions[session] != nil
+	e.st.mu.RUnlock()
+	if void {
+		// A turn of the session was begun between the decision and the
+		// append: the fold kept the session (FoldSession).
+		return 0, false, nil
+	}
 	return evs[0].Seq, false, nil
 }
 
@@ -225,6 +238,10 @@ func (s *state) staleSessions(nowMs, afterMs int64, rep *PruneReport) []PrunedSe
 			rep.Running++
 			continue
 		}
+		if ValidateKey(events.AggSession, k) != nil {
+			rep.OldKeys++
+			continue
+		}
 		out = append(out, PrunedSession{Session: k, LastActiveAt: time.UnixMilli(v.activeAt).UTC()})
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -241,9 +258,7 @@ func (s *state) staleSessions(nowMs, afterMs int64, rep *PruneReport) []PrunedSe
 func (s *state) hasOpenTurn(session string) bool { return s.open[session] > 0 }
 
 // openPhase reports whether a turn in phase p is running or waiting.
-func openPhase(p policy.TurnPhase) bool {
-	return p == policy.PhaseRunning || p == policy.PhaseWaiting
-}
+func openPhase(p policy.TurnPhase) bool { return p.Open() }
 
 // noteActivity ages the session an event of the agent concerns: a
 // session event (other than its prune) or an event of one of its turns

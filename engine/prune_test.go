@@ -272,3 +272,70 @@ func TestPruneSessions_CancelledRunReportsAndResumes(t *testing.T) {
 	}
 	verifyOK(t, st)
 }
+
+// A turn begun on a stale session (another instance) between its prune's
+// decision and the prune's append is not ordered by the session's guard
+// (a plain begin is stored under the turn's subject): the prune is
+// stored, and void — folded while a turn of the session is open, it
+// changes nothing. The session keeps the user's selection, the turn runs
+// on, the run counts the session kept, and replay --verify re-decides
+// the prune on its basis (no turn then) and folds it void, as the
+// engines did.
+func TestPruneSessions_TurnRacingPruneVoidsIt(t *testing.T) {
+	st, a, b, clock := twoInstances(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	gpt := events.ModelRef{Provider: "openai", Model: "gpt-5"}
+	if _, err := a.SelectModel(ctx, "s-race", gpt, string(policy.SourceUser), nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	clock.Sleep(ctx, 31*day) //nolint:errcheck // moves the clock
+	testutil.NoError(t, b.Sync(ctx))
+	var once sync.Once
+	var raceErr error
+	engine.SetBeforeAppend(a, func(subject string) {
+		if strings.Contains(subject, ".session.") {
+			once.Do(func() { _, raceErr = b.BeginTurn(ctx, engine.TurnRequest{TurnID: "t-race", Session: "s-race"}) })
+		}
+	})
+	rep, err := a.PruneSessions(ctx, engine.PruneOptions{After: 30 * day, Workers: 1})
+	engine.SetBeforeAppend(a, nil)
+	testutil.NoError(t, err)
+	testutil.NoError(t, raceErr)
+	if len(rep.Pruned) != 0 || rep.Kept != 1 {
+		t.Fatalf("pruned %q kept %d, want the session kept", prunedKeys(rep), rep.Kept)
+	}
+	for name, e := range map[string]*engine.Engine{"a": a, "b": b} {
+		testutil.NoError(t, e.Sync(ctx))
+		if s := e.Session("s-race"); s.Model != gpt {
+			t.Errorf("%s: s-race after the void prune: %+v, want its selection", name, s)
+		}
+		if tr, _ := e.Turn("t-race"); !tr.Phase.Open() || tr.Requested != gpt {
+			t.Errorf("%s: t-race %s on %s, want running on %s", name, tr.Phase, tr.Requested, gpt)
+		}
+		if h := e.Held(); h.Pruned != 0 || h.Sessions != 1 {
+			t.Errorf("%s: held %+v, want the session and no prune", name, h)
+		}
+	}
+	var types []string
+	for ev, err := range st.Read(ctx, 1) {
+		testutil.NoError(t, err)
+		types = append(types, ev.Type)
+	}
+	if !strings.Contains(strings.Join(types, " "), "TurnStarted AttemptStarted SessionPruned") {
+		t.Fatalf("stream %v: want the prune stored after the turn's start", types)
+	}
+	verifyOK(t, st)
+	// Once the turn has ended the session is idle again; the next run
+	// prunes it.
+	if _, err := a.ReportOutcome(ctx, "t-race", engine.AttemptReport{Attempt: 1, OK: true}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Sleep(ctx, 31*day) //nolint:errcheck // moves the clock
+	rep, err = a.PruneSessions(ctx, engine.PruneOptions{After: 30 * day})
+	testutil.NoError(t, err)
+	if len(rep.Pruned) != 1 {
+		t.Fatalf("after the turn: pruned %q", prunedKeys(rep))
+	}
+	verifyOK(t, st)
+}

@@ -260,10 +260,13 @@ func (s *state) FoldProfile(key string, p events.Payload) {
 }
 
 // FoldSession folds a session event with policy.EvolveSession; a
-// SessionPruned drops the session (dropSession).
+// SessionPruned drops the session (dropSession), unless a turn of the
+// session is open: one begun while the prune was decided (a begin is not
+// guarded by the session's subject) keeps its session, and the prune is
+// void.
 func (s *state) FoldSession(key string, p events.Payload) {
 	if e, ok := p.(events.SessionPruned); ok {
-		if e.Session == key {
+		if e.Session == key && s.open[key] == 0 {
 			s.dropSession(key)
 		}
 		return

@@ -125,13 +125,16 @@ func (e CompactionCompleted) EventKey() string        { return e.Session }
 // field of the session (selection, auth pin, fallback-notice state,
 // compactions, the skip marks its turns left) is dropped, as a fresh
 // session key has none; the session's next command or turn starts it
-// again from nothing. LastActiveAt (Unix ms) is the session's last
-// activity as the decision saw it.
+// again from nothing. A prune folded while a turn of the session is open
+// (one begun while the prune was decided) is void: it changes nothing.
 type SessionPruned struct {
 	Session string `json:"session"`
 	// Reason is why: stale (no activity for longer than PruneAfterMs).
-	Reason       string `json:"reason" enum:"stale"`
-	LastActiveAt int64  `json:"last_active_at"`
+	Reason string `json:"reason" enum:"stale"`
+	// LastActiveAt is the session's last activity (Unix ms) as the
+	// decision saw it: the time of its last event or of the last event
+	// of one of its turns.
+	LastActiveAt int64 `json:"last_active_at"`
 	// PruneAfterMs is the maintenance age the decision applied
 	// (pruneAfter, in milliseconds).
 	PruneAfterMs int64 `json:"prune_after_ms"`

@@ -92,7 +92,11 @@ func (s *Service) maintain(ctx context.Context, m SessionMaintenance) {
 			return
 		}
 		if err != nil {
-			s.cfg.Log.Warn("session maintenance failed; it runs again at the next interval", "agent", a, "err", err)
+			pruned := 0
+			if rep != nil {
+				pruned = len(rep.Pruned)
+			}
+			s.cfg.Log.Warn("session maintenance failed; it runs again at the next interval", "agent", a, "pruned_before_failing", pruned, "err", err)
 			continue
 		}
 		if len(rep.Pruned) > 0 || rep.Kept > 0 || rep.Elsewhere > 0 {

@@ -49,7 +49,7 @@ var (
 // (docs/operations.md "Memory that grows with sessions").
 var (
 	descSessions = prometheus.NewDesc("fledger_engine_sessions",
-		"Sessions this server's engine holds in memory, by agent: every session with an event or a turn, until session maintenance prunes it (serve --session-prune-after, fledger sessions cleanup), about 600 B of heap each.", []string{"agent"}, nil)
+		"Sessions this server's engine holds in memory, by agent: every session with an event or a turn, until session maintenance prunes it (serve --session-prune-after, fledger sessions cleanup), about 585 B of heap each.", []string{"agent"}, nil)
 	descPruned = prometheus.NewDesc("fledger_engine_sessions_pruned_total",
 		"Sessions session maintenance pruned (SessionPruned, appended by any instance), by agent: the stream's total up to the engine's position (kept in its snapshot).", []string{"agent"}, nil)
 	descOpenTurns = prometheus.NewDesc("fledger_engine_open_turns",

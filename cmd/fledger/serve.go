@@ -108,7 +108,7 @@ func (o *serveFlags) maintenance() (*serve.SessionMaintenance, error) {
 	}
 	every, err := parseAge("--session-maintenance-every", o.maintEvery)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (an interval of at least %s)", err, minMaintenanceEvery)
 	}
 	if every < minMaintenanceEvery {
 		return nil, fmt.Errorf("--session-maintenance-every %s: at least %s (each pass lists every session held)", o.maintEvery, minMaintenanceEvery)

@@ -40,7 +40,9 @@ turn starts it again. Its history stays on the stream (explain, export).
 Without --enforce this is a dry run: it lists the sessions that would be
 pruned and records nothing (OpenClaw's default mode "warn" prunes nothing
 either). Each prune is decided again when it is appended: a session active
-meanwhile is kept. ` + "`fledger serve --session-prune-after`" + ` runs the same on a timer.
+meanwhile is kept, and one whose turn begins while its prune is appended
+keeps everything (the prune is void). Session keys an earlier build stored
+under older id rules are never pruned. ` + "`fledger serve --session-prune-after`" + ` runs the same on a timer.
 
 --prune-after takes days (30, 30d) or a duration (720h); OpenClaw's default
 is 30d. --limit prunes at most N sessions, the longest idle first.`,
@@ -141,6 +143,7 @@ func writeCleanup(cmd *cobra.Command, rep *engine.PruneReport, after time.Durati
 		text string
 	}{
 		{rep.Running, "idle kept for a running turn"},
+		{rep.OldKeys, "idle kept for a key an earlier build stored under older id rules"},
 		{rep.Kept, "active again by the time of their prune, kept"},
 		{rep.Elsewhere, "pruned first by another writer"},
 		{rep.Unsettled, "cut short in flight (possibly stored)"},

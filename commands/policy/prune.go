@@ -13,7 +13,11 @@ const PruneReasonStale = "stale"
 // is older than pruneAfterMs before now is pruned — one SessionPruned —
 // unless one of its turns is running. A session with no known activity
 // (activeAt 0) is kept, as OpenClaw keeps an entry without updatedAt.
-// pruneAfterMs must be positive; nothing is decided otherwise.
+// pruneAfterMs must be positive; nothing is decided otherwise. A prune
+// folded while a turn of the session is open (one begun between the
+// decision and its append) is void: the folds that hold turns ignore it
+// (the engine's, [World.FoldSession], the session_selection projection);
+// [EvolveSession] itself always empties the session.
 func PruneStale(session string, activeAt int64, running bool, now, pruneAfterMs int64) []events.Payload {
 	if session == "" || pruneAfterMs <= 0 || activeAt <= 0 || running || activeAt >= now-pruneAfterMs {
 		return nil

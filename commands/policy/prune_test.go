@@ -52,3 +52,22 @@ func TestEvolveSession_Pruned(t *testing.T) {
 		t.Fatalf("after its prune: %+v, want nothing", got)
 	}
 }
+
+// A World whose turn is open voids a prune of its session, as the
+// engine's fold voids one while any turn of the session is open.
+func TestWorld_PruneVoidWhileTurnOpen(t *testing.T) {
+	s := policy.SessionState{Session: "a", Pin: "openai:x", PinSource: policy.PinUser}
+	for _, tc := range []struct {
+		phase policy.TurnPhase
+		kept  bool
+	}{
+		{policy.PhaseRunning, true}, {policy.PhaseWaiting, true},
+		{policy.PhaseSucceeded, false}, {"", false},
+	} {
+		w := policy.NewWorld(policy.TurnState{TurnID: "t", Session: "a", Phase: tc.phase}, policy.Env{Session: s})
+		w.Fold(events.SessionPruned{Session: "a", Reason: policy.PruneReasonStale, LastActiveAt: 1, PruneAfterMs: 1})
+		if got := w.Session().Pin == "openai:x"; got != tc.kept {
+			t.Errorf("turn %q: session kept %v, want %v", tc.phase, got, tc.kept)
+		}
+	}
+}

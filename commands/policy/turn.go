@@ -36,6 +36,10 @@ const (
 	PhaseSwitched TurnPhase = "switched"
 )
 
+// Open reports whether a turn in phase p is running or waiting: begun
+// and not finished.
+func (p TurnPhase) Open() bool { return p == PhaseRunning || p == PhaseWaiting }
+
 // PendingWait is the wait a turn is in ([TurnState.Pending]; "" = none).
 type PendingWait string
 

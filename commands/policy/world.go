@@ -90,8 +90,15 @@ func (w *World) FoldConfig(string, events.Payload) {}
 // FoldTurn folds p with [EvolveTurn].
 func (w *World) FoldTurn(_ string, p events.Payload) { w.st = EvolveTurn(w.st, p) }
 
-// FoldSession folds p with [EvolveSession].
-func (w *World) FoldSession(_ string, p events.Payload) { w.session = EvolveSession(w.session, p) }
+// FoldSession folds p with [EvolveSession]; a SessionPruned of the
+// session while the World's turn is open is void (as the engine's fold
+// voids one while any turn of the session is open).
+func (w *World) FoldSession(_ string, p events.Payload) {
+	if _, pruned := p.(events.SessionPruned); pruned && w.st.Phase.Open() {
+		return
+	}
+	w.session = EvolveSession(w.session, p)
+}
 
 // FoldProfile folds p into profile key with [EvolveProfile].
 func (w *World) FoldProfile(key string, p events.Payload) {
