@@ -131,6 +131,14 @@ func (e *keyedEntry) toFront(head *keyedEntry) {
 func (c *keyedRows) fold(ctx context.Context, ev *events.Event) error {
 	k := key{ev.Agent, ev.Key}
 	del := c.st.t.deleted[ev.Type]
+	if del {
+		// A prune of a session with an open turn is void (the engine's
+		// rule): it changes nothing.
+		open, err := c.st.open.has(ctx, c.st.db, ev.Agent, ev.Key)
+		if err != nil || open {
+			return err
+		}
+	}
 	e := c.rows[k]
 	if e == nil {
 		e = c.newEntry(k)
@@ -154,6 +162,9 @@ func (c *keyedRows) fold(ctx context.Context, ev *events.Event) error {
 		fallthrough
 	default:
 		e.row.fold(ev)
+		if r, ok := e.row.(*turnRow); ok {
+			c.st.open.folded(k, r)
+		}
 	}
 	if !e.dirty {
 		e.dirty = true
