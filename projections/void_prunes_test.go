@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"reflect"
 	"testing"
 
 	"github.com/fledger/fledger/commands/policy"
@@ -127,23 +126,14 @@ var voidPoints = []string{"select-a", "select-b", "select-c", "select-r", "start
 func TestSessionPruned_VoidWhileATurnIsOpen(t *testing.T) {
 	st, seqs, ats := voidLedger(t)
 	clean := rebuild(t, st)
-	for _, tc := range []struct{ batch, rows int }{
-		{projections.DefaultBatchEvents, projections.DefaultCacheRows},
-		{projections.DefaultBatchEvents, 0},
-		{1, projections.DefaultCacheRows},
-		{1, 0},
-		{2, 0},
-		{3, 1},
-	} {
-		t.Run(fmt.Sprintf("batch=%d,rows=%d", tc.batch, tc.rows), func(t *testing.T) {
+	for _, tc := range pruneShapes {
+		t.Run(tc.String(), func(t *testing.T) {
 			db := openDB(t, "")
-			p := projections.NewProjector(db, projections.WithBatchEvents(tc.batch), projections.WithCacheRows(tc.rows))
+			p := projections.NewProjector(db, tc.opts()...)
 			for _, through := range []string{"start-r", "prune-c-open", "prune-c-again"} {
 				_, err := p.CatchUp(context.Background(), st, seqs[through])
 				testutil.NoError(t, err)
-				if got, want := sessions(t, db), voidRowsAt(seqs, ats, through); !reflect.DeepEqual(got, want) {
-					t.Fatalf("after %s: session_selection\n got %+v\nwant %+v", through, got, want)
-				}
+				checkSessions(t, db, voidRowsAt(seqs, ats, through), through)
 			}
 			if got := dump(t, db); got != clean {
 				t.Fatalf("dump differs from the rebuild's: %s", firstDiff(clean, got))
@@ -177,9 +167,7 @@ func TestSessionPruned_OpenTurnsAcrossCatchUps(t *testing.T) {
 				_, err := p.CatchUp(context.Background(), st, seqs[name])
 				testutil.NoError(t, err)
 				if want := voidRowsAt(seqs, ats, name); want != nil {
-					if got := sessions(t, db); !reflect.DeepEqual(got, want) {
-						t.Fatalf("after %s: session_selection\n got %+v\nwant %+v", name, got, want)
-					}
+					checkSessions(t, db, want, name)
 				}
 			}
 			if got := dump(t, db); got != clean {
@@ -195,11 +183,27 @@ func TestSessionPruned_OpenTurnsAcrossCatchUps(t *testing.T) {
 // turns table, not the ones it had folded.
 func TestSessionPruned_VoidCrashResumesExactly(t *testing.T) {
 	st, _, _ := voidLedger(t)
-	for _, tc := range []struct{ batch, rows int }{{2, 0}, {5, projections.DefaultCacheRows}} {
-		t.Run(fmt.Sprintf("batch=%d,rows=%d", tc.batch, tc.rows), func(t *testing.T) {
-			if crashed := crashAndResume(t, st, 1, 1, projections.WithBatchEvents(tc.batch), projections.WithCacheRows(tc.rows)); crashed < 10 {
+	for _, tc := range crashShapes {
+		t.Run(tc.String(), func(t *testing.T) {
+			if crashed := crashAndResume(t, st, 1, 1, tc.opts()...); crashed < 10 {
 				t.Fatalf("only %d crash points", crashed)
 			}
 		})
+	}
+}
+
+// Readers opening one new file at once (their own handles, as processes)
+// each catch it up: a catch-up that finds the checkpoint moved starts
+// again from it with the open turns read again, and the file ends as the
+// rebuild's.
+func TestSessionPruned_VoidWithReadersSharingADatabase(t *testing.T) {
+	st, _, _ := voidLedger(t)
+	clean := rebuild(t, st)
+	for round := range 3 {
+		path := filepath.Join(t.TempDir(), "shared.sqlite")
+		shareCatchUps(t, st, path, 4)
+		if got := dumpFile(t, path); got != clean {
+			t.Fatalf("round %d: the shared database differs from a rebuild: %s", round, firstDiff(clean, got))
+		}
 	}
 }
