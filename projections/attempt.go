@@ -13,12 +13,15 @@ import (
 // it is complete and every type in it is known, so a batch never holds
 // part of a commit and a failing commit leaves the batches before it
 // committed.
-func (p *Projector) run(ctx context.Context, src Source, to uint64) (Result, error) {
+func (p *Projector) run(ctx context.Context, src Source, to uint64) (res Result, err error) {
 	base, err := p.db.Checkpoint(ctx)
 	if err != nil {
+		p.open.reset()
 		return Result{}, err
 	}
 	a := &attempt{p: p, ctx: ctx, to: to, c: p.newCache(base), res: Result{From: base, To: base}}
+	// The open turns follow the folds: on success every fold committed.
+	defer func() { p.open.end(res.To, err) }()
 	if to != 0 && base >= to {
 		return a.res, nil
 	}

@@ -35,6 +35,9 @@ func (p *Projector) newCache(base uint64) *cache {
 		r := t.rows.newRows(p.stmts[n])
 		n++
 		c.tables = append(c.tables, r)
+		if t == turns {
+			p.open.begin(base, r.(*keyedRows))
+		}
 		switch r := r.(type) {
 		case folder:
 			c.folders[i] = r

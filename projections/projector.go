@@ -132,6 +132,8 @@ type Projector struct {
 	// bound is set once the database was checked against (or bound to)
 	// the source's ledger.
 	bound bool
+	// open are the open turns, read at the first SessionPruned.
+	open openTurns
 
 	// stmts are the tables' statements during a CatchUp, one per table
 	// with a cache, in [tables] order; drv their puts on the driver's
@@ -268,7 +270,7 @@ func (p *Projector) prepare(ctx context.Context) error {
 		if t.rows.newRows == nil {
 			continue
 		}
-		st := prepared{t: t, db: p.db, i: len(p.stmts), cacheRows: p.cacheRows, readBack: &p.readBack}
+		st := prepared{t: t, db: p.db, i: len(p.stmts), cacheRows: p.cacheRows, readBack: &p.readBack, open: &p.open}
 		var err error
 		if t.rows.loads {
 			st.get, err = p.db.sql.PrepareContext(ctx, t.getSQL())

@@ -112,6 +112,39 @@ func sessions(t *testing.T, db *projections.DB) []projections.SessionSelection {
 	return got
 }
 
+// checkSessions fails unless db's session_selection rows are want (after
+// the point of the stream named when).
+func checkSessions(t *testing.T, db *projections.DB, want []projections.SessionSelection, when string) {
+	t.Helper()
+	if got := sessions(t, db); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after %s: session_selection\n got %+v\nwant %+v", when, got, want)
+	}
+}
+
+// batchShape is a projector's batch size and cache bound.
+type batchShape struct{ batch, rows int }
+
+func (s batchShape) String() string { return fmt.Sprintf("batch=%d,rows=%d", s.batch, s.rows) }
+
+func (s batchShape) opts() []projections.ProjectorOption {
+	return []projections.ProjectorOption{projections.WithBatchEvents(s.batch), projections.WithCacheRows(s.rows)}
+}
+
+// pruneShapes put a prune in the batch of its session's other events (one
+// batch), or in a later batch with the rows cached or left (batch 1, 2
+// or 3, no row cached past a batch).
+var pruneShapes = []batchShape{
+	{projections.DefaultBatchEvents, projections.DefaultCacheRows},
+	{projections.DefaultBatchEvents, 0},
+	{1, projections.DefaultCacheRows},
+	{1, 0},
+	{2, 0},
+	{3, 1},
+}
+
+// crashShapes are the batch shapes a crash is injected at every row of.
+var crashShapes = []batchShape{{2, 0}, {5, projections.DefaultCacheRows}}
+
 // A SessionPruned deletes the session's row, whatever the batches and the
 // cache bound: in the batch of the session's other events (one batch),
 // in a later batch with the row cached or left (batch 1, 2 or 3, no row
@@ -122,20 +155,11 @@ func TestSessionPruned_DeletesTheRowInEveryBatchShape(t *testing.T) {
 	st, seqs := prunedLedger(t)
 	want := sessionsAt(seqs, "select-kept-again")
 	clean := rebuild(t, st)
-	for _, tc := range []struct{ batch, rows int }{
-		{projections.DefaultBatchEvents, projections.DefaultCacheRows},
-		{projections.DefaultBatchEvents, 0},
-		{1, projections.DefaultCacheRows},
-		{1, 0},
-		{2, 0},
-		{3, 1},
-	} {
-		t.Run(fmt.Sprintf("batch=%d,rows=%d", tc.batch, tc.rows), func(t *testing.T) {
+	for _, tc := range pruneShapes {
+		t.Run(tc.String(), func(t *testing.T) {
 			db := openDB(t, "")
-			catchUp(t, db, st, 0, projections.WithBatchEvents(tc.batch), projections.WithCacheRows(tc.rows))
-			if got := sessions(t, db); !reflect.DeepEqual(got, want) {
-				t.Fatalf("session_selection\n got %+v\nwant %+v", got, want)
-			}
+			catchUp(t, db, st, 0, tc.opts()...)
+			checkSessions(t, db, want, "the end")
 			if got := dump(t, db); got != clean {
 				t.Fatalf("dump differs from the rebuild's: %s", firstDiff(clean, got))
 			}
@@ -162,9 +186,7 @@ func TestSessionPruned_IncrementalCatchUpsWithRestarts(t *testing.T) {
 			t.Errorf("catch-up through %s read back %d rows, want %d", name, res.ReadBack, n)
 		}
 		if want := sessionsAtOrNil(seqs, name); want != nil {
-			if got := sessions(t, db); !reflect.DeepEqual(got, want) {
-				t.Errorf("after %s: session_selection\n got %+v\nwant %+v", name, got, want)
-			}
+			checkSessions(t, db, want, name)
 		}
 		testutil.NoError(t, db.Close())
 	}
@@ -187,9 +209,9 @@ func sessionsAtOrNil(seqs map[string]uint64, after string) []projections.Session
 // resumes to the rebuild's rows.
 func TestSessionPruned_CrashResumesExactly(t *testing.T) {
 	st, _ := prunedLedger(t)
-	for _, tc := range []struct{ batch, rows int }{{2, 0}, {5, projections.DefaultCacheRows}} {
-		t.Run(fmt.Sprintf("batch=%d,rows=%d", tc.batch, tc.rows), func(t *testing.T) {
-			if crashed := crashAndResume(t, st, 1, 1, projections.WithBatchEvents(tc.batch), projections.WithCacheRows(tc.rows)); crashed < 8 {
+	for _, tc := range crashShapes {
+		t.Run(tc.String(), func(t *testing.T) {
+			if crashed := crashAndResume(t, st, 1, 1, tc.opts()...); crashed < 8 {
 				t.Fatalf("only %d crash points", crashed)
 			}
 		})

@@ -73,7 +73,9 @@ const maxFreeRows = 2048
 // upserted at the flush when it changed. An event of the table's
 // [table].deletes deletes the key's row instead: the flush deletes it,
 // and the key's next event folds into a new row, as if the key never
-// had one. After each flush the cache is bounded: a finished row
+// had one, unless the key's session has an open turn ([openTurns]): then
+// the event is void. A turns row moves the open turns as it folds. After
+// each flush the cache is bounded: a finished row
 // ([evictable]) and a deleted one leave it, and of the others the least
 // recently folded leave until at most [prepared].cacheRows stay; a row
 // that left is read back from the table when its key comes again.
@@ -131,6 +133,14 @@ func (e *keyedEntry) toFront(head *keyedEntry) {
 func (c *keyedRows) fold(ctx context.Context, ev *events.Event) error {
 	k := key{ev.Agent, ev.Key}
 	del := c.st.t.deleted[ev.Type]
+	if del {
+		// A prune of a session with an open turn is void (the engine's
+		// rule): it changes nothing.
+		open, err := c.st.open.has(ctx, c.st.db, ev.Agent, ev.Key)
+		if err != nil || open {
+			return err
+		}
+	}
 	e := c.rows[k]
 	if e == nil {
 		e = c.newEntry(k)
@@ -154,6 +164,9 @@ func (c *keyedRows) fold(ctx context.Context, ev *events.Event) error {
 		fallthrough
 	default:
 		e.row.fold(ev)
+		if r, ok := e.row.(*turnRow); ok {
+			c.st.open.folded(k, r)
+		}
 	}
 	if !e.dirty {
 		e.dirty = true

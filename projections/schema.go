@@ -43,5 +43,8 @@ package projections
 // session_selection row ([sessionSelection]). Ledgers written before
 // session maintenance carry none, so their projections are unchanged; a
 // fledger older than the type quarantines a SessionPruned commit, and
-// `stats --rebuild` refolds it, as for any newer event type.
+// `stats --rebuild` refolds it, as for any newer event type. Nor does a
+// prune folded while a turn of its session is open being void (as in the
+// engine): no released build wrote a SessionPruned, so no database holds
+// a row such a prune deleted.
 const SchemaVersion = 6

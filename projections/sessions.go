@@ -13,7 +13,10 @@ import (
 // selection, auth pin, fallback notice, compactions, last reset). A
 // SessionPruned (session maintenance) deletes the session's row, as
 // [policy.EvolveSession] drops its state: a pruned session is listed
-// nowhere, and its next event starts a new row.
+// nowhere, and its next event starts a new row. A prune folded while a
+// turn of the session is open (started, running or waiting: its turns
+// row unfinished) is void, as in the engine: the row stays as it was
+// ([openTurns]).
 var sessionSelection = register(&table{
 	name: "session_selection", order: 30, key: 2, withoutRowID: true, upsert: true,
 	columns: []column{

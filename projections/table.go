@@ -52,7 +52,9 @@ type table struct {
 	// deletes are types among folds whose event deletes the row of its
 	// key, in a [keyed] table: the row leaves the table in the flush's
 	// transaction, as if the key never had one, and the key's next event
-	// starts a new row (session_selection: SessionPruned).
+	// starts a new row (session_selection: SessionPruned). Such an event
+	// is void while the key's session has an open turn ([openTurns]): a
+	// prune racing a turn's start, as the engine folds it.
 	deletes []events.Payload
 	// rows is how the table caches and writes its rows during a
 	// catch-up ([keyed], [appended] or the table's own); zero for a

@@ -21,6 +21,9 @@ type prepared struct {
 	// readBack counts the rows it reads back ([Result].ReadBack).
 	cacheRows int
 	readBack  *int
+	// open are the projector's open turns ([openTurns]): the turns
+	// cache moves them, a SessionPruned reads them.
+	open *openTurns
 }
 
 func (st *prepared) close() {
