@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/testutil"
+	"github.com/fledger/fledger/projections"
 )
 
 const day = 24 * time.Hour
@@ -326,6 +328,10 @@ func TestPruneSessions_TurnRacingPruneVoidsIt(t *testing.T) {
 		t.Fatalf("stream %v: want the prune stored after the turn's start", types)
 	}
 	verifyOK(t, st)
+	// The session_selection projection voids it the same way.
+	if rows := sessionRows(t, st); rows != "s-race=openai/gpt-5" {
+		t.Fatalf("session_selection after the void prune: %q", rows)
+	}
 	// Once the turn has ended the session is idle again; the next run
 	// prunes it.
 	if _, err := a.ReportOutcome(ctx, "t-race", engine.AttemptReport{Attempt: 1, OK: true}); err != nil {
@@ -338,4 +344,28 @@ func TestPruneSessions_TurnRacingPruneVoidsIt(t *testing.T) {
 		t.Fatalf("after the turn: pruned %q", prunedKeys(rep))
 	}
 	verifyOK(t, st)
+	if rows := sessionRows(t, st); rows != "" {
+		t.Fatalf("session_selection after the prune: %q, want no row", rows)
+	}
+}
+
+// sessionRows rebuilds the projections of st into a fresh database and
+// lists its session_selection rows as "session=provider/model".
+func sessionRows(t *testing.T, st events.Store) string {
+	t.Helper()
+	ctx := testutil.Context(t)
+	db, err := projections.Open(ctx, filepath.Join(t.TempDir(), "p.sqlite"))
+	testutil.NoError(t, err)
+	defer db.Close()
+	last, err := st.LastSeq(ctx, "")
+	testutil.NoError(t, err)
+	_, err = projections.NewProjector(db).CatchUp(ctx, st, last)
+	testutil.NoError(t, err)
+	rows, err := db.Sessions(ctx, projections.SessionFilter{})
+	testutil.NoError(t, err)
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.SessionKey+"="+r.ProviderOverride+"/"+r.ModelOverride)
+	}
+	return strings.Join(out, ",")
 }
