@@ -115,6 +115,9 @@ func ExplainTimeline(ctx context.Context, src Source, agent, session string, fro
 	probes := newProbeFold()
 	all, owners := agentSet{}, agentSet{}
 	marks := map[string]bool{}
+	// open holds the session's turns begun and not ended, by agent: a
+	// prune folded while one is open is void.
+	open := map[runningTurn]bool{}
 	err := walk(ctx, src, 1, 0, func(c *commit) error {
 		defaultMarks(c, marks)
 		var cmd, ctxWords []string
@@ -129,6 +132,11 @@ func ExplainTimeline(ctx context.Context, src Source, agent, session string, fro
 			ts, started := ev.Data.(events.TurnStarted)
 			if (started && ts.Session == session) || (ev.Aggregate == events.AggSession && ev.Key == session) {
 				owners.add(ev.Agent)
+			}
+			if started && ts.Session == session {
+				open[runningTurn{ev.Agent, ts.TurnID}] = true
+			} else if ev.Aggregate == events.AggTurn && turnEnded(ev.Data) {
+				delete(open, runningTurn{ev.Agent, ev.Key})
 			}
 			explained := started && ts.Session == session && in(ev.At)
 			probes.fold(&ev, explained)
@@ -149,7 +157,11 @@ func ExplainTimeline(ctx context.Context, src Source, agent, session string, fro
 				continue
 			}
 			if ev.Aggregate == events.AggSession && ev.Key == session && ev.CorrelationID == "" {
-				cmd = append(cmd, sessionWords(ev))
+				if running := openTurnOf(open, ev.Agent); running != "" && isPrune(ev.Data) {
+					cmd = append(cmd, sessionWords(ev)+" — void: turn "+running+" of the session was running (begun while the prune was decided), so nothing was removed")
+				} else {
+					cmd = append(cmd, sessionWords(ev))
+				}
 			}
 			if w := contextWords(ev); w != "" {
 				ctxWords = append(ctxWords, w)
@@ -222,6 +234,35 @@ func sessionWords(ev events.Event) string {
 		return fmt.Sprintf("fallback-notice state: selected %s, active %s", e.Selected, firstNonEmpty(e.Active, "none"))
 	}
 	return ev.Type
+}
+
+// turnEnded reports whether p ends its turn.
+func turnEnded(p events.Payload) bool {
+	switch p.(type) {
+	case events.TurnSucceeded, events.TurnExhausted, events.TurnStopped, events.TurnSwitched:
+		return true
+	}
+	return false
+}
+
+func isPrune(p events.Payload) bool {
+	_, ok := p.(events.SessionPruned)
+	return ok
+}
+
+// runningTurn names a turn begun and not ended (agent, turn id).
+type runningTurn struct{ agent, id string }
+
+// openTurnOf is the first (by id) of agent's open turns in open, "" when
+// none.
+func openTurnOf(open map[runningTurn]bool, agent string) string {
+	first := ""
+	for k := range open {
+		if k.agent == agent && (first == "" || k.id < first) {
+			first = k.id
+		}
+	}
+	return first
 }
 
 // ageText says a maintenance age: whole days as "30d", else a duration.

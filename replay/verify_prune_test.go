@@ -62,3 +62,43 @@ func TestVerify_SessionPruned(t *testing.T) {
 		t.Fatalf("divergence %+v", d)
 	}
 }
+
+// explain --session words a prune folded while a turn of the session
+// ran as void (the fold removed nothing), and a later one as a prune.
+func TestExplainTimeline_VoidPrune(t *testing.T) {
+	ctx := testutil.Context(t)
+	st := openStore(t)
+	clock := testutil.NewManualClock(testutil.T0)
+	e, err := engine.New(ctx, st, "main", engine.WithClock(clock), engine.WithSeeds(func(string) uint64 { return 42 }))
+	testutil.NoError(t, err)
+	defer e.Close()
+	l, err := config.Parse([]byte(testutil.TwoProviderConfig), "test")
+	testutil.NoError(t, err)
+	_, _, err = e.ApplyConfig(ctx, "test", l)
+	testutil.NoError(t, err)
+	clock.Advance(31 * 24 * time.Hour)
+	_, err = e.BeginTurn(ctx, engine.TurnRequest{TurnID: "t1", Session: "s1"})
+	testutil.NoError(t, err)
+	prune := func() {
+		ev := events.New("main", "s1", clock.Now(), events.SessionPruned{Session: "s1", Reason: policy.PruneReasonStale,
+			LastActiveAt: events.Millis(testutil.T0), PruneAfterMs: (30 * 24 * time.Hour).Milliseconds()})
+		_, err := st.Append(ctx, events.MustSubject("main", events.AggSession, "s1"), events.AnySeq, ev)
+		testutil.NoError(t, err)
+	}
+	prune()
+	_, err = e.ReportOutcome(ctx, "t1", engine.AttemptReport{Attempt: 1, OK: true})
+	testutil.NoError(t, err)
+	prune()
+	tl, err := replay.ExplainTimeline(ctx, st, "main", "s1", time.Time{}, time.Time{})
+	testutil.NoError(t, err)
+	var cmds []string
+	for _, en := range tl.Entries {
+		if en.Kind == "command" {
+			cmds = append(cmds, en.Text)
+		}
+	}
+	if len(cmds) != 2 || !strings.Contains(cmds[0], "void: turn t1 of the session was running") || strings.Contains(cmds[1], "void") ||
+		!strings.Contains(cmds[1], "session pruned by maintenance") {
+		t.Fatalf("commands %q", cmds)
+	}
+}

@@ -89,6 +89,10 @@ func (s *Service) maintain(ctx context.Context, m SessionMaintenance) {
 		start := time.Now()
 		rep, err := s.engines[a].PruneSessions(ctx, engine.PruneOptions{After: m.PruneAfter, Workers: m.Workers})
 		if ctx.Err() != nil {
+			if rep != nil && len(rep.Pruned)+rep.Unsettled > 0 {
+				s.cfg.Log.Info("session maintenance stopped by the shutdown; the next start goes on", "agent", a,
+					"pruned", len(rep.Pruned), "in_flight", rep.Unsettled)
+			}
 			return
 		}
 		if err != nil {

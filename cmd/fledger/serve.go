@@ -107,10 +107,10 @@ func (o *serveFlags) maintenance() (*serve.SessionMaintenance, error) {
 		return nil, err
 	}
 	every, err := parseAge("--session-maintenance-every", o.maintEvery)
-	if err != nil {
-		return nil, fmt.Errorf("%w (an interval of at least %s)", err, minMaintenanceEvery)
+	if err != nil && strings.Contains(err.Error(), "not an age") {
+		return nil, fmt.Errorf("--session-maintenance-every %q: not an interval: give days (1d) or a duration (1h, 30m), at least %s", o.maintEvery, minMaintenanceEvery)
 	}
-	if every < minMaintenanceEvery {
+	if err != nil || every < minMaintenanceEvery {
 		return nil, fmt.Errorf("--session-maintenance-every %s: at least %s (each pass lists every session held)", o.maintEvery, minMaintenanceEvery)
 	}
 	return &serve.SessionMaintenance{PruneAfter: after, Every: every}, nil

@@ -45,7 +45,9 @@ keeps everything (the prune is void). Session keys an earlier build stored
 under older id rules are never pruned. ` + "`fledger serve --session-prune-after`" + ` runs the same on a timer.
 
 --prune-after takes days (30, 30d) or a duration (720h); OpenClaw's default
-is 30d. --limit prunes at most N sessions, the longest idle first.`,
+is 30d. --limit prunes at most N sessions, the longest idle first. With
+--enforce it appends, so through --nats it needs the writer's credentials.
+Ctrl-C keeps what was pruned (exit status 130); run it again to finish.`,
 		Example: `  fledger sessions cleanup                      # dry run, 30 days
   fledger sessions cleanup --prune-after 7d --enforce
   fledger sessions cleanup --agent support --enforce --json`,

@@ -93,7 +93,7 @@ func TestServe_SessionMaintenanceFlagsRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"--session-prune-after", "soon"}, "--session-prune-after \"soon\": not an age"},
-		{[]string{"--session-prune-after", "30d", "--session-maintenance-every", "0s"}, "--session-maintenance-every \"0s\": an age is at least 1ms"},
+		{[]string{"--session-prune-after", "30d", "--session-maintenance-every", "0s"}, "--session-maintenance-every 0s: at least 1s"},
 		{[]string{"--session-prune-after", "30d", "--session-maintenance-every", "1ms"}, "--session-maintenance-every 1ms: at least 1s"},
 		{[]string{"--session-maintenance-every", "1h"}, "without --session-prune-after"},
 	} {
