@@ -69,8 +69,8 @@ type PruneReport struct {
 	// build stored their key under older id rules: once pruned, a new
 	// command could not name it again.
 	OldKeys int `json:"old_keys"`
-	// Pruned lists the sessions pruned in stream order (in a dry run
-	// those that would be, longest idle first); Kept counts the listed
+	// Pruned lists the sessions pruned (in a dry run those that would
+	// be), longest idle first; Kept counts the listed
 	// ones kept: active again by the time their prune was decided, or
 	// with a turn begun while it was appended (the prune is then void).
 	Pruned []PrunedSession `json:"pruned"`
@@ -127,7 +127,7 @@ func (e *Engine) PruneSessions(ctx context.Context, opt PruneOptions) (*PruneRep
 	}
 	rep.Pruned = make([]PrunedSession, 0, len(stale))
 	err := e.pruneEach(ctx, now, afterMs, stale, opt.Workers, rep)
-	sort.Slice(rep.Pruned, func(i, j int) bool { return rep.Pruned[i].Seq < rep.Pruned[j].Seq })
+	sortIdle(rep.Pruned)
 	return rep, err
 }
 
@@ -244,13 +244,18 @@ func (s *state) staleSessions(nowMs, afterMs int64, rep *PruneReport) []PrunedSe
 		}
 		out = append(out, PrunedSession{Session: k, LastActiveAt: time.UnixMilli(v.activeAt).UTC()})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].LastActiveAt.Equal(out[j].LastActiveAt) {
-			return out[i].LastActiveAt.Before(out[j].LastActiveAt)
-		}
-		return out[i].Session < out[j].Session
-	})
+	sortIdle(out)
 	return out
+}
+
+// sortIdle orders sessions longest idle first, then by key.
+func sortIdle(ps []PrunedSession) {
+	sort.Slice(ps, func(i, j int) bool {
+		if !ps[i].LastActiveAt.Equal(ps[j].LastActiveAt) {
+			return ps[i].LastActiveAt.Before(ps[j].LastActiveAt)
+		}
+		return ps[i].Session < ps[j].Session
+	})
 }
 
 // hasOpenTurn reports whether a turn of session is running or waiting.

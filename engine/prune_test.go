@@ -142,11 +142,33 @@ func TestPruneSessions_StaleOnly(t *testing.T) {
 // the prune's append (another instance) makes the prune conflict on the
 // session's subject; decided again, the session is active and kept.
 func TestPruneSessions_CommandRacingPruneKeepsSession(t *testing.T) {
+	st, a, _, _, rep := pruneRacing(t, func(ctx context.Context, b *engine.Engine) error {
+		_, err := b.Reset(ctx, "s-race", "new")
+		return err
+	})
+	if len(rep.Pruned) != 0 || rep.Kept != 1 {
+		t.Fatalf("pruned %q kept %d, want none pruned and s-race kept", prunedKeys(rep), rep.Kept)
+	}
+	if s := a.Session("s-race"); s.Model != raceModel || s.LastReset != "new" {
+		t.Fatalf("s-race after the race: %+v", s)
+	}
+	verifyOK(t, st)
+}
+
+// raceModel is the user selection s-race holds in pruneRacing.
+var raceModel = events.ModelRef{Provider: "openai", Model: "gpt-5"}
+
+// pruneRacing stores a user /model of raceModel on s-race (instance a),
+// moves the clock 31 days on, and runs a 30-day prune on a (one worker)
+// with during run on instance b between the prune's decision and its
+// append. It returns the stream, both instances, the clock and a's
+// report.
+func pruneRacing(t *testing.T, during func(context.Context, *engine.Engine) error) (events.Store, *engine.Engine, *engine.Engine, *raceClock, *engine.PruneReport) {
+	t.Helper()
 	st, a, b, clock := twoInstances(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	gpt := events.ModelRef{Provider: "openai", Model: "gpt-5"}
-	if _, err := a.SelectModel(ctx, "s-race", gpt, string(policy.SourceUser), nil, ""); err != nil {
+	t.Cleanup(cancel)
+	if _, err := a.SelectModel(ctx, "s-race", raceModel, string(policy.SourceUser), nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	clock.Sleep(ctx, 31*day) //nolint:errcheck // moves the clock
@@ -155,20 +177,14 @@ func TestPruneSessions_CommandRacingPruneKeepsSession(t *testing.T) {
 	var raceErr error
 	engine.SetBeforeAppend(a, func(subject string) {
 		if strings.Contains(subject, ".session.") {
-			once.Do(func() { _, raceErr = b.Reset(ctx, "s-race", "new") })
+			once.Do(func() { raceErr = during(ctx, b) })
 		}
 	})
 	rep, err := a.PruneSessions(ctx, engine.PruneOptions{After: 30 * day, Workers: 1})
 	engine.SetBeforeAppend(a, nil)
 	testutil.NoError(t, err)
 	testutil.NoError(t, raceErr)
-	if len(rep.Pruned) != 0 || rep.Kept != 1 {
-		t.Fatalf("pruned %q kept %d, want none pruned and s-race kept", prunedKeys(rep), rep.Kept)
-	}
-	if s := a.Session("s-race"); s.Model != gpt || s.LastReset != "new" {
-		t.Fatalf("s-race after the race: %+v", s)
-	}
-	verifyOK(t, st)
+	return st, a, b, clock, rep
 }
 
 // Two instances pruning at once: each session is pruned once (the loser
@@ -284,26 +300,12 @@ func TestPruneSessions_CancelledRunReportsAndResumes(t *testing.T) {
 // the prune on its basis (no turn then) and folds it void, as the
 // engines did.
 func TestPruneSessions_TurnRacingPruneVoidsIt(t *testing.T) {
-	st, a, b, clock := twoInstances(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	gpt := events.ModelRef{Provider: "openai", Model: "gpt-5"}
-	if _, err := a.SelectModel(ctx, "s-race", gpt, string(policy.SourceUser), nil, ""); err != nil {
-		t.Fatal(err)
-	}
-	clock.Sleep(ctx, 31*day) //nolint:errcheck // moves the clock
-	testutil.NoError(t, b.Sync(ctx))
-	var once sync.Once
-	var raceErr error
-	engine.SetBeforeAppend(a, func(subject string) {
-		if strings.Contains(subject, ".session.") {
-			once.Do(func() { _, raceErr = b.BeginTurn(ctx, engine.TurnRequest{TurnID: "t-race", Session: "s-race"}) })
-		}
+	st, a, b, clock, rep := pruneRacing(t, func(ctx context.Context, b *engine.Engine) error {
+		_, err := b.BeginTurn(ctx, engine.TurnRequest{TurnID: "t-race", Session: "s-race"})
+		return err
 	})
-	rep, err := a.PruneSessions(ctx, engine.PruneOptions{After: 30 * day, Workers: 1})
-	engine.SetBeforeAppend(a, nil)
-	testutil.NoError(t, err)
-	testutil.NoError(t, raceErr)
+	ctx := testutil.Context(t)
+	gpt := raceModel
 	if len(rep.Pruned) != 0 || rep.Kept != 1 {
 		t.Fatalf("pruned %q kept %d, want the session kept", prunedKeys(rep), rep.Kept)
 	}
@@ -338,7 +340,7 @@ func TestPruneSessions_TurnRacingPruneVoidsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Sleep(ctx, 31*day) //nolint:errcheck // moves the clock
-	rep, err = a.PruneSessions(ctx, engine.PruneOptions{After: 30 * day})
+	rep, err := a.PruneSessions(ctx, engine.PruneOptions{After: 30 * day})
 	testutil.NoError(t, err)
 	if len(rep.Pruned) != 1 {
 		t.Fatalf("after the turn: pruned %q", prunedKeys(rep))
