@@ -92,12 +92,26 @@ func runSessionsCleanup(cmd *cobra.Command, g *globals, f *sessionsCleanupFlags)
 		}
 		rep, err := eng.PruneSessions(ctx, engine.PruneOptions{After: after, DryRun: !f.enforce, Limit: f.limit, Workers: f.workers})
 		if err != nil {
-			// The report of a run that did something is printed before
-			// its error (text only: --json prints one object, the error).
-			if rep != nil && !f.asJSON && len(rep.Pruned)+rep.Unsettled > 0 {
-				writeCleanup(cmd, rep, after)
+			err = cleanupInterrupted(ctx, err)
+			if rep == nil || len(rep.Pruned)+rep.Unsettled == 0 {
+				return err
 			}
-			return cleanupInterrupted(ctx, err)
+			// A run that did something reports it with its error: in
+			// text before the error, with --json as one object holding
+			// the report and the error (the summary also on stderr).
+			if !f.asJSON {
+				writeCleanup(cmd, rep, after)
+				return err
+			}
+			code, msg := 1, err.Error()
+			var ee *exitError
+			if errors.As(err, &ee) {
+				code, msg = ee.code, ee.msg
+			}
+			if perr := printJSON(cmd, cleanupJSON{PruneReport: rep, Error: msg}); perr != nil {
+				return perr
+			}
+			return &exitError{code: code, msg: msg, inResult: true}
 		}
 		if f.asJSON {
 			return printJSON(cmd, rep)
@@ -105,6 +119,13 @@ func runSessionsCleanup(cmd *cobra.Command, g *globals, f *sessionsCleanupFlags)
 		writeCleanup(cmd, rep, after)
 		return nil
 	})
+}
+
+// cleanupJSON is `sessions cleanup --json` of a run that failed after it
+// pruned some sessions: the report and the error in one object.
+type cleanupJSON struct {
+	*engine.PruneReport
+	Error string `json:"error"`
 }
 
 // cleanupInterrupted is a cleanup's error once SIGINT or SIGTERM stopped

@@ -106,3 +106,20 @@ func TestServe_SessionMaintenanceFlagsRefused(t *testing.T) {
 		t.Fatalf("serve created files before refusing: %s", entries(t, data))
 	}
 }
+
+// A --json run that fails after pruning prints one object: the report's
+// fields and the error.
+func TestCleanupJSON_ReportAndError(t *testing.T) {
+	rep := &engine.PruneReport{Agent: "main", Pruned: []engine.PrunedSession{{Session: "s1", Seq: 7}}, Unsettled: 1}
+	b, err := json.Marshal(cleanupJSON{PruneReport: rep, Error: "interrupted: sessions cleanup stopped"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["agent"] != "main" || got["unsettled"] != float64(1) || got["error"] != "interrupted: sessions cleanup stopped" || len(got["pruned"].([]any)) != 1 {
+		t.Fatalf("one object with the report and the error, got %s", b)
+	}
+}
