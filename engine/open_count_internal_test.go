@@ -15,7 +15,7 @@ import (
 func scanOpen(s *state) (map[string]int, int) {
 	out, n := map[string]int{}, 0
 	for _, t := range s.turns {
-		if openPhase(t.Phase) {
+		if t.Phase.Open() {
 			out[t.Session]++
 			n++
 		}

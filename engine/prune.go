@@ -262,9 +262,6 @@ func sortIdle(ps []PrunedSession) {
 // Call with mu held.
 func (s *state) hasOpenTurn(session string) bool { return s.open[session] > 0 }
 
-// openPhase reports whether a turn in phase p is running or waiting.
-func openPhase(p policy.TurnPhase) bool { return p.Open() }
-
 // noteActivity ages the session an event of the agent concerns: a
 // session event (other than its prune) or an event of one of its turns
 // moves the session's last activity to the event's time.

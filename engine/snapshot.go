@@ -245,7 +245,7 @@ func restoreState(agent string, keep int, sn *Snapshot) (*state, error) {
 		s.turns[id] = compactTurn(policy.TurnState{TurnID: id, Session: d.Session, Phase: d.Phase, Attempts: d.Attempts, ConfigHash: d.ConfigHash})
 	}
 	for _, t := range s.turns {
-		if openPhase(t.Phase) {
+		if t.Phase.Open() {
 			s.countOpen(t.Session, 1)
 		}
 	}

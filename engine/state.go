@@ -346,7 +346,7 @@ func (s *state) FoldTurn(key string, p events.Payload) {
 		}
 	}
 	s.turns[key] = st
-	wasOpen, isOpen := known && openPhase(prev.Phase), openPhase(st.Phase)
+	wasOpen, isOpen := known && prev.Phase.Open(), st.Phase.Open()
 	if wasOpen && (!isOpen || prev.Session != st.Session) {
 		s.countOpen(prev.Session, -1)
 	}

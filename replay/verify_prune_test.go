@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
@@ -22,16 +21,10 @@ import (
 func TestVerify_SessionPruned(t *testing.T) {
 	ctx := testutil.Context(t)
 	st := openStore(t)
-	clock := testutil.NewManualClock(testutil.T0)
-	e, err := engine.New(ctx, st, "main", engine.WithClock(clock), engine.WithSeeds(func(string) uint64 { return 42 }))
-	testutil.NoError(t, err)
-	defer e.Close()
-	l, err := config.Parse([]byte(testutil.TwoProviderConfig), "test")
-	testutil.NoError(t, err)
-	_, _, err = e.ApplyConfig(ctx, "test", l)
-	testutil.NoError(t, err)
+	e, _ := twoProviderEngine(t, ctx, st)
+	clock := e.Clock().(*testutil.ManualClock)
 	gpt := events.ModelRef{Provider: "openai", Model: "gpt-5"}
-	_, err = e.SelectModel(ctx, "s-stale", gpt, string(policy.SourceUser), nil, "")
+	_, err := e.SelectModel(ctx, "s-stale", gpt, string(policy.SourceUser), nil, "")
 	testutil.NoError(t, err)
 	clock.Advance(30 * 24 * time.Hour)
 	_, err = e.SelectModel(ctx, "s-live", gpt, string(policy.SourceUser), nil, "")
@@ -68,16 +61,10 @@ func TestVerify_SessionPruned(t *testing.T) {
 func TestExplainTimeline_VoidPrune(t *testing.T) {
 	ctx := testutil.Context(t)
 	st := openStore(t)
-	clock := testutil.NewManualClock(testutil.T0)
-	e, err := engine.New(ctx, st, "main", engine.WithClock(clock), engine.WithSeeds(func(string) uint64 { return 42 }))
-	testutil.NoError(t, err)
-	defer e.Close()
-	l, err := config.Parse([]byte(testutil.TwoProviderConfig), "test")
-	testutil.NoError(t, err)
-	_, _, err = e.ApplyConfig(ctx, "test", l)
-	testutil.NoError(t, err)
+	e, _ := twoProviderEngine(t, ctx, st)
+	clock := e.Clock().(*testutil.ManualClock)
 	clock.Advance(31 * 24 * time.Hour)
-	_, err = e.BeginTurn(ctx, engine.TurnRequest{TurnID: "t1", Session: "s1"})
+	_, err := e.BeginTurn(ctx, engine.TurnRequest{TurnID: "t1", Session: "s1"})
 	testutil.NoError(t, err)
 	prune := func() {
 		ev := events.New("main", "s1", clock.Now(), events.SessionPruned{Session: "s1", Reason: policy.PruneReasonStale,

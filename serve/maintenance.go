@@ -38,6 +38,14 @@ func (m SessionMaintenance) Check() error {
 	return nil
 }
 
+// every is the interval between passes.
+func (m SessionMaintenance) every() time.Duration {
+	if m.Every == 0 {
+		return DefaultMaintenanceEvery
+	}
+	return m.Every
+}
+
 // maintainer runs session maintenance in the background until stopped.
 type maintainer struct {
 	cancel context.CancelFunc
@@ -50,10 +58,7 @@ func (s *Service) startMaintenance(m *SessionMaintenance) *maintainer {
 	if m == nil || s.cfg.ReadOnly {
 		return nil
 	}
-	every := m.Every
-	if every == 0 {
-		every = DefaultMaintenanceEvery
-	}
+	every := m.every()
 	ctx, cancel := context.WithCancel(context.Background())
 	mt := &maintainer{cancel: cancel, done: make(chan struct{})}
 	go func() {
@@ -115,9 +120,6 @@ func logMaintenance(log *slog.Logger, m *SessionMaintenance) {
 	if m == nil {
 		return
 	}
-	every := m.Every
-	if every == 0 {
-		every = DefaultMaintenanceEvery
-	}
+	every := m.every()
 	log.Info("session maintenance on: sessions idle longer than the age are pruned", "prune_after", m.PruneAfter, "every", every)
 }

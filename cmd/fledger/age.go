@@ -1,12 +1,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 )
+
+// errNotAge: parseAge was given text that is neither days nor a
+// duration.
+var errNotAge = errors.New("not an age")
 
 // parseAge reads a session-maintenance age as OpenClaw's pruneAfter is
 // written: a number of days ("30", "30d", "1.5d") or a Go duration
@@ -23,7 +28,7 @@ func parseAge(flag, s string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(t)
 	if err != nil {
-		return 0, fmt.Errorf("%s %q: not an age: give days (30, 30d) or a duration (720h, 90m)", flag, s)
+		return 0, fmt.Errorf("%s %q: %w: give days (30, 30d) or a duration (720h, 90m)", flag, s, errNotAge)
 	}
 	if d < time.Millisecond {
 		return 0, fmt.Errorf("%s %q: an age is at least 1ms", flag, s)

@@ -107,7 +107,7 @@ func (o *serveFlags) maintenance() (*serve.SessionMaintenance, error) {
 		return nil, err
 	}
 	every, err := parseAge("--session-maintenance-every", o.maintEvery)
-	if err != nil && strings.Contains(err.Error(), "not an age") {
+	if errors.Is(err, errNotAge) {
 		return nil, fmt.Errorf("--session-maintenance-every %q: not an interval: give days (1d) or a duration (1h, 30m), at least %s", o.maintEvery, minMaintenanceEvery)
 	}
 	if err != nil || every < minMaintenanceEvery {
