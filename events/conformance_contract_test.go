@@ -127,16 +127,29 @@ func (e env) cursor(t testing.TB, suffix string, opts events.CursorOptions) even
 	return c
 }
 
-// fetch fetches n commits (waiting up to hangLimit; shortWait when n is
-// 0, which then must find none) and checks their sequences are seqs.
+// fetch fetches up to n commits and checks their sequences are seqs.
+// Fetch takes the messages already waiting behind the first one, and a
+// message a replaced reader handed back (a nak) may not be waiting yet,
+// so fetch asks again, for the rest of n, until it has len(seqs)
+// deliveries or a fetch waited hangLimit for none. n of 0 waits
+// shortWait once and must find none.
 func fetch(t testing.TB, c events.Cursor, n int, seqs ...uint64) []events.Delivery {
 	t.Helper()
-	wait := hangLimit
 	if n == 0 {
-		n, wait = 1, shortWait
+		ds, err := c.Fetch(testutil.Context(t), 1, shortWait)
+		testutil.NoError(t, err)
+		wantSeqs(t, ds, seqs)
+		return ds
 	}
-	ds, err := c.Fetch(testutil.Context(t), n, wait)
-	testutil.NoError(t, err)
+	var ds []events.Delivery
+	for len(ds) < len(seqs) && len(ds) < n {
+		more, err := c.Fetch(testutil.Context(t), n-len(ds), hangLimit)
+		testutil.NoError(t, err)
+		if len(more) == 0 {
+			break
+		}
+		ds = append(ds, more...)
+	}
 	wantSeqs(t, ds, seqs)
 	return ds
 }
