@@ -234,7 +234,11 @@ func (e *Engine) route(h home, ps []events.Payload) (events.AppendRequest, error
 	}
 	switch {
 	case r.kind == healthNone:
-		return events.AppendRequest{Subject: r.subject, Guard: r.subject, Expected: e.st.subjectSeq[r.subject]}, nil
+		guard := r.subject
+		if g := e.idleBeginGuard(h, ps); g != "" {
+			guard = g
+		}
+		return events.AppendRequest{Subject: r.subject, Guard: guard, Expected: e.st.subjectSeq[guard]}, nil
 	case r.kind == healthReset:
 		return events.AppendRequest{Subject: r.subject, Guard: r.g.Failures, Expected: e.st.subjectSeq[r.g.Failures]}, nil
 	case !e.st.profiles[r.prof].HasFailureState():

@@ -95,8 +95,8 @@ type PruneReport struct {
 // opt.Workers at a time; the first error stops the run and is returned
 // with the report of what was done.
 func (e *Engine) PruneSessions(ctx context.Context, opt PruneOptions) (*PruneReport, error) {
-	if opt.After < time.Millisecond {
-		return nil, fmt.Errorf("%w: the maintenance age must be at least 1ms, got %s", ErrBadRequest, opt.After)
+	if opt.After < MinPruneAfter {
+		return nil, fmt.Errorf("%w: the maintenance age must be at least %s, got %s", ErrBadRequest, MinPruneAfter, opt.After)
 	}
 	if opt.Limit < 0 {
 		return nil, fmt.Errorf("%w: limit %d is negative", ErrBadRequest, opt.Limit)
@@ -324,3 +324,50 @@ func shrunk[V any](m map[string]V) map[string]V {
 	}
 	return out
 }
+
+// idleBeginGuard is the guard of a turn's start stored under the turn's
+// subject (a start that writes no session state) when its session has
+// been idle for [beginGuardIdle] or more: the session's subject, which a
+// prune is stored under. A start decided on a state without a prune of
+// its session and sent after that prune was stored then conflicts, and is
+// decided again on the pruned session, instead of being stored after the
+// prune with the selection the prune removed — so every later turn reads
+// what the stream says the session holds at its place. A start of a
+// session active within beginGuardIdle keeps its turn's guard (concurrent
+// turns of a busy session do not conflict with each other's session
+// writes): a prune of it needs a quiet age of at least [MinPruneAfter],
+// which such a start, decided less than beginGuardIdle after the
+// session's last activity, can precede on the stream only if its append
+// took longer than MinPruneAfter − beginGuardIdle. A session the state
+// does not hold (new, or pruned already) has nothing a prune could take
+// from the start. Call with the state's read lock held.
+func (e *Engine) idleBeginGuard(h home, ps []events.Payload) string {
+	if h.agg != events.AggTurn {
+		return ""
+	}
+	for _, p := range ps {
+		ts, ok := p.(events.TurnStarted)
+		if !ok || ts.Session == "" {
+			continue
+		}
+		v := e.st.sessions[ts.Session]
+		if v == nil || ts.StartedAt-v.activeAt < beginGuardIdle.Milliseconds() {
+			return ""
+		}
+		subject, err := events.Subject(e.agent, events.AggSession, ts.Session)
+		if err != nil {
+			return "" // a key stored under older rules: never pruned
+		}
+		return subject
+	}
+	return ""
+}
+
+// beginGuardIdle is how long a session must have been idle for its
+// turns' starts to be guarded by its subject (idleBeginGuard).
+const beginGuardIdle = 10 * time.Second
+
+// MinPruneAfter is the shortest maintenance age [Engine.PruneSessions]
+// takes: long enough past beginGuardIdle that no start racing a prune is
+// left unordered by it (idleBeginGuard).
+const MinPruneAfter = time.Minute

@@ -351,6 +351,94 @@ func TestPruneSessions_TurnRacingPruneVoidsIt(t *testing.T) {
 	}
 }
 
+// The other order: a start decided on a state without the prune (instance
+// b) and sent after the prune was stored (instance a) is guarded by its
+// idle session's subject, so it conflicts and is decided again on the
+// pruned session: the turn starts on the agent's default, as every later
+// reader of the stream sees the session at its place, instead of on the
+// selection the prune removed.
+func TestPruneSessions_BeginRacingPruneDecidesAgain(t *testing.T) {
+	st, a, b, clock := twoInstances(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := a.SelectModel(ctx, "s-race", raceModel, string(policy.SourceUser), nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	clock.Sleep(ctx, 31*day) //nolint:errcheck // moves the clock
+	testutil.NoError(t, b.Sync(ctx))
+	var (
+		once   sync.Once
+		rep    *engine.PruneReport
+		prErr  error
+		starts int
+	)
+	engine.SetBeforeAppend(b, func(subject string) {
+		if strings.Contains(subject, ".turn.") {
+			starts++
+			once.Do(func() { rep, prErr = a.PruneSessions(ctx, engine.PruneOptions{After: 30 * day, Workers: 1}) })
+		}
+	})
+	if _, err := b.BeginTurn(ctx, engine.TurnRequest{TurnID: "t-race", Session: "s-race"}); err != nil {
+		t.Fatal(err)
+	}
+	engine.SetBeforeAppend(b, nil)
+	testutil.NoError(t, prErr)
+	if len(rep.Pruned) != 1 || rep.Pruned[0].Session != "s-race" || starts != 2 {
+		t.Fatalf("pruned %q, %d start appends; want s-race pruned and the start sent twice", prunedKeys(rep), starts)
+	}
+	primary := events.ModelRef{Provider: "anthropic", Model: "claude-opus-4-6"}
+	for name, e := range map[string]*engine.Engine{"a": a, "b": b} {
+		testutil.NoError(t, e.Sync(ctx))
+		if tr, _ := e.Turn("t-race"); tr.Requested != primary || tr.SelectionSource != string(policy.SourceDefault) {
+			t.Errorf("%s: t-race requested %s (%s), want %s (default): the start must see the prune", name, tr.Requested, tr.SelectionSource, primary)
+		}
+		if s := e.Session("s-race"); s.Model != (events.ModelRef{}) {
+			t.Errorf("%s: s-race after the prune: %+v, want no selection", name, s)
+		}
+	}
+	var types []string
+	for ev, err := range st.Read(ctx, 1) {
+		testutil.NoError(t, err)
+		types = append(types, ev.Type)
+	}
+	if !strings.Contains(strings.Join(types, " "), "SessionPruned TurnStarted") {
+		t.Fatalf("stream %v: want the start stored after the prune", types)
+	}
+	verifyOK(t, st)
+}
+
+// A start on a session active within beginGuardIdle keeps its turn's
+// guard: a session command stored between its decision and its append
+// (another instance) does not make it decide again (rule revision 5 takes
+// the command up at the turn's next decision instead).
+func TestBeginOnActiveSessionKeepsTurnGuard(t *testing.T) {
+	_, a, b, clock := twoInstances(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := a.SelectModel(ctx, "s-busy", raceModel, string(policy.SourceUser), nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	clock.Sleep(ctx, 8*time.Second) //nolint:errcheck // moves the clock
+	testutil.NoError(t, b.Sync(ctx))
+	var once sync.Once
+	var raceErr error
+	starts := 0
+	engine.SetBeforeAppend(b, func(subject string) {
+		if strings.Contains(subject, ".turn.") {
+			starts++
+			once.Do(func() { _, raceErr = a.Reset(ctx, "s-busy", "new") })
+		}
+	})
+	if _, err := b.BeginTurn(ctx, engine.TurnRequest{TurnID: "t-busy", Session: "s-busy"}); err != nil {
+		t.Fatal(err)
+	}
+	engine.SetBeforeAppend(b, nil)
+	testutil.NoError(t, raceErr)
+	if tr, _ := b.Turn("t-busy"); starts != 1 || tr.Requested != raceModel {
+		t.Fatalf("%d start appends, t-busy on %s; want one, on %s", starts, tr.Requested, raceModel)
+	}
+}
+
 // sessionRows rebuilds the projections of st into a fresh database and
 // lists its session_selection rows as "session=provider/model".
 func sessionRows(t *testing.T, st events.Store) string {

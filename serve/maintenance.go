@@ -27,10 +27,11 @@ type SessionMaintenance struct {
 	Workers int
 }
 
-// Check refuses an age under a millisecond or a negative interval.
+// Check refuses an age under [engine.MinPruneAfter] or a negative
+// interval.
 func (m SessionMaintenance) Check() error {
-	if m.PruneAfter < time.Millisecond {
-		return fmt.Errorf("serve: session maintenance: the age to prune after must be at least 1ms, got %s", m.PruneAfter)
+	if m.PruneAfter < engine.MinPruneAfter {
+		return fmt.Errorf("serve: session maintenance: the age to prune after must be at least %s, got %s", engine.MinPruneAfter, m.PruneAfter)
 	}
 	if m.Every < 0 {
 		return fmt.Errorf("serve: session maintenance: interval %s is negative", m.Every)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fledger/fledger/engine"
 )
 
 // errNotAge: parseAge was given text that is neither days nor a
@@ -63,4 +65,17 @@ func idleText(d time.Duration) string {
 		return fmt.Sprintf("%dh %dm", d/time.Hour, (d%time.Hour)/time.Minute)
 	}
 	return d.Truncate(time.Second).String()
+}
+
+// parsePruneAge is parseAge for an age to prune sessions after: at least
+// engine.MinPruneAfter.
+func parsePruneAge(flag, s string) (time.Duration, error) {
+	d, err := parseAge(flag, s)
+	if err != nil {
+		return 0, err
+	}
+	if d < engine.MinPruneAfter {
+		return 0, fmt.Errorf("%s %q: an age to prune sessions after is at least %s (a turn started on a session that is being pruned is ordered against the prune only past it)", flag, s, ageString(engine.MinPruneAfter))
+	}
+	return d, nil
 }

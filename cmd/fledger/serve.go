@@ -102,7 +102,7 @@ func (o *serveFlags) maintenance() (*serve.SessionMaintenance, error) {
 		}
 		return nil, nil
 	}
-	after, err := parseAge("--session-prune-after", o.pruneAfter)
+	after, err := parsePruneAge("--session-prune-after", o.pruneAfter)
 	if err != nil {
 		return nil, err
 	}

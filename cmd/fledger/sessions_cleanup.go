@@ -72,7 +72,7 @@ func runSessionsCleanup(cmd *cobra.Command, g *globals, f *sessionsCleanupFlags)
 	if strings.TrimSpace(f.agent) == "" {
 		return errors.New("--agent is empty: name the agent whose sessions are maintained (default main)")
 	}
-	after, err := parseAge("--prune-after", f.after)
+	after, err := parsePruneAge("--prune-after", f.after)
 	if err != nil {
 		return err
 	}
