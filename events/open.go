@@ -90,6 +90,9 @@ func (s *store) connectURL(cfg config) error {
 	}
 	nopts = append(nopts, nats.ErrorHandler(asyncErrors(cfg.logger, &s.refused)))
 	if cfg.creds != "" {
+		if err := checkCredsFile(cfg.creds); err != nil {
+			return err
+		}
 		nopts = append(nopts, nats.UserCredentials(cfg.creds))
 	}
 	if cfg.tlsCA != "" {
