@@ -12,6 +12,11 @@ import (
 // snapshotSaveTimeout bounds the snapshot Close saves.
 const snapshotSaveTimeout = 5 * time.Second
 
+// closeSaveSkipped is how many sequences of other agents' commits folded
+// since the last snapshot make Close save one (stopSnapshots): reading
+// that many again to skip them takes a few milliseconds.
+const closeSaveSkipped = 1024
+
 // startState is the state an engine starts from: its agent's stored
 // snapshot when there is one this engine can use (snapshot.go check),
 // otherwise an empty state that folds from sequence 1. A snapshot that
@@ -112,8 +117,12 @@ func (e *Engine) kickSnapshot(applied uint64) {
 }
 
 // stopSnapshots stops the snapshotter and, with save, saves a last
-// snapshot when a commit of the agent's own was folded since the last one
-// (other agents' commits alone wait for the periodic snapshot).
+// snapshot when a commit of the agent's own was folded since the last one,
+// or at least closeSaveSkipped sequences of other agents' commits were:
+// the next start would read them all again to skip them (on a stream
+// shared with busier agents, up to snapshotEvery of them), so the start-up
+// of a quiet agent would depend on the others' traffic since its last
+// snapshot.
 func (e *Engine) stopSnapshots(save bool) {
 	if e.snaps == nil {
 		return
@@ -124,10 +133,11 @@ func (e *Engine) stopSnapshots(save bool) {
 		return
 	}
 	e.st.mu.RLock()
-	moved := e.st.lastMine > e.snapSeq.Load()
+	last := e.snapSeq.Load()
+	moved := e.st.lastMine > last || e.st.applied >= last+closeSaveSkipped
 	e.st.mu.RUnlock()
 	if !moved {
-		return // no commit of the agent's own folded since the last snapshot
+		return // nothing of the agent's own, and few others', since the last snapshot
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), snapshotSaveTimeout)
 	defer cancel()

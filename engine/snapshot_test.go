@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/testutil"
@@ -400,5 +401,50 @@ func TestSnapshot_ReadOnlyLoadsButNeverSaves(t *testing.T) {
 	testutil.NoError(t, err)
 	if seq2 != seq || !bytes.Equal(after, before) {
 		t.Fatalf("the stored snapshot moved from seq %d to %d under a read-only engine", seq, seq2)
+	}
+}
+
+// TestSnapshot_CloseSavesPastOtherAgents: an engine that folded only other
+// agents' commits since its snapshot saves a new one on Close once they
+// reach closeSaveSkipped sequences (its next start does not read them
+// again), and not for fewer.
+func TestSnapshot_CloseSavesPastOtherAgents(t *testing.T) {
+	ctx, st, clock := memFixture(t)
+	e1 := newEngine(t, st, clock)
+	_, _ = e1.RunTurn(ctx, TurnRequest{TurnID: "t0", Session: "s1"}, script{"anthropic/claude-sonnet-4": rateLimit()})
+	e1.Close()
+	first := e1.Position()
+	other, err := New(ctx, st, "coder", WithClock(clock), WithSnapshotEvery(0))
+	testutil.NoError(t, err)
+	t.Cleanup(other.Close)
+	l, err := config.Parse([]byte(testutil.TwoProviderConfig), "test")
+	testutil.NoError(t, err)
+	_, _, err = other.ApplyConfig(ctx, "test", l)
+	testutil.NoError(t, err)
+	resets := func(n int) {
+		for i := range n {
+			if _, err := other.Reset(ctx, fmt.Sprintf("s%d", i), "new"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		others int
+		want   func(last uint64) uint64 // the next start's snapshot
+	}{
+		{"few", 10, func(uint64) uint64 { return first }},
+		{"many", closeSaveSkipped, func(last uint64) uint64 { return last }},
+	} {
+		e := newEngineNoConfig(t, st, clock)
+		resets(tc.others)
+		testutil.NoError(t, e.Sync(ctx))
+		last := e.Position()
+		e.Close()
+		next := newEngineNoConfig(t, st, clock)
+		if got, want := next.StartedFrom(), tc.want(last); got != want {
+			t.Fatalf("%s: %d other commits since the snapshot at %d; the next start began at %d, want %d", tc.name, tc.others, first, got, want)
+		}
+		next.Close()
 	}
 }
