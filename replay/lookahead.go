@@ -23,6 +23,9 @@ type lookahead struct {
 	// turnLast is the sequence of the last commit read of each turn
 	// (agent + "\x00" + turn id).
 	turnLast map[string]uint64
+	// late are the commits whose basis lies more than the window before
+	// them, for recheckLate.
+	late []dueCommit
 }
 
 func (l *lookahead) push(c *commit) {
@@ -30,13 +33,14 @@ func (l *lookahead) push(c *commit) {
 		return // reported; it is still folded, as every reader folds it
 	}
 	b := basisOf(c)
+	l.queue = append(l.queue, c)
 	if b < l.folded {
 		// Its basis was folded past already (it lies more than the window
-		// after it): check it on the state just before it, and say so.
-		l.v.note("seq %d was decided on stream position %d, more than the verify window before it: checked on the state just before it", c.Seq, b)
-		b = c.Seq - 1
+		// after it): folded here in its place, re-decided at its basis in
+		// a second pass (recheckLate).
+		l.late = append(l.late, dueCommit{basis: b, c: c})
+		return
 	}
-	l.queue = append(l.queue, c)
 	heap.Push(&l.due, dueCommit{basis: b, c: c})
 }
 

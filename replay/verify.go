@@ -66,8 +66,8 @@ type VerifyOptions struct {
 	// Window is how many commits verify reads ahead of its fold (0 =
 	// [DefaultVerifyWindow]): a decision recorded with a basis (the stream
 	// position its state was folded to) is re-decided on the fold at
-	// exactly that position, which verify can rebuild as long as the
-	// commit lies at most Window commits after its basis.
+	// exactly that position: in the one pass when the commit lies at most
+	// Window commits after its basis, else in a second pass up to it.
 	Window int
 }
 
@@ -165,8 +165,9 @@ func (r *VerifyReport) StrictOK() bool { return r.OK() && len(r.Quarantined) == 
 // that were stored between its read and its append, so verify reads up to
 // VerifyOptions.Window commits ahead of its fold and re-decides each
 // commit when the fold reaches its basis: one pass, linear in the stream.
-// A commit whose basis is older than the window is reported in Notes and
-// checked on the state just before it.
+// A commit whose basis is older than the window (a writer whose fold
+// stood still) is re-decided at its basis in a second pass over the
+// stream up to the latest such basis, and Notes say so.
 //
 // The classification itself is taken as recorded: the raw provider error
 // is never stored (only redacted previews and a hash), so the classifier
@@ -207,6 +208,9 @@ func Verify(ctx context.Context, src Source, opt VerifyOptions) (*VerifyReport, 
 	})
 	for len(la.queue) > 0 {
 		la.advance()
+	}
+	if err == nil {
+		err = v.recheckLate(ctx, src, la.late)
 	}
 	sort.SliceStable(v.rep.Divergences, func(i, j int) bool { return v.rep.Divergences[i].Seq < v.rep.Divergences[j].Seq })
 	return v.rep, err

@@ -1,0 +1,68 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/engine"
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
+	"github.com/fledger/fledger/replay"
+)
+
+// A start decided on one instance and stored after four commits of the
+// other (a /model on its session among them) lies more than a verify
+// window of 2 after its basis: verify re-decides it at its basis in a
+// second pass, where the session still held the selection it started on,
+// instead of on the state just before it (which holds the new /model: a
+// false divergence).
+func TestVerify_LateBasisReDecidedInSecondPass(t *testing.T) {
+	st, a, b, _ := twoInstances(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := a.SelectModel(ctx, "s-late", raceModel, string(policy.SourceUser), nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	testutil.NoError(t, b.Sync(ctx))
+	var once sync.Once
+	var raceErr error
+	engine.SetBeforeAppend(b, func(subject string) {
+		if !strings.Contains(subject, ".turn.") {
+			return
+		}
+		once.Do(func() {
+			opus := events.ModelRef{Provider: "anthropic", Model: "claude-opus-4-6"}
+			if _, raceErr = a.SelectModel(ctx, "s-late", opus, string(policy.SourceUser), nil, ""); raceErr != nil {
+				return
+			}
+			for _, s := range []string{"x1", "x2", "x3"} {
+				if _, raceErr = a.Reset(ctx, s, "new"); raceErr != nil {
+					return
+				}
+			}
+		})
+	})
+	if _, err := b.BeginTurn(ctx, engine.TurnRequest{TurnID: "t-late", Session: "s-late"}); err != nil {
+		t.Fatal(err)
+	}
+	engine.SetBeforeAppend(b, nil)
+	testutil.NoError(t, raceErr)
+	if tr, _ := b.Turn("t-late"); tr.Requested != raceModel {
+		t.Fatalf("t-late started on %s, want %s (decided before the second /model)", tr.Requested, raceModel)
+	}
+	for _, w := range []int{2, 0} {
+		rep, err := replay.Verify(ctx, st, replay.VerifyOptions{Window: w})
+		testutil.NoError(t, err)
+		if !rep.OK() {
+			t.Fatalf("window %d: %d divergent commits; first: %+v", w, rep.Diverged, rep.Divergences[0])
+		}
+		second := strings.Contains(strings.Join(rep.Notes, "\n"), "re-decided at their basis in a second pass")
+		if second != (w == 2) {
+			t.Fatalf("window %d: notes %q; want the second pass only with the small window", w, rep.Notes)
+		}
+	}
+}
