@@ -18,14 +18,14 @@ func (v *verifier) recheckLate(ctx context.Context, src Source, late []dueCommit
 	if len(late) == 0 {
 		return nil
 	}
-	due := basisHeap(late)
-	heap.Init(&due)
 	var last uint64
 	for _, d := range late {
 		last = max(last, d.basis)
 	}
 	v.note("%d commit(s) were decided on a stream position more than the verify window before them (the first at seq %d, on position %d): re-decided at their basis in a second pass over sequences 1–%d",
 		len(late), late[0].c.Seq, late[0].basis, last)
+	due := basisHeap(late) // reorders late
+	heap.Init(&due)
 	p := &verifier{rep: v.rep, folds: map[string]*engine.Fold{}, seen: v.seen}
 	err := walk(ctx, src, 1, last, func(c *commit) error {
 		for len(due) > 0 && due[0].basis < c.Seq {
