@@ -85,7 +85,7 @@ service, finishes the projector's batch and closes the store.`,
 	f.IntVar(&o.finishedTurns, "finished-turns", engine.DefaultFinishedTurns,
 		"finished turns each engine keeps in memory (older ones are read from the stream when asked for); the same on every instance")
 	f.StringVar(&o.pruneAfter, "session-prune-after", "",
-		"session maintenance: prune sessions idle for longer than this (days like 30d, or a duration), every --session-maintenance-every (default off)")
+		"session maintenance: prune sessions idle for longer than this (days like 30d, or a duration; at least 1m), every --session-maintenance-every (default off)")
 	f.StringVar(&o.maintEvery, "session-maintenance-every", "1h", "how often session maintenance runs (with --session-prune-after; at least 1s; days or a duration)")
 	return cmd
 }

@@ -44,7 +44,7 @@ meanwhile is kept, and one whose turn begins while its prune is appended
 keeps everything (the prune is void). Session keys an earlier build stored
 under older id rules are never pruned. ` + "`fledger serve --session-prune-after`" + ` runs the same on a timer.
 
---prune-after takes days (30, 30d) or a duration (720h); OpenClaw's default
+--prune-after takes days (30, 30d) or a duration (720h), at least 1m; OpenClaw's default
 is 30d. --limit prunes at most N sessions, the longest idle first. With
 --enforce it appends, so through --nats it needs the writer's credentials.
 Ctrl-C keeps what was pruned (exit status 130); run it again to finish.`,
