@@ -498,7 +498,7 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 		// earlier, unanswered send of this very commit, say, that will be
 		// dropped as a duplicate). Ask the leader: the guard still at the
 		// expectation means nothing else was stored — send again.
-		seq, ok, ferr := s.findMsgID(pctx, guard, expected, id)
+		seq, ok, ferr := s.findSent(pctx, subject, guard, expected, id)
 		if ferr == nil && ok {
 			return stored(seq, true), nil
 		}
@@ -513,8 +513,10 @@ func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, er
 	if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
 		// The server checks the expectation before de-duplication, so a
 		// re-sent commit whose first send was stored reports a conflict:
-		// look for its id among the guard's messages after expected.
-		seq, ok, ferr := s.findMsgID(pctx, guard, expected, id)
+		// look for its id among the guard's messages after expected, and
+		// the subject's (a commit guarded by another subject is stored
+		// under its own).
+		seq, ok, ferr := s.findSent(pctx, subject, guard, expected, id)
 		if ferr != nil {
 			// Whether the conflict is a send of ours stored before is
 			// not known: say so rather than report a conflict.
@@ -633,6 +635,17 @@ type msgGet struct {
 	Seq     uint64 `json:"seq,omitempty"`
 	NextFor string `json:"next_by_subj,omitempty"`
 	LastFor string `json:"last_by_subj,omitempty"`
+}
+
+// findSent looks for message id among the messages stored after
+// expected on guard, then on subject when the commit is guarded by
+// another subject: where an earlier send of the commit would be.
+func (s *store) findSent(ctx context.Context, subject, guard string, expected uint64, id string) (uint64, bool, error) {
+	seq, ok, err := s.findMsgID(ctx, guard, expected, id)
+	if err != nil || ok || subject == guard {
+		return seq, ok, err
+	}
+	return s.findMsgID(ctx, subject, expected, id)
 }
 
 // leaderNext is the first message at or after seq on filter ("" = the
