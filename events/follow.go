@@ -139,7 +139,7 @@ func (f *follower) restart(ctx context.Context) error {
 		return fmt.Errorf("events: follow from sequence %d: %w", f.next, err)
 	}
 	f.mu.Lock()
-	first, old := f.cc == nil, f.cc
+	first, old, oldCons := f.cc == nil, f.cc, f.cons
 	f.cons, f.cc = cons, cc
 	f.mu.Unlock()
 	if old != nil {
@@ -147,7 +147,10 @@ func (f *follower) restart(ctx context.Context) error {
 		// inside the client (a lost server: up to a request timeout and a
 		// back-off); its messages are dropped (gen) and the caller must
 		// not wait for it.
-		go old.Stop()
+		go func() {
+			old.Stop()
+			f.s.dropOrdered(oldCons)
+		}()
 	}
 	if hook := followStarted.Load(); first && hook != nil {
 		(*hook)(f)
@@ -282,10 +285,13 @@ func (f *follower) checkStalled(ctx context.Context, stalled time.Duration, susp
 func (f *follower) stop() {
 	close(f.quit)
 	f.mu.Lock()
-	cc := f.cc
+	cc, cons := f.cc, f.cons
 	f.mu.Unlock()
 	if cc != nil {
-		go cc.Stop()
+		go func() {
+			cc.Stop()
+			f.s.dropOrdered(cons)
+		}()
 	}
 }
 

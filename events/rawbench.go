@@ -100,7 +100,9 @@ func (b *RawBench) Failed() (int64, error) {
 // RawReader reads fledger's stream with an ordered consumer, bytes only
 // (default pull settings): the dependency's own read rate.
 type RawReader struct {
-	it jetstream.MessagesContext
+	it   jetstream.MessagesContext
+	s    *store
+	cons jetstream.Consumer
 }
 
 // NewRawReader starts an ordered consumer over fledger's stream on st's
@@ -118,7 +120,7 @@ func NewRawReader(ctx context.Context, st Store) (*RawReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("events: raw read: %w", err)
 	}
-	return &RawReader{it: it}, nil
+	return &RawReader{it: it, s: s, cons: c}, nil
 }
 
 // Next waits for the next message and returns its body as stored.
@@ -151,4 +153,7 @@ func (r *RawReader) NextMsg() (seq uint64, subject string, data []byte, err erro
 }
 
 // Stop ends the reader's consumer.
-func (r *RawReader) Stop() { r.it.Stop() }
+func (r *RawReader) Stop() {
+	r.it.Stop()
+	r.s.dropOrdered(r.cons)
+}

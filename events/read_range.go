@@ -64,6 +64,7 @@ func (s *store) scanOrdered(ctx context.Context, from, to uint64, fn func(seq ui
 	if err != nil {
 		return fmt.Errorf("events: read from sequence %d: %w", from, err)
 	}
+	defer s.dropOrdered(cons) // after the iterator's Stop (deferred below)
 	// A short range (a turn's commits) asks for no more than it reads.
 	it, err := cons.Messages(jetstream.PullMaxMessages(int(min(uint64(readBatch), to-from+1))))
 	if err != nil {

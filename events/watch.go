@@ -64,7 +64,10 @@ func (s *store) Watch(ctx context.Context, from uint64) iter.Seq2[Event, error] 
 		// itself may wait for that recreation, so it runs on its own.
 		defer func() {
 			cancel()
-			go it.Stop()
+			go func() {
+				it.Stop()
+				s.dropOrdered(cons)
+			}()
 		}()
 		next := from // the sequence expected: a jump is a gap (deletes are denied)
 		for {
