@@ -284,6 +284,9 @@ func (s *state) noteActivity(ev *events.Event) {
 	}
 	v := s.session(session)
 	v.activeAt = max(v.activeAt, events.Millis(ev.At))
+	if ev.Aggregate == events.AggSession {
+		v.ownAt = max(v.ownAt, events.Millis(ev.At))
+	}
 }
 
 // dropSession forgets a pruned session: its folded state, the inputs its
@@ -326,21 +329,29 @@ func shrunk[V any](m map[string]V) map[string]V {
 }
 
 // idleBeginGuard is the guard of a turn's start stored under the turn's
-// subject (a start that writes no session state) when its session has
-// been idle for [beginGuardIdle] or more: the session's subject, which a
-// prune is stored under. A start decided on a state without a prune of
-// its session and sent after that prune was stored then conflicts, and is
-// decided again on the pruned session, instead of being stored after the
-// prune with the selection the prune removed — so every later turn reads
-// what the stream says the session holds at its place. A start of a
-// session active within beginGuardIdle keeps its turn's guard (concurrent
-// turns of a busy session do not conflict with each other's session
-// writes): a prune of it needs a quiet age of at least [MinPruneAfter],
-// which such a start, decided less than beginGuardIdle after the
-// session's last activity, can precede on the stream only if its append
-// took longer than MinPruneAfter − beginGuardIdle. A session the state
-// does not hold (new, or pruned already) has nothing a prune could take
-// from the start. Call with the state's read lock held.
+// subject (a start that writes no session state) when its session holds
+// state stored under its own subject (a selection, a pin, the notice
+// state: what a prune removes) and has had no session event for
+// [beginGuardIdle] or more: the session's subject, which a prune is
+// stored under. A start decided on a state without a prune of its session
+// and sent after that prune was stored then conflicts, and is decided
+// again on the pruned session, instead of being stored after the prune
+// with the selection the prune removed — so every later turn reads what
+// the stream says the session holds at its place.
+//
+// The quiet is measured from session events only, which a prune's guard
+// orders: a prune stored after a session event was decided on a state
+// holding it, so it is not stored within the maintenance age (at least
+// [MinPruneAfter]) of it, and a start within beginGuardIdle of it cannot
+// race one. Turn events are not ordered by the prune's guard (a turn
+// begun and ended while a prune was in flight), so they do not count.
+// A start soon after a session event keeps its turn's guard: concurrent
+// turns of a session writing notices or pins do not make each other's
+// starts conflict. A session the state does not hold, or holds no
+// subject sequence for (new, or pruned and used since by turns alone),
+// has no selection or pin a prune could take from the start, and its
+// start would otherwise conflict once every time (the pruned subject's
+// sequence is not kept). Call with the state's read lock held.
 func (e *Engine) idleBeginGuard(h home, ps []events.Payload) string {
 	if h.agg != events.AggTurn {
 		return ""
@@ -351,23 +362,24 @@ func (e *Engine) idleBeginGuard(h home, ps []events.Payload) string {
 			continue
 		}
 		v := e.st.sessions[ts.Session]
-		if v == nil || ts.StartedAt-v.activeAt < beginGuardIdle.Milliseconds() {
+		if v == nil || ts.StartedAt-v.ownAt < beginGuardIdle.Milliseconds() {
 			return ""
 		}
 		subject, err := events.Subject(e.agent, events.AggSession, ts.Session)
-		if err != nil {
-			return "" // a key stored under older rules: never pruned
+		if err != nil || e.st.subjectSeq[subject] == 0 {
+			return ""
 		}
 		return subject
 	}
 	return ""
 }
 
-// beginGuardIdle is how long a session must have been idle for its
-// turns' starts to be guarded by its subject (idleBeginGuard).
+// beginGuardIdle is how long a session must have had no session event
+// for its turns' starts to be guarded by its subject (idleBeginGuard).
 const beginGuardIdle = 10 * time.Second
 
 // MinPruneAfter is the shortest maintenance age [Engine.PruneSessions]
-// takes: long enough past beginGuardIdle that no start racing a prune is
-// left unordered by it (idleBeginGuard).
+// takes: well past beginGuardIdle, so that a start racing a prune is
+// ordered against it (idleBeginGuard) even between instances whose
+// clocks differ by tens of seconds.
 const MinPruneAfter = time.Minute

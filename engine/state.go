@@ -27,6 +27,12 @@ type sessionView struct {
 	// last event, or of the last event of one of its turns — what session
 	// maintenance ages it by (prune.go).
 	activeAt int64
+	// ownAt is the time of the session's last session event (Unix ms):
+	// what a turn's start measures the session's quiet by to choose its
+	// guard (idleBeginGuard). It is no decision input and not in the
+	// snapshot: 0 after a start from one, which only makes the next
+	// starts guarded by the session's subject.
+	ownAt int64
 }
 
 // state is one engine's in-process view of its agent's events: every
