@@ -134,7 +134,10 @@ func (e *Engine) stopSnapshots(save bool) {
 	}
 	e.st.mu.RLock()
 	last := e.snapSeq.Load()
-	moved := e.st.lastMine > last || e.st.applied >= last+closeSaveSkipped
+	// Other agents' commits alone count only for an agent that has a
+	// snapshot or commits of its own: an engine of an agent with neither
+	// (a misspelt --agent on a command that then failed) saves nothing.
+	moved := e.st.lastMine > last || (last > 0 || e.st.lastMine > 0) && e.st.applied >= last+closeSaveSkipped
 	e.st.mu.RUnlock()
 	if !moved {
 		return // nothing of the agent's own, and few others', since the last snapshot

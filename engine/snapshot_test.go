@@ -448,3 +448,30 @@ func TestSnapshot_CloseSavesPastOtherAgents(t *testing.T) {
 		next.Close()
 	}
 }
+
+// An engine of an agent with no events at all (a misspelt --agent on a
+// writing command that then fails) saves no snapshot on Close, however
+// many of other agents' commits it folded.
+func TestSnapshot_CloseSavesNothingForAgentWithoutEvents(t *testing.T) {
+	ctx, st, clock := memFixture(t)
+	other, err := New(ctx, st, "coder", WithClock(clock), WithSnapshotEvery(0))
+	testutil.NoError(t, err)
+	l, err := config.Parse([]byte(testutil.TwoProviderConfig), "test")
+	testutil.NoError(t, err)
+	_, _, err = other.ApplyConfig(ctx, "test", l)
+	testutil.NoError(t, err)
+	for i := range closeSaveSkipped {
+		if _, err := other.Reset(ctx, fmt.Sprintf("s%d", i), "new"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other.Close()
+	e, err := New(ctx, st, "typo", WithClock(clock))
+	testutil.NoError(t, err)
+	e.Close()
+	agents, err := st.(events.Snapshots).SnapshotAgents(ctx)
+	testutil.NoError(t, err)
+	if len(agents) != 0 {
+		t.Fatalf("snapshots stored for %v, want none", agents)
+	}
+}
