@@ -33,7 +33,7 @@ const DefaultPruneWorkers = 8
 // PruneOptions are the inputs of one [Engine.PruneSessions] run.
 type PruneOptions struct {
 	// After is the maintenance age (pruneAfter): a session with no
-	// activity for longer is pruned. It must be at least a millisecond.
+	// activity for longer is pruned. It must be at least [MinPruneAfter].
 	After time.Duration
 	// DryRun lists the sessions that would be pruned and appends nothing.
 	DryRun bool

@@ -66,3 +66,54 @@ func TestVerify_LateBasisReDecidedInSecondPass(t *testing.T) {
 		}
 	}
 }
+
+// A forged start stored with a basis more than the window behind it (a
+// copy of a real start naming another turn and model): the second pass
+// re-decides it at its basis and reports the divergence, with an agent
+// filter and a ToSeq that include it, and not with ones that leave it out.
+func TestVerify_LateForgedCommitDiverges(t *testing.T) {
+	st, a, b, _ := twoInstances(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := a.SelectModel(ctx, "s-late", raceModel, string(policy.SourceUser), nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	testutil.NoError(t, b.Sync(ctx))
+	var once sync.Once
+	engine.SetBeforeAppend(b, func(subject string) {
+		if strings.Contains(subject, ".turn.") {
+			once.Do(func() {
+				for _, s := range []string{"x1", "x2", "x3", "x4"} {
+					_, _ = a.Reset(ctx, s, "new")
+				}
+			})
+		}
+	})
+	if _, err := b.BeginTurn(ctx, engine.TurnRequest{TurnID: "t-late", Session: "s-late"}); err != nil {
+		t.Fatal(err)
+	}
+	engine.SetBeforeAppend(b, nil)
+	var started events.Event
+	var basis uint64
+	for ev, err := range st.Read(ctx, 1) {
+		testutil.NoError(t, err)
+		if _, ok := ev.Data.(events.TurnStarted); ok {
+			started, basis = ev, ev.Basis
+		}
+	}
+	ts := started.Data.(events.TurnStarted)
+	ts.TurnID = "t-forged"
+	ts.Requested = events.ModelRef{Provider: "anthropic", Model: "claude-opus-4-6"}
+	forged := events.New("main", "t-forged", started.At, ts)
+	subj, _ := events.Subject("main", events.AggTurn, "t-forged")
+	res, err := st.AppendCommit(ctx, events.AppendRequest{Subject: subj, Expected: 0, Basis: basis, Events: []events.Event{forged}})
+	testutil.NoError(t, err)
+	for _, o := range []replay.VerifyOptions{{Window: 2}, {Window: 2, Agent: "main"}, {Window: 2, ToSeq: res.Seq}, {Window: 2, Agent: "other"}, {Window: 2, ToSeq: res.Seq - 1}} {
+		rep, err := replay.Verify(ctx, st, o)
+		testutil.NoError(t, err)
+		wantBad := o.Agent != "other" && (o.ToSeq == 0 || o.ToSeq >= res.Seq)
+		if rep.OK() == wantBad {
+			t.Errorf("%+v: OK=%v, want %v", o, rep.OK(), !wantBad)
+		}
+	}
+}

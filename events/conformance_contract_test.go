@@ -141,6 +141,9 @@ func fetch(t testing.TB, c events.Cursor, n int, seqs ...uint64) []events.Delive
 		wantSeqs(t, ds, seqs)
 		return ds
 	}
+	if len(seqs) == 0 {
+		t.Fatal("fetch: give the sequences expected, or n 0 to expect none")
+	}
 	var ds []events.Delivery
 	for len(ds) < len(seqs) && len(ds) < n {
 		more, err := c.Fetch(testutil.Context(t), n-len(ds), hangLimit)

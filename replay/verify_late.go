@@ -26,12 +26,21 @@ func (v *verifier) recheckLate(ctx context.Context, src Source, late []dueCommit
 		len(late), late[0].c.Seq, late[0].basis, last)
 	due := basisHeap(late) // reorders late
 	heap.Init(&due)
+	// The first pass's folds are done with: let them go before folding
+	// again, and fold only the agents of the late commits.
+	v.folds = map[string]*engine.Fold{}
+	agents := map[string]bool{}
+	for _, d := range late {
+		if d.c.Err == nil {
+			agents[d.c.agent()] = true
+		}
+	}
 	p := &verifier{rep: v.rep, folds: map[string]*engine.Fold{}, seen: v.seen}
 	err := walk(ctx, src, 1, last, func(c *commit) error {
 		for len(due) > 0 && due[0].basis < c.Seq {
 			p.checkCommit(heap.Pop(&due).(dueCommit).c)
 		}
-		if c.Err == nil {
+		if c.Err == nil && agents[c.agent()] {
 			p.fold(c.agent()).Apply(c.Seq, "", c.Events)
 		}
 		return nil

@@ -17,14 +17,14 @@ var errNotAge = errors.New("not an age")
 
 // parseAge reads a session-maintenance age as OpenClaw's pruneAfter is
 // written: a number of days ("30", "30d", "1.5d") or a Go duration
-// ("720h", "90m"). It must be at least a millisecond.
-func parseAge(flag, s string) (time.Duration, error) {
+// ("720h", "90m"). It must be at least least.
+func parseAge(flag, s string, least time.Duration) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	num := strings.TrimSuffix(t, "d")
 	if n, err := strconv.ParseFloat(num, 64); err == nil && num != "" && strings.Trim(num, "0123456789.") == "" {
 		d := n * float64(24*time.Hour)
-		if math.IsNaN(d) || d < float64(time.Millisecond) || d > float64(math.MaxInt64) {
-			return 0, fmt.Errorf("%s %q: an age is at least 1ms and at most %d days", flag, s, int64(math.MaxInt64/int64(24*time.Hour)))
+		if math.IsNaN(d) || d < float64(least) || d > float64(math.MaxInt64) {
+			return 0, fmt.Errorf("%s %q: an age is at least %s and at most %d days", flag, s, ageString(least), int64(math.MaxInt64/int64(24*time.Hour)))
 		}
 		return time.Duration(d), nil
 	}
@@ -32,8 +32,8 @@ func parseAge(flag, s string) (time.Duration, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%s %q: %w: give days (30, 30d) or a duration (720h, 90m)", flag, s, errNotAge)
 	}
-	if d < time.Millisecond {
-		return 0, fmt.Errorf("%s %q: an age is at least 1ms", flag, s)
+	if d < least {
+		return 0, fmt.Errorf("%s %q: an age is at least %s", flag, s, ageString(least))
 	}
 	return d, nil
 }
@@ -68,14 +68,8 @@ func idleText(d time.Duration) string {
 }
 
 // parsePruneAge is parseAge for an age to prune sessions after: at least
-// engine.MinPruneAfter.
+// engine.MinPruneAfter (below it a turn started on a session that is
+// being pruned would not be ordered against the prune).
 func parsePruneAge(flag, s string) (time.Duration, error) {
-	d, err := parseAge(flag, s)
-	if err != nil {
-		return 0, err
-	}
-	if d < engine.MinPruneAfter {
-		return 0, fmt.Errorf("%s %q: an age to prune sessions after is at least %s (a turn started on a session that is being pruned is ordered against the prune only past it)", flag, s, ageString(engine.MinPruneAfter))
-	}
-	return d, nil
+	return parseAge(flag, s, engine.MinPruneAfter)
 }

@@ -31,7 +31,7 @@ func TestParseAge(t *testing.T) {
 		{"1e400d", 0, "not an age"},
 		{"99999999d", 0, "at most"},
 	} {
-		got, err := parseAge("--prune-after", tc.in)
+		got, err := parseAge("--prune-after", tc.in, time.Millisecond)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "--prune-after") {
 				t.Errorf("%q: got %v, %v; want an error with %q", tc.in, got, err, tc.err)

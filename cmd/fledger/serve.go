@@ -106,7 +106,7 @@ func (o *serveFlags) maintenance() (*serve.SessionMaintenance, error) {
 	if err != nil {
 		return nil, err
 	}
-	every, err := parseAge("--session-maintenance-every", o.maintEvery)
+	every, err := parseAge("--session-maintenance-every", o.maintEvery, time.Millisecond)
 	if errors.Is(err, errNotAge) {
 		return nil, fmt.Errorf("--session-maintenance-every %q: not an interval: give days (1d) or a duration (1h, 30m), at least %s", o.maintEvery, minMaintenanceEvery)
 	}

@@ -71,7 +71,7 @@ func TestSessionsCleanup(t *testing.T) {
 		{[]string{"--enforce", "--dry-run"}, "choose one"},
 		{[]string{"--prune-after", "0"}, `--prune-after "0"`},
 		{[]string{"--prune-after", "soon"}, "not an age"},
-		{[]string{"--prune-after", "30s"}, `--prune-after "30s": an age to prune sessions after is at least 1m`},
+		{[]string{"--prune-after", "30s"}, `--prune-after "30s": an age is at least 1m`},
 		{[]string{"--limit", "-1"}, "--limit -1"},
 		{[]string{"--workers", "0"}, "--workers 0"},
 		{[]string{"--enforce", "--agent", "nosuch"}, "no agent nosuch in this ledger"},
@@ -94,7 +94,9 @@ func TestServe_SessionMaintenanceFlagsRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"--session-prune-after", "soon"}, "--session-prune-after \"soon\": not an age"},
-		{[]string{"--session-prune-after", "59s"}, `--session-prune-after "59s": an age to prune sessions after is at least 1m`},
+		{[]string{"--session-prune-after", "59s"}, `--session-prune-after "59s": an age is at least 1m`},
+		{[]string{"--session-prune-after", "0"}, `--session-prune-after "0": an age is at least 1m and at most`},
+		{[]string{"--session-prune-after", "-1m"}, `--session-prune-after "-1m": an age is at least 1m`},
 		{[]string{"--session-prune-after", "30d", "--session-maintenance-every", "0s"}, "--session-maintenance-every 0s: at least 1s"},
 		{[]string{"--session-prune-after", "30d", "--session-maintenance-every", "1ms"}, "--session-maintenance-every 1ms: at least 1s"},
 		{[]string{"--session-maintenance-every", "1h"}, "without --session-prune-after"},
