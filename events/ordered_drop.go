@@ -2,6 +2,8 @@ package events
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -28,4 +30,18 @@ func (s *store) dropOrdered(cons jetstream.Consumer) {
 		defer cancel()
 		_ = s.stream.DeleteConsumer(ctx, name)
 	}()
+}
+
+// consumerLimitErr is err as an *UnavailableError (a 503 with
+// Retry-After through serve, not a 500) naming the cause and the way out
+// when the server refused to create a consumer because the stream holds
+// its limit of them; any other err is returned as it is.
+func consumerLimitErr(op string, err error) error {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeMaximumConsumersLimit {
+		return err
+	}
+	return &UnavailableError{Op: op, Attempts: 1, Err: fmt.Errorf("%w: the stream holds the server's limit of consumers "+
+		"(1,000 per stream unless the stream or account sets one); those a killed process left expire 5 minutes after their last use: "+
+		"`nats stream info FLEDGER` counts them, `nats consumer rm FLEDGER NAME` removes one", err)}
 }

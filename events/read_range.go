@@ -62,13 +62,13 @@ func (s *store) scanOrdered(ctx context.Context, from, to uint64, fn func(seq ui
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
 	})
 	if err != nil {
-		return fmt.Errorf("events: read from sequence %d: %w", from, err)
+		return fmt.Errorf("events: read from sequence %d: %w", from, consumerLimitErr("read", err))
 	}
 	defer s.dropOrdered(cons) // after the iterator's Stop (deferred below)
 	// A short range (a turn's commits) asks for no more than it reads.
 	it, err := cons.Messages(jetstream.PullMaxMessages(int(min(uint64(readBatch), to-from+1))))
 	if err != nil {
-		return fmt.Errorf("events: read from sequence %d: %w", from, err)
+		return fmt.Errorf("events: read from sequence %d: %w", from, consumerLimitErr("read", err))
 	}
 	defer it.Stop()
 	// A done ctx stops the iterator, which ends a Next waiting for the
@@ -88,7 +88,7 @@ func (s *store) scanOrdered(ctx context.Context, from, to uint64, fn func(seq ui
 			if stall.fired() {
 				err = nats.ErrTimeout
 			}
-			return fmt.Errorf("events: read from sequence %d: %w", next, err)
+			return fmt.Errorf("events: read from sequence %d: %w", next, consumerLimitErr("read", err))
 		}
 		stall.progress()
 		meta, err := m.Metadata()
