@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fledger/fledger/commands/config"
@@ -77,6 +79,9 @@ use) unless --nats names an existing server.`,
 			}
 			ctx := cmd.Context()
 			g.Writes = true
+			if strings.TrimSpace(agent) == "" {
+				return errors.New("--agent is empty: name the agent the config applies to (default main)")
+			}
 			if err := newAgentProblem(g, agent); err != nil {
 				return fmt.Errorf("%w: agent %v", engine.ErrBadRequest, err) // as engine.CheckAgent words it
 			}

@@ -138,3 +138,12 @@ func TestConfigCheck_BreakerFiles(t *testing.T) {
 		})
 	}
 }
+
+// config apply --agent '' names the flag (the engine's message did not).
+func TestConfigApply_EmptyAgentNamesTheFlag(t *testing.T) {
+	data := t.TempDir()
+	out, err := runFledger(t, "--data", data, "config", "apply", "--agent", " ", filepath.Join("..", "..", "fixtures", "configs", "example.yaml"))
+	if err == nil || err.Error() != "--agent is empty: name the agent the config applies to (default main)" {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
