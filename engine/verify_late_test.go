@@ -14,16 +14,14 @@ import (
 	"github.com/fledger/fledger/replay"
 )
 
-// A start decided on one instance and stored after four commits of the
-// other (a /model on its session among them) lies more than a verify
-// window of 2 after its basis: verify re-decides it at its basis in a
-// second pass, where the session still held the selection it started on,
-// instead of on the state just before it (which holds the new /model: a
-// false divergence).
-func TestVerify_LateBasisReDecidedInSecondPass(t *testing.T) {
+// beginLate stores a user selection of raceModel on s-late (instance a),
+// then begins t-late on it on instance b with during run on a between the
+// start's decision and its append, and returns the stream and a context.
+func beginLate(t *testing.T, during func(ctx context.Context, a *engine.Engine) error) (events.Store, *engine.Engine, context.Context) {
+	t.Helper()
 	st, a, b, _ := twoInstances(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	if _, err := a.SelectModel(ctx, "s-late", raceModel, string(policy.SourceUser), nil, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -31,26 +29,42 @@ func TestVerify_LateBasisReDecidedInSecondPass(t *testing.T) {
 	var once sync.Once
 	var raceErr error
 	engine.SetBeforeAppend(b, func(subject string) {
-		if !strings.Contains(subject, ".turn.") {
-			return
+		if strings.Contains(subject, ".turn.") {
+			once.Do(func() { raceErr = during(ctx, a) })
 		}
-		once.Do(func() {
-			opus := events.ModelRef{Provider: "anthropic", Model: "claude-opus-4-6"}
-			if _, raceErr = a.SelectModel(ctx, "s-late", opus, string(policy.SourceUser), nil, ""); raceErr != nil {
-				return
-			}
-			for _, s := range []string{"x1", "x2", "x3"} {
-				if _, raceErr = a.Reset(ctx, s, "new"); raceErr != nil {
-					return
-				}
-			}
-		})
 	})
 	if _, err := b.BeginTurn(ctx, engine.TurnRequest{TurnID: "t-late", Session: "s-late"}); err != nil {
 		t.Fatal(err)
 	}
 	engine.SetBeforeAppend(b, nil)
 	testutil.NoError(t, raceErr)
+	return st, b, ctx
+}
+
+// resets stores a /new on each session.
+func resets(ctx context.Context, e *engine.Engine, sessions ...string) error {
+	for _, s := range sessions {
+		if _, err := e.Reset(ctx, s, "new"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A start decided on one instance and stored after four commits of the
+// other (a /model on its session among them) lies more than a verify
+// window of 2 after its basis: verify re-decides it at its basis in a
+// second pass, where the session still held the selection it started on,
+// instead of on the state just before it (which holds the new /model: a
+// false divergence).
+func TestVerify_LateBasisReDecidedInSecondPass(t *testing.T) {
+	st, b, ctx := beginLate(t, func(ctx context.Context, a *engine.Engine) error {
+		opus := events.ModelRef{Provider: "anthropic", Model: "claude-opus-4-6"}
+		if _, err := a.SelectModel(ctx, "s-late", opus, string(policy.SourceUser), nil, ""); err != nil {
+			return err
+		}
+		return resets(ctx, a, "x1", "x2", "x3")
+	})
 	if tr, _ := b.Turn("t-late"); tr.Requested != raceModel {
 		t.Fatalf("t-late started on %s, want %s (decided before the second /model)", tr.Requested, raceModel)
 	}
@@ -72,27 +86,9 @@ func TestVerify_LateBasisReDecidedInSecondPass(t *testing.T) {
 // re-decides it at its basis and reports the divergence, with an agent
 // filter and a ToSeq that include it, and not with ones that leave it out.
 func TestVerify_LateForgedCommitDiverges(t *testing.T) {
-	st, a, b, _ := twoInstances(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if _, err := a.SelectModel(ctx, "s-late", raceModel, string(policy.SourceUser), nil, ""); err != nil {
-		t.Fatal(err)
-	}
-	testutil.NoError(t, b.Sync(ctx))
-	var once sync.Once
-	engine.SetBeforeAppend(b, func(subject string) {
-		if strings.Contains(subject, ".turn.") {
-			once.Do(func() {
-				for _, s := range []string{"x1", "x2", "x3", "x4"} {
-					_, _ = a.Reset(ctx, s, "new")
-				}
-			})
-		}
+	st, _, ctx := beginLate(t, func(ctx context.Context, a *engine.Engine) error {
+		return resets(ctx, a, "x1", "x2", "x3", "x4")
 	})
-	if _, err := b.BeginTurn(ctx, engine.TurnRequest{TurnID: "t-late", Session: "s-late"}); err != nil {
-		t.Fatal(err)
-	}
-	engine.SetBeforeAppend(b, nil)
 	var started events.Event
 	var basis uint64
 	for ev, err := range st.Read(ctx, 1) {
