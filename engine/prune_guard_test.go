@@ -120,21 +120,10 @@ func (s *resendStore) AppendCommit(ctx context.Context, req events.AppendRequest
 // with ErrTurnExists, leaving the turn running and uncalled).
 func TestBeginGuard_ResentStartIsFound(t *testing.T) {
 	ctx := testutil.Context(t)
-	inner, err := events.OpenMemory()
-	testutil.NoError(t, err)
-	t.Cleanup(func() { _ = inner.Close() })
-	clock := testutil.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	inner, clock := memStore(t)
 	rs := &resendStore{Store: inner, turn: "t1"}
-	a, err := engine.New(ctx, rs, "main", engine.WithClock(clock))
-	testutil.NoError(t, err)
-	t.Cleanup(a.Close)
-	b, err := engine.New(ctx, inner, "main", engine.WithClock(clock))
-	testutil.NoError(t, err)
-	t.Cleanup(b.Close)
-	l, err := config.Parse([]byte(raceConfig), "race")
-	testutil.NoError(t, err)
-	_, _, err = b.ApplyConfig(ctx, "race", l)
-	testutil.NoError(t, err)
+	a := raceEngine(t, rs, clock, false)
+	b := raceEngine(t, inner, clock, true)
 	if _, err := b.SelectModel(ctx, "s1", raceModel, string(policy.SourceUser), nil, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -161,17 +150,8 @@ func TestBeginGuard_ResentStartIsFound(t *testing.T) {
 // SessionPruned.
 func TestBeginGuard_StartsAfterPruneDoNotConflict(t *testing.T) {
 	ctx := testutil.Context(t)
-	st, err := events.OpenMemory()
-	testutil.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	clock := testutil.NewManualClock(time.UnixMilli(1_700_000_000_000))
-	a, err := engine.New(ctx, st, "main", engine.WithClock(clock))
-	testutil.NoError(t, err)
-	t.Cleanup(a.Close)
-	l, err := config.Parse([]byte(raceConfig), "race")
-	testutil.NoError(t, err)
-	_, _, err = a.ApplyConfig(ctx, "race", l)
-	testutil.NoError(t, err)
+	st, clock := memStore(t)
+	a := raceEngine(t, st, clock, true)
 	if _, err := a.SelectModel(ctx, "s1", raceModel, string(policy.SourceUser), nil, "openai:a"); err != nil {
 		t.Fatal(err)
 	}
@@ -191,4 +171,30 @@ func TestBeginGuard_StartsAfterPruneDoNotConflict(t *testing.T) {
 			t.Errorf("begin %d (%s) on the re-used session: %d conflict(s), want none", i, id, c)
 		}
 	}
+}
+
+// memStore is an in-memory store, closed when t ends, and a manual clock.
+func memStore(t *testing.T) (events.Store, *testutil.ManualClock) {
+	t.Helper()
+	st, err := events.OpenMemory()
+	testutil.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	return st, testutil.NewManualClock(time.UnixMilli(1_700_000_000_000))
+}
+
+// raceEngine is an engine of agent main on st, closed when t ends, which
+// applies raceConfig when apply is set.
+func raceEngine(t *testing.T, st events.Store, clock engine.Clock, apply bool) *engine.Engine {
+	t.Helper()
+	ctx := testutil.Context(t)
+	e, err := engine.New(ctx, st, "main", engine.WithClock(clock))
+	testutil.NoError(t, err)
+	t.Cleanup(e.Close)
+	if apply {
+		l, err := config.Parse([]byte(raceConfig), "race")
+		testutil.NoError(t, err)
+		_, _, err = e.ApplyConfig(ctx, "race", l)
+		testutil.NoError(t, err)
+	}
+	return e
 }
