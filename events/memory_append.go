@@ -77,8 +77,10 @@ func (m *memStore) store(req AppendRequest, id, firstID string, body []byte) (se
 			if seq, ok := m.findIDLocked(req.Guard, req.Expected, id); ok {
 				return found(seq)
 			}
-			if seq, ok := m.findIDLocked(req.Subject, req.Expected, id); ok && req.Subject != req.Guard {
-				return found(seq) // guarded by another subject, stored under its own
+			if !subjectMatches(req.Guard, req.Subject) { // guarded by another subject, stored under its own
+				if seq, ok := m.findIDLocked(req.Subject, req.Expected, id); ok {
+					return found(seq)
+				}
 			}
 			return 0, false, false, &ConflictError{Subject: req.Subject, Guard: req.Guard, Expected: req.Expected,
 				Actual: last, ActualKnown: true, Code: CodeWrongLastSequence}

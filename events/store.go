@@ -642,8 +642,8 @@ type msgGet struct {
 // another subject: where an earlier send of the commit would be.
 func (s *store) findSent(ctx context.Context, subject, guard string, expected uint64, id string) (uint64, bool, error) {
 	seq, ok, err := s.findMsgID(ctx, guard, expected, id)
-	if err != nil || ok || subject == guard {
-		return seq, ok, err
+	if err != nil || ok || subjectMatches(guard, subject) {
+		return seq, ok, err // searched already: the guard covers the subject
 	}
 	return s.findMsgID(ctx, subject, expected, id)
 }
