@@ -126,6 +126,8 @@ func Parse(data []byte, source string, opts ...Option) (*Loaded, error) {
 	toJSON := yaml.YAMLToJSONStrict
 	if o.stored {
 		toJSON = yaml.YAMLToJSON
+	} else if p := utf8Problem(data); p != "" {
+		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: p}}}
 	} else if p := documentsProblem(data); p != "" {
 		return nil, &ValidationError{Source: source, Problems: []Problem{{Msg: p}}}
 	} else if p := trailingProblem(data); p != "" {
