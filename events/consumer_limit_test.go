@@ -14,7 +14,7 @@ import (
 func TestConsumerLimitErr(t *testing.T) {
 	limit := &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeMaximumConsumersLimit, Description: "maximum consumers limit reached"}
 	err := consumerLimitErr("read", limit)
-	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, limit) {
+	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, limit) || !errors.Is(err, ErrConsumerLimit) {
 		t.Fatalf("%v: want ErrUnavailable wrapping the API error", err)
 	}
 	for _, want := range []string{"events: read on FLEDGER: stream unavailable", "maximum consumers limit reached", "limit of consumers", "nats consumer rm FLEDGER NAME"} {

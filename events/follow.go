@@ -147,10 +147,7 @@ func (f *follower) restart(ctx context.Context) error {
 		// inside the client (a lost server: up to a request timeout and a
 		// back-off); its messages are dropped (gen) and the caller must
 		// not wait for it.
-		go func() {
-			old.Stop()
-			f.s.dropOrdered(oldCons)
-		}()
+		f.s.stopAndDrop(old.Stop, oldCons)
 	}
 	if hook := followStarted.Load(); first && hook != nil {
 		(*hook)(f)
@@ -288,10 +285,7 @@ func (f *follower) stop() {
 	cc, cons := f.cc, f.cons
 	f.mu.Unlock()
 	if cc != nil {
-		go func() {
-			cc.Stop()
-			f.s.dropOrdered(cons)
-		}()
+		f.s.stopAndDrop(cc.Stop, cons)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -18,18 +20,54 @@ import (
 // expire. A consumer not created yet, or one the client is recreating,
 // has nothing to delete or is deleted by the client itself. Failures are
 // ignored: the threshold remains the backstop (a process killed mid-read
-// leaves its consumers to it).
-func (s *store) dropOrdered(cons jetstream.Consumer) {
-	info := cons.CachedInfo()
-	if info == nil || info.Name == "" {
-		return
-	}
-	name := info.Name
+// leaves its consumers to it). Close waits for the deletes in flight.
+func (s *store) dropOrdered(cons jetstream.Consumer) { s.stopAndDrop(nil, cons) }
+
+// stopAndDrop runs stop (the client's Stop of an ordered consumer's
+// iteration, which may wait while the client recreates the consumer), then
+// dropOrdered's delete, on a goroutine Close waits for (a bounded time).
+func (s *store) stopAndDrop(stop func(), cons jetstream.Consumer) {
+	s.drops.mu.Lock()
+	s.drops.n++
+	s.drops.mu.Unlock()
 	go func() {
+		defer func() {
+			s.drops.mu.Lock()
+			s.drops.n--
+			s.drops.mu.Unlock()
+		}()
+		if stop != nil {
+			stop()
+		}
+		info := cons.CachedInfo()
+		if info == nil || info.Name == "" {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout)
 		defer cancel()
-		_ = s.stream.DeleteConsumer(ctx, name)
+		_ = s.stream.DeleteConsumer(ctx, info.Name)
 	}()
+}
+
+// pendingDrops counts the consumer deletes in flight (stopAndDrop).
+type pendingDrops struct {
+	mu sync.Mutex
+	n  int
+}
+
+// waitDrops waits until no consumer delete is in flight, or for d: Close
+// lets the deletes reach the server before it closes the connection (a
+// clean stop then leaves no consumer behind), without hanging on a server
+// that does not answer.
+func (s *store) waitDrops(d time.Duration) {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		s.drops.mu.Lock()
+		n := s.drops.n
+		s.drops.mu.Unlock()
+		if n == 0 {
+			return
+		}
+	}
 }
 
 // consumerLimitErr is err as an *UnavailableError (a 503 with
@@ -41,7 +79,11 @@ func consumerLimitErr(op string, err error) error {
 	if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeMaximumConsumersLimit {
 		return err
 	}
-	return &UnavailableError{Op: op, Attempts: 1, Err: fmt.Errorf("%w: the stream holds the server's limit of consumers "+
-		"(1,000 per stream unless the stream or account sets one); those a killed process left expire 5 minutes after their last use: "+
-		"`nats stream info FLEDGER` counts them, `nats consumer rm FLEDGER NAME` removes one", err)}
+	return &UnavailableError{Op: op, Attempts: 1, Err: fmt.Errorf("%w: %w", ErrConsumerLimit, err)}
 }
+
+// ErrConsumerLimit: the NATS server refused a consumer because the stream
+// holds its limit of them (errors.Is on a read's error).
+var ErrConsumerLimit = errors.New("the stream holds the server's limit of consumers " +
+	"(1,000 per stream unless the stream or account sets one); those a killed process left expire 5 minutes after their last use: " +
+	"`nats stream info FLEDGER` counts them, `nats consumer rm FLEDGER NAME` removes one")

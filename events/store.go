@@ -191,6 +191,8 @@ type store struct {
 	closeOnce sync.Once
 	closeErr  error
 	closed    chan struct{}
+	// drops are the consumer deletes in flight (ordered_drop.go).
+	drops pendingDrops
 }
 
 // Open connects the store: with [WithURL] to an existing NATS server,
@@ -388,6 +390,9 @@ func (s *store) isClosed() bool {
 	}
 }
 
+// dropWait bounds how long Close waits for consumer deletes in flight.
+const dropWait = 2 * time.Second
+
 // Close implements [Store].
 func (s *store) Close() error {
 	s.closeOnce.Do(func() {
@@ -396,6 +401,7 @@ func (s *store) Close() error {
 			s.group.close()
 		}
 		if s.nc != nil {
+			s.waitDrops(dropWait)
 			s.nc.Close()
 		}
 		if s.srv != nil {

@@ -64,10 +64,7 @@ func (s *store) Watch(ctx context.Context, from uint64) iter.Seq2[Event, error] 
 		// itself may wait for that recreation, so it runs on its own.
 		defer func() {
 			cancel()
-			go func() {
-				it.Stop()
-				s.dropOrdered(cons)
-			}()
+			s.stopAndDrop(it.Stop, cons)
 		}()
 		next := from // the sequence expected: a jump is a gap (deletes are denied)
 		for {

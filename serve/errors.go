@@ -129,6 +129,10 @@ const unavailableDetail = "the event store did not answer (no stream leader, or 
 // Retry-After): when the store did not confirm a write it says the step may
 // be recorded, so a gateway knows to re-send rather than give up.
 func refineUnavailable(err error, e *APIError) {
+	if errors.Is(err, events.ErrConsumerLimit) {
+		e.Detail = "the NATS server refused a read: " + events.ErrConsumerLimit.Error() + "; nothing was recorded; retry the request"
+		return
+	}
 	var ue *events.UnavailableError
 	if errors.As(err, &ue) && ue.Outcome == events.OutcomeUnknown {
 		e.Recorded = RecordedUnknown

@@ -99,6 +99,20 @@ func TestErrorTable_StoreOutageThatStoredNothing(t *testing.T) {
 	}
 }
 
+// A read refused at the stream's consumer limit is a 503 with Retry-After
+// that names the limit (the outage text would send an operator looking
+// for a lost leader).
+func TestErrorTable_ConsumerLimit(t *testing.T) {
+	rec := httptest.NewRecorder()
+	err := &events.UnavailableError{Op: "read", Attempts: 1, Err: fmt.Errorf("%w: %w", events.ErrConsumerLimit, errors.New("maximum consumers limit reached"))}
+	ae, _ := toAPI(fmt.Errorf("engine: look up turn t1: %w", err))
+	writeError(rec, ae)
+	want := `{"error":"unavailable","detail":"the NATS server refused a read: ` + events.ErrConsumerLimit.Error() + `; nothing was recorded; retry the request","recorded":"no"}` + "\n"
+	if rec.Code != 503 || rec.Header().Get("Retry-After") != "2" || rec.Body.String() != want {
+		t.Errorf("answer %d %q %s", rec.Code, rec.Header().Get("Retry-After"), rec.Body.String())
+	}
+}
+
 // TestErrorTable_APIErrorAndUnknownErrors: an *APIError is answered as it
 // is; an error of no row is internal (ok false).
 func TestErrorTable_APIErrorAndUnknownErrors(t *testing.T) {

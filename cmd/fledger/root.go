@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -65,7 +66,10 @@ func newRootCmd() *cobra.Command {
 			}
 			g.DataSet = cmd.Flags().Changed("data")
 			g.ReplicasSet = cmd.Flags().Changed("replicas")
-			return nil
+			if strings.HasPrefix(cmd.Name(), "__complete") {
+				return nil // shell completion reads what it can
+			}
+			return g.natsFlagsWithoutNATS()
 		},
 	}
 	pf := root.PersistentFlags()

@@ -135,3 +135,22 @@ func loopbackURL(urls string) bool {
 	}
 	return true
 }
+
+// natsFlagsWithoutNATS refuses the connection flags of an external server
+// given without one (--nats or NATS_URL): the embedded server takes none
+// of them, and ignoring them would read the local ledger while the user
+// meant another.
+func (g *globals) natsFlagsWithoutNATS() error {
+	if g.NATSURL != "" {
+		return nil
+	}
+	for _, f := range []struct{ name, value string }{
+		{"--nats-creds", g.NATSCreds}, {"--nats-user", g.NATSUser}, {"--nats-password", g.NATSPassword},
+		{"--nats-tls-ca", g.NATSTLSCA}, {"--nats-tls-cert", g.NATSTLSCert}, {"--nats-tls-key", g.NATSTLSKey},
+	} {
+		if f.value != "" {
+			return fmt.Errorf("%s without --nats (or NATS_URL): it is for an external NATS server; the embedded one (--data %s) takes none", f.name, g.DataDir)
+		}
+	}
+	return nil
+}
