@@ -139,7 +139,7 @@ func TestConfigCheck_BreakerFiles(t *testing.T) {
 	}
 }
 
-// config apply --agent ” names the flag (the engine's message did not).
+// config apply with an empty --agent names the flag (the engine's message did not).
 func TestConfigApply_EmptyAgentNamesTheFlag(t *testing.T) {
 	data := t.TempDir()
 	out, err := runFledger(t, "--data", data, "config", "apply", "--agent", " ", filepath.Join("..", "..", "fixtures", "configs", "example.yaml"))
