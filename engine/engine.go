@@ -97,6 +97,9 @@ func New(ctx context.Context, store events.Store, agent string, opts ...Option) 
 	}
 	e := &Engine{store: store, agent: agent, opt: o, lookups: newTurnLookups(lookupCacheTurns, maxStreamLookups)}
 	e.st = e.startState(ctx)
+	if fi, ok := store.(interface{ FollowIssue() error }); ok {
+		e.st.followIssue = fi.FollowIssue
+	}
 	e.startSnapshots()
 	e.fol = e.st.follow(store)
 	e.stop = e.fol.stop

@@ -105,6 +105,10 @@ type state struct {
 	// afterApply, when set, is called by the follower (outside mu) after
 	// each commit it folds: the engine's snapshot kick.
 	afterApply func(applied uint64)
+	// followIssue, when set, is the store's last error creating the
+	// follower's consumer (events' FollowIssue): a fold that stands
+	// still names it.
+	followIssue func() error
 	// lastMine is the sequence of the last commit of the agent's own this
 	// process folded (0 = none; never part of a snapshot): Close saves a
 	// snapshot only past it, so a command that only read (auth order get,
@@ -413,8 +417,13 @@ func (s *state) waitFold(ctx context.Context, seq uint64, outcome events.Outcome
 		s.mu.RLock()
 		at := s.applied
 		s.mu.RUnlock()
-		return &events.UnavailableError{Op: "fold", Outcome: outcome, Attempts: 1, Waited: foldBound,
-			Err: fmt.Errorf("the engine's fold stood at sequence %d, short of %d: %w", at, seq, err)}
+		err = fmt.Errorf("the engine's fold stood at sequence %d, short of %d: %w", at, seq, err)
+		if s.followIssue != nil {
+			if fe := s.followIssue(); fe != nil {
+				err = fmt.Errorf("%w; its stream consumer could not be created: %w", err, fe)
+			}
+		}
+		return &events.UnavailableError{Op: "fold", Outcome: outcome, Attempts: 1, Waited: foldBound, Err: err}
 	}
 	return err
 }

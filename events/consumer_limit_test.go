@@ -27,3 +27,26 @@ func TestConsumerLimitErr(t *testing.T) {
 		t.Fatalf("another API error became %v", got)
 	}
 }
+
+// A follower's consumer refused at the limit names ErrConsumerLimit, and
+// the store keeps the last such error for an engine whose fold stands
+// still, until a consumer is created.
+func TestFollowIssue(t *testing.T) {
+	limit := &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeMaximumConsumersLimit, Description: "maximum consumers limit reached"}
+	err := followErr(limit)
+	if !errors.Is(err, ErrConsumerLimit) || !errors.Is(err, limit) || errors.Is(err, ErrUnavailable) {
+		t.Fatalf("%v: want ErrConsumerLimit wrapping the API error, not an outage", err)
+	}
+	s := &store{}
+	if s.FollowIssue() != nil {
+		t.Fatal("an issue before any follower")
+	}
+	s.noteFollow(err)
+	if !errors.Is(s.FollowIssue(), ErrConsumerLimit) {
+		t.Fatalf("FollowIssue %v", s.FollowIssue())
+	}
+	s.noteFollow(nil)
+	if s.FollowIssue() != nil {
+		t.Fatalf("FollowIssue %v after a consumer was created", s.FollowIssue())
+	}
+}

@@ -67,6 +67,7 @@ func (f *follower) start(ctx context.Context) error {
 		actx, cancel := context.WithTimeout(ctx, DefaultAttemptTimeout)
 		err := f.restart(actx)
 		cancel()
+		f.s.noteFollow(err)
 		switch {
 		case err == nil:
 			return nil
@@ -126,7 +127,7 @@ func (f *follower) restart(ctx context.Context) error {
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: f.next,
 	})
 	if err != nil {
-		return fmt.Errorf("events: follow from sequence %d: %w", f.next, err)
+		return fmt.Errorf("events: follow from sequence %d: %w", f.next, followErr(err))
 	}
 	opts := append([]jetstream.PullConsumeOpt{jetstream.PullMaxMessages(followPull),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
@@ -136,7 +137,7 @@ func (f *follower) restart(ctx context.Context) error {
 		})}, followConsumeOpts()...)
 	cc, err := cons.Consume(func(m jetstream.Msg) { f.deliver(gen, m) }, opts...)
 	if err != nil {
-		return fmt.Errorf("events: follow from sequence %d: %w", f.next, err)
+		return fmt.Errorf("events: follow from sequence %d: %w", f.next, followErr(err))
 	}
 	f.mu.Lock()
 	first, old, oldCons := f.cc == nil, f.cc, f.cons
@@ -295,4 +296,14 @@ func (s *store) logger() *slog.Logger {
 		return s.cfg.logger
 	}
 	return slog.Default()
+}
+
+// followErr names [ErrConsumerLimit] in a follower's consumer-creation
+// error when that is the cause (the follower asks again: no outage
+// wrapping); any other err is returned as it is.
+func followErr(err error) error {
+	if isConsumerLimit(err) {
+		return fmt.Errorf("%w: %w", ErrConsumerLimit, err)
+	}
+	return err
 }

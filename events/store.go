@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -193,6 +194,8 @@ type store struct {
 	closed    chan struct{}
 	// drops are the consumer deletes in flight (ordered_drop.go).
 	drops pendingDrops
+	// followErr is the last follower consumer-creation error (FollowIssue).
+	followErr atomic.Value
 }
 
 // Open connects the store: with [WithURL] to an existing NATS server,
