@@ -32,12 +32,15 @@ const shutdownGrace = 15 * time.Second
 // serveFlags are the flags of `fledger serve`.
 type serveFlags struct {
 	httpAddr, cfgFile, token string
-	agents                   []string
-	noMicro                  bool
-	maxBody                  int64
-	natsListen               int
-	snapshotEvery            uint64
-	finishedTurns            int
+	// listener, when set, is the HTTP address already taken
+	// (runServe binds it before it records anything).
+	listener      net.Listener
+	agents        []string
+	noMicro       bool
+	maxBody       int64
+	natsListen    int
+	snapshotEvery uint64
+	finishedTurns int
 	// pruneAfter and maintEvery turn on session maintenance
 	// (serve.SessionMaintenance): pruneAfter "" = off.
 	pruneAfter, maintEvery string
@@ -150,6 +153,14 @@ func runServe(cmd *cobra.Command, g *globals, o *serveFlags) (err error) {
 	if err := newAgentProblem(g, o.agents...); err != nil {
 		return fmt.Errorf("serve: agent %w", err) // as serve.New words it
 	}
+	// The address is taken before anything is recorded: a serve that
+	// cannot listen must not apply its --config to the fleet first.
+	ln, err := net.Listen("tcp", o.httpAddr)
+	if err != nil {
+		return err
+	}
+	o.listener = ln
+	defer ln.Close() // closed already once served; a no-op then
 	st, err := openServeStore(ctx, g, o.natsListen)
 	if err != nil {
 		return err
@@ -275,9 +286,12 @@ func followMetrics(st events.Store, db *projections.DB, log *slog.Logger) (pm *m
 // the micro service) or the HTTP server fails.
 func serveUntilDone(ctx context.Context, g *globals, st events.Store, svc *serve.Service, o *serveFlags, log *slog.Logger) error {
 	httpAddr, noMicro, token := o.httpAddr, o.noMicro, o.token
-	ln, err := net.Listen("tcp", httpAddr)
-	if err != nil {
-		return err
+	ln := o.listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", httpAddr); err != nil {
+			return err
+		}
 	}
 	hs := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10,
