@@ -13,8 +13,14 @@ import (
 // newEngine starts an engine for agent "main" on st with testutil.TwoProviderConfig applied.
 func newEngine(t testing.TB, st events.Store, clock Clock, opts ...Option) *Engine {
 	t.Helper()
+	return newAgentEngine(t, st, clock, "main", opts...)
+}
+
+// newAgentEngine is newEngine for agent.
+func newAgentEngine(t testing.TB, st events.Store, clock Clock, agent string, opts ...Option) *Engine {
+	t.Helper()
 	ctx := testutil.Context(t)
-	e, err := New(ctx, st, "main", append([]Option{WithClock(clock), WithSeeds(func(string) uint64 { return 42 })}, opts...)...)
+	e, err := New(ctx, st, agent, append([]Option{WithClock(clock), WithSeeds(func(string) uint64 { return 42 })}, opts...)...)
 	testutil.NoError(t, err)
 	t.Cleanup(e.Close)
 	l, err := config.Parse([]byte(testutil.TwoProviderConfig), "test")

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/testutil"
@@ -414,20 +413,8 @@ func TestSnapshot_CloseSavesPastOtherAgents(t *testing.T) {
 	_, _ = e1.RunTurn(ctx, TurnRequest{TurnID: "t0", Session: "s1"}, script{"anthropic/claude-sonnet-4": rateLimit()})
 	e1.Close()
 	first := e1.Position()
-	other, err := New(ctx, st, "coder", WithClock(clock), WithSnapshotEvery(0))
-	testutil.NoError(t, err)
-	t.Cleanup(other.Close)
-	l, err := config.Parse([]byte(testutil.TwoProviderConfig), "test")
-	testutil.NoError(t, err)
-	_, _, err = other.ApplyConfig(ctx, "test", l)
-	testutil.NoError(t, err)
-	resets := func(n int) {
-		for i := range n {
-			if _, err := other.Reset(ctx, fmt.Sprintf("s%d", i), "new"); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	other := newAgentEngine(t, st, clock, "coder", WithSnapshotEvery(0))
+	resets := func(n int) { resetSessions(t, other, n) }
 	for _, tc := range []struct {
 		name   string
 		others int
@@ -454,17 +441,8 @@ func TestSnapshot_CloseSavesPastOtherAgents(t *testing.T) {
 // many of other agents' commits it folded.
 func TestSnapshot_CloseSavesNothingForAgentWithoutEvents(t *testing.T) {
 	ctx, st, clock := memFixture(t)
-	other, err := New(ctx, st, "coder", WithClock(clock), WithSnapshotEvery(0))
-	testutil.NoError(t, err)
-	l, err := config.Parse([]byte(testutil.TwoProviderConfig), "test")
-	testutil.NoError(t, err)
-	_, _, err = other.ApplyConfig(ctx, "test", l)
-	testutil.NoError(t, err)
-	for i := range closeSaveSkipped {
-		if _, err := other.Reset(ctx, fmt.Sprintf("s%d", i), "new"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	other := newAgentEngine(t, st, clock, "coder", WithSnapshotEvery(0))
+	resetSessions(t, other, closeSaveSkipped)
 	other.Close()
 	e, err := New(ctx, st, "typo", WithClock(clock))
 	testutil.NoError(t, err)
@@ -473,5 +451,15 @@ func TestSnapshot_CloseSavesNothingForAgentWithoutEvents(t *testing.T) {
 	testutil.NoError(t, err)
 	if len(agents) != 0 {
 		t.Fatalf("snapshots stored for %v, want none", agents)
+	}
+}
+
+// resetSessions stores a /new on sessions s0 … s(n−1) with e.
+func resetSessions(t *testing.T, e *Engine, n int) {
+	t.Helper()
+	for i := range n {
+		if _, err := e.Reset(testutil.Context(t), fmt.Sprintf("s%d", i), "new"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -17,7 +17,7 @@ var errNotAge = errors.New("not an age")
 
 // parseAge reads a session-maintenance age as OpenClaw's pruneAfter is
 // written: a number of days ("30", "30d", "1.5d") or a Go duration
-// ("720h", "90m"). It must be at least least.
+// ("720h", "90m"), at least least (the flag's minimum).
 func parseAge(flag, s string, least time.Duration) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	num := strings.TrimSuffix(t, "d")
