@@ -270,7 +270,7 @@ func deliver(ctx context.Context, sink Sink, recs []Record, msgs []events.Delive
 	defer func() { close(stop); wg.Wait() }()
 	delay := cfg.RetryInitial
 	for {
-		err := sink.Export(ctx, recs)
+		err := exportGraced(ctx, sink, recs)
 		if err == nil {
 			return true
 		}
@@ -287,6 +287,24 @@ func deliver(ctx context.Context, sink Sink, recs []Record, msgs []events.Delive
 		}
 		delay = min(delay*2, cfg.RetryMax)
 	}
+}
+
+// exportGrace is how long an export under way when the follow is stopped
+// may still take (exportGraced): enough for an answer already on its way,
+// short enough that a signal still ends a follow whose collector hangs
+// promptly (the batch is then handed back).
+const exportGrace = 500 * time.Millisecond
+
+// exportGraced hands recs to the sink on a context that ends exportGrace
+// after ctx does: an export under way when the follow is stopped is let
+// finish, since the collector may hold the records already, and a batch
+// handed back (nak) after that would be exported again by the next run.
+func exportGraced(ctx context.Context, sink Sink, recs []Record) error {
+	ectx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(exportGrace, cancel) })
+	defer stop()
+	return sink.Export(ectx, recs)
 }
 
 // ack acknowledges m and waits for the server's confirmation, even when
