@@ -1,8 +1,11 @@
 package serve
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
 )
 
 // TestErrorTable_EachRowAnswersItsStatusAndBody walks errorTable: every row
@@ -141,6 +145,24 @@ func TestErrorTable_EverySentinelOfTheRequestRow(t *testing.T) {
 		ae, ok := toAPI(fmt.Errorf("engine: %w", tc.err))
 		if !ok || ae.Status != 422 || ae.Code != CodeInvalidRequest || ae.Detail != tc.detail {
 			t.Errorf("toAPI(%v) = %+v, %v", tc.err, ae, ok)
+		}
+	}
+}
+
+// A request that ran out of time (or was cancelled) is answered like a
+// store outage: 503 with Retry-After, recorded "unknown" for a write (it
+// may have been stored) and "no" for a read.
+func TestAnswerError_TimedOutRequest(t *testing.T) {
+	s := &Service{}
+	for _, tc := range []struct {
+		method, recorded string
+	}{{http.MethodPost, RecordedUnknown}, {http.MethodGet, RecordedNo}} {
+		rec := httptest.NewRecorder()
+		s.answerError(rec, httptest.NewRequest(tc.method, "/v1/turns/t1/outcomes", nil), fmt.Errorf("engine: report: %w", context.DeadlineExceeded))
+		var body ErrorBody
+		testutil.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
+		if rec.Code != 503 || rec.Header().Get("Retry-After") != "2" || body.Error != CodeUnavailable || body.Recorded != tc.recorded {
+			t.Errorf("%s: %d %q %s", tc.method, rec.Code, rec.Header().Get("Retry-After"), rec.Body.String())
 		}
 	}
 }

@@ -505,7 +505,15 @@ func (s *Service) answerError(w http.ResponseWriter, r *http.Request, err error)
 		return
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		writeError(w, apiErr(http.StatusServiceUnavailable, CodeUnavailable, "the request was cancelled or timed out"))
+		// Answered like a store outage (a long election ends a request's
+		// time too): Retry-After, and whether a write may be recorded.
+		ae := apiErr(http.StatusServiceUnavailable, CodeUnavailable, "the request was cancelled or timed out")
+		ae.RetryAfterMs, ae.Recorded = unavailableRetryMs, RecordedNo
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			ae.Recorded = RecordedUnknown
+			ae.Detail += ": it may be recorded; re-send the same request — it is idempotent and is recorded once"
+		}
+		writeError(w, ae)
 		return
 	}
 	id := uuid.NewString()
