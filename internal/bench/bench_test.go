@@ -224,11 +224,13 @@ func BenchmarkRebuild(b *testing.B) {
 	ctx := context.Background()
 	b.Run("raw-read", func(b *testing.B) {
 		st, fr := stream(b)
+		c0 := processCPU()
 		for b.Loop() {
 			if _, _, err := rawRead(ctx, st, fr.LastSeq); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportCPU(b, processCPU()-c0, fr.Events)
 		b.ReportMetric(float64(fr.Events*b.N)/b.Elapsed().Seconds(), "events/s")
 	})
 	b.Run("raw-read-decode", func(b *testing.B) {
@@ -243,6 +245,7 @@ func BenchmarkRebuild(b *testing.B) {
 	b.Run("rebuild", func(b *testing.B) {
 		st, fr := stream(b)
 		var growth uint64
+		c0 := processCPU()
 		for b.Loop() {
 			r, err := rebuild(ctx, st, b.TempDir(), fr.LastSeq)
 			if err != nil {
@@ -250,9 +253,16 @@ func BenchmarkRebuild(b *testing.B) {
 			}
 			growth = max(growth, r.Growth())
 		}
+		reportCPU(b, processCPU()-c0, fr.Events)
 		b.ReportMetric(float64(fr.Events*b.N)/b.Elapsed().Seconds(), "events/s")
 		b.ReportMetric(float64(growth)/(1<<20), "heap-growth-MiB")
 	})
+}
+
+// reportCPU reports the process CPU per event of b's ops, each over
+// events events: on a shared machine a steadier figure than events/s.
+func reportCPU(b *testing.B, cpu time.Duration, events int) {
+	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N*events), "cpu-µs/event")
 }
 
 func TestMain(m *testing.M) {
