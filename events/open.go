@@ -130,14 +130,24 @@ func (s *store) openStream(ctx context.Context, cfg config) error {
 	})
 }
 
-// startGroupCommit starts the committer that lets concurrent appends share
-// one fsync (publish.go). A stream created without atomic batch publish
-// cannot: the committer then sends one by one, and the logger says why.
+// startGroupCommit starts the committer that sends concurrent appends
+// together (publish.go), as atomic batches sharing one fsync where they
+// pay (batch_mode.go). A stream created without atomic batch publish
+// cannot: the committer then pipelines, and the logger says why.
 func (s *store) startGroupCommit(cfg config) {
-	atomicOK := s.stream.CachedInfo().Config.AllowAtomicPublish
-	if !atomicOK && cfg.logger != nil {
-		cfg.logger.Warn("stream was created without atomic batch publish: concurrent appends will not share fsyncs (enable allow_atomic on the stream to get group commit)",
-			"stream", StreamName)
+	info := s.stream.CachedInfo()
+	srv := batchServer{allowAtomic: info.Config.AllowAtomicPublish, replicas: info.Config.Replicas,
+		embedded: s.srv != nil, syncAlways: cfg.syncAlways, serverName: s.nc.ConnectedServerName()}
+	batches, why := chooseBatches(cfg.atomicBatches, srv)
+	if cfg.logger != nil {
+		switch {
+		case !srv.allowAtomic:
+			cfg.logger.Warn("stream was created without atomic batch publish: concurrent appends will not share fsyncs (enable allow_atomic on the stream to get group commit)",
+				"stream", StreamName)
+		case !batches && cfg.atomicBatches == BatchesAuto && !srv.embedded:
+			cfg.logger.Info("group commit pipelines concurrent appends instead of sending atomic batches", "stream", StreamName, "why", why)
+		}
 	}
-	s.group = newCommitter(s.js, s.attemptTimeout(), atomicOK)
+	s.group = newCommitter(s.js, s.attemptTimeout(), batches)
+	s.group.why = why
 }

@@ -67,6 +67,7 @@ type config struct {
 	validator       PayloadValidator
 	logger          *slog.Logger
 	groupCommit     bool
+	atomicBatches   AtomicBatches
 	timeout         time.Duration
 	retryUnknown    time.Duration // WithRetryUnknown
 	attemptTimeout  time.Duration
@@ -79,6 +80,7 @@ func defaultConfig() config {
 		replicas:       1,
 		dupWindow:      DefaultDuplicateWindow,
 		groupCommit:    true,
+		atomicBatches:  BatchesAuto,
 		maxCommitBytes: DefaultMaxCommitBytes,
 		maxEvents:      DefaultMaxEventsPerCommit,
 		timeout:        DefaultTimeout,
@@ -248,8 +250,9 @@ func WithRetryUnknown(total, attempt time.Duration) Option {
 }
 
 // WithGroupCommit turns group commit on (the default) or off: concurrent
-// appends share fsyncs as ADR-50 atomic batches, while a lone append is
-// published at once (publish.go). Off, every append is its own publish.
+// appends queue and are sent together, pipelined or as ADR-50 atomic
+// batches that share one fsync ([WithAtomicBatches]), while a lone append
+// is published at once (publish.go). Off, every append is its own publish.
 func WithGroupCommit(on bool) Option {
 	return func(c *config) error { c.groupCommit = on; return nil }
 }

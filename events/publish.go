@@ -23,15 +23,17 @@ import (
 // temporary file store); measured on the project's machine, plain and
 // pipelined publishes win below about 8 messages, batches above, and the
 // stream's single ingest loop makes one large batch cheaper than two
-// smaller ones in flight at once. So appends queue to a committer that
-// sends one flush at a time:
+// smaller ones in flight at once. On a server that does not fsync every
+// write batches lose at every size (batch_mode.go decides where they are
+// used). So appends queue to a committer that sends one flush at a time:
 //
 //   - a flush of one message is a plain publish: a lone decision is sent
 //     the moment it arrives and never waits for company;
 //   - a flush of 2 to groupBatchMin-1 messages is pipelined (async
 //     publishes, then every ack);
 //   - a flush of groupBatchMin or more is one atomic batch (at most
-//     groupBatchMax), its members answered from the commit's ack;
+//     groupBatchMax), its members answered from the commit's ack, where
+//     atomic batches are used; pipelined elsewhere;
 //   - an urgent append (a decision others wait on) skips the queue and
 //     is sent at once, alone.
 //
@@ -65,6 +67,11 @@ type GroupStats struct {
 	// members); Fallbacks counts rejected batches whose members were
 	// re-sent one by one.
 	Single, Pipelined, Batches, BatchedMsgs, Fallbacks uint64
+	// AtomicBatches: flushes of groupBatchMin commits or more are sent
+	// as atomic batches (false: pipelined); BatchesWhy says why
+	// ([WithAtomicBatches]).
+	AtomicBatches bool
+	BatchesWhy    string
 }
 
 // GroupCommitStats returns st's group-commit counters (zero when st does
@@ -136,6 +143,8 @@ type committer struct {
 	wg         sync.WaitGroup
 
 	single, pipelined, batches, batched, fallbacks atomic.Uint64
+	// why says why flushes are or are not atomic batches (batch_mode.go).
+	why string
 }
 
 func newCommitter(js jetstream.JetStream, timeout time.Duration, atomicOK bool) *committer {
@@ -150,7 +159,7 @@ func newCommitter(js jetstream.JetStream, timeout time.Duration, atomicOK bool) 
 
 func (c *committer) stats() GroupStats {
 	return GroupStats{Single: c.single.Load(), Pipelined: c.pipelined.Load(), Batches: c.batches.Load(),
-		BatchedMsgs: c.batched.Load(), Fallbacks: c.fallbacks.Load()}
+		BatchedMsgs: c.batched.Load(), Fallbacks: c.fallbacks.Load(), AtomicBatches: c.atomic.Load(), BatchesWhy: c.why}
 }
 
 // publish queues msg and waits for its PubAck. When ctx ends first the

@@ -88,7 +88,7 @@ func TestGroupCommit_StreamWithoutAtomicPublish(t *testing.T) {
 	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = s2.Close() })
 	chainAppends(t, s2, 32, 5)
-	if st := events.GroupCommitStats(s2); st.Batches != 0 {
+	if st := events.GroupCommitStats(s2); st.Batches != 0 || st.AtomicBatches || st.BatchesWhy != "the stream was created without atomic batch publish" {
 		t.Fatalf("batches on a stream without atomic publish: %+v", st)
 	}
 }

@@ -18,3 +18,19 @@ func TestNATSFlagsWithoutNATSRefused(t *testing.T) {
 		}
 	}
 }
+
+// --atomic-batches takes auto, on or off (any case), and names itself when
+// it is given something else.
+func TestAtomicBatchesFlag(t *testing.T) {
+	t.Setenv("NATS_URL", "")
+	data := t.TempDir()
+	if out, err := runFledger(t, "--data", data, "--atomic-batches", "sometimes", "events"); err == nil ||
+		!strings.Contains(err.Error(), `--atomic-batches "sometimes": want auto, on or off`) {
+		t.Errorf("sometimes: %v\n%s", err, out)
+	}
+	for _, v := range []string{"auto", "ON", "off"} {
+		if out, err := runFledger(t, "--data", data, "--atomic-batches", v, "version"); err != nil {
+			t.Errorf("%s: %v\n%s", v, err, out)
+		}
+	}
+}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fledger/fledger/events"
 )
 
 // globals holds the flags every subcommand shares.
@@ -41,6 +44,9 @@ type globals struct {
 	// DataSet is whether --data was given: with --nats, projection
 	// databases then live under it rather than in the user cache directory.
 	DataSet bool
+	// AtomicBatches is --atomic-batches: how group commit sends concurrent
+	// appends (auto, on, off; events.WithAtomicBatches).
+	AtomicBatches string
 }
 
 // subcommands are added by each command's file in its init function, so
@@ -69,7 +75,13 @@ func newRootCmd() *cobra.Command {
 			if strings.HasPrefix(cmd.Name(), "__complete") {
 				return nil // shell completion reads what it can
 			}
-			return g.natsFlagsWithoutNATS()
+			if err := g.natsFlagsWithoutNATS(); err != nil {
+				return err
+			}
+			if _, err := events.ParseAtomicBatches(g.AtomicBatches); err != nil {
+				return fmt.Errorf("--atomic-batches %w", err)
+			}
+			return nil
 		},
 	}
 	pf := root.PersistentFlags()
@@ -83,6 +95,7 @@ func newRootCmd() *cobra.Command {
 	pf.StringVar(&g.NATSTLSKey, "nats-tls-key", "", "client key file for NATS TLS")
 	pf.IntVar(&g.Replicas, "replicas", 1, "replicas of the FLEDGER stream when fledger creates it on --nats (1, 3 or 5; an existing stream keeps its own; the embedded server has 1)")
 	pf.Uint64Var(&g.FirstSeq, "first-seq", 0, "first sequence of the FLEDGER stream when fledger creates it: the archived stream's last sequence + 1 to continue it (docs/operations.md, \"Archiving and long history\"; an existing stream created with another is refused)")
+	pf.StringVar(&g.AtomicBatches, "atomic-batches", string(events.BatchesAuto), "how concurrent appends are sent: on = as atomic batches sharing one fsync (a server that fsyncs every write), off = pipelined, auto = on for the embedded server and replicated streams, off for a one-replica stream on another server (docs/operations.md)")
 	for _, f := range subcommands {
 		root.AddCommand(f(g))
 	}

@@ -29,6 +29,9 @@ func (g *globals) storeOptions() []events.Option {
 	if g.FirstSeq > 1 {
 		common = append(common, events.WithFirstSeq(g.FirstSeq))
 	}
+	if m, err := events.ParseAtomicBatches(g.AtomicBatches); err == nil && m != events.BatchesAuto {
+		common = append(common, events.WithAtomicBatches(m))
+	}
 	if g.NATSURL == "" {
 		return append([]events.Option{events.WithDataDir(g.DataDir)}, common...)
 	}

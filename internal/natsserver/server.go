@@ -20,6 +20,10 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
+// ServerName is the embedded server's name: a client that connects to
+// its listener can tell it from another server (it fsyncs every write).
+const ServerName = "fledger-embedded"
+
 // LockFileName is the file inside the data directory that a running
 // embedded server holds an exclusive lock on.
 const LockFileName = "fledger.lock"
@@ -107,7 +111,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	opts := &server.Options{
-		ServerName:             "fledger-embedded",
+		ServerName:             ServerName,
 		JetStream:              true,
 		StoreDir:               dir,
 		DontListen:             !cfg.Listen,
