@@ -148,6 +148,5 @@ func (s *store) startGroupCommit(cfg config) {
 			cfg.logger.Info("group commit pipelines concurrent appends instead of sending atomic batches", "stream", StreamName, "why", why)
 		}
 	}
-	s.group = newCommitter(s.js, s.attemptTimeout(), batches)
-	s.group.why = why
+	s.group = newCommitter(s.js, s.attemptTimeout(), batches, why)
 }

@@ -144,14 +144,17 @@ type committer struct {
 
 	single, pipelined, batches, batched, fallbacks atomic.Uint64
 	// why says why flushes are or are not atomic batches (batch_mode.go).
-	why string
+	why atomic.Pointer[string]
 }
 
-func newCommitter(js jetstream.JetStream, timeout time.Duration, atomicOK bool) *committer {
+// newCommitter starts a committer on js that sends atomic batches when
+// batches is set, why saying why (or why not).
+func newCommitter(js jetstream.JetStream, timeout time.Duration, batches bool, why string) *committer {
 	c := &committer{js: js, timeout: timeout, wake: make(chan struct{}, 1),
 		slots: make(chan struct{}, groupInflight), quit: make(chan struct{}),
 		known: map[string]uint64{}, inflight: map[string]int{}}
-	c.atomic.Store(atomicOK)
+	c.atomic.Store(batches)
+	c.why.Store(&why)
 	c.wg.Add(1)
 	go c.run()
 	return c
@@ -159,7 +162,7 @@ func newCommitter(js jetstream.JetStream, timeout time.Duration, atomicOK bool) 
 
 func (c *committer) stats() GroupStats {
 	return GroupStats{Single: c.single.Load(), Pipelined: c.pipelined.Load(), Batches: c.batches.Load(),
-		BatchedMsgs: c.batched.Load(), Fallbacks: c.fallbacks.Load(), AtomicBatches: c.atomic.Load(), BatchesWhy: c.why}
+		BatchedMsgs: c.batched.Load(), Fallbacks: c.fallbacks.Load(), AtomicBatches: c.atomic.Load(), BatchesWhy: *c.why.Load()}
 }
 
 // publish queues msg and waits for its PubAck. When ctx ends first the
@@ -448,6 +451,8 @@ func (c *committer) sendBatch(group []*pendingPub) bool {
 	if err != nil {
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) && apiErr.ErrorCode == codeAtomicOff {
+			why := "the server refused atomic batch publish: " + apiErr.Description
+			c.why.Store(&why)
 			c.atomic.Store(false)
 		}
 		return false
