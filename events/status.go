@@ -31,6 +31,19 @@ func followConsumeOpts() []jetstream.PullConsumeOpt {
 	return []jetstream.PullConsumeOpt{jetstream.PullExpiry(followExpiry), jetstream.PullHeartbeat(followHeartbeat)}
 }
 
+// Unwrap is the store st wraps, through every wrapper that has an
+// Unwrap() Store method (a test's failing store, say), or st itself:
+// what [Status] asks.
+func Unwrap(st Store) Store {
+	for {
+		u, ok := st.(interface{ Unwrap() Store })
+		if !ok {
+			return st
+		}
+		st = u.Unwrap()
+	}
+}
+
 // StreamStatus is what [Status] found out about the store's stream.
 type StreamStatus struct {
 	// Connected: the store's NATS connection is up; Server is the server
@@ -56,6 +69,7 @@ type StreamStatus struct {
 // a health check must answer whatever the store does). It never blocks
 // past ctx; what it could not learn is left empty, with Err saying why.
 func Status(ctx context.Context, st Store) StreamStatus {
+	st = Unwrap(st)
 	if m, ok := st.(*memStore); ok {
 		return m.status()
 	}

@@ -194,6 +194,9 @@ type store struct {
 	closed    chan struct{}
 	// drops are the consumer deletes in flight (ordered_drop.go).
 	drops pendingDrops
+	// writes is what the appends say about the store's writes
+	// (write_health.go).
+	writes writeHealth
 	// followErr is the last follower consumer-creation error (FollowIssue).
 	followErr atomic.Value
 }
@@ -452,6 +455,12 @@ func checkFilter(f string) error {
 }
 
 func (s *store) append(ctx context.Context, req AppendRequest) (AppendResult, error) {
+	res, err := s.appendOnce(ctx, req)
+	s.writes.note(ctx, err, time.Now())
+	return res, err
+}
+
+func (s *store) appendOnce(ctx context.Context, req AppendRequest) (AppendResult, error) {
 	if s.isClosed() {
 		return AppendResult{}, ErrClosed
 	}

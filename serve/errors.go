@@ -136,7 +136,7 @@ func refineUnavailable(err error, e *APIError) {
 	var ue *events.UnavailableError
 	if errors.As(err, &ue) && ue.Outcome == events.OutcomeUnknown {
 		e.Recorded = RecordedUnknown
-		e.Detail = fmt.Sprintf("the event store did not confirm the write within %v (no stream leader, or the NATS server is unreachable): it may be recorded; re-send the same request — it is idempotent and is recorded once",
+		e.Detail = fmt.Sprintf("the event store did not confirm the write within %v (no stream leader, the NATS server unreachable, or not storing — its disk full, say; GET /healthz): it may be recorded; re-send the same request — it is idempotent and is recorded once",
 			ue.Waited.Round(time.Second))
 	}
 }

@@ -54,7 +54,7 @@ func TestErrorTable_EachRowAnswersItsStatusAndBody(t *testing.T) {
 		"engine.ErrConflictRetries": {engine.ErrConflictRetries, 503, "1",
 			`{"error":"contention","detail":"too many concurrent writers on the same profile or turn; retry"}`},
 		"events.ErrUnavailable": {&events.UnavailableError{Op: "append", Outcome: events.OutcomeUnknown, Attempts: 3, Waited: 4400 * time.Millisecond, Err: errors.New("timeout")}, 503, "2",
-			`{"error":"unavailable","detail":"the event store did not confirm the write within 4s (no stream leader, or the NATS server is unreachable): it may be recorded; re-send the same request — it is idempotent and is recorded once","recorded":"unknown"}`},
+			`{"error":"unavailable","detail":"the event store did not confirm the write within 4s (no stream leader, the NATS server unreachable, or not storing — its disk full, say; GET /healthz): it may be recorded; re-send the same request — it is idempotent and is recorded once","recorded":"unknown"}`},
 		"events.ErrStreamGone": {fmt.Errorf("events: read from sequence 5: %w", events.ErrStreamGone), 503, "",
 			`{"error":"unavailable","detail":"the FLEDGER stream is not on the NATS server any more (deleted, or replaced by a rotation while this process ran): restart fledger on the current stream"}`},
 		"engine.ErrClosed": {engine.ErrClosed, 503, "",

@@ -80,6 +80,9 @@ func (s *Service) Health(ctx context.Context) (*Health, int) {
 			h.Degraded = append(h.Degraded, fmt.Sprintf("stream: %d of %d replicas current (%s)", st.Current, st.Replicas, strings.Join(st.Lagging, ", ")))
 		}
 	}
+	if code == http.StatusOK {
+		code = s.writeHealth(h, time.Now())
+	}
 	if s.proj != nil {
 		s.projectionHealth(ctx, h)
 	}
@@ -88,6 +91,34 @@ func (s *Service) Health(ctx context.Context) (*Health, int) {
 	}
 	s.logHealth(h)
 	return h, code
+}
+
+// writeFailRecent is how long the appends that were not stored count
+// against the store's health: past it, without a failure since, the
+// instance is ready again, so that one taken out of a load balancer
+// (which then sends it nothing to learn from) is tried again.
+const writeFailRecent = time.Minute
+
+// writeHealth adds to h what the store's own appends say (the stream may
+// answer stream info while its server stores nothing: a full disk): the
+// last append not stored makes the store degraded, two or more in a row
+// unavailable (503: /readyz takes the instance out of rotation), for
+// writeFailRecent after the last of them. It returns the status code.
+func (s *Service) writeHealth(h *Health, now time.Time) int {
+	ws := events.WriteHealth(s.cfg.Store)
+	if ws.Failures == 0 || now.Sub(ws.LastFailure) >= writeFailRecent {
+		return http.StatusOK
+	}
+	what := fmt.Sprintf("store: the last append was not stored (%v ago: %s)", now.Sub(ws.LastFailure).Round(time.Second), userDetail(ws.LastErr))
+	if ws.Failures == 1 {
+		h.Degraded = append(h.Degraded, what)
+		return http.StatusOK
+	}
+	what = fmt.Sprintf("store: the last %d appends were not stored, over %v (last %v ago: %s); a server that stopped storing (its disk full, say) does so until it restarts: see its log",
+		ws.Failures, ws.LastFailure.Sub(ws.FailingSince).Round(time.Second), now.Sub(ws.LastFailure).Round(time.Second), userDetail(ws.LastErr))
+	h.Status, h.Error = "unavailable", "the event store is not storing appends"
+	h.Degraded = append(h.Degraded, what)
+	return http.StatusServiceUnavailable
 }
 
 // logHealth logs the health status when it changes (not on every poll),

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/fledger/fledger/events"
 	pmetrics "github.com/fledger/fledger/projections/metrics"
 )
 
@@ -107,7 +108,11 @@ func newMetrics(s *Service) *metrics {
 		q, _ := s.proj.db.Quarantined(ctx)
 		return float64(len(q))
 	})
-	m.collectors = []prometheus.Collector{m.requests, m.latency, m.micro, m.microTime, engineCollector{s}, quarantined}
+	appendFailures := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fledger_store_append_failures_total",
+		Help: "Appends the event store did not get stored: not confirmed within the store's timeout, or refused by the server for a reason other than a conflict (GET /healthz reports them while they last)."}, func() float64 {
+		return float64(events.WriteHealth(s.cfg.Store).Total)
+	})
+	m.collectors = []prometheus.Collector{m.requests, m.latency, m.micro, m.microTime, engineCollector{s}, quarantined, appendFailures}
 	m.reg.MustRegister(m.collectors...)
 	var g prometheus.Gatherer = m.reg
 	if s.cfg.Metrics != nil {

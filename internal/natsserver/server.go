@@ -203,6 +203,9 @@ func (s *Server) ClientURL() string {
 // DataDir is the absolute data directory the server holds.
 func (s *Server) DataDir() string { return s.dir }
 
+// NATS is the nats-server itself (tests use it to make the server fail).
+func (s *Server) NATS() *server.Server { return s.ns }
+
 // Shutdown stops the server, waits for it to flush and close its store, and
 // releases the directory lock. ctx bounds the wait; on expiry the lock is
 // still released so the caller can exit. Safe to call more than once.

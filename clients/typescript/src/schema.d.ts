@@ -1841,7 +1841,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
-            /** @description The event store is unreachable or the stream has no leader */
+            /** @description The event store is unreachable, the stream has no leader, or this process's last appends were not stored */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1861,7 +1861,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready (connected, the stream has a leader) */
+            /** @description Ready (connected, the stream has a leader, appends are being stored) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1874,7 +1874,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
-            /** @description Not ready (the store is unreachable or the stream has no leader) */
+            /** @description Not ready (the store is unreachable, the stream has no leader, or this process's last appends were not stored) */
             503: {
                 headers: {
                     [name: string]: unknown;
