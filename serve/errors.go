@@ -78,6 +78,9 @@ const (
 	// CodeReadOnly (403): `fledger view` records nothing; only reads and
 	// POST /v1/what-if are taken.
 	CodeReadOnly = "read_only"
+	// CodeCrossOrigin: a non-safe request a browser sent from a page of
+	// another origin (403).
+	CodeCrossOrigin = "cross_origin"
 )
 
 // toAPI maps an engine error to the client's answer: an *APIError as it

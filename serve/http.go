@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"path"
@@ -294,6 +295,10 @@ func badQueryPair(raw string) string {
 }
 
 // guard wraps the mux: recover, metrics, auth, JSON 404/405.
+// crossOrigin refuses non-safe browser requests from another origin
+// (CSRF), by Sec-Fetch-Site or Origin against Host.
+var crossOrigin = http.NewCrossOriginProtection()
+
 func (s *Service) guard(mux *http.ServeMux) http.Handler {
 	var want [32]byte
 	if s.cfg.Token != "" {
@@ -317,6 +322,13 @@ func (s *Service) guard(mux *http.ServeMux) http.Handler {
 			}
 			s.metrics.observe(route, rw.code(), time.Since(start))
 		}()
+		if err := crossOrigin.Check(r); err != nil {
+			// A page of another site posting to a server without a token
+			// (loopback needs none): programs send no Origin, and the
+			// pages this server serves itself are same-origin.
+			writeError(rw, apiErr(http.StatusForbidden, CodeCrossOrigin, "%s from a page of another origin (Origin %q) is refused: the API takes requests from programs and from the pages this server serves", r.Method, r.Header.Get("Origin")))
+			return
+		}
 		if s.cfg.Token != "" && !slices.Contains(OpenRoutes, pattern) {
 			got, ok := bearerToken(r.Header.Get("Authorization"))
 			sum := sha256.Sum256([]byte(got))
@@ -408,8 +420,11 @@ func jsonOp[Req, Resp any](s *Service, rule bodyRule, fill func(*http.Request, *
 }
 
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, required bool) *APIError {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		return apiErr(http.StatusUnsupportedMediaType, CodeInvalidRequest, "Content-Type %q is not application/json", ct)
+	ct := r.Header.Get("Content-Type")
+	if ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return apiErr(http.StatusUnsupportedMediaType, CodeInvalidRequest, "Content-Type %q is not application/json", ct)
+		}
 	}
 	if ae := contentEncodingProblem(r.Header.Values("Content-Encoding")); ae != nil {
 		return ae
@@ -422,6 +437,10 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, requ
 		return tooLarge(mb.Limit)
 	case err != nil:
 		return apiErr(http.StatusBadRequest, CodeInvalidJSON, "the request body could not be read: %v", err)
+	case ct == "" && len(bytes.TrimSpace(raw)) > 0:
+		// A body without a type is what a page of another site can
+		// send without asking the server first (a "simple" request).
+		return apiErr(http.StatusUnsupportedMediaType, CodeInvalidRequest, "a request body needs Content-Type: application/json")
 	}
 	return decodeRequest(raw, v, required)
 }

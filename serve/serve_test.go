@@ -154,6 +154,9 @@ func TestHTTP_BadInputChangesNothing(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			req, _ := http.NewRequestWithContext(ctx, c.method, srv.url+c.path, strings.NewReader(c.body))
+			if c.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
 			resp, err := http.DefaultClient.Do(req)
 			testutil.NoError(t, err)
 			defer resp.Body.Close()

@@ -339,7 +339,7 @@ export interface components {
              * @description Stable machine-readable code
              * @enum {unknown}
              */
-            error: "invalid_json" | "invalid_request" | "body_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "unknown_agent" | "unknown_turn" | "attempt_not_planned" | "outcome_mismatch" | "begin_mismatch" | "turn_exists" | "ambiguous_turn" | "wait_not_over" | "no_config" | "unknown_profile" | "contention" | "unavailable" | "internal" | "read_only";
+            error: "invalid_json" | "invalid_request" | "body_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "unknown_agent" | "unknown_turn" | "attempt_not_planned" | "outcome_mismatch" | "begin_mismatch" | "turn_exists" | "ambiguous_turn" | "wait_not_over" | "no_config" | "unknown_profile" | "contention" | "unavailable" | "internal" | "read_only" | "cross_origin";
             /** @description What was wrong, in words */
             detail: string;
             /**
@@ -1217,7 +1217,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description read_only: the server is `fledger view`, which reads a ledger and records nothing; only POST /v1/what-if (which never writes) is taken */
+        /** @description read_only: the server is `fledger view`, which reads a ledger and records nothing; only POST /v1/what-if (which never writes) is taken. cross_origin: a browser sent the request from a page of another origin (Sec-Fetch-Site, or Origin against Host), which a server without a token would otherwise take; programs send no Origin */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
@@ -1244,7 +1244,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description invalid_request: the body's Content-Type is not application/json, or its Content-Encoding is not identity (a body is JSON as is, never compressed) */
+        /** @description invalid_request: the body's Content-Type is not application/json (parameters such as charset aside), a body comes without a Content-Type, or its Content-Encoding is not identity (a body is JSON as is, never compressed) */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
@@ -1810,6 +1810,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
