@@ -1,6 +1,10 @@
 package events
 
-import "github.com/nats-io/nats.go"
+import (
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
 
 // ConnOf is the NATS connection of a JetStream store, for the tests that
 // look at the stream beside the store (the store itself exposes none);
@@ -17,4 +21,13 @@ func ConnOf(s Store) *nats.Conn {
 // path took it.
 func CheckFastDecode(r *Registry, data []byte, seq uint64, subject string) (taken bool, err error) {
 	return checkFastDecode(r, data, seq, subject)
+}
+
+// StallFirstMessage makes every ordered read give up waiting for its
+// first message at once and go on with direct gets (scanOrdered's way
+// past a stalled consumer), until the test ends.
+func StallFirstMessage(t interface{ Cleanup(func()) }) {
+	was := firstMsgWait
+	firstMsgWait = time.Nanosecond
+	t.Cleanup(func() { firstMsgWait = was })
 }

@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"sync"
@@ -72,9 +73,10 @@ func (s *store) scanOrdered(ctx context.Context, from, to uint64, fn func(seq ui
 	}
 	defer it.Stop()
 	// A done ctx stops the iterator, which ends a Next waiting for the
-	// server; so does a stall of the store's timeout.
+	// server; so does a stall: no first message within firstMsgWait, or
+	// none for the store's timeout after it.
 	defer context.AfterFunc(ctx, it.Stop)()
-	stall := newStallGuard(s.cfg.timeout, it.Stop)
+	stall := newStallGuard(min(s.cfg.timeout, firstMsgWait), it.Stop)
 	defer stall.stop()
 	for next := from; next <= to; {
 		m, err := it.Next()
@@ -86,9 +88,15 @@ func (s *store) scanOrdered(ctx context.Context, from, to uint64, fn func(seq ui
 				return fmt.Errorf("events: read after sequence %d: %w", next-1, ctx.Err())
 			}
 			if stall.fired() {
-				err = nats.ErrTimeout
+				// The consumer stopped delivering (on a cluster its first
+				// message sometimes never comes): the rest is read with
+				// direct gets, which any replica answers.
+				return s.scanRestDirect(ctx, next, to, fn)
 			}
 			return fmt.Errorf("events: read from sequence %d: %w", next, consumerLimitErr("read", err))
+		}
+		if next == from {
+			stall.every(s.cfg.timeout)
 		}
 		stall.progress()
 		meta, err := m.Metadata()
@@ -105,6 +113,28 @@ func (s *store) scanOrdered(ctx context.Context, from, to uint64, fn func(seq ui
 		next = seq + 1
 	}
 	return nil
+}
+
+// firstMsgWait bounds the wait for an ordered read's first message before
+// it goes on with direct gets: a consumer that delivers sends its first
+// message within milliseconds, and one that does not (seen on a 3-node
+// cluster for 2–7% of reads) would otherwise hold the read, and the
+// request behind it, for the whole store timeout.
+var firstMsgWait = 2 * time.Second
+
+// scanRestDirect is scanOrdered's way on after its consumer stalled: the
+// messages from..to with direct gets ([store.scan]). A read that fails
+// there too is the store's unavailability (a 503 with Retry-After to an
+// API client), not an error of the ledger.
+func (s *store) scanRestDirect(ctx context.Context, from, to uint64, fn func(seq uint64, subject string, data []byte) bool) error {
+	err := s.scan(ctx, from, "", readBatch, func(seq uint64, subj string, m *nats.Msg) bool {
+		return seq <= to && fn(seq, subj, m.Data) && seq < to
+	})
+	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
+		return &UnavailableError{Op: "read", Outcome: NotStored, Attempts: 1,
+			Err: fmt.Errorf("the ordered consumer from sequence %d stalled, and direct gets failed: %w", from, err)}
+	}
+	return err
 }
 
 // stallGuard calls abort once no message arrived for a whole timeout:
@@ -146,7 +176,14 @@ func (g *stallGuard) check() {
 	g.abort()
 }
 
-func (g *stallGuard) progress()   { g.n.Add(1) }
+func (g *stallGuard) progress() { g.n.Add(1) }
+
+// every makes d the stall timeout from the next check on.
+func (g *stallGuard) every(d time.Duration) {
+	g.mu.Lock()
+	g.d = d
+	g.mu.Unlock()
+}
 func (g *stallGuard) fired() bool { return g.hit.Load() }
 
 func (g *stallGuard) stop() {
