@@ -92,6 +92,26 @@ func errorRecord(pe *classify.ProviderError) events.ProviderErrorRecord {
 	return rec
 }
 
+// reportedError is the stored form of a reported call error.
+func reportedError(err error) events.ProviderErrorRecord {
+	var pe *classify.ProviderError
+	if !errors.As(err, &pe) {
+		pe = classify.FromError(err)
+	}
+	return errorRecord(pe)
+}
+
+// sameProviderError reports whether a re-sent failure report (got) is the
+// one recorded (rec): the same status, code, type and name, and the same
+// hash of its message and body when the record has one (a record written
+// before hashes were kept is compared without).
+func sameProviderError(rec, got events.ProviderErrorRecord) bool {
+	if rec.Status != got.Status || rec.Code != got.Code || rec.Type != got.Type || rec.Name != got.Name {
+		return false
+	}
+	return rec.Hash == "" || rec.Hash == got.Hash
+}
+
 // hashPreviewRunes bounds the redacted text ProviderErrorRecord.Hash is
 // computed over, so a 10 MB body costs no more than a short one.
 const hashPreviewRunes = 16384

@@ -179,7 +179,8 @@ func (e *Engine) existingTurn(ctx context.Context, req TurnRequest) (*Step, bool
 // report, here or on another instance), nothing is appended and the
 // recorded decision's next step is returned (Replayed). Errors:
 // ErrUnknownTurn; an *[AttemptError] for an attempt never started
-// (ErrAttemptNotPlanned) or already reported with the other result
+// (ErrAttemptNotPlanned) or already reported with another result: the
+// other of success and failure, or another provider error
 // (ErrOutcomeMismatch); ErrBadRequest (attempt < 1, an error report
 // without an error); store errors; ErrConflictRetries.
 func (e *Engine) ReportOutcome(ctx context.Context, turnID string, r AttemptReport) (*Step, error) {
@@ -238,7 +239,7 @@ func (e *Engine) ReportOutcome(ctx context.Context, turnID string, r AttemptRepo
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTurn, turnID)
 	}
 	if o, ok := sum.outcome(r.Attempt); ok {
-		if o.ok != r.OK {
+		if o.ok != r.OK || !r.OK && !sameProviderError(o.err, reportedError(r.Err)) {
 			return nil, &AttemptError{Err: ErrOutcomeMismatch, TurnID: turnID, Attempt: r.Attempt, Planned: st.Attempts}
 		}
 		return e.replayed(turnID, sum, o.next)

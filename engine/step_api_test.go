@@ -173,6 +173,15 @@ func TestStep_BadReportsChangeNothing(t *testing.T) {
 	if _, err := e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: 1, OK: true}); !errors.Is(err, ErrOutcomeMismatch) {
 		t.Fatalf("mismatch: %v", err)
 	}
+	// The same failure sent again is replayed; another provider error for
+	// the same attempt (a 429 where a 401 was recorded) is a mismatch too:
+	// its sender must not take it as recorded.
+	if again, err := e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: 1, Err: authError()}); err != nil || !again.Replayed {
+		t.Fatalf("the same failure again: %+v %v", again, err)
+	}
+	if _, err := e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: 1, Err: rateLimit()}); !errors.Is(err, ErrOutcomeMismatch) {
+		t.Fatalf("another failure: %v", err)
+	}
 	// A resume while a call is in flight replays the call.
 	cur, err := e.ResumeTurn(ctx, "t1")
 	testutil.NoError(t, err)

@@ -50,10 +50,12 @@ type turnSummary struct {
 	lastSeq uint64
 }
 
-// attemptOutcome is an attempt's first recorded outcome.
+// attemptOutcome is an attempt's first recorded outcome: its provider
+// error as stored when it failed.
 type attemptOutcome struct {
 	attempt int
 	ok      bool
+	err     events.ProviderErrorRecord
 	next    policy.Next
 }
 
@@ -79,7 +81,7 @@ func (e *Engine) summarize(log []turnCommit) *turnSummary {
 			var o attemptOutcome
 			switch p := ev.Data.(type) {
 			case events.AttemptFailed:
-				o = attemptOutcome{attempt: p.Attempt}
+				o = attemptOutcome{attempt: p.Attempt, err: p.Error}
 			case events.AttemptSucceeded:
 				o = attemptOutcome{attempt: p.Attempt, ok: true}
 			default:
