@@ -93,6 +93,12 @@ func runReplay(cmd *cobra.Command, g *globals, o *replayFlags) error {
 	if o.verify && o.whatIf != "" {
 		return fmt.Errorf("--verify and --what-if are separate runs; pick one")
 	}
+	if o.strict && !o.verify {
+		return fmt.Errorf("--strict is for --verify (it makes quarantined messages fail the verification)")
+	}
+	if cmd.Flags().Changed("out") && (o.verify || o.whatIf != "") {
+		return fmt.Errorf("--out names the database a rebuild writes; --verify and --what-if write none")
+	}
 	if err := atLeast("--batch", o.batch, 1, "the number of events per transaction", ""); err != nil {
 		return err
 	}

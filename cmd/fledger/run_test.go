@@ -74,8 +74,9 @@ func TestDecisions_UnknownReasonRefused(t *testing.T) {
 	}
 }
 
-// Option values outside what they can mean are refused, naming the flag,
-// rather than quietly read as a default.
+// Option values outside what they can mean, or flags the mode asked for
+// does not use, are refused, naming the flag, rather than quietly read as
+// a default or ignored.
 func TestOptions_OutOfRangeRefused(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -85,6 +86,10 @@ func TestOptions_OutOfRangeRefused(t *testing.T) {
 		{[]string{"serve", "--max-body", "-1"}, "--max-body -1: a request body limit is at least 1 byte"},
 		{[]string{"serve", "--http", "127.0.0.1:0", "--no-micro", "--agent", "main,"}, "serve: agent 2 of 2 is empty"},
 		{[]string{"decisions", "--limit", "-1"}, "--limit -1: the number of decisions is 0 (all) or more"},
+		{[]string{"serve", "--finished-turns", "0"}, "--finished-turns 0: the finished turns each engine keeps in memory is 1 (default 1024) or more"},
+		{[]string{"serve", "--agent", ""}, `--agent "": name the agent id(s) to serve (default main)`},
+		{[]string{"replay", "--strict"}, "--strict is for --verify (it makes quarantined messages fail the verification)"},
+		{[]string{"replay", "--verify", "--out", "x.db"}, "--out names the database a rebuild writes; --verify and --what-if write none"},
 	} {
 		_, err := runFledger(t, append([]string{"--data", t.TempDir()}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

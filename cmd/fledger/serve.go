@@ -133,6 +133,12 @@ func runServe(cmd *cobra.Command, g *globals, o *serveFlags) (err error) {
 	if o.maxBody < 1 {
 		return fmt.Errorf("--max-body %d: a request body limit is at least 1 byte (default %d)", o.maxBody, serve.DefaultMaxBodyBytes)
 	}
+	if err := atLeast("--finished-turns", o.finishedTurns, 1, "the finished turns each engine keeps in memory", fmt.Sprintf("default %d", engine.DefaultFinishedTurns)); err != nil {
+		return err
+	}
+	if cmd.Flags().Changed("agent") && len(o.agents) == 0 {
+		return fmt.Errorf("--agent %q: name the agent id(s) to serve (default %s)", "", serve.DefaultAgent)
+	}
 	o.everyGiven = cmd.Flags().Changed("session-maintenance-every")
 	maint, err := o.maintenance()
 	if err != nil {
