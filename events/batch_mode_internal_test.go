@@ -103,3 +103,44 @@ func TestGroupCommit_FlushWayFollowsTheServer(t *testing.T) {
 		})
 	}
 }
+
+// A committer that pipelines what would have been a batch says so at
+// each such flush (open.go logs the choice once from it); smaller
+// flushes, and a committer sending batches, do not.
+func TestGroupCommit_PipelinedBatchNoticed(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		batches bool
+		size    int
+		want    int
+	}{
+		{"pipelined, a flush of groupBatchMin", false, groupBatchMin, 1},
+		{"pipelined, a smaller flush", false, groupBatchMin - 1, 0},
+		{"batches", true, groupBatchMin, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := Open(context.Background(), WithDataDir(t.TempDir()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			s := st.(*store)
+			noticed := 0
+			c := newCommitter(s.js, s.attemptTimeout(), tc.batches, "test", func() { noticed++ })
+			c.close() // driven by hand
+			group := make([]*pendingPub, tc.size)
+			for i := range group {
+				group[i] = turnMsg(t, s, fmt.Sprintf("t%d", i), 0)
+			}
+			c.flush(group)
+			for _, p := range group {
+				if r := <-p.done; r.err != nil {
+					t.Fatal(r.err)
+				}
+			}
+			if noticed != tc.want {
+				t.Fatalf("noticed %d times, want %d", noticed, tc.want)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -139,14 +140,18 @@ func (s *store) startGroupCommit(cfg config) {
 	srv := batchServer{allowAtomic: info.Config.AllowAtomicPublish, replicas: info.Config.Replicas,
 		embedded: s.srv != nil, syncAlways: cfg.syncAlways, serverName: s.nc.ConnectedServerName()}
 	batches, why := chooseBatches(cfg.atomicBatches, srv)
-	if cfg.logger != nil {
-		switch {
-		case !srv.allowAtomic:
-			cfg.logger.Warn("stream was created without atomic batch publish: concurrent appends will not share fsyncs (enable allow_atomic on the stream to get group commit)",
-				"stream", StreamName)
-		case !batches && cfg.atomicBatches == BatchesAuto && !srv.embedded:
-			cfg.logger.Info("group commit pipelines concurrent appends instead of sending atomic batches", "stream", StreamName, "why", why)
-		}
+	if cfg.logger != nil && !srv.allowAtomic {
+		cfg.logger.Warn("stream was created without atomic batch publish: concurrent appends will not share fsyncs (enable allow_atomic on the stream to get group commit)",
+			"stream", StreamName)
 	}
-	s.group = newCommitter(s.js, s.attemptTimeout(), batches, why)
+	var said func()
+	if cfg.logger != nil && srv.allowAtomic && !batches && cfg.atomicBatches == BatchesAuto && !srv.embedded {
+		// Said once, at the first flush that would have been a batch: a
+		// command that only reads never says it.
+		log := cfg.logger
+		said = sync.OnceFunc(func() {
+			log.Info("group commit pipelines concurrent appends instead of sending atomic batches", "stream", StreamName, "why", why)
+		})
+	}
+	s.group = newCommitter(s.js, s.attemptTimeout(), batches, why, said)
 }

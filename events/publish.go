@@ -77,7 +77,7 @@ type GroupStats struct {
 // GroupCommitStats returns st's group-commit counters (zero when st does
 // not group commits).
 func GroupCommitStats(st Store) GroupStats {
-	if s, ok := st.(*store); ok && s.group != nil {
+	if s, ok := Unwrap(st).(*store); ok && s.group != nil {
 		return s.group.stats()
 	}
 	return GroupStats{}
@@ -143,16 +143,20 @@ type committer struct {
 	wg         sync.WaitGroup
 
 	single, pipelined, batches, batched, fallbacks atomic.Uint64
-	// why says why flushes are or are not atomic batches (batch_mode.go).
-	why atomic.Pointer[string]
+	// why says why flushes are or are not atomic batches (batch_mode.go);
+	// onPipelinedBatch, when set, runs at each flush of groupBatchMin or
+	// more sent pipelined (open.go logs the choice once from it).
+	why              atomic.Pointer[string]
+	onPipelinedBatch func()
 }
 
 // newCommitter starts a committer on js that sends atomic batches when
-// batches is set, why saying why (or why not).
-func newCommitter(js jetstream.JetStream, timeout time.Duration, batches bool, why string) *committer {
+// batches is set, why saying why (or why not); onPipelinedBatch (may be
+// nil) runs at each flush that would have been a batch.
+func newCommitter(js jetstream.JetStream, timeout time.Duration, batches bool, why string, onPipelinedBatch func()) *committer {
 	c := &committer{js: js, timeout: timeout, wake: make(chan struct{}, 1),
 		slots: make(chan struct{}, groupInflight), quit: make(chan struct{}),
-		known: map[string]uint64{}, inflight: map[string]int{}}
+		known: map[string]uint64{}, inflight: map[string]int{}, onPipelinedBatch: onPipelinedBatch}
 	c.atomic.Store(batches)
 	c.why.Store(&why)
 	c.wg.Add(1)
@@ -383,7 +387,12 @@ func (c *committer) flush(group []*pendingPub) {
 		ack, err := c.js.PublishMsg(ctx, group[0].msg, noPubRetry)
 		cancel()
 		c.answer(group[0], pubResult{ack, err})
-	case len(group) < groupBatchMin || !c.atomic.Load():
+	case len(group) < groupBatchMin:
+		c.sendPipelined(group)
+	case !c.atomic.Load():
+		if c.onPipelinedBatch != nil {
+			c.onPipelinedBatch()
+		}
 		c.sendPipelined(group)
 	default:
 		if !c.sendBatch(group) {

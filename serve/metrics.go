@@ -112,7 +112,14 @@ func newMetrics(s *Service) *metrics {
 		Help: "Appends the event store did not get stored: not confirmed within the store's timeout, or refused by the server for a reason other than a conflict (GET /healthz reports them while they last)."}, func() float64 {
 		return float64(events.WriteHealth(s.cfg.Store).Total)
 	})
-	m.collectors = []prometheus.Collector{m.requests, m.latency, m.micro, m.microTime, engineCollector{s}, quarantined, appendFailures}
+	atomicBatches := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fledger_store_atomic_batches",
+		Help: "1 when group commit sends concurrent appends as atomic batches, 0 when it pipelines them (--atomic-batches; the store's start-up log says why)."}, func() float64 {
+		if events.GroupCommitStats(s.cfg.Store).AtomicBatches {
+			return 1
+		}
+		return 0
+	})
+	m.collectors = []prometheus.Collector{m.requests, m.latency, m.micro, m.microTime, engineCollector{s}, quarantined, appendFailures, atomicBatches}
 	m.reg.MustRegister(m.collectors...)
 	var g prometheus.Gatherer = m.reg
 	if s.cfg.Metrics != nil {
