@@ -84,17 +84,7 @@ func TestGroupCommit_FlushWayFollowsTheServer(t *testing.T) {
 			s := st.(*store)
 			c := s.group
 			c.close() // drive the flush by hand, with the committer's own code
-			group := make([]*pendingPub, groupBatchMin)
-			for i := range group {
-				group[i] = turnMsg(t, s, fmt.Sprintf("t%d", i), 0)
-			}
-			c.flush(group)
-			for i, p := range group {
-				r := <-p.done
-				if r.err != nil || r.ack == nil || r.ack.Sequence != uint64(i+1) {
-					t.Fatalf("member %d: %+v %v, want stored at %d", i, r.ack, r.err, i+1)
-				}
-			}
+			flushByHand(t, s, c, groupBatchMin)
 			g := c.stats()
 			if g.Batches != tc.batches || g.Pipelined != tc.pipelined {
 				t.Fatalf("batches %d pipelined %d, want %d %d (%s)", g.Batches, g.Pipelined, tc.batches, tc.pipelined, g.BatchesWhy)
@@ -128,19 +118,27 @@ func TestGroupCommit_PipelinedBatchNoticed(t *testing.T) {
 			noticed := 0
 			c := newCommitter(s.js, s.attemptTimeout(), tc.batches, "test", func() { noticed++ })
 			c.close() // driven by hand
-			group := make([]*pendingPub, tc.size)
-			for i := range group {
-				group[i] = turnMsg(t, s, fmt.Sprintf("t%d", i), 0)
-			}
-			c.flush(group)
-			for _, p := range group {
-				if r := <-p.done; r.err != nil {
-					t.Fatal(r.err)
-				}
-			}
+			flushByHand(t, s, c, tc.size)
 			if noticed != tc.want {
 				t.Fatalf("noticed %d times, want %d", noticed, tc.want)
 			}
 		})
+	}
+}
+
+// flushByHand flushes n one-event commits (turns t0…) through c's own
+// flush and checks each is stored, in order, from sequence 1.
+func flushByHand(t *testing.T, s *store, c *committer, n int) {
+	t.Helper()
+	group := make([]*pendingPub, n)
+	for i := range group {
+		group[i] = turnMsg(t, s, fmt.Sprintf("t%d", i), 0)
+	}
+	c.flush(group)
+	for i, p := range group {
+		r := <-p.done
+		if r.err != nil || r.ack == nil || r.ack.Sequence != uint64(i+1) {
+			t.Fatalf("member %d: %+v %v, want stored at %d", i, r.ack, r.err, i+1)
+		}
 	}
 }
