@@ -1,6 +1,8 @@
 package serve_test
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -73,5 +75,36 @@ func TestHTTP_BrowserRequestsFromElsewhereRefused(t *testing.T) {
 	// Reads are not checked.
 	if status, b := do(t, "GET", srv.url+"/v1/profiles", "", "Origin", "http://evil.example", "Sec-Fetch-Site", "cross-site"); status != 200 {
 		t.Errorf("GET from another origin: %d %s, want 200", status, b)
+	}
+}
+
+// A server without a token listens on loopback only, so a request whose
+// Host is not a loopback name comes from a page of another site whose
+// name was pointed at 127.0.0.1 (DNS rebinding): the browser's own origin
+// checks see it as same-origin, so the server refuses it itself, reads
+// included. Loopback names and addresses are served.
+func TestHTTP_NonLoopbackHostRefusedWithoutToken(t *testing.T) {
+	srv, _, _ := strictServer(t)
+	port := srv.url[strings.LastIndexByte(srv.url, ':'):]
+	get := func(host string) (int, []byte) {
+		req, err := http.NewRequestWithContext(testutil.Context(t), "GET", srv.url+"/v1/profiles", nil)
+		testutil.NoError(t, err)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		testutil.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	for _, host := range []string{"rebind.evil.example" + port, "rebind.evil.example", "192.168.1.7" + port, "localhost.evil.example" + port} {
+		want := serve.ErrorBody{Error: serve.CodeCrossOrigin, Detail: `Host "` + host + `" is not a loopback name: a server without a token answers only requests to localhost or a loopback address (a page of another site pointed at 127.0.0.1 is refused); serve other names with --token`}
+		if status, b := get(host); status != 403 || errorBody(t, b) != want {
+			t.Errorf("Host %s: %d %s, want 403 %+v", host, status, b, want)
+		}
+	}
+	for _, host := range []string{"127.0.0.1" + port, "localhost" + port, "LOCALHOST", "app.localhost" + port, "[::1]" + port, "127.0.0.2"} {
+		if status, b := get(host); status != 200 {
+			t.Errorf("Host %s: %d %s, want 200", host, status, b)
+		}
 	}
 }

@@ -65,7 +65,7 @@ var errorTable = []errorClass{
 	{class: "*engine.AttemptError + engine.ErrOutcomeMismatch", match: isA[*engine.AttemptError](engine.ErrOutcomeMismatch),
 		Status: http.StatusConflict, Code: CodeOutcomeMismatch,
 		detail: with(func(a *engine.AttemptError) string {
-			return fmt.Sprintf("attempt %d of turn %s was already reported with the other result (ok vs error)", a.Attempt, a.TurnID)
+			return fmt.Sprintf("attempt %d of turn %s was already reported with another result (ok against an error, or another provider error): the recorded one stands", a.Attempt, a.TurnID)
 		})},
 	{class: "*engine.BeginMismatchError", match: isA[*engine.BeginMismatchError](nil),
 		Status: http.StatusConflict, Code: CodeBeginMismatch,

@@ -34,7 +34,7 @@ func TestErrorTable_EachRowAnswersItsStatusAndBody(t *testing.T) {
 		"*engine.AttemptError + engine.ErrAttemptNotPlanned": {&engine.AttemptError{Err: engine.ErrAttemptNotPlanned, TurnID: "t1", Attempt: 3, Planned: 2}, 409, "",
 			`{"error":"attempt_not_planned","detail":"turn t1 has started 2 attempt(s); attempt 3 was never planned: report the attempt of the last call action"}`},
 		"*engine.AttemptError + engine.ErrOutcomeMismatch": {&engine.AttemptError{Err: engine.ErrOutcomeMismatch, TurnID: "t1", Attempt: 1, Planned: 1}, 409, "",
-			`{"error":"outcome_mismatch","detail":"attempt 1 of turn t1 was already reported with the other result (ok vs error)"}`},
+			`{"error":"outcome_mismatch","detail":"attempt 1 of turn t1 was already reported with another result (ok against an error, or another provider error): the recorded one stands"}`},
 		"*engine.BeginMismatchError": {fmt.Errorf("begin: %w", &engine.BeginMismatchError{TurnID: "t1", Field: "model", Recorded: `"openai/gpt-5"`, Requested: `"groq/llama"`}), 409, "",
 			`{"error":"begin_mismatch","detail":"turn t1 was begun with model \"openai/gpt-5\"; this begin asks \"groq/llama\": a re-sent begin must repeat the original request (a new turn needs a new turn_id)"}`},
 		"*engine.NoNextStepError": {&engine.NoNextStepError{TurnID: "t1", Seq: 7, Phase: "running"}, 500, "",

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -299,6 +300,24 @@ func badQueryPair(raw string) string {
 // (CSRF), by Sec-Fetch-Site or Origin against Host.
 var crossOrigin = http.NewCrossOriginProtection()
 
+// loopbackHost reports whether host (a request's Host: name or address,
+// with or without a port; "" from an HTTP/1.0 client) names the loopback
+// interface: localhost, a name under .localhost, or a loopback address.
+func loopbackHost(host string) bool {
+	if host == "" {
+		return true
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 func (s *Service) guard(mux *http.ServeMux) http.Handler {
 	var want [32]byte
 	if s.cfg.Token != "" {
@@ -322,6 +341,14 @@ func (s *Service) guard(mux *http.ServeMux) http.Handler {
 			}
 			s.metrics.observe(route, rw.code(), time.Since(start))
 		}()
+		if s.cfg.Token == "" && !loopbackHost(r.Host) {
+			// A server without a token listens on loopback only; a name
+			// that is not a loopback one is a page of another site whose
+			// name was pointed at 127.0.0.1 (DNS rebinding), to which the
+			// browser's own origin checks would let it through.
+			writeError(rw, apiErr(http.StatusForbidden, CodeCrossOrigin, "Host %q is not a loopback name: a server without a token answers only requests to localhost or a loopback address (a page of another site pointed at 127.0.0.1 is refused); serve other names with --token", r.Host))
+			return
+		}
 		if err := crossOrigin.Check(r); err != nil {
 			// A page of another site posting to a server without a token
 			// (loopback needs none): programs send no Origin, and the

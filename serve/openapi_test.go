@@ -49,7 +49,7 @@ func TestOpenAPI_CoversEveryRoute(t *testing.T) {
 // Every status the server can answer is declared, for each operation that
 // can answer it, with its error codes; the list is derived from the code:
 // the guard (405, 413 and 500 anywhere, 401 unless the route is open, 400
-// for a GET's query, 403 cross_origin on a POST), the request decoding (400 and 415 on every body
+// for a GET's query, 403 cross_origin anywhere), the request decoding (400 and 415 on every body
 // route, that is every POST), the store (503 on every route but /metrics;
 // 404 where an agent or a turn is looked up) and the error table (each
 // row's status and code on at least one operation). Each operation
@@ -74,9 +74,7 @@ func TestOpenAPI_DeclaresEveryStatus(t *testing.T) {
 		if r.Method == "POST" {
 			want = append(want, 415)
 		}
-		if r.Method == "POST" {
-			want = append(want, 403) // read_only (fledger view), cross_origin (any POST)
-		}
+		want = append(want, 403) // cross_origin (a Host not loopback without a token; a POST from another origin), read_only (fledger view)
 		if r.Path != "/metrics" {
 			want = append(want, 503)
 		}

@@ -1217,7 +1217,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description read_only: the server is `fledger view`, which reads a ledger and records nothing; only POST /v1/what-if (which never writes) is taken. cross_origin: a browser sent the request from a page of another origin (Sec-Fetch-Site, or Origin against Host), which a server without a token would otherwise take; programs send no Origin */
+        /** @description read_only: the server is `fledger view`, which reads a ledger and records nothing; only POST /v1/what-if (which never writes) is taken. cross_origin: a browser sent a POST from a page of another origin (Sec-Fetch-Site, or Origin against Host), which a server without a token would otherwise take (programs send no Origin); or, on a server without a token, any request whose Host is not a loopback name (a page of another site pointed at 127.0.0.1) */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
@@ -1365,6 +1365,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
@@ -1457,6 +1458,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
@@ -1666,6 +1668,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
@@ -1710,6 +1713,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
@@ -1746,6 +1750,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
@@ -1779,6 +1784,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
@@ -1839,6 +1845,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
@@ -1872,6 +1879,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
@@ -1907,6 +1915,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
