@@ -30,13 +30,19 @@ type WriteStatus struct {
 }
 
 // WriteHealth returns what st's appends say about its writes: a store
-// that tracks them has a WriteStatus method (this package's NATS store;
-// a wrapper can pass its store's on); for any other, a zero status.
+// that tracks them has a WriteStatus method (this package's NATS store),
+// looked for through wrappers ([Unwrap]); for any other, a zero status.
 func WriteHealth(st Store) WriteStatus {
-	if w, ok := st.(interface{ WriteStatus() WriteStatus }); ok {
-		return w.WriteStatus()
+	for {
+		if w, ok := st.(interface{ WriteStatus() WriteStatus }); ok {
+			return w.WriteStatus()
+		}
+		u, ok := st.(interface{ Unwrap() Store })
+		if !ok {
+			return WriteStatus{}
+		}
+		st = u.Unwrap()
 	}
-	return WriteStatus{}
 }
 
 // WriteStatus is [WriteHealth] of s.
