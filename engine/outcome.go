@@ -92,24 +92,21 @@ func errorRecord(pe *classify.ProviderError) events.ProviderErrorRecord {
 	return rec
 }
 
-// reportedError is the stored form of a reported call error.
-func reportedError(err error) events.ProviderErrorRecord {
-	var pe *classify.ProviderError
-	if !errors.As(err, &pe) {
-		pe = classify.FromError(err)
-	}
-	return errorRecord(pe)
-}
-
-// sameProviderError reports whether a re-sent failure report (got) is the
-// one recorded (rec): the same status, code, type and name, and the same
-// hash of its message and body when the record has one (a record written
-// before hashes were kept is compared without).
-func sameProviderError(rec, got events.ProviderErrorRecord) bool {
-	if rec.Status != got.Status || rec.Code != got.Code || rec.Type != got.Type || rec.Name != got.Name {
+// sameFailure reports whether a re-sent failure report (err) is the one
+// recorded (rec): the same provider error — status, code, type, name, and
+// the hash of its message and body when the record has one (a record
+// written before hashes were kept is compared without) — and the same
+// flags the decision read (output or tool started, tool batch settled).
+func sameFailure(rec events.AttemptFailed, err error) bool {
+	got := outcomeOf(err, time.Time{}, 0)
+	e := rec.Error
+	if e.Status != got.Error.Status || e.Code != got.Error.Code || e.Type != got.Error.Type || e.Name != got.Error.Name {
 		return false
 	}
-	return rec.Hash == "" || rec.Hash == got.Hash
+	if rec.ReplayUnsafe != (got.OutputStarted || got.ToolStarted) || rec.ToolBatchSettled != got.ToolBatchSettled {
+		return false
+	}
+	return e.Hash == "" || e.Hash == got.Error.Hash
 }
 
 // hashPreviewRunes bounds the redacted text ProviderErrorRecord.Hash is

@@ -180,8 +180,8 @@ func (e *Engine) existingTurn(ctx context.Context, req TurnRequest) (*Step, bool
 // recorded decision's next step is returned (Replayed). Errors:
 // ErrUnknownTurn; an *[AttemptError] for an attempt never started
 // (ErrAttemptNotPlanned) or already reported with another result: the
-// other of success and failure, or another provider error
-// (ErrOutcomeMismatch); ErrBadRequest (attempt < 1, an error report
+// other of success and failure, or another failure — provider error,
+// output or tool started, tool batch settled (ErrOutcomeMismatch); ErrBadRequest (attempt < 1, an error report
 // without an error); store errors; ErrConflictRetries.
 func (e *Engine) ReportOutcome(ctx context.Context, turnID string, r AttemptReport) (*Step, error) {
 	if turnID == "" {
@@ -239,7 +239,7 @@ func (e *Engine) ReportOutcome(ctx context.Context, turnID string, r AttemptRepo
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTurn, turnID)
 	}
 	if o, ok := sum.outcome(r.Attempt); ok {
-		if o.ok != r.OK || !r.OK && !sameProviderError(o.err, reportedError(r.Err)) {
+		if o.ok != r.OK || !r.OK && !sameFailure(o.failed, r.Err) {
 			return nil, &AttemptError{Err: ErrOutcomeMismatch, TurnID: turnID, Attempt: r.Attempt, Planned: st.Attempts}
 		}
 		return e.replayed(turnID, sum, o.next)

@@ -182,6 +182,11 @@ func TestStep_BadReportsChangeNothing(t *testing.T) {
 	if _, err := e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: 1, Err: rateLimit()}); !errors.Is(err, ErrOutcomeMismatch) {
 		t.Fatalf("another failure: %v", err)
 	}
+	// So is the same error once output had started: the decision reads
+	// it (no same-call retry), so its sender must not be told "replayed".
+	if _, err := e.ReportOutcome(ctx, "t1", AttemptReport{Attempt: 1, Err: &ReplayUnsafeError{Err: authError(), OutputStarted: true}}); !errors.Is(err, ErrOutcomeMismatch) {
+		t.Fatalf("the same error after output started: %v", err)
+	}
 	// A resume while a call is in flight replays the call.
 	cur, err := e.ResumeTurn(ctx, "t1")
 	testutil.NoError(t, err)

@@ -50,13 +50,14 @@ type turnSummary struct {
 	lastSeq uint64
 }
 
-// attemptOutcome is an attempt's first recorded outcome: its provider
-// error as stored when it failed.
+// attemptOutcome is an attempt's first recorded outcome.
 type attemptOutcome struct {
 	attempt int
 	ok      bool
-	err     events.ProviderErrorRecord
-	next    policy.Next
+	// failed is the failure as recorded (AttemptFailed), compared with a
+	// re-sent report (sameFailure).
+	failed events.AttemptFailed
+	next   policy.Next
 }
 
 // summarize is the summary of log (nil when empty).
@@ -81,7 +82,7 @@ func (e *Engine) summarize(log []turnCommit) *turnSummary {
 			var o attemptOutcome
 			switch p := ev.Data.(type) {
 			case events.AttemptFailed:
-				o = attemptOutcome{attempt: p.Attempt, err: p.Error}
+				o = attemptOutcome{attempt: p.Attempt, failed: p}
 			case events.AttemptSucceeded:
 				o = attemptOutcome{attempt: p.Attempt, ok: true}
 			default:

@@ -141,7 +141,7 @@ func (s *store) startGroupCommit(cfg config) {
 		embedded: s.srv != nil, syncAlways: cfg.syncAlways, serverName: s.nc.ConnectedServerName()}
 	batches, why := chooseBatches(cfg.atomicBatches, srv)
 	if cfg.logger != nil && !srv.allowAtomic {
-		cfg.logger.Warn("stream was created without atomic batch publish: concurrent appends will not share fsyncs (enable allow_atomic on the stream to get group commit)",
+		cfg.logger.Warn("stream was created without atomic batch publish: concurrent appends are pipelined (enable allow_atomic on the stream to let group commit send atomic batches where they pay: docs/operations.md \"Group commit on your server\")",
 			"stream", StreamName)
 	}
 	var said func()

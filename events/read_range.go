@@ -21,8 +21,9 @@ import (
 // come from an ordered consumer, which the server delivers without
 // building a header per message as it does for Read's direct gets: about
 // twice Read's rate on a long stream (docs/performance.md), for one
-// consumer create per read. They are decoded ahead on GOMAXPROCS workers
-// like Read's.
+// consumer create per read; should the consumer stall, the rest comes
+// from direct gets. They are decoded ahead on GOMAXPROCS workers like
+// Read's.
 func (s *store) ReadRange(ctx context.Context, from, to uint64) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		if s.isClosed() {
@@ -55,9 +56,10 @@ func (s *store) ReadRange(ctx context.Context, from, to uint64) iter.Seq2[Event,
 
 // scanOrdered calls fn with each message from..to (to ≤ the stream's last
 // sequence) in order, read with an ordered consumer, until fn returns
-// false or to is reached. A wait for the server longer than the store's
-// timeout ends the read (noticed within two timeouts, see stallGuard)
-// with an error wrapping nats.ErrTimeout.
+// false or to is reached. A consumer that stalls — no first message
+// within firstMsgWait, or none for the store's timeout after it (noticed
+// within two, see stallGuard) — is given up: the rest is read with
+// direct gets (scanRestDirect).
 func (s *store) scanOrdered(ctx context.Context, from, to uint64, fn func(seq uint64, subject string, data []byte) bool) error {
 	cons, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,

@@ -15,15 +15,15 @@ import (
 
 // WriteStatus is what a store's recent appends say about its writes.
 type WriteStatus struct {
-	// Failures counts the appends not stored since the last one that was
-	// (each an [UnavailableError]: not confirmed within the timeout, or
-	// refused by the server for a reason other than a conflict); 0 when
-	// the last append was stored. FailingSince is when the first of them
+	// Failures counts the appends that failed with an [UnavailableError]
+	// (not confirmed, or the store unavailable, for the whole retry time)
+	// since the server last answered one; 0 when it answered the last. FailingSince is when the first of them
 	// ended, LastFailure when the last did, LastErr its error.
 	Failures                  int
 	FailingSince, LastFailure time.Time
 	LastErr                   error
-	// LastStored is when an append was last stored (zero: none yet).
+	// LastStored is when the server last answered an append: stored it,
+	// or refused it as a conflict (zero: none yet).
 	LastStored time.Time
 	// Total counts the appends not stored since the store opened.
 	Total uint64

@@ -31,6 +31,9 @@ type healthMemo struct {
 	mu       sync.Mutex
 	lastOK   time.Time
 	reported string
+	// lastOutage is when a check last found the store not connected or
+	// the stream without a leader (writeVerdict).
+	lastOutage time.Time
 }
 
 // maxHealthSeqs bounds the quarantined sequences GET /healthz names.
@@ -40,8 +43,9 @@ const maxHealthSeqs = 20
 // NATS connection and the stream (leader, replicas), and the projections
 // (lag, a catch-up that keeps failing, quarantined messages). Status is ok;
 // degraded (200) naming the impaired parts in Degraded; or unavailable
-// (503) when the store cannot take writes (not connected, or the stream
-// has no leader). It answers within [HealthBudget].
+// (503) when the store cannot take writes (not connected, the stream has
+// no leader, or appends keep failing: writeVerdict). It answers within
+// [HealthBudget].
 func (s *Service) Health(ctx context.Context) (*Health, int) {
 	ctx, cancel := context.WithTimeout(ctx, HealthBudget)
 	defer cancel()
@@ -80,7 +84,11 @@ func (s *Service) Health(ctx context.Context) (*Health, int) {
 			h.Degraded = append(h.Degraded, fmt.Sprintf("stream: %d of %d replicas current (%s)", st.Current, st.Replicas, strings.Join(st.Lagging, ", ")))
 		}
 	}
-	if code == http.StatusOK {
+	if code != http.StatusOK {
+		s.health.mu.Lock()
+		s.health.lastOutage = time.Now()
+		s.health.mu.Unlock()
+	} else {
 		code = s.writeHealth(h, time.Now())
 	}
 	if s.proj != nil {
@@ -99,26 +107,70 @@ func (s *Service) Health(ctx context.Context) (*Health, int) {
 // (which then sends it nothing to learn from) is tried again.
 const writeFailRecent = time.Minute
 
+// writeFailSpan is how long appends must have kept failing (the first to
+// the last not stored) before the store counts as not storing: the
+// appends in flight during one outage all fail at once, after the store's
+// retry time; a server that stopped storing fails the requests that come
+// after them too.
+const writeFailSpan = 10 * time.Second
+
+// outageCovers is how far before the first failure an outage health saw
+// (no connection, no leader) still explains it: an append fails after
+// the store's retry time, which an election or a reconnect uses up.
+const outageCovers = 30 * time.Second
+
 // writeHealth adds to h what the store's own appends say (the stream may
-// answer stream info while its server stores nothing: a full disk): the
-// last append not stored makes the store degraded, two or more in a row
-// unavailable (503: /readyz takes the instance out of rotation), for
-// writeFailRecent after the last of them. It returns the status code.
+// answer stream info while its server stores nothing: a full disk), with
+// writeVerdict. It returns the status code.
 func (s *Service) writeHealth(h *Health, now time.Time) int {
-	ws := events.WriteHealth(s.cfg.Store)
-	if ws.Failures == 0 || now.Sub(ws.LastFailure) >= writeFailRecent {
-		return http.StatusOK
+	s.health.mu.Lock()
+	outage := s.health.lastOutage
+	s.health.mu.Unlock()
+	code, what := writeVerdict(events.WriteHealth(s.cfg.Store), outage, now)
+	if what == "" {
+		return code
 	}
-	what := fmt.Sprintf("store: the last append was not stored (%v ago: %s)", now.Sub(ws.LastFailure).Round(time.Second), userDetail(ws.LastErr))
-	if ws.Failures == 1 {
-		h.Degraded = append(h.Degraded, what)
-		return http.StatusOK
-	}
-	what = fmt.Sprintf("store: the last %d appends were not stored, over %v (last %v ago: %s); a server that stopped storing (its disk full, say) does so until it restarts: see its log",
-		ws.Failures, ws.LastFailure.Sub(ws.FailingSince).Round(time.Second), now.Sub(ws.LastFailure).Round(time.Second), userDetail(ws.LastErr))
-	h.Status, h.Error = "unavailable", "the event store is not storing appends"
 	h.Degraded = append(h.Degraded, what)
-	return http.StatusServiceUnavailable
+	if code != http.StatusOK {
+		h.Status, h.Error = "unavailable", "the event store is not storing appends"
+	}
+	return code
+}
+
+// writeVerdict is what the store's appends say at now, outage being when
+// health last saw the store not connected or the stream without a leader:
+// nothing once the last failure is writeFailRecent old; degraded (200)
+// while failures are recent; unavailable (503: /readyz takes the
+// instance out of rotation) when they have gone on for writeFailSpan and
+// no outage explains them. The text names the operation and the cause,
+// never the subject (/healthz needs no token).
+func writeVerdict(ws events.WriteStatus, outage, now time.Time) (int, string) {
+	if ws.Failures == 0 || now.Sub(ws.LastFailure) >= writeFailRecent {
+		return http.StatusOK, ""
+	}
+	ago := now.Sub(ws.LastFailure).Round(time.Second)
+	if ws.Failures == 1 {
+		return http.StatusOK, fmt.Sprintf("store: the last append was not stored (%v ago: %s)", ago, writeCause(ws.LastErr))
+	}
+	span := ws.LastFailure.Sub(ws.FailingSince)
+	what := fmt.Sprintf("store: the last %d appends were not stored, over %v (last %v ago: %s)", ws.Failures, span.Round(time.Second), ago, writeCause(ws.LastErr))
+	explained := !outage.IsZero() && outage.After(ws.FailingSince.Add(-outageCovers))
+	if span < writeFailSpan || explained {
+		return http.StatusOK, what
+	}
+	return http.StatusServiceUnavailable, what + "; a server that stopped storing (its disk full, say) does so until it restarts: see its log"
+}
+
+// writeCause is why an append was not stored, without its subject.
+func writeCause(err error) string {
+	var ue *events.UnavailableError
+	if errors.As(err, &ue) && ue.Err != nil {
+		err = ue.Err
+	}
+	if err == nil {
+		return "no answer"
+	}
+	return userDetail(err)
 }
 
 // logHealth logs the health status when it changes (not on every poll),

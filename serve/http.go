@@ -139,7 +139,8 @@ func (s *Service) Handler() http.Handler {
 		}),
 		"GET /readyz": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// Ready = Health's status code: 200 when the store is
-			// connected and the stream has a leader, else 503.
+			// connected, the stream has a leader and appends are being
+			// stored, else 503.
 			h, code := s.Health(r.Context())
 			writeJSON(w, code, h)
 		}),
@@ -295,7 +296,6 @@ func badQueryPair(raw string) string {
 	return fmt.Sprintf("query %q does not parse", raw)
 }
 
-// guard wraps the mux: recover, metrics, auth, JSON 404/405.
 // crossOrigin refuses non-safe browser requests from another origin
 // (CSRF), by Sec-Fetch-Site or Origin against Host.
 var crossOrigin = http.NewCrossOriginProtection()
@@ -318,6 +318,7 @@ func loopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// guard wraps the mux: recover, metrics, auth, JSON 404/405.
 func (s *Service) guard(mux *http.ServeMux) http.Handler {
 	var want [32]byte
 	if s.cfg.Token != "" {
@@ -349,10 +350,11 @@ func (s *Service) guard(mux *http.ServeMux) http.Handler {
 			writeError(rw, apiErr(http.StatusForbidden, CodeCrossOrigin, "Host %q is not a loopback name: a server without a token answers only requests to localhost or a loopback address (a page of another site pointed at 127.0.0.1 is refused); serve other names with --token", r.Host))
 			return
 		}
-		if err := crossOrigin.Check(r); err != nil {
+		if err := crossOrigin.Check(r); s.cfg.Token == "" && err != nil {
 			// A page of another site posting to a server without a token
 			// (loopback needs none): programs send no Origin, and the
-			// pages this server serves itself are same-origin.
+			// pages this server serves itself are same-origin. With a
+			// token a browser sends nothing it could forge a write with.
 			writeError(rw, apiErr(http.StatusForbidden, CodeCrossOrigin, "%s from a page of another origin (Origin %q) is refused: the API takes requests from programs and from the pages this server serves", r.Method, r.Header.Get("Origin")))
 			return
 		}

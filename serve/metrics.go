@@ -109,11 +109,11 @@ func newMetrics(s *Service) *metrics {
 		return float64(len(q))
 	})
 	appendFailures := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fledger_store_append_failures_total",
-		Help: "Appends the event store did not get stored: not confirmed within the store's timeout, or refused by the server for a reason other than a conflict (GET /healthz reports them while they last)."}, func() float64 {
+		Help: "Appends that failed for the event store's whole retry time (not confirmed, or the store unavailable); conflicts, bad input and appends the caller gave up on are not counted (GET /healthz reports them while they last)."}, func() float64 {
 		return float64(events.WriteHealth(s.cfg.Store).Total)
 	})
 	atomicBatches := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fledger_store_atomic_batches",
-		Help: "1 when group commit sends concurrent appends as atomic batches, 0 when it pipelines them (--atomic-batches; the store's start-up log says why)."}, func() float64 {
+		Help: "1 when group commit sends concurrent appends as atomic batches, 0 when it pipelines them or does not group them (--atomic-batches; the store's log says why)."}, func() float64 {
 		if events.GroupCommitStats(s.cfg.Store).AtomicBatches {
 			return 1
 		}
