@@ -898,6 +898,10 @@ var authMore = []finder{
 	// name XAI_API_KEY", "API key is missing").
 	newTable("not_authorized", "not authorized to perform", "not authorized to invoke", "not authorized to access",
 		"is not authorized to", "with an explicit deny", "missing api key", "api key is missing", "api key is required",
+		// fledger (2026-12-07 breaker): OpenAI's unset key, "You didn't
+		// provide an API key. You need to provide your API key in an
+		// Authorization header…".
+		"didn't provide an api key", "did not provide an api key", "no api key provided",
 		"no api key provided", "api key not provided", "api key not set", "api key is not set", "missing credentials",
 		"no auth credentials", "credentials not found"),
 	newSeq("missing_secret", 30, []string{"couldn't find", "could not find", "can't find", "cannot find", "unable to find"},
@@ -1060,6 +1064,19 @@ var formatMore = []finder{
 		"unrecognized request argument", "unknown parameter", "unrecognized parameter", "unsupported parameter", "is not a valid enum value",
 		"input should be a valid", "value is not a valid", "failed validation", "validation error for", "validation errors for"),
 	newSeq("tool_call_id_must", 80, []string{"tool call id was"}, []string{"must be"}),
+	// fledger (2026-12-07 breaker, bare messages): a body the provider
+	// could not read as JSON (Anthropic "The request body is not valid
+	// JSON: …"); Gemini's turn order ("Please ensure that function response
+	// turn comes immediately after a function call turn") and request
+	// validator ("* GenerateContentRequest.contents: contents is not
+	// specified"); OpenRouter's `Input required: specify "prompt" or
+	// "messages"`; OpenAI refusing a prompt's "repetitive patterns", and an
+	// image URL it could not fetch ("Timeout while downloading https://…":
+	// the same request fails on every profile, not a transport timeout).
+	// The same request fails the same way every time.
+	newSeq("request_body_not_json", 24, []string{"request body", "request payload"}, []string{"not valid json", "is not json", "invalid json"}),
+	newTable("request_shape", "function response turn comes immediately after", "comes immediately after a function call turn",
+		"generatecontentrequest.", `specify "prompt" or "messages"`, "repetitive patterns in your prompt", "timeout while downloading http"),
 	newSeq("harness_provider", 120, []string{"agent harness"}, []string{"does not support"}, []string{"provider is not one of"}),
 }
 
