@@ -18,8 +18,9 @@ import (
 // Two serve instances on one stream (two connections to one embedded
 // server, as two gateway hosts), the same report sent to both at once:
 // identical reports are answered 200 + 200, one of them replayed, with the
-// same next step; contradicting ones 200 + 409 outcome_mismatch; the
-// stream holds one outcome per attempt and verifies.
+// same next step; contradicting ones (success against failure, or two
+// different errors) 200 + 409 outcome_mismatch; the stream holds one
+// outcome per attempt and verifies.
 func TestHTTP_RacingReportsOnTwoInstances(t *testing.T) {
 	st1, a, b := twoServers(t, engine.WithClock(testutil.NewManualClock(testutil.T0)), engine.WithSeeds(func(string) uint64 { return 42 }))
 	ctx := testutil.Context(t)
@@ -31,6 +32,10 @@ func TestHTTP_RacingReportsOnTwoInstances(t *testing.T) {
 		{"identical successes", client.Outcome{Attempt: 1, OK: true}, client.Outcome{Attempt: 1, OK: true}, false},
 		{"identical failures", client.Outcome{Attempt: 1, Error: rateLimited()}, client.Outcome{Attempt: 1, Error: rateLimited()}, false},
 		{"success and overload", client.Outcome{Attempt: 1, OK: true}, client.Outcome{Attempt: 1, Error: &client.ProviderError{Status: 529, Message: "Overloaded"}}, true},
+		// Two different errors: the sender of the one that lost must not be
+		// told it was recorded (a 401 that lost to a 429 would otherwise
+		// think its profile's auth failure counted).
+		{"rate limit and bad key", client.Outcome{Attempt: 1, Error: rateLimited()}, client.Outcome{Attempt: 1, Error: &client.ProviderError{Status: 401, Message: "invalid x-api-key"}}, true},
 	}
 	for i, tc := range cases {
 		for round := range 5 {
@@ -86,8 +91,8 @@ func TestHTTP_RacingReportsOnTwoInstances(t *testing.T) {
 			outcomes[fmt.Sprint(p.TurnID, p.Attempt)]++
 		}
 	}
-	if len(outcomes) != 15 {
-		t.Fatalf("%d attempts with an outcome, want 15", len(outcomes))
+	if len(outcomes) != 5*len(cases) {
+		t.Fatalf("%d attempts with an outcome, want %d", len(outcomes), 5*len(cases))
 	}
 	for k, n := range outcomes {
 		if n != 1 {
