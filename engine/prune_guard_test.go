@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fledger/fledger/commands/config"
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
@@ -50,30 +49,19 @@ func TestBeginGuard_PruneLaggingAShortTurn(t *testing.T) {
 	decided := make(chan struct{})
 	stored := make(chan struct{})
 	t2 := make(chan error, 1)
-	var once sync.Once
 	var t0Err error
-	engine.SetBeforeAppend(a, func(subject string) {
-		if !strings.Contains(subject, ".session.") {
-			return
-		}
-		once.Do(func() {
-			_, t0Err = b.RunTurn(ctx, engine.TurnRequest{TurnID: "t0", Session: "s-race"}, okCaller{})
-			clock.Sleep(ctx, 3*time.Second) //nolint:errcheck
-			var d sync.Once
-			engine.SetBeforeAppend(b, func(subject string) {
-				if strings.Contains(subject, ".turn.") {
-					d.Do(func() { close(decided); <-stored })
-				}
-			})
-			go func() {
-				_, err := b.BeginTurn(ctx, engine.TurnRequest{TurnID: "t2", Session: "s-race"})
-				t2 <- err
-			}()
-			<-decided
-		})
+	stop := raceFirstAppend(a, ".session.", func() {
+		_, t0Err = b.RunTurn(ctx, engine.TurnRequest{TurnID: "t0", Session: "s-race"}, okCaller{})
+		clock.Sleep(ctx, 3*time.Second) //nolint:errcheck
+		raceFirstAppend(b, ".turn.", func() { close(decided); <-stored })
+		go func() {
+			_, err := b.BeginTurn(ctx, engine.TurnRequest{TurnID: "t2", Session: "s-race"})
+			t2 <- err
+		}()
+		<-decided
 	})
 	rep, err := a.PruneSessions(ctx, engine.PruneOptions{After: 30 * day, Workers: 1})
-	engine.SetBeforeAppend(a, nil)
+	stop()
 	close(stored)
 	testutil.NoError(t, err)
 	testutil.NoError(t, t0Err)
@@ -180,21 +168,4 @@ func memStore(t *testing.T) (events.Store, *testutil.ManualClock) {
 	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	return st, testutil.NewManualClock(time.UnixMilli(1_700_000_000_000))
-}
-
-// raceEngine is an engine of agent main on st, closed when t ends, which
-// applies raceConfig when apply is set.
-func raceEngine(t *testing.T, st events.Store, clock engine.Clock, apply bool) *engine.Engine {
-	t.Helper()
-	ctx := testutil.Context(t)
-	e, err := engine.New(ctx, st, "main", engine.WithClock(clock))
-	testutil.NoError(t, err)
-	t.Cleanup(e.Close)
-	if apply {
-		l, err := config.Parse([]byte(raceConfig), "race")
-		testutil.NoError(t, err)
-		_, _, err = e.ApplyConfig(ctx, "race", l)
-		testutil.NoError(t, err)
-	}
-	return e
 }

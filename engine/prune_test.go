@@ -173,15 +173,10 @@ func pruneRacing(t *testing.T, during func(context.Context, *engine.Engine) erro
 	}
 	clock.Sleep(ctx, 31*day) //nolint:errcheck // moves the clock
 	testutil.NoError(t, b.Sync(ctx))
-	var once sync.Once
 	var raceErr error
-	engine.SetBeforeAppend(a, func(subject string) {
-		if strings.Contains(subject, ".session.") {
-			once.Do(func() { raceErr = during(ctx, b) })
-		}
-	})
+	stop := raceFirstAppend(a, ".session.", func() { raceErr = during(ctx, b) })
 	rep, err := a.PruneSessions(ctx, engine.PruneOptions{After: 30 * day, Workers: 1})
-	engine.SetBeforeAppend(a, nil)
+	stop()
 	testutil.NoError(t, err)
 	testutil.NoError(t, raceErr)
 	return st, a, b, clock, rep
@@ -367,21 +362,14 @@ func TestPruneSessions_BeginRacingPruneDecidesAgain(t *testing.T) {
 	clock.Sleep(ctx, 31*day) //nolint:errcheck // moves the clock
 	testutil.NoError(t, b.Sync(ctx))
 	var (
-		once   sync.Once
-		rep    *engine.PruneReport
-		prErr  error
-		starts int
+		rep   *engine.PruneReport
+		prErr error
 	)
-	engine.SetBeforeAppend(b, func(subject string) {
-		if strings.Contains(subject, ".turn.") {
-			starts++
-			once.Do(func() { rep, prErr = a.PruneSessions(ctx, engine.PruneOptions{After: 30 * day, Workers: 1}) })
-		}
-	})
+	stop := raceFirstAppend(b, ".turn.", func() { rep, prErr = a.PruneSessions(ctx, engine.PruneOptions{After: 30 * day, Workers: 1}) })
 	if _, err := b.BeginTurn(ctx, engine.TurnRequest{TurnID: "t-race", Session: "s-race"}); err != nil {
 		t.Fatal(err)
 	}
-	engine.SetBeforeAppend(b, nil)
+	starts := stop()
 	testutil.NoError(t, prErr)
 	if len(rep.Pruned) != 1 || rep.Pruned[0].Session != "s-race" || starts != 2 {
 		t.Fatalf("pruned %q, %d start appends; want s-race pruned and the start sent twice", prunedKeys(rep), starts)
@@ -420,19 +408,12 @@ func TestBeginOnActiveSessionKeepsTurnGuard(t *testing.T) {
 	}
 	clock.Sleep(ctx, 8*time.Second) //nolint:errcheck // moves the clock
 	testutil.NoError(t, b.Sync(ctx))
-	var once sync.Once
 	var raceErr error
-	starts := 0
-	engine.SetBeforeAppend(b, func(subject string) {
-		if strings.Contains(subject, ".turn.") {
-			starts++
-			once.Do(func() { _, raceErr = a.Reset(ctx, "s-busy", "new") })
-		}
-	})
+	stop := raceFirstAppend(b, ".turn.", func() { _, raceErr = a.Reset(ctx, "s-busy", "new") })
 	if _, err := b.BeginTurn(ctx, engine.TurnRequest{TurnID: "t-busy", Session: "s-busy"}); err != nil {
 		t.Fatal(err)
 	}
-	engine.SetBeforeAppend(b, nil)
+	starts := stop()
 	testutil.NoError(t, raceErr)
 	if tr, _ := b.Turn("t-busy"); starts != 1 || tr.Requested != raceModel {
 		t.Fatalf("%d start appends, t-busy on %s; want one, on %s", starts, tr.Requested, raceModel)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -53,15 +52,10 @@ func TestRace_ModelAndBeginUnseen(t *testing.T) {
 			if !tc.selectionFirst {
 				first, second, hooked, want = begin, sel, a, ".turn."
 			}
-			var once sync.Once
 			var secondErr error
-			engine.SetBeforeAppend(hooked, func(subject string) {
-				if strings.Contains(subject, want) {
-					once.Do(func() { secondErr = second() })
-				}
-			})
+			stop := raceFirstAppend(hooked, want, func() { secondErr = second() })
 			err := first()
-			engine.SetBeforeAppend(hooked, nil)
+			stop()
 			if err != nil || secondErr != nil {
 				t.Fatalf("first: %v, second: %v", err, secondErr)
 			}

@@ -71,6 +71,42 @@ func (c *raceClock) advanceTo(ms int64) {
 	}
 }
 
+// raceFirstAppend runs during once, inside e's first append to a subject
+// holding part — between that decision and its append, where the races
+// the tests stage happen — and counts e's appends to such subjects. stop
+// removes the hook and returns the count.
+func raceFirstAppend(e *engine.Engine, part string, during func()) (stop func() (appends int)) {
+	var once sync.Once
+	n := 0
+	engine.SetBeforeAppend(e, func(subject string) {
+		if strings.Contains(subject, part) {
+			n++
+			once.Do(during)
+		}
+	})
+	return func() int {
+		engine.SetBeforeAppend(e, nil)
+		return n
+	}
+}
+
+// raceEngine is an engine of agent main on st with clock and opts,
+// closed when t ends, which applies raceConfig when apply is set.
+func raceEngine(t *testing.T, st events.Store, clock engine.Clock, apply bool, opts ...engine.Option) *engine.Engine {
+	t.Helper()
+	ctx := testutil.Context(t)
+	e, err := engine.New(ctx, st, "main", append([]engine.Option{engine.WithClock(clock)}, opts...)...)
+	testutil.NoError(t, err)
+	t.Cleanup(e.Close)
+	if apply {
+		l, err := config.Parse([]byte(raceConfig), "race")
+		testutil.NoError(t, err)
+		_, _, err = e.ApplyConfig(ctx, "race", l)
+		testutil.NoError(t, err)
+	}
+	return e
+}
+
 // twoInstances starts one embedded server on loopback and two stores (two
 // connections, as two gateway processes) with an engine each.
 func twoInstances(t *testing.T) (events.Store, *engine.Engine, *engine.Engine, *raceClock) {
@@ -80,20 +116,7 @@ func twoInstances(t *testing.T) (events.Store, *engine.Engine, *engine.Engine, *
 	clock := &raceClock{start: time.Now()}
 	var engs [2]*engine.Engine
 	for i, st := range []events.Store{st1, st2} {
-		e, err := engine.New(ctx, st, "main", engine.WithClock(clock), engine.WithConflictRetries(64),
-			engine.WithSeeds(func(string) uint64 { return 7 }))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(e.Close)
-		engs[i] = e
-	}
-	l, err := config.Parse([]byte(raceConfig), "race")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := engs[0].ApplyConfig(ctx, "race", l); err != nil {
-		t.Fatal(err)
+		engs[i] = raceEngine(t, st, clock, i == 0, engine.WithConflictRetries(64), engine.WithSeeds(func(string) uint64 { return 7 }))
 	}
 	if err := engs[1].Sync(ctx); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package engine_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,17 +25,12 @@ func beginLate(t *testing.T, during func(ctx context.Context, a *engine.Engine) 
 		t.Fatal(err)
 	}
 	testutil.NoError(t, b.Sync(ctx))
-	var once sync.Once
 	var raceErr error
-	engine.SetBeforeAppend(b, func(subject string) {
-		if strings.Contains(subject, ".turn.") {
-			once.Do(func() { raceErr = during(ctx, a) })
-		}
-	})
+	stop := raceFirstAppend(b, ".turn.", func() { raceErr = during(ctx, a) })
 	if _, err := b.BeginTurn(ctx, engine.TurnRequest{TurnID: "t-late", Session: "s-late"}); err != nil {
 		t.Fatal(err)
 	}
-	engine.SetBeforeAppend(b, nil)
+	stop()
 	testutil.NoError(t, raceErr)
 	return st, b, ctx
 }
