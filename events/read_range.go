@@ -93,6 +93,7 @@ func (s *store) scanOrdered(ctx context.Context, from, to uint64, fn func(seq ui
 				// The consumer stopped delivering (on a cluster its first
 				// message sometimes never comes): the rest is read with
 				// direct gets, which any replica answers.
+				s.stalls.note(s.cfg.logger, next, next == from)
 				return s.scanRestDirect(ctx, next, to, fn)
 			}
 			return fmt.Errorf("events: read from sequence %d: %w", next, consumerLimitErr("read", err))

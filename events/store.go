@@ -197,6 +197,8 @@ type store struct {
 	// writes is what the appends say about the store's writes
 	// (write_health.go).
 	writes writeHealth
+	// stalls counts the ordered reads that stalled (read_stalls.go).
+	stalls readStalls
 	// followErr is the last follower consumer-creation error (FollowIssue).
 	followErr atomic.Value
 }

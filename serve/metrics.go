@@ -112,6 +112,10 @@ func newMetrics(s *Service) *metrics {
 		Help: "Appends that failed for the event store's whole retry time (not confirmed, or the store unavailable); conflicts, bad input and appends the caller gave up on are not counted (GET /healthz reports them while they last)."}, func() float64 {
 		return float64(events.WriteHealth(s.cfg.Store).Total)
 	})
+	readStalls := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fledger_store_read_stalls_total",
+		Help: "Ordered reads whose consumer stopped delivering (none within 2 s, or within the store's timeout later) and that went on with direct gets; each waited that long first (a replica or the meta leader slow to answer)."}, func() float64 {
+		return float64(events.ReadStalls(s.cfg.Store))
+	})
 	atomicBatches := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fledger_store_atomic_batches",
 		Help: "1 when group commit sends concurrent appends as atomic batches, 0 when it pipelines them or does not group them (--atomic-batches; the store's log says why)."}, func() float64 {
 		if events.GroupCommitStats(s.cfg.Store).AtomicBatches {
@@ -119,7 +123,7 @@ func newMetrics(s *Service) *metrics {
 		}
 		return 0
 	})
-	m.collectors = []prometheus.Collector{m.requests, m.latency, m.micro, m.microTime, engineCollector{s}, quarantined, appendFailures, atomicBatches}
+	m.collectors = []prometheus.Collector{m.requests, m.latency, m.micro, m.microTime, engineCollector{s}, quarantined, appendFailures, readStalls, atomicBatches}
 	m.reg.MustRegister(m.collectors...)
 	var g prometheus.Gatherer = m.reg
 	if s.cfg.Metrics != nil {

@@ -1,0 +1,49 @@
+package events_test
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
+)
+
+// A read whose consumer stalls is counted (events.ReadStalls, the
+// fledger_store_read_stalls_total counter) and logged, one line for a
+// burst of them; a read that does not stall is not counted.
+func TestReadStalls_CountedAndLogged(t *testing.T) {
+	var logs bytes.Buffer
+	st, _ := testutil.OpenStore(t, events.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	ctx := testutil.Context(t)
+	for i := 1; i <= 3; i++ {
+		_, err := st.Append(ctx, events.MustSubject("main", events.AggTurn, fmt.Sprintf("t-%d", i)), 0, failure(fmt.Sprintf("t-%d", i), 1)...)
+		testutil.NoError(t, err)
+	}
+	read := func() int {
+		n := 0
+		for _, err := range readRange(st)(ctx, 1, 0) {
+			testutil.NoError(t, err)
+			n++
+		}
+		return n
+	}
+	if n := read(); n != 6 || events.ReadStalls(st) != 0 {
+		t.Fatalf("a read without a stall: %d events, %d stalls; want 6 and 0", n, events.ReadStalls(st))
+	}
+	events.StallFirstMessage(t)
+	for range 3 {
+		if n := read(); n != 6 {
+			t.Fatalf("a stalled read yielded %d events, want 6", n)
+		}
+	}
+	if got := events.ReadStalls(st); got != 3 {
+		t.Fatalf("ReadStalls = %d after three stalled reads, want 3", got)
+	}
+	lines := strings.Count(logs.String(), "ordered read's consumer delivered nothing")
+	if lines != 1 || !strings.Contains(logs.String(), "from_seq=1 stalled_reads=1 stalled_reads_total=1") {
+		t.Fatalf("want one log line for the first stall (the next within 10 s are summed in the next line), got %d:\n%s", lines, logs.String())
+	}
+}
