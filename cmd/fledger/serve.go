@@ -157,7 +157,7 @@ func runServe(cmd *cobra.Command, g *globals, o *serveFlags) (err error) {
 	defer func() { err = startInterrupted(ctx, "serve", err) }()
 
 	if err := newAgentProblem(g, o.agents...); err != nil {
-		return fmt.Errorf("serve: agent %w", err) // as serve.New words it
+		return fmt.Errorf("serve: --agent: agent %w", err) // as serve.New words it, naming the flag
 	}
 	// The address is taken before anything is recorded: a serve that
 	// cannot listen must not apply its --config to the fleet first.
