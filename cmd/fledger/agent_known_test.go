@@ -71,7 +71,7 @@ func TestWrites_BadNewAgentCreatesNothing(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve", "--agent", "*", "--http", "127.0.0.1:0"}, `serve: agent "*" contains a wildcard (* or >); name one agent id exactly`},
+		{[]string{"serve", "--agent", "*", "--http", "127.0.0.1:0"}, `serve: --agent: agent "*" contains a wildcard (* or >); name one agent id exactly`},
 		{[]string{"config", "apply", filepath.Join("..", "..", "fixtures", "configs", "example.yaml"), "--agent", "my agent"},
 			`engine: bad request: agent "my agent" contains whitespace or control characters`},
 	} {
