@@ -56,16 +56,10 @@ func (r *readStalls) note(log *slog.Logger, at uint64, first bool) {
 // with direct gets since it opened: this package's NATS store counts them,
 // looked for through wrappers ([Unwrap]); any other store answers 0.
 func ReadStalls(st Store) uint64 {
-	for {
-		if r, ok := st.(interface{ ReadStalls() uint64 }); ok {
-			return r.ReadStalls()
-		}
-		u, ok := st.(interface{ Unwrap() Store })
-		if !ok {
-			return 0
-		}
-		st = u.Unwrap()
+	if r, ok := lookThrough[interface{ ReadStalls() uint64 }](st); ok {
+		return r.ReadStalls()
 	}
+	return 0
 }
 
 // ReadStalls is [ReadStalls] of s.

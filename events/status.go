@@ -44,6 +44,23 @@ func Unwrap(st Store) Store {
 	}
 }
 
+// lookThrough returns the first of st and the stores it wraps (through
+// Unwrap() Store methods, outermost first) that implements I: a wrapper
+// may answer for the store it wraps.
+func lookThrough[I any](st Store) (I, bool) {
+	for {
+		if x, ok := st.(I); ok {
+			return x, true
+		}
+		u, ok := st.(interface{ Unwrap() Store })
+		if !ok {
+			var zero I
+			return zero, false
+		}
+		st = u.Unwrap()
+	}
+}
+
 // StreamStatus is what [Status] found out about the store's stream.
 type StreamStatus struct {
 	// Connected: the store's NATS connection is up; Server is the server

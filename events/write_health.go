@@ -33,16 +33,10 @@ type WriteStatus struct {
 // that tracks them has a WriteStatus method (this package's NATS store),
 // looked for through wrappers ([Unwrap]); for any other, a zero status.
 func WriteHealth(st Store) WriteStatus {
-	for {
-		if w, ok := st.(interface{ WriteStatus() WriteStatus }); ok {
-			return w.WriteStatus()
-		}
-		u, ok := st.(interface{ Unwrap() Store })
-		if !ok {
-			return WriteStatus{}
-		}
-		st = u.Unwrap()
+	if w, ok := lookThrough[interface{ WriteStatus() WriteStatus }](st); ok {
+		return w.WriteStatus()
 	}
+	return WriteStatus{}
 }
 
 // WriteStatus is [WriteHealth] of s.
