@@ -31,3 +31,11 @@ func StallFirstMessage(t interface{ Cleanup(func()) }) {
 	firstMsgWait = time.Nanosecond
 	t.Cleanup(func() { firstMsgWait = was })
 }
+
+// PurgeOrphanSnapshotChunksAtOnce makes every snapshot save purge the
+// chunks no object names however young they are, until the test ends.
+func PurgeOrphanSnapshotChunksAtOnce(t interface{ Cleanup(func()) }) {
+	was := snapshotOrphanAge
+	snapshotOrphanAge = 0
+	t.Cleanup(func() { snapshotOrphanAge = was })
+}

@@ -181,6 +181,7 @@ func (s *store) saveSnapshot(ctx context.Context, agent string, seq uint64, data
 	if _, err := obs.Put(ctx, meta, bytes.NewReader(data)); err != nil {
 		return false, fmt.Errorf("events: put snapshot of agent %q: %w", agent, err)
 	}
+	s.collectOrphanChunks(ctx, obs)
 	return true, nil
 }
 

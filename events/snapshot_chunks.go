@@ -1,0 +1,94 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// An object is its chunks (messages on $O.<bucket>.C.<nuid>) and its
+// meta, written last. Replacing an object purges the chunks of the one it
+// read before writing, so two saves of one agent racing (two instances
+// cross the same save boundary together) leave the chunks of the one
+// that lost, which no object names; so does a save killed before its meta.
+// Nothing else would ever remove them: the bucket would grow by a whole
+// snapshot per race. After each save the store purges such chunks, once
+// their last message is older than snapshotOrphanAge: younger ones may be
+// a save still writing (its meta not yet stored).
+
+// snapshotOrphanAge is how old the last chunk of an object no meta names
+// must be before it is purged: far longer than any save takes.
+var snapshotOrphanAge = 10 * time.Minute
+
+// chunkPrefix is the subject prefix of the snapshot objects' chunks.
+const chunkPrefix = "$O." + SnapshotBucket + ".C."
+
+// purgeOrphanChunks purges the chunk subjects of the snapshot object
+// store that no stored object names and whose last message is older than
+// snapshotOrphanAge (taken at now), and returns how many it purged.
+func (s *store) purgeOrphanChunks(ctx context.Context, obs jetstream.ObjectStore, now time.Time) (int, error) {
+	str, err := s.js.Stream(ctx, "OBJ_"+SnapshotBucket)
+	if err != nil {
+		return 0, fmt.Errorf("stream info: %w", err)
+	}
+	info, err := str.Info(ctx, jetstream.WithSubjectFilter(chunkPrefix+">"))
+	if err != nil {
+		return 0, fmt.Errorf("stream info: %w", err)
+	}
+	objs, err := obs.List(ctx)
+	if err != nil && !errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return 0, fmt.Errorf("list objects: %w", err)
+	}
+	live := make(map[string]bool, len(objs))
+	for _, o := range objs {
+		live[chunkPrefix+o.NUID] = true
+	}
+	var orphans []string
+	for subj := range info.State.Subjects {
+		if strings.HasPrefix(subj, chunkPrefix) && !live[subj] {
+			orphans = append(orphans, subj)
+		}
+	}
+	slices.Sort(orphans)
+	purged := 0
+	for _, subj := range orphans {
+		m, err := str.GetLastMsgForSubject(ctx, subj)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue // purged meanwhile (by another instance)
+		}
+		if err != nil {
+			return purged, fmt.Errorf("last chunk of %s: %w", subj, err)
+		}
+		if now.Sub(m.Time) < snapshotOrphanAge {
+			continue
+		}
+		if err := str.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
+			return purged, fmt.Errorf("purge %s: %w", subj, err)
+		}
+		purged++
+	}
+	return purged, nil
+}
+
+// collectOrphanChunks is purgeOrphanChunks after a save: what it purged
+// is logged, and a failure too, without failing the save (the snapshot
+// is stored; the next save tries again).
+func (s *store) collectOrphanChunks(ctx context.Context, obs jetstream.ObjectStore) {
+	n, err := s.purgeOrphanChunks(ctx, obs, time.Now())
+	if s.cfg.logger == nil {
+		return
+	}
+	if n > 0 {
+		s.cfg.logger.Info("events: removed snapshot chunks no object names (left by racing or interrupted saves)",
+			"bucket", SnapshotBucket, "objects", n)
+	}
+	if err != nil && ctx.Err() == nil {
+		s.cfg.logger.Warn("events: could not remove snapshot chunks no object names; the next save tries again",
+			"bucket", SnapshotBucket, "err", err)
+	}
+}
