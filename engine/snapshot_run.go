@@ -25,7 +25,11 @@ func (e *Engine) startState(ctx context.Context) *state {
 	fresh := newState(e.agent)
 	fresh.keep = e.opt.keepFinished
 	ss, ok := e.store.(events.Snapshots)
-	if !ok || e.opt.snapshotEvery == 0 {
+	if !ok {
+		return fresh
+	}
+	if e.opt.snapshotEvery == 0 {
+		e.opt.logger.Info("engine: snapshots off (snapshot every 0 sequences): folding from sequence 1, none saved", "agent", e.agent)
 		return fresh
 	}
 	data, storedSeq, err := ss.LoadSnapshot(ctx, e.agent)
@@ -33,7 +37,11 @@ func (e *Engine) startState(ctx context.Context) *state {
 		return fresh
 	}
 	discard := func(seq uint64, why error) *state {
-		e.opt.logger.Warn("engine: snapshot discarded, folding from sequence 1", "agent", e.agent, "seq", seq, "reason", why.Error())
+		attrs := []any{"agent", e.agent}
+		if seq > 0 { // 0: the snapshot did not read as far as its sequence
+			attrs = append(attrs, "seq", seq)
+		}
+		e.opt.logger.Warn("engine: snapshot discarded, folding from sequence 1", append(attrs, "reason", why.Error())...)
 		return fresh
 	}
 	if err != nil {

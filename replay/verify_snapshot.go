@@ -23,6 +23,10 @@ type SnapshotCheck struct {
 	OK      bool   `json:"ok"`
 	Problem string `json:"problem,omitempty"`
 	Skipped string `json:"skipped,omitempty"`
+	// Unreadable is set with Problem when the stored object's metadata
+	// does not read (not saved by fledger: its sequence unknown, Seq 0),
+	// so nothing was compared.
+	Unreadable bool `json:"unreadable,omitempty"`
 }
 
 // String is the check in one line, naming agent and seq.
@@ -32,6 +36,10 @@ func (c SnapshotCheck) String() string {
 		return fmt.Sprintf("snapshot of agent %q at seq %d not compared: %s", c.Agent, c.Seq, c.Skipped)
 	case c.OK:
 		return fmt.Sprintf("snapshot of agent %q at seq %d equals the fold from the stream's first sequence", c.Agent, c.Seq)
+	case c.Unreadable && c.Seq == 0:
+		return fmt.Sprintf("snapshot of agent %q is unreadable: %s", c.Agent, c.Problem)
+	case c.Unreadable:
+		return fmt.Sprintf("snapshot of agent %q at seq %d is unreadable: %s", c.Agent, c.Seq, c.Problem)
 	}
 	return fmt.Sprintf("snapshot of agent %q at seq %d differs from the fold from the stream's first sequence: %s", c.Agent, c.Seq, c.Problem)
 }
@@ -68,7 +76,7 @@ func VerifySnapshots(ctx context.Context, st events.Store, agent string) ([]Snap
 			continue
 		}
 		if errors.Is(err, events.ErrBadSnapshot) {
-			out = append(out, SnapshotCheck{Agent: a, Problem: err.Error()})
+			out = append(out, SnapshotCheck{Agent: a, Problem: err.Error(), Unreadable: true})
 			continue
 		}
 		if err != nil {

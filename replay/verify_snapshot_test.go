@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -72,9 +73,13 @@ type tampered struct {
 	events.Store
 	data []byte
 	seq  uint64
+	err  error // LoadSnapshot's error, when set
 }
 
 func (s tampered) LoadSnapshot(context.Context, string) ([]byte, uint64, error) {
+	if s.err != nil {
+		return nil, 0, s.err
+	}
 	return s.data, s.seq, nil
 }
 func (s tampered) SaveSnapshot(context.Context, string, uint64, []byte) (bool, error) {
@@ -126,6 +131,23 @@ func TestVerifySnapshots_Tampered(t *testing.T) {
 			}
 			t.Log(line)
 		})
+	}
+}
+
+// TestVerifySnapshots_Unreadable: an object whose metadata does not read
+// (put with the nats CLI, which drops fledger's seq) fails verify with a
+// line saying it is unreadable, naming no sequence it does not have.
+func TestVerifySnapshots_Unreadable(t *testing.T) {
+	st := openStore(t)
+	runScenario(t, st, "cooldown-ladder", "main")
+	bad := fmt.Errorf("%w: snapshot of agent %q: metadata seq \"\": strconv.ParseUint: parsing \"\": invalid syntax", events.ErrBadSnapshot, "main")
+	rep := &replay.VerifyReport{}
+	var err error
+	rep.Snapshots, err = replay.VerifySnapshots(context.Background(), tampered{Store: st, err: bad}, "")
+	testutil.NoError(t, err)
+	want := `snapshot of agent "main" is unreadable: events: stored snapshot unreadable: snapshot of agent "main": metadata seq ""`
+	if rep.OK() || len(rep.Snapshots) != 1 || !rep.Snapshots[0].Unreadable || !strings.HasPrefix(rep.Snapshots[0].String(), want) {
+		t.Fatalf("checks %+v (ok %v), want one failed check whose line begins %q", rep.Snapshots, rep.OK(), want)
 	}
 }
 

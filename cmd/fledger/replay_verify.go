@@ -72,9 +72,14 @@ func writeVerify(w interface{ Write([]byte) (int, error) }, rep *replay.VerifyRe
 	if rep.Diverged == 0 {
 		if len(rep.Missing) > 0 {
 			fmt.Fprintln(w, "every recorded decision still in the stream follows from its inputs")
-			return
+		} else {
+			fmt.Fprintln(w, "every recorded decision follows from its inputs")
 		}
-		fmt.Fprintln(w, "every recorded decision follows from its inputs")
+		if n := failedSnapshots(rep); n > 0 {
+			// The last line says the verification failed, not only the
+			// exit status and a line above.
+			fmt.Fprintf(w, "but %s: the verification fails\n", plural(n, "snapshot fails its check", "snapshots fail their checks"))
+		}
 		return
 	}
 	verb := "commits diverge"
@@ -122,4 +127,16 @@ func dash(s string) string {
 		return "(absent)"
 	}
 	return s
+}
+
+// failedSnapshots counts the snapshot checks that failed (compared and
+// different, or unreadable; not those skipped).
+func failedSnapshots(rep *replay.VerifyReport) int {
+	n := 0
+	for _, c := range rep.Snapshots {
+		if !c.OK && c.Skipped == "" {
+			n++
+		}
+	}
+	return n
 }
