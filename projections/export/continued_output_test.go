@@ -96,3 +96,22 @@ func TestExport_ContinuesAnArchivedPeriodsFile(t *testing.T) {
 		})
 	}
 }
+
+// A stream that starts right after the file's last record may have been
+// created with --first-seq taken from the file instead of from the
+// archived stream: the note asks to check it, and only then.
+func TestContinued_AsksToCheckAFirstSeqRightAfterTheFile(t *testing.T) {
+	for _, tc := range []struct {
+		c     Continued
+		check bool
+	}{
+		{Continued{Output: "d.jsonl", Last: 120557, First: 120558}, true},
+		{Continued{Output: "d.jsonl", Last: 120557, First: 121032}, false},
+	} {
+		got := tc.c.String()
+		asks := strings.HasSuffix(got, fmt.Sprintf("; check that %d is the archived stream's last sequence + 1 (nats stream info before it was removed, or state.last_seq in its backup.json), not this file's last record + 1", tc.c.First))
+		if asks != tc.check || !strings.HasPrefix(got, "d.jsonl: its last record (seq 120557) is before the stream's first sequence") {
+			t.Errorf("%+v: %q (asks to check: %v, want %v)", tc.c, got, asks, tc.check)
+		}
+	}
+}

@@ -100,8 +100,17 @@ type Continued struct {
 
 // String is the note an exporter prints about it.
 func (c Continued) String() string {
-	return fmt.Sprintf("%s: its last record (seq %d) is before the stream's first sequence %d (a stream continuing an archived one, after a rotation): continuing after the archived range: the stream starts at %d",
+	s := fmt.Sprintf("%s: its last record (seq %d) is before the stream's first sequence %d (a stream continuing an archived one, after a rotation): continuing after the archived range: the stream starts at %d",
 		c.Output, c.Last, c.First, c.First)
+	if c.First == c.Last+1 {
+		// The stream starts right after the file's last record: right
+		// when the archived stream's last commit held a decision, but
+		// also what --first-seq taken from this file (not from the
+		// stream) gives, and then the archived commits after the last
+		// record share their sequences with this stream's first ones.
+		s += fmt.Sprintf("; check that %d is the archived stream's last sequence + 1 (nats stream info before it was removed, or state.last_seq in its backup.json), not this file's last record + 1", c.First)
+	}
+	return s
 }
 
 // foreignCauses are the ways an output comes to hold records the ledger
