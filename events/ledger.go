@@ -1,6 +1,7 @@
 package events
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -48,4 +49,17 @@ func (l Ledger) Same(o Ledger) bool {
 		return false
 	}
 	return l.FirstID == "" || o.FirstID == "" || l.FirstID == o.FirstID
+}
+
+// ArchivedHint is what to tell someone who looks for a turn or a session
+// st does not hold when st's stream continues an archived one (created
+// with a first sequence past 1): that older history is in the archive.
+// It is "" for a stream that starts at 1, or when the stream cannot be
+// asked.
+func ArchivedHint(ctx context.Context, st Store) string {
+	l, err := st.Ledger(ctx)
+	if err != nil || l.FirstSeq <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("this stream starts at sequence %d, continuing an archived one: what came before is in the archive (mount it: docs/operations.md, \"Mount an archive\")", l.FirstSeq)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fledger/fledger/engine"
+	"github.com/fledger/fledger/events"
 )
 
 // turnOpError is the answer of a turn op on agent's engine that failed
@@ -38,8 +39,16 @@ func (s *Service) unknownTurn(ctx context.Context, agent, id string) error {
 	if len(searched) == 1 {
 		detail = fmt.Sprintf("agent %s has no turn %q", searched[0], id)
 	}
-	if agent == "" || len(s.cfg.Agents) < 2 || s.syncAll(ctx) != nil {
+	notFound := func() error {
+		// On a stream continuing an archived one, an older turn is in the
+		// archive.
+		if hint := events.ArchivedHint(ctx, s.cfg.Store); hint != "" {
+			detail += "; " + hint
+		}
 		return apiErr(http.StatusNotFound, CodeUnknownTurn, "%s", detail)
+	}
+	if agent == "" || len(s.cfg.Agents) < 2 || s.syncAll(ctx) != nil {
+		return notFound()
 	}
 	var has []string
 	for _, a := range s.cfg.Agents {
@@ -57,5 +66,5 @@ func (s *Service) unknownTurn(ctx context.Context, agent, id string) error {
 	default:
 		detail += fmt.Sprintf(" (agents %s have it)", strings.Join(has, ", "))
 	}
-	return apiErr(http.StatusNotFound, CodeUnknownTurn, "%s", detail)
+	return notFound()
 }

@@ -3,6 +3,7 @@ package serve_test
 import (
 	"testing"
 
+	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/serve"
 )
@@ -64,6 +65,20 @@ func TestHTTP_UnknownTurnOneAgent(t *testing.T) {
 		status, b := do(t, c.method, srv.url+c.path, c.body)
 		if got := errorBody(t, b); status != 404 || got != want {
 			t.Errorf("%s %s %s: %d %s, want 404 %+v", c.method, c.path, c.body, status, b, want)
+		}
+	}
+}
+
+// On a stream continuing an archived one (created with --first-seq), the
+// 404 of a turn it does not hold says older turns are in the archive.
+func TestHTTP_UnknownTurnOnAStreamContinuingAnArchive(t *testing.T) {
+	st := testutil.Store(t, events.WithFirstSeq(500))
+	srv := startServer(t, st, serve.Config{Config: loadConfig(t)})
+	want := serve.ErrorBody{Error: serve.CodeUnknownTurn, Detail: `agent main has no turn "old"; this stream starts at sequence 500, continuing an archived one: what came before is in the archive (mount it: docs/operations.md, "Mount an archive")`}
+	for _, path := range []string{"/v1/turns/old", "/v1/turns/old/explanation"} {
+		status, b := do(t, "GET", srv.url+path, "")
+		if got := errorBody(t, b); status != 404 || got != want {
+			t.Errorf("GET %s: %d %s, want 404 %+v", path, status, b, want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/replay"
 )
 
@@ -80,7 +82,7 @@ error (exit status 1) that lists the stream's agents.`,
 			if session != "" {
 				tl, err := replay.ExplainTimeline(ctx, st, agent, session, t1, t2)
 				if err != nil {
-					return explainError(err)
+					return explainError(ctx, st, err)
 				}
 				if jsonOut {
 					return replay.WriteJSON(w, tl)
@@ -89,7 +91,7 @@ error (exit status 1) that lists the stream's agents.`,
 			}
 			x, err := replay.Explain(ctx, st, agent, args[0])
 			if err != nil {
-				return explainError(err)
+				return explainError(ctx, st, err)
 			}
 			if jsonOut {
 				return replay.WriteJSON(w, x)
@@ -115,8 +117,10 @@ var (
 )
 
 // explainError words replay's lookup errors as explain's: which turn or
-// session, the agents there are, and --agent for an id several agents have.
-func explainError(err error) error {
+// session, the agents there are, and --agent for an id several agents have;
+// on a stream continuing an archived one, that an older turn is in the
+// archive.
+func explainError(ctx context.Context, st events.Store, err error) error {
 	var le *replay.LookupError
 	if !errors.As(err, &le) {
 		return err
@@ -129,11 +133,17 @@ func explainError(err error) error {
 	if le.Agent != "" {
 		of = " of agent " + le.Agent
 	}
+	var msg string
 	switch {
 	case errors.Is(le, replay.ErrAmbiguousTurn):
 		return fmt.Errorf("explain: several agents have a turn %s (%s); --agent AGENT picks one", le.ID, agents)
 	case errors.Is(le, replay.ErrSessionNotFound):
-		return fmt.Errorf("explain: no events for session %s%s (agents: %s)", le.ID, of, agents)
+		msg = fmt.Sprintf("explain: no events for session %s%s (agents: %s)", le.ID, of, agents)
+	default:
+		msg = fmt.Sprintf("explain: no turn %s%s (agents: %s)", le.ID, of, agents)
 	}
-	return fmt.Errorf("explain: no turn %s%s (agents: %s)", le.ID, of, agents)
+	if hint := events.ArchivedHint(ctx, st); hint != "" {
+		msg += "; " + hint
+	}
+	return errors.New(msg)
 }

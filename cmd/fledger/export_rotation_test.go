@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -20,7 +21,11 @@ func TestExport_RotationContinuesTheArchivedFile(t *testing.T) {
 	mustRun(t, "--data", period1, "run", scen("stored-order"))
 	archived := mustRun(t, "--data", period1, "export", "--format", "jsonl")
 	ls := lines(archived)
-	var rec struct{ Seq uint64 }
+	var rec struct {
+		Seq    uint64
+		TurnID string `json:"turnId"`
+		Agent  string `json:"agent"`
+	}
 	if err := json.Unmarshal([]byte(ls[len(ls)-1]), &rec); err != nil {
 		t.Fatal(err)
 	}
@@ -62,5 +67,20 @@ func TestExport_RotationContinuesTheArchivedFile(t *testing.T) {
 	errOut, err = stop(1)
 	if b, _ := os.ReadFile(followed); err != nil || errOut != note(followed) || string(b) != archived+next {
 		t.Fatalf("export --follow --out: %v\nstderr %q (want %q)\nfile\n%s\nwant\n%s%s", err, errOut, note(followed), b, archived, next)
+	}
+
+	// A turn of the archived period, looked for on the fresh stream: the
+	// answer says where older history is; on the archive itself it is
+	// found, and a turn no stream has gets no hint on a stream from 1.
+	hint := fmt.Sprintf("this stream starts at sequence %d, continuing an archived one: what came before is in the archive (mount it: docs/operations.md, \"Mount an archive\")", first)
+	if _, err := runFledger(t, "--data", fresh, "explain", rec.TurnID, "--agent", rec.Agent); err == nil || !strings.HasSuffix(err.Error(), "; "+hint) {
+		t.Errorf("explain of an archived turn on the fresh stream: %v, want it to end %q", err, hint)
+	}
+	mustRun(t, "--data", period1, "explain", rec.TurnID, "--agent", rec.Agent)
+	if v := mustRun(t, "--data", fresh, "replay", "--verify"); !strings.Contains(v, fmt.Sprintf("note: this stream starts at sequence %d, continuing an archived one", first)) {
+		t.Errorf("verify of the fresh stream says nothing of where it starts:\n%s", v)
+	}
+	if _, err := runFledger(t, "--data", period1, "explain", "no-such-turn"); err == nil || strings.Contains(err.Error(), "archive") {
+		t.Errorf("explain of an unknown turn on a stream from sequence 1: %v, want no archive hint", err)
 	}
 }

@@ -23,6 +23,9 @@ func runReplayVerify(cmd *cobra.Command, w io.Writer, st events.Store, o *replay
 	if rep.Snapshots, err = replay.VerifySnapshots(ctx, st, o.agent); err != nil {
 		return err
 	}
+	if l, err := st.Ledger(ctx); err == nil && l.FirstSeq > 1 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("this stream starts at sequence %d, continuing an archived one: the sequences before it are the archive's, verified on it (docs/operations.md, \"Mount an archive\")", l.FirstSeq))
+	}
 	if o.jsonOut {
 		if err := replay.WriteJSON(w, rep); err != nil {
 			return err
