@@ -256,6 +256,21 @@ func openServeProjections(ctx context.Context, g *globals, st events.Store, log 
 		return err
 	}
 	db, err := projections.Open(ctx, dbPath, projections.WithLogger(log))
+	var de *projections.DBError
+	if errors.As(err, &de) && errors.Is(err, projections.ErrCorrupt) && !de.Foreign {
+		// A damaged projection database is derived data: the engines take
+		// turns without it, so serve starts, rebuilding it from the stream
+		// in the background, and keeps the damaged file beside it. A file
+		// that is not fledger's, or one another process has open, is
+		// refused as before.
+		aside, merr := projections.MoveAside(ctx, dbPath, time.Now())
+		if merr != nil {
+			return nil, withHint(err)
+		}
+		log.Warn("projections: the database is damaged: moved aside and rebuilt from the stream in the background (turns are served meanwhile; reads of the projections follow the rebuild)",
+			"db", dbPath, "damaged", aside, "problem", de.Detail)
+		db, err = projections.Open(ctx, dbPath, projections.WithLogger(log))
+	}
 	if err != nil {
 		return nil, withHint(err)
 	}
