@@ -255,6 +255,9 @@ func openServeProjections(ctx context.Context, g *globals, st events.Store, log 
 		}
 		return err
 	}
+	if _, err := os.Stat(dbPath); errors.Is(err, os.ErrNotExist) {
+		log.Info("no projection database yet: building it from the start of the stream in the background (turns are served meanwhile)", "db", dbPath)
+	}
 	db, err := projections.Open(ctx, dbPath, projections.WithLogger(log))
 	var de *projections.DBError
 	if errors.As(err, &de) && errors.Is(err, projections.ErrCorrupt) && !de.Foreign {
