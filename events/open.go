@@ -90,6 +90,19 @@ func (s *store) connectURL(cfg config) error {
 		nopts = append(nopts, nats.UserInfo(cfg.user, cfg.password))
 	}
 	nopts = append(nopts, nats.ErrorHandler(asyncErrors(cfg.logger, &s.refused)))
+	if cfg.logger != nil {
+		// A server restarted or a node lost: the connection comes back on
+		// its own (MaxReconnects -1), and these lines let an operator see
+		// when, next to the requests that failed meanwhile.
+		log := cfg.logger
+		nopts = append(nopts, nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			if err != nil { // nil: this process closed it
+				log.Warn("events: disconnected from the NATS server; reconnecting", "err", err)
+			}
+		}), nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info("events: reconnected to the NATS server", "server", nc.ConnectedUrlRedacted())
+		}))
+	}
 	if cfg.creds != "" {
 		if err := checkCredsFile(cfg.creds); err != nil {
 			return err
