@@ -89,9 +89,15 @@ func TestAppend_UnavailableSaysWhetherItMayBeStored(t *testing.T) {
 func TestAppend_ResentUntilTheStreamAnswers(t *testing.T) {
 	for _, silent := range []bool{false, true} {
 		st, restore := withoutStream(t, silent, events.WithRetryUnknown(10*time.Second, 200*time.Millisecond))
-		time.AfterFunc(700*time.Millisecond, restore)
+		// The restore ends before the iteration does: the store may find
+		// the stream back (created by the restore) before the restore's
+		// own open returns, and an open still running when the test's
+		// contexts are cancelled would fail it.
+		restored := make(chan struct{})
+		time.AfterFunc(700*time.Millisecond, func() { defer close(restored); restore() })
 		evs := failure("turn-1", 1)
 		res, err := st.Append(testutil.Context(t), profileSubj, 0, evs...)
+		<-restored
 		testutil.NoError(t, err)
 		// Stored once; when an earlier, unanswered send of this append was
 		// the one stored, the answer is a duplicate of it, with its events.
