@@ -140,6 +140,9 @@ func (s *store) openStream(ctx context.Context, cfg config) error {
 	return s.retrying(ctx, "open", "", func(ctx context.Context) error {
 		var oerr error
 		s.stream, oerr = ensureStream(ctx, s.js, s.streamConfig(), cfg)
+		if oerr == nil {
+			s.created = s.stream.CachedInfo().Created
+		}
 		return oerr
 	})
 }

@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -107,8 +108,15 @@ func Status(ctx context.Context, st Store) StreamStatus {
 		return out
 	}
 	info, err := s.stream.Info(ctx)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrStreamGone):
+		out.Err = fmt.Errorf("events: the %s stream is not on the server any more (deleted, or a rotation under way): restart fledger on the current stream: %w", StreamName, err)
+		return out
+	case err != nil:
 		out.Err = fmt.Errorf("events: stream info: %w", err)
+		return out
+	case s.replaced(info) != nil:
+		out.Err = s.replaced(info)
 		return out
 	}
 	out.Replicas = max(info.Config.Replicas, 1)
@@ -167,4 +175,17 @@ const (
 func IsReadOnly(st Store) bool {
 	s, ok := st.(*store)
 	return ok && s.cfg.user == ReaderUser
+}
+
+// replaced is an error wrapping [ErrStreamGone] when info is of a stream
+// created after the one this store opened: removed and created again
+// under this process (a rotation while it ran). Its engines and
+// followers were bound to the old one, so nothing is decided or served
+// on the new one until a restart.
+func (s *store) replaced(info *jetstream.StreamInfo) error {
+	if s.created.IsZero() || info.Created.Equal(s.created) {
+		return nil
+	}
+	return fmt.Errorf("events: the %s stream was replaced while this process ran (the one on the server was created %s, the one it opened %s): restart fledger on the current stream: %w",
+		StreamName, info.Created.UTC().Format(time.RFC3339Nano), s.created.UTC().Format(time.RFC3339Nano), ErrStreamGone)
 }

@@ -199,6 +199,10 @@ type store struct {
 	writes writeHealth
 	// stalls counts the ordered reads that stalled (read_stalls.go).
 	stalls readStalls
+	// created is the creation time of the stream Open found or made:
+	// a stream of the same name created later is another ledger, which
+	// this process does not serve ([Status]).
+	created time.Time
 	// followErr is the last follower consumer-creation error (FollowIssue).
 	followErr atomic.Value
 }
@@ -725,6 +729,12 @@ func (s *store) leaderLast(ctx context.Context, filter string) (uint64, error) {
 	if filter == "" {
 		info, err := s.stream.Info(ctx)
 		if err != nil {
+			return 0, fmt.Errorf("events: last sequence: %w", err)
+		}
+		if err := s.replaced(info); err != nil {
+			// An engine syncs before each decision: none is taken on the
+			// state of a stream that is gone, to be appended to its
+			// successor.
 			return 0, fmt.Errorf("events: last sequence: %w", err)
 		}
 		if info.State.Msgs == 0 {

@@ -65,6 +65,13 @@ func (s *Service) Health(ctx context.Context) (*Health, int) {
 		h.Status, h.Error = "unavailable", "event store unreachable"
 		h.Degraded = append(h.Degraded, "store: not connected to NATS")
 		code = http.StatusServiceUnavailable
+	case errors.Is(st.Err, events.ErrStreamGone):
+		// Deleted or replaced under this process: its engines are bound
+		// to the stream it opened, and every turn would be refused until
+		// a restart, so a load balancer must take it out.
+		h.Status, h.Error = "unavailable", "the stream this process serves is gone: restart fledger on the current stream"
+		h.Degraded = append(h.Degraded, "stream: "+strings.TrimPrefix(st.Err.Error(), "events: "))
+		code = http.StatusServiceUnavailable
 	case errors.Is(st.Err, context.DeadlineExceeded) && time.Since(answered) < slowGrace:
 		h.Degraded = append(h.Degraded, fmt.Sprintf("stream: slow (stream info not answered within %v; last answered %v ago)",
 			HealthBudget, time.Since(answered).Round(time.Millisecond)))

@@ -36,3 +36,49 @@ func TestHTTP_StreamGoneIs503(t *testing.T) {
 		t.Fatalf("decisions after the stream was deleted: %d %s", status, b)
 	}
 }
+
+// A serve whose stream was removed, and then created again (a rotation
+// done while it ran: docs/operations.md "Start a fresh stream"), refuses
+// every turn until it is restarted: /healthz and /readyz say so (503), so
+// a load balancer takes it out, while the stream is missing and once the
+// new one exists. A restarted serve is ready on the new stream.
+func TestHealth_StreamReplacedUnderServe(t *testing.T) {
+	url := natstest.StartNode(t)
+	st, err := events.Open(testutil.Context(t), events.WithURL(url))
+	testutil.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	srv := startServer(t, st, serve.Config{Config: loadConfig(t)})
+	if status, b := do(t, "POST", srv.url+"/v1/turns", `{"session":"s1","turn_id":"t1"}`); status != 200 {
+		t.Fatalf("begin: %d %s", status, b)
+	}
+	if status, b := do(t, "GET", srv.url+"/readyz", ""); status != 200 {
+		t.Fatalf("readyz before: %d %s", status, b)
+	}
+	nc, err := nats.Connect(url)
+	testutil.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	testutil.NoError(t, err)
+	testutil.NoError(t, js.DeleteStream(testutil.Context(t), events.StreamName))
+	check := func(when, want string) {
+		t.Helper()
+		for _, path := range []string{"/healthz", "/readyz"} {
+			status, b := do(t, "GET", srv.url+path, "")
+			if status != 503 || !strings.Contains(string(b), want) {
+				t.Errorf("%s %s: %d %s, want 503 naming %q", when, path, status, b, want)
+			}
+		}
+	}
+	check("stream deleted", "stream is not on the server any more")
+	again, err := events.Open(testutil.Context(t), events.WithURL(url), events.WithFirstSeq(100))
+	testutil.NoError(t, err)
+	t.Cleanup(func() { _ = again.Close() })
+	check("stream created again", "stream was replaced while this process ran")
+	if status, b := do(t, "POST", srv.url+"/v1/turns", `{"session":"s1","turn_id":"t2"}`); status != 503 {
+		t.Fatalf("begin on the replaced stream: %d %s, want 503", status, b)
+	}
+	fresh := startServer(t, again, serve.Config{Config: loadConfig(t)})
+	if status, b := do(t, "GET", fresh.url+"/readyz", ""); status != 200 {
+		t.Fatalf("a serve started on the new stream: readyz %d %s", status, b)
+	}
+}
