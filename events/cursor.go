@@ -134,6 +134,9 @@ type cursor struct {
 	created time.Time // the consumer's creation, to tell it from one made again
 	seen    uint64    // the last sequence fetched (0 = none yet), for gaps
 	seenDlv uint64    // the last consumer (delivery) sequence fetched
+	// checkedAt is when a fetch that got nothing last made sure the
+	// consumer is still the one opened (idleCheck).
+	checkedAt time.Time
 }
 
 // newCursor is the cursor reading cons, the consumer named name.
@@ -207,12 +210,38 @@ func (c *cursor) replaced(ctx context.Context) error {
 	})
 	switch {
 	case errors.Is(err, jetstream.ErrConsumerNotFound):
+		// A consumer goes with its stream: removed, or replaced by a
+		// rotation, is not another reader's doing.
+		if gone := c.streamGone(ctx); gone != nil {
+			return gone
+		}
 		return c.replacedErr("it was deleted")
 	case err != nil:
 		return fmt.Errorf("events: cursor %s: %w", c.name, err)
 	case !info.Created.Equal(c.created):
 		return c.replacedErr(fmt.Sprintf("the consumer opened was created at %s, the one now under the name at %s",
 			c.created.UTC().Format(time.RFC3339Nano), info.Created.UTC().Format(time.RFC3339Nano)))
+	}
+	return nil
+}
+
+// streamGone is an error wrapping [ErrStreamGone] when the stream c's
+// store opened is not on the server any more, or was replaced by one of
+// the same name; nil otherwise (or when that cannot be told).
+func (c *cursor) streamGone(ctx context.Context) error {
+	var info *jetstream.StreamInfo
+	err := cursorAttempts(ctx, func(actx context.Context) (err error) {
+		info, err = c.s.stream.Info(actx)
+		return err
+	})
+	switch {
+	case errors.Is(err, ErrStreamGone):
+		return fmt.Errorf("events: cursor %s: the %s stream is not on the server any more (removed, or a rotation under way): %w", c.name, StreamName, err)
+	case err != nil:
+		return nil
+	}
+	if err := c.s.replaced(info); err != nil {
+		return fmt.Errorf("events: cursor %s: %w", c.name, err)
 	}
 	return nil
 }
@@ -234,7 +263,7 @@ func (c *cursor) fetch(ctx context.Context, batch int, wait time.Duration) ([]je
 	var m jetstream.Msg
 	for {
 		if time.Until(deadline) <= 0 {
-			return nil, nil
+			return nil, c.idleCheck(ctx)
 		}
 		wctx, cancel := context.WithDeadline(ctx, deadline)
 		var err error
@@ -244,14 +273,17 @@ func (c *cursor) fetch(ctx context.Context, batch int, wait time.Duration) ([]je
 			break
 		}
 		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoMessages) {
-			return nil, nil
+			return nil, c.idleCheck(ctx)
 		}
 		if errors.Is(err, jetstream.ErrInvalidOption) && !time.Now().Before(deadline) {
 			// FetchContext refuses a deadline that passed between the
 			// check above and the call: the wait is simply over.
-			return nil, nil
+			return nil, c.idleCheck(ctx)
 		}
 		if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+			if gone := c.streamGone(ctx); gone != nil {
+				return nil, gone
+			}
 			return nil, c.replacedErr("it was deleted")
 		}
 		if !fetchTransient(err) || ctx.Err() != nil {
@@ -291,6 +323,33 @@ func (c *cursor) fetch(ctx context.Context, batch int, wait time.Duration) ([]je
 // cursorRetry is how long a fetch that reached no consumer leader waits
 // before it asks again.
 const cursorRetry = 100 * time.Millisecond
+
+// cursorIdleCheck is how often, at most, fetches that get nothing ask
+// whether the consumer is still there: a pull on a consumer deleted while
+// none was waiting (by an operator, or with its stream: a rotation) gets
+// no answer at all, and the reader would see a quiet stream for ever.
+var cursorIdleCheck = 10 * time.Second
+
+// idleCheck is what a fetch that got nothing returns: nil, or, once per
+// cursorIdleCheck, the error of a consumer that is gone or was made again
+// or of a stream that is gone ([cursor.replaced]). A check that cannot
+// reach the server is no error (the next one asks again).
+func (c *cursor) idleCheck(ctx context.Context) error {
+	now := time.Now()
+	if c.checkedAt.IsZero() {
+		c.checkedAt = now // the first quiet fetch starts the clock
+		return nil
+	}
+	if now.Sub(c.checkedAt) < cursorIdleCheck || ctx.Err() != nil {
+		return nil
+	}
+	c.checkedAt = now
+	err := c.replaced(ctx)
+	if errors.Is(err, ErrCursorReplaced) || errors.Is(err, ErrStreamGone) {
+		return err
+	}
+	return nil
+}
 
 // fetchTransient reports whether a pull failed for a reason that passes
 // on its own: no consumer leader yet, a connection reconnecting, a

@@ -1,11 +1,17 @@
 package events_test
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/internal/testutil"
 )
 
@@ -115,5 +121,72 @@ func TestCursor_Redelivery(t *testing.T) {
 			}
 			ackAll(t, ds)
 		})
+	}
+}
+
+// A cursor whose stream was removed, then created again (a rotation under
+// a running exporter), says the stream is gone, not that another reader
+// moved its consumer.
+func TestCursor_StreamRemovedIsNotAnotherReader(t *testing.T) {
+	events.CheckIdleCursorsAtOnce(t)
+	url := natstest.StartNode(t)
+	ctx := testutil.Context(t)
+	st, err := events.Open(ctx, events.WithURL(url))
+	testutil.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	_, err = st.Append(ctx, events.MustSubject("main", events.AggTurn, "t-1"), 0, failure("t-1", 1)...)
+	testutil.NoError(t, err)
+	c, err := st.Cursor(ctx, events.CursorOptions{Name: "exporter", Batch: 10})
+	testutil.NoError(t, err)
+	defer c.Close()
+	if ds, err := c.Fetch(ctx, 10, time.Second); err != nil || len(ds) != 1 {
+		t.Fatalf("first fetch: %d, %v", len(ds), err)
+	}
+	nc, err := nats.Connect(url)
+	testutil.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	testutil.NoError(t, err)
+	testutil.NoError(t, js.DeleteStream(ctx, events.StreamName))
+	again, err := events.Open(ctx, events.WithURL(url), events.WithFirstSeq(100))
+	testutil.NoError(t, err)
+	t.Cleanup(func() { _ = again.Close() })
+	var ferr error
+	for deadline := time.Now().Add(20 * time.Second); ferr == nil && time.Now().Before(deadline); {
+		_, ferr = c.Fetch(ctx, 10, 200*time.Millisecond)
+	}
+	if !errors.Is(ferr, events.ErrStreamGone) || errors.Is(ferr, events.ErrCursorReplaced) || !strings.Contains(ferr.Error(), "stream was replaced while this process ran") {
+		t.Fatalf("fetch after the stream was replaced: %v; want ErrStreamGone saying it was replaced, not ErrCursorReplaced", ferr)
+	}
+}
+
+// A consumer deleted while its reader waited with no pull pending gets no
+// answer to the next pulls: the reader's quiet fetches find out (once per
+// idle check) instead of waiting for ever.
+func TestCursor_ConsumerDeletedWhileIdleIsFound(t *testing.T) {
+	events.CheckIdleCursorsAtOnce(t)
+	url := natstest.StartNode(t)
+	ctx := testutil.Context(t)
+	st, err := events.Open(ctx, events.WithURL(url))
+	testutil.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	c, err := st.Cursor(ctx, events.CursorOptions{Name: "exporter", Batch: 10})
+	testutil.NoError(t, err)
+	defer c.Close()
+	if ds, err := c.Fetch(ctx, 10, 100*time.Millisecond); err != nil || len(ds) != 0 {
+		t.Fatalf("first fetch: %d, %v", len(ds), err)
+	}
+	nc, err := nats.Connect(url)
+	testutil.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	testutil.NoError(t, err)
+	testutil.NoError(t, js.DeleteConsumer(ctx, events.StreamName, "exporter"))
+	var ferr error
+	for deadline := time.Now().Add(20 * time.Second); ferr == nil && time.Now().Before(deadline); {
+		_, ferr = c.Fetch(ctx, 10, 100*time.Millisecond)
+	}
+	if !errors.Is(ferr, events.ErrCursorReplaced) || !strings.Contains(ferr.Error(), "it was deleted") {
+		t.Fatalf("fetch after the consumer was deleted: %v; want ErrCursorReplaced, it was deleted", ferr)
 	}
 }

@@ -39,3 +39,12 @@ func PurgeOrphanSnapshotChunksAtOnce(t interface{ Cleanup(func()) }) {
 	snapshotOrphanAge = 0
 	t.Cleanup(func() { snapshotOrphanAge = was })
 }
+
+// CheckIdleCursorsAtOnce makes a cursor's quiet fetches ask whether its
+// consumer is still there every time (after the first), until the test
+// ends.
+func CheckIdleCursorsAtOnce(t interface{ Cleanup(func()) }) {
+	was := cursorIdleCheck
+	cursorIdleCheck = 0
+	t.Cleanup(func() { cursorIdleCheck = was })
+}

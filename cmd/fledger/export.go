@@ -251,6 +251,8 @@ func runExport(cmd *cobra.Command, g *globals, f *exportFlags) (rerr error) {
 	switch {
 	case errors.Is(err, events.ErrCursorInUse):
 		return fmt.Errorf("export: --out %s: consumer %s is in use by another exporter; the file decides where its export resumes, so it needs the consumer to itself: stop the other exporter, or give this file its own consumer (without --consumer each file has one) (%w)", f.out, consumer, err)
+	case errors.Is(err, events.ErrStreamGone):
+		return fmt.Errorf("export: the stream this export followed was removed (or replaced by a rotation): the output holds every record it acknowledged; once the fresh stream exists, start the export again on the same --out and it continues after the archived range (docs/operations.md \"Start a fresh stream\") (%w)", err)
 	case errors.Is(err, events.ErrCursorReplaced):
 		return fmt.Errorf("export: consumer %s was moved by another exporter (one given the same --consumer), so this export stopped: the output holds every record it acknowledged; give each exporter its own consumer, then start this one again (%w)", consumer, err)
 	}
