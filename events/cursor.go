@@ -345,11 +345,25 @@ func (c *cursor) idleCheck(ctx context.Context) error {
 	}
 	c.checkedAt = now
 	err := c.replaced(ctx)
+	if errors.Is(err, ErrCursorReplaced) && !errors.Is(err, ErrStreamGone) {
+		// Asked once more a moment later: a cluster whose meta leader
+		// just changed may not know a consumer for an instant.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(idleRecheck):
+		}
+		err = c.replaced(ctx)
+	}
 	if errors.Is(err, ErrCursorReplaced) || errors.Is(err, ErrStreamGone) {
 		return err
 	}
 	return nil
 }
+
+// idleRecheck is how long idleCheck waits before it asks again about a
+// consumer it did not find.
+const idleRecheck = time.Second
 
 // fetchTransient reports whether a pull failed for a reason that passes
 // on its own: no consumer leader yet, a connection reconnecting, a
