@@ -30,8 +30,10 @@ const chunkPrefix = "$O." + SnapshotBucket + ".C."
 
 // purgeOrphanChunks purges the chunk subjects of the snapshot object
 // store that no stored object names and whose last message is older than
-// snapshotOrphanAge (taken at now), and returns how many it purged.
-func (s *store) purgeOrphanChunks(ctx context.Context, obs jetstream.ObjectStore, now time.Time) (int, error) {
+// snapshotOrphanAge, and returns how many it purged. Ages are taken on
+// the server's clock, not this host's (which may be ahead): against the
+// latest meta the bucket holds, the one the save before this call wrote.
+func (s *store) purgeOrphanChunks(ctx context.Context, obs jetstream.ObjectStore) (int, error) {
 	str, err := s.js.Stream(ctx, "OBJ_"+SnapshotBucket)
 	if err != nil {
 		return 0, fmt.Errorf("stream info: %w", err)
@@ -45,8 +47,15 @@ func (s *store) purgeOrphanChunks(ctx context.Context, obs jetstream.ObjectStore
 		return 0, fmt.Errorf("list objects: %w", err)
 	}
 	live := make(map[string]bool, len(objs))
+	var now time.Time // the server's time of the latest meta stored
 	for _, o := range objs {
 		live[chunkPrefix+o.NUID] = true
+		if o.ModTime.After(now) {
+			now = o.ModTime
+		}
+	}
+	if now.IsZero() {
+		return 0, nil // no object: nothing tells the server's time
 	}
 	var orphans []string
 	for subj := range info.State.Subjects {
@@ -79,7 +88,7 @@ func (s *store) purgeOrphanChunks(ctx context.Context, obs jetstream.ObjectStore
 // is logged, and a failure too, without failing the save (the snapshot
 // is stored; the next save tries again).
 func (s *store) collectOrphanChunks(ctx context.Context, obs jetstream.ObjectStore) {
-	n, err := s.purgeOrphanChunks(ctx, obs, time.Now())
+	n, err := s.purgeOrphanChunks(ctx, obs)
 	if s.cfg.logger == nil {
 		return
 	}
