@@ -135,8 +135,10 @@ type cursor struct {
 	seen    uint64    // the last sequence fetched (0 = none yet), for gaps
 	seenDlv uint64    // the last consumer (delivery) sequence fetched
 	// checkedAt is when a fetch that got nothing last made sure the
-	// consumer is still the one opened (idleCheck).
+	// consumer is still the one opened (idleCheck); missing is set when
+	// that check did not find it.
 	checkedAt time.Time
+	missing   bool
 }
 
 // newCursor is the cursor reading cons, the consumer named name.
@@ -330,10 +332,12 @@ const cursorRetry = 100 * time.Millisecond
 // no answer at all, and the reader would see a quiet stream for ever.
 var cursorIdleCheck = 10 * time.Second
 
-// idleCheck is what a fetch that got nothing returns: nil, or, once per
-// cursorIdleCheck, the error of a consumer that is gone or was made again
-// or of a stream that is gone ([cursor.replaced]). A check that cannot
-// reach the server is no error (the next one asks again).
+// idleCheck is what a fetch that got nothing returns: nil, or, when two
+// checks in a row (one per cursorIdleCheck) found the consumer gone or
+// made again, or its stream gone, that error ([cursor.replaced]). Two in
+// a row: a cluster whose meta leader just changed may not know a
+// consumer, or a stream, for a few seconds. Each check is bounded by the
+// store's attempt time; one that cannot reach the server is no verdict.
 func (c *cursor) idleCheck(ctx context.Context) error {
 	now := time.Now()
 	if c.checkedAt.IsZero() {
@@ -344,26 +348,19 @@ func (c *cursor) idleCheck(ctx context.Context) error {
 		return nil
 	}
 	c.checkedAt = now
-	err := c.replaced(ctx)
-	if errors.Is(err, ErrCursorReplaced) && !errors.Is(err, ErrStreamGone) {
-		// Asked once more a moment later: a cluster whose meta leader
-		// just changed may not know a consumer for an instant.
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(idleRecheck):
-		}
-		err = c.replaced(ctx)
+	cctx, cancel := context.WithTimeout(ctx, c.s.attemptTimeout())
+	defer cancel()
+	err := c.replaced(cctx)
+	if !errors.Is(err, ErrCursorReplaced) && !errors.Is(err, ErrStreamGone) {
+		c.missing = false
+		return nil
 	}
-	if errors.Is(err, ErrCursorReplaced) || errors.Is(err, ErrStreamGone) {
-		return err
+	if !c.missing {
+		c.missing = true // asked again at the next check
+		return nil
 	}
-	return nil
+	return err
 }
-
-// idleRecheck is how long idleCheck waits before it asks again about a
-// consumer it did not find.
-const idleRecheck = time.Second
 
 // fetchTransient reports whether a pull failed for a reason that passes
 // on its own: no consumer leader yet, a connection reconnecting, a

@@ -38,6 +38,15 @@ func PurgeOrphanSnapshotChunksAtOnce(t interface{ Cleanup(func()) }) {
 	was := snapshotOrphanAge
 	snapshotOrphanAge = 0
 	t.Cleanup(func() { snapshotOrphanAge = was })
+	CollectSnapshotChunksEverySave(t)
+}
+
+// CollectSnapshotChunksEverySave makes every snapshot save look for
+// chunks no object names (not once a minute), until the test ends.
+func CollectSnapshotChunksEverySave(t interface{ Cleanup(func()) }) {
+	was := chunkCollectEvery
+	chunkCollectEvery = 0
+	t.Cleanup(func() { chunkCollectEvery = was })
 }
 
 // CheckIdleCursorsAtOnce makes a cursor's quiet fetches ask whether its

@@ -22,6 +22,9 @@ const followPull = 512
 const (
 	stallRestart = 3 * time.Second
 	stallCheck   = 500 * time.Millisecond
+	// followIdentityCheck is how often a follower makes sure the stream
+	// is still the one its store opened (store.replaced).
+	followIdentityCheck = 5 * time.Second
 )
 
 // Follow implements [Store]: an ordered consumer on the whole stream,
@@ -200,6 +203,7 @@ func (f *follower) run(ctx context.Context, yield func(StoredCommit, error) bool
 	defer t.Stop()
 	since := time.Now() // when something was last yielded (or checked)
 	var suspect uint64  // the stream's last sequence when a stall was first seen (0: none)
+	identified := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -207,6 +211,16 @@ func (f *follower) run(ctx context.Context, yield func(StoredCommit, error) bool
 		case <-f.s.closed:
 			return ErrClosed
 		case <-t.C:
+			if time.Since(identified) >= followIdentityCheck {
+				// The ordered consumer makes itself again on a stream of
+				// the same name created since (removed and made again: a
+				// rotation), going on where it stopped: following ends
+				// there instead of folding another ledger's commits.
+				identified = time.Now()
+				if err := f.s.replacedNow(ctx); err != nil {
+					return fmt.Errorf("events: follow: %w", err)
+				}
+			}
 			if len(f.ch) > 0 || time.Since(since) < stallRestart {
 				continue
 			}

@@ -20,6 +20,11 @@ func (s *store) Ledger(ctx context.Context) (Ledger, error) {
 		if err != nil {
 			return fmt.Errorf("events: read the ledger fingerprint: stream %s: %w", StreamName, err)
 		}
+		if err := s.replaced(info); err != nil {
+			// Not the ledger this process folded: nothing it writes (a
+			// snapshot) may be labelled with the new one's fingerprint.
+			return fmt.Errorf("events: read the ledger fingerprint: %w", err)
+		}
 		l = Ledger{Stream: info.Config.Name, Created: info.Created.UTC(), LastSeq: info.State.LastSeq, FirstSeq: s.firstSeq()}
 		if info.State.Msgs == 0 { // a first_seq stream reports first_seq-1
 			l.LastSeq = 0

@@ -25,6 +25,10 @@ import (
 // must be before it is purged: far longer than any save takes.
 var snapshotOrphanAge = 10 * time.Minute
 
+// chunkCollectEvery is how often, at most, a store looks for such chunks
+// after its saves.
+var chunkCollectEvery = time.Minute
+
 // chunkPrefix is the subject prefix of the snapshot objects' chunks.
 const chunkPrefix = "$O." + SnapshotBucket + ".C."
 
@@ -88,6 +92,16 @@ func (s *store) purgeOrphanChunks(ctx context.Context, obs jetstream.ObjectStore
 // is logged, and a failure too, without failing the save (the snapshot
 // is stored; the next save tries again).
 func (s *store) collectOrphanChunks(ctx context.Context, obs jetstream.ObjectStore) {
+	// At most once per chunkCollectEvery per store (saves of many agents
+	// come together), each bounded by the store's timeout: a background
+	// save has no deadline of its own, and a stalled list must not hold
+	// the agent's next saves.
+	now := time.Now().UnixNano()
+	if last := s.chunkCollected.Load(); last != 0 && now-last < int64(chunkCollectEvery) || !s.chunkCollected.CompareAndSwap(last, now) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
+	defer cancel()
 	n, err := s.purgeOrphanChunks(ctx, obs)
 	if s.cfg.logger == nil {
 		return

@@ -36,6 +36,7 @@ func chunkSubjects(t *testing.T, st events.Store) []string {
 // before its meta, leaves) is purged by a later save once it is older
 // than the orphan age, not before; the stored snapshots are untouched.
 func TestSnapshotChunks_OrphansPurgedOnceOld(t *testing.T) {
+	events.CollectSnapshotChunksEverySave(t)
 	st := testutil.Store(t, testutil.NoFsync)
 	ctx := testutil.Context(t)
 	ss := st.(events.Snapshots)

@@ -159,7 +159,13 @@ func (s *store) saveSnapshot(ctx context.Context, agent string, seq uint64, data
 		return false, err
 	}
 	name := EncodeToken(agent)
-	created := s.stream.CachedInfo().Created.UTC().Format(time.RFC3339Nano)
+	// The stream this store opened (CachedInfo is refreshed by every
+	// stream info, a replaced stream's too).
+	opened := s.created
+	if opened.IsZero() {
+		opened = s.stream.CachedInfo().Created
+	}
+	created := opened.UTC().Format(time.RFC3339Nano)
 	info, err := obs.GetInfo(ctx, name)
 	switch {
 	case errors.Is(err, jetstream.ErrObjectNotFound):

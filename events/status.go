@@ -110,13 +110,14 @@ func Status(ctx context.Context, st Store) StreamStatus {
 	info, err := s.stream.Info(ctx)
 	switch {
 	case errors.Is(err, ErrStreamGone):
-		out.Err = fmt.Errorf("events: the %s stream is not on the server any more (deleted, or a rotation under way): restart fledger on the current stream: %w", StreamName, err)
+		out.Err = fmt.Errorf("events: the %s stream is not on the server any more (deleted, or a rotation under way): restart fledger once the fresh stream exists: %w", StreamName, err)
 		return out
 	case err != nil:
 		out.Err = fmt.Errorf("events: stream info: %w", err)
 		return out
-	case s.replaced(info) != nil:
-		out.Err = s.replaced(info)
+	}
+	if err := s.replaced(info); err != nil {
+		out.Err = err
 		return out
 	}
 	out.Replicas = max(info.Config.Replicas, 1)

@@ -199,6 +199,9 @@ type store struct {
 	writes writeHealth
 	// stalls counts the ordered reads that stalled (read_stalls.go).
 	stalls readStalls
+	// chunkCollected is when (Unix ns) this store last looked for
+	// snapshot chunks no object names (snapshot_chunks.go).
+	chunkCollected atomic.Int64
 	// created is the creation time of the stream Open found or made:
 	// a stream of the same name created later is another ledger, which
 	// this process does not serve ([Status]).

@@ -217,7 +217,28 @@ func (s *store) retryAttempts(ctx context.Context, op, subject string, attempt t
 			return ErrClosed
 		}
 		backoff = min(2*backoff, 500*time.Millisecond)
+		if op == "append" {
+			// Not resent onto a stream created since this store opened
+			// its own (the stream removed and made again while the
+			// append waited: a rotation): it was decided on the old one.
+			if err := s.replacedNow(ctx); err != nil {
+				return err
+			}
+		}
 	}
+}
+
+// replacedNow asks the server for the stream and returns [store.replaced]'s
+// error when it is not the one this store opened; nil when it is, or when
+// the server does not say (an outage: the resend goes on).
+func (s *store) replacedNow(ctx context.Context) error {
+	actx, cancel := context.WithTimeout(ctx, s.attemptTimeout())
+	defer cancel()
+	info, err := s.stream.Info(actx)
+	if err != nil {
+		return nil
+	}
+	return s.replaced(info)
 }
 
 // attemptTimeout is one attempt's bound: the attempt timeout, at most the

@@ -24,7 +24,11 @@ func MoveAside(ctx context.Context, path string, now time.Time) (string, error) 
 	if _, err := os.Stat(to); err == nil {
 		return "", fmt.Errorf("projections: %s already exists; move %s away yourself", to, path)
 	}
-	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+	// The WAL and journal first: a main file moved without its WAL would
+	// leave a hot WAL beside the empty database that takes its place,
+	// which SQLite would apply to it. A failure stops before the main
+	// file moves.
+	for _, suffix := range []string{"-wal", "-journal", "-shm", ""} {
 		if err := os.Rename(path+suffix, to+suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return "", fmt.Errorf("projections: move %s aside: %w", path+suffix, err)
 		}

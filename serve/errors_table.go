@@ -10,6 +10,7 @@ import (
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/projections"
 )
 
 // errorClass is one row of [errorTable]: a class of error and the answer
@@ -98,6 +99,18 @@ var errorTable = []errorClass{
 	{class: "events.ErrStreamGone", match: isAny(events.ErrStreamGone),
 		Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
 		detail: fixed("the FLEDGER stream is not on the NATS server any more (deleted, or replaced by a rotation while this process ran): restart fledger on the current stream")},
+	{class: "*projections.DBError", match: isA[*projections.DBError](nil),
+		// The projection database damaged (found by a read, not at open),
+		// of a newer schema or of another ledger: the reads of the
+		// projections fail until it is rebuilt; turns are not affected.
+		Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+		detail: with(func(d *projections.DBError) string {
+			cmd := d.Rebuild
+			if cmd == "" {
+				cmd = projections.RebuildCommand(d.Path)
+			}
+			return "the projection database cannot be read (" + d.Err.Error() + "): reads of the projections fail until it is rebuilt from the stream — stop serve, run `" + cmd + "`, start it again; turns are not affected"
+		})},
 	{class: "engine.ErrClosed", match: isAny(engine.ErrClosed),
 		Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
 		detail: fixed("the server is shutting down")},

@@ -13,6 +13,7 @@ import (
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/projections"
 	"github.com/fledger/fledger/internal/testutil"
 )
 
@@ -57,6 +58,8 @@ func TestErrorTable_EachRowAnswersItsStatusAndBody(t *testing.T) {
 			`{"error":"unavailable","detail":"the event store did not confirm the write within 4s (no stream leader, the NATS server unreachable, or not storing — its disk full, say; GET /healthz): it may be recorded; re-send the same request — it is idempotent and is recorded once","recorded":"unknown"}`},
 		"events.ErrStreamGone": {fmt.Errorf("events: read from sequence 5: %w", events.ErrStreamGone), 503, "",
 			`{"error":"unavailable","detail":"the FLEDGER stream is not on the NATS server any more (deleted, or replaced by a rotation while this process ran): restart fledger on the current stream"}`},
+		"*projections.DBError": {fmt.Errorf("projections: decisions: %w", &projections.DBError{Path: "/d/projections.sqlite", Detail: "database disk image is malformed (11)", Err: projections.ErrCorrupt}), 503, "",
+			`{"error":"unavailable","detail":"the projection database cannot be read (projections: database is corrupt or not a fledger projection database): reads of the projections fail until it is rebuilt from the stream — stop serve, run ` + "`fledger --data /d stats --rebuild`" + `, start it again; turns are not affected"}`},
 		"engine.ErrClosed": {engine.ErrClosed, 503, "",
 			`{"error":"unavailable","detail":"the server is shutting down"}`},
 	}

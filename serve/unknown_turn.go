@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
@@ -41,8 +42,11 @@ func (s *Service) unknownTurn(ctx context.Context, agent, id string) error {
 	}
 	notFound := func() error {
 		// On a stream continuing an archived one, an older turn is in the
-		// archive.
-		if hint := events.ArchivedHint(ctx, s.cfg.Store); hint != "" {
+		// archive (asked within a second: a 404 must not wait out an
+		// outage for a hint).
+		hctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		if hint := events.ArchivedHint(hctx, s.cfg.Store); hint != "" {
 			detail += "; " + hint
 		}
 		return apiErr(http.StatusNotFound, CodeUnknownTurn, "%s", detail)
@@ -61,10 +65,11 @@ func (s *Service) unknownTurn(ctx context.Context, agent, id string) error {
 	}
 	switch len(has) {
 	case 0:
+		return notFound()
 	case 1:
 		detail += fmt.Sprintf(" (agent %s has it)", has[0])
 	default:
 		detail += fmt.Sprintf(" (agents %s have it)", strings.Join(has, ", "))
 	}
-	return notFound()
+	return apiErr(http.StatusNotFound, CodeUnknownTurn, "%s", detail)
 }

@@ -81,10 +81,11 @@ func newRootCmd() *cobra.Command {
 			if _, err := events.ParseAtomicBatches(g.AtomicBatches); err != nil {
 				return fmt.Errorf("--atomic-batches %w", err)
 			}
-			if cmd.Flags().Changed("first-seq") && g.FirstSeq == 0 {
-				// An unset LAST in a rotation script ($((LAST+1)) is 1, but
-				// "$LAST" is empty or 0): say so rather than start at 1.
-				return fmt.Errorf("--first-seq 0: a stream's first sequence is 1 or more; to continue an archived stream, give its last sequence + 1 (docs/operations.md, \"Start a fresh stream\")")
+			if cmd.Flags().Changed("first-seq") && g.FirstSeq <= 1 {
+				// An unset LAST in a rotation script ($((LAST+1)) is 1,
+				// "$LAST" 0): say so rather than start at 1 as if the flag
+				// were not given.
+				return fmt.Errorf("--first-seq %d: every stream starts at 1 without the flag; to continue an archived stream, give its last sequence + 1 (docs/operations.md, \"Start a fresh stream\")", g.FirstSeq)
 			}
 			return nil
 		},

@@ -89,7 +89,8 @@ func TestOptions_OutOfRangeRefused(t *testing.T) {
 		{[]string{"serve", "--finished-turns", "0"}, "--finished-turns 0: the finished turns each engine keeps in memory is 1 (default 1024) or more"},
 		{[]string{"serve", "--agent", ""}, `--agent "": name the agent id(s) to serve (default main)`},
 		{[]string{"serve", "--agent", " "}, `serve: --agent: agent " " contains whitespace or control characters`},
-		{[]string{"--first-seq", "0", "events"}, `--first-seq 0: a stream's first sequence is 1 or more`},
+		{[]string{"--first-seq", "0", "events"}, `--first-seq 0: every stream starts at 1 without the flag; to continue an archived stream, give its last sequence + 1`},
+		{[]string{"--first-seq", "1", "events"}, `--first-seq 1: every stream starts at 1 without the flag`},
 		{[]string{"replay", "--strict"}, "--strict is for --verify (it makes quarantined messages fail the verification)"},
 		{[]string{"replay", "--verify", "--out", "x.db"}, "--out names the database a rebuild writes; --verify and --what-if write none"},
 	} {
