@@ -13,8 +13,8 @@ import (
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
-	"github.com/fledger/fledger/projections"
 	"github.com/fledger/fledger/internal/testutil"
+	"github.com/fledger/fledger/projections"
 )
 
 // TestErrorTable_EachRowAnswersItsStatusAndBody walks errorTable: every row

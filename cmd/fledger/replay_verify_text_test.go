@@ -32,6 +32,7 @@ func TestWriteVerify_DivergenceAt(t *testing.T) {
 		}
 	}
 }
+
 // The report's last line says whether the verification passed: a failed
 // snapshot check is not left to the exit status and a line above "every
 // recorded decision follows from its inputs" (which an operator checking
