@@ -242,7 +242,7 @@ func (c *cursor) streamGone(ctx context.Context) error {
 	case err != nil:
 		return nil
 	}
-	if err := c.s.replaced(info); err != nil {
+	if err := c.s.replaced(ctx, info); err != nil {
 		return fmt.Errorf("events: cursor %s: %w", c.name, err)
 	}
 	return nil

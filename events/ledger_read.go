@@ -20,7 +20,7 @@ func (s *store) Ledger(ctx context.Context) (Ledger, error) {
 		if err != nil {
 			return fmt.Errorf("events: read the ledger fingerprint: stream %s: %w", StreamName, err)
 		}
-		if err := s.replaced(info); err != nil {
+		if err := s.replaced(ctx, info); err != nil {
 			// Not the ledger this process folded: nothing it writes (a
 			// snapshot) may be labelled with the new one's fingerprint.
 			return fmt.Errorf("events: read the ledger fingerprint: %w", err)

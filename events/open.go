@@ -141,7 +141,7 @@ func (s *store) openStream(ctx context.Context, cfg config) error {
 		var oerr error
 		s.stream, oerr = ensureStream(ctx, s.js, s.streamConfig(), cfg)
 		if oerr == nil {
-			s.created = s.stream.CachedInfo().Created
+			oerr = s.noteOpened(ctx)
 		}
 		return oerr
 	})

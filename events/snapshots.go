@@ -161,7 +161,9 @@ func (s *store) saveSnapshot(ctx context.Context, agent string, seq uint64, data
 	name := EncodeToken(agent)
 	// The stream this store opened (CachedInfo is refreshed by every
 	// stream info, a replaced stream's too).
-	opened := s.created
+	s.openedMu.Lock()
+	opened := s.opened.Created
+	s.openedMu.Unlock()
 	if opened.IsZero() {
 		opened = s.stream.CachedInfo().Created
 	}

@@ -116,7 +116,7 @@ func Status(ctx context.Context, st Store) StreamStatus {
 		out.Err = fmt.Errorf("events: stream info: %w", err)
 		return out
 	}
-	if err := s.replaced(info); err != nil {
+	if err := s.replaced(ctx, info); err != nil {
 		out.Err = err
 		return out
 	}
@@ -176,17 +176,4 @@ const (
 func IsReadOnly(st Store) bool {
 	s, ok := st.(*store)
 	return ok && s.cfg.user == ReaderUser
-}
-
-// replaced is an error wrapping [ErrStreamGone] when info is of a stream
-// created after the one this store opened: removed and created again
-// under this process (a rotation while it ran). Its engines and
-// followers were bound to the old one, so nothing is decided or served
-// on the new one until a restart.
-func (s *store) replaced(info *jetstream.StreamInfo) error {
-	if s.created.IsZero() || info.Created.Equal(s.created) {
-		return nil
-	}
-	return fmt.Errorf("events: the %s stream was replaced while this process ran (the one on the server was created %s, the one it opened %s): restart fledger on the current stream: %w",
-		StreamName, info.Created.UTC().Format(time.RFC3339Nano), s.created.UTC().Format(time.RFC3339Nano), ErrStreamGone)
 }

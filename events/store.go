@@ -202,10 +202,11 @@ type store struct {
 	// chunkCollected is when (Unix ns) this store last looked for
 	// snapshot chunks no object names (snapshot_chunks.go).
 	chunkCollected atomic.Int64
-	// created is the creation time of the stream Open found or made:
-	// a stream of the same name created later is another ledger, which
-	// this process does not serve ([Status]).
-	created time.Time
+	// opened is what identifies the stream Open found or made: a stream
+	// of the same name made later is another ledger, which this process
+	// does not serve (stream_identity.go).
+	opened   openedStream
+	openedMu sync.Mutex
 	// followErr is the last follower consumer-creation error (FollowIssue).
 	followErr atomic.Value
 }
@@ -734,7 +735,7 @@ func (s *store) leaderLast(ctx context.Context, filter string) (uint64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("events: last sequence: %w", err)
 		}
-		if err := s.replaced(info); err != nil {
+		if err := s.replaced(ctx, info); err != nil {
 			// An engine syncs before each decision: none is taken on the
 			// state of a stream that is gone, to be appended to its
 			// successor.

@@ -238,7 +238,7 @@ func (s *store) replacedNow(ctx context.Context) error {
 	if err != nil {
 		return nil
 	}
-	return s.replaced(info)
+	return s.replaced(actx, info)
 }
 
 // attemptTimeout is one attempt's bound: the attempt timeout, at most the

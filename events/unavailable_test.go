@@ -20,7 +20,7 @@ import (
 // the stream behind its back, as if the stream's servers were gone: a
 // publish then has no responder (or, with silent, a subscriber that never
 // answers, as a stream leader lost mid-request). It returns the store and
-// a function that creates the stream again.
+// a function that creates the stream again (from sequence 100).
 func withoutStream(t *testing.T, silent bool, opts ...events.Option) (events.Store, func()) {
 	t.Helper()
 	url := natstest.StartNode(t)
@@ -43,7 +43,8 @@ func withoutStream(t *testing.T, silent bool, opts ...events.Option) (events.Sto
 		if sub != nil {
 			_ = sub.Unsubscribe()
 		}
-		again, err := events.Open(testutil.Context(t), events.WithURL(url))
+		// Made again as a rotation makes it: continuing the sequences.
+		again, err := events.Open(testutil.Context(t), events.WithURL(url), events.WithFirstSeq(100))
 		testutil.NoError(t, err)
 		_ = again.Close()
 	}
