@@ -37,6 +37,9 @@ func (e *Engine) startState(ctx context.Context) *state {
 		return fresh
 	}
 	discard := func(seq uint64, why error) *state {
+		if ctx.Err() != nil {
+			return fresh // interrupted while loading it (a start cancelled): nothing was discarded
+		}
 		attrs := []any{"agent", e.agent}
 		if seq > 0 { // 0: the snapshot did not read as far as its sequence
 			attrs = append(attrs, "seq", seq)
