@@ -1,7 +1,9 @@
 package events_test
 
 import (
+	"context"
 	"errors"
+	"iter"
 	"fmt"
 	"strings"
 	"testing"
@@ -188,5 +190,47 @@ func TestCursor_ConsumerDeletedWhileIdleIsFound(t *testing.T) {
 	}
 	if !errors.Is(ferr, events.ErrCursorReplaced) || !strings.Contains(ferr.Error(), "it was deleted") {
 		t.Fatalf("fetch after the consumer was deleted: %v; want ErrCursorReplaced, it was deleted", ferr)
+	}
+}
+
+// A watch (the metrics fold, `events --follow`) whose stream is removed
+// and made again ends with ErrStreamGone instead of going on into the new
+// stream (its ordered consumer makes itself again there).
+func TestWatch_EndsWhenTheStreamIsReplaced(t *testing.T) {
+	url := natstest.StartNode(t)
+	ctx := testutil.Context(t)
+	st, err := events.Open(ctx, events.WithURL(url))
+	testutil.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	_, err = st.Append(ctx, events.MustSubject("main", events.AggTurn, "t-1"), 0, failure("t-1", 1)...)
+	testutil.NoError(t, err)
+	nc, err := nats.Connect(url)
+	testutil.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	testutil.NoError(t, err)
+	var werr error
+	n := 0
+	for ev, err := range st.(interface {
+		Watch(ctx context.Context, from uint64) iter.Seq2[events.Event, error]
+	}).Watch(ctx, 1) {
+		if err != nil {
+			werr = err
+			break
+		}
+		if n++; n == 2 { // the first commit's two events: replace the stream
+			testutil.NoError(t, js.DeleteStream(ctx, events.StreamName))
+			again, err := events.Open(ctx, events.WithURL(url), events.WithFirstSeq(2))
+			testutil.NoError(t, err)
+			t.Cleanup(func() { _ = again.Close() })
+			_, err = again.Append(ctx, events.MustSubject("main", events.AggTurn, "t-2"), 0, failure("t-2", 1)...)
+			testutil.NoError(t, err)
+		}
+		if n > 2 {
+			t.Fatalf("the watch went on into the new stream: %+v", ev)
+		}
+	}
+	if !errors.Is(werr, events.ErrStreamGone) {
+		t.Fatalf("the watch ended with %v, want ErrStreamGone", werr)
 	}
 }

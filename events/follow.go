@@ -167,6 +167,15 @@ func (f *follower) deliver(gen uint64, m jetstream.Msg) {
 		f.send(followed{gen: gen, err: fmt.Errorf("events: follow: %w", err)})
 		return
 	}
+	if meta.Sequence.Consumer == 1 {
+		// The first delivery of a consumer made (again): by the client
+		// after a reset, possibly on a stream of the same name created
+		// since (a rotation). Checked before anything of it is folded.
+		if err := f.s.replacedNow(context.Background()); err != nil {
+			f.send(followed{gen: gen, err: fmt.Errorf("events: follow: %w", err)})
+			return
+		}
+	}
 	c := StoredCommit{Seq: meta.Sequence.Stream, Subject: m.Subject()}
 	if (f.opts.Decode == nil || f.opts.Decode(c.Subject)) && (f.opts.Skip == nil || !f.opts.Skip(c.Seq)) {
 		evs, err := f.s.reg.DecodeCommit(m.Data(), c.Seq, c.Subject)

@@ -84,6 +84,16 @@ func (s *store) replaced(ctx context.Context, info *jetstream.StreamInfo) error 
 			return nil
 		}
 	}
-	return fmt.Errorf("events: the %s stream was replaced while this process ran (the one on the server was created %s, the one it opened %s): restart fledger on the current stream: %w",
-		StreamName, info.Created.UTC().Format(time.RFC3339Nano), o.Created.UTC().Format(time.RFC3339Nano), ErrStreamGone)
+	return &streamReplacedError{msg: fmt.Sprintf("events: the %s stream was replaced while this process ran (the one on the server was created %s, the one it opened %s): restart fledger on the current stream",
+		StreamName, info.Created.UTC().Format(time.RFC3339Nano), o.Created.UTC().Format(time.RFC3339Nano))}
 }
+
+// streamReplacedError is [ErrStreamGone] for a stream that is there, but
+// not the one the store opened: its text does not end in JetStream's
+// "stream not found".
+type streamReplacedError struct{ msg string }
+
+func (e *streamReplacedError) Error() string { return e.msg }
+
+// Is reports ErrStreamGone.
+func (e *streamReplacedError) Is(target error) bool { return target == ErrStreamGone }

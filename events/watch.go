@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -67,6 +68,11 @@ func (s *store) Watch(ctx context.Context, from uint64) iter.Seq2[Event, error] 
 			s.stopAndDrop(it.Stop, cons)
 		}()
 		next := from // the sequence expected: a jump is a gap (deletes are denied)
+		// The stream's identity is checked as a follower's is (follow.go):
+		// the ordered consumer makes itself again on a stream of the same
+		// name created since, and watching must end there.
+		identity := time.NewTicker(followIdentityCheck)
+		defer identity.Stop()
 		for {
 			var w watched
 			select {
@@ -74,6 +80,12 @@ func (s *store) Watch(ctx context.Context, from uint64) iter.Seq2[Event, error] 
 				return
 			case <-s.closed:
 				return // as when Next fails on the closed connection
+			case <-identity.C:
+				if err := s.replacedNow(ctx); err != nil {
+					yield(Event{}, fmt.Errorf("events: watch: %w", err))
+					return
+				}
+				continue
 			case w = <-msgs:
 			}
 			if w.err != nil {
@@ -90,6 +102,14 @@ func (s *store) Watch(ctx context.Context, from uint64) iter.Seq2[Event, error] 
 					return
 				}
 				continue
+			}
+			if meta.Sequence.Consumer == 1 {
+				// A consumer made (again) by the client: possibly on a
+				// stream of the same name created since (follow.go).
+				if err := s.replacedNow(ctx); err != nil {
+					yield(Event{}, fmt.Errorf("events: watch: %w", err))
+					return
+				}
 			}
 			seq := meta.Sequence.Stream
 			if seq > next {

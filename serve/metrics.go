@@ -131,7 +131,10 @@ func newMetrics(s *Service) *metrics {
 	} else {
 		m.reg.MustRegister(pmetrics.NewBuildInfoCollector(), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	m.handler = promhttp.HandlerFor(g, promhttp.HandlerOpts{EnableOpenMetrics: true})
+	// A collector that cannot answer (the stream unreachable in an
+	// outage) leaves its series out; the others are served, instead of
+	// a 500 that loses every series of the instance when they matter.
+	m.handler = promhttp.HandlerFor(g, promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError})
 	return m
 }
 

@@ -70,6 +70,9 @@ func TestHealth_StreamReplacedUnderServe(t *testing.T) {
 		}
 	}
 	check("stream deleted", "stream is not on the server any more")
+	if status, b := do(t, "GET", srv.url+"/metrics", ""); status != 200 || !strings.Contains(string(b), "fledger_serve_requests_total") {
+		t.Errorf("/metrics with the stream gone: %d, want 200 with the series that can be read:\n%.300s", status, b)
+	}
 	again, err := events.Open(testutil.Context(t), events.WithURL(url), events.WithFirstSeq(100))
 	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = again.Close() })
