@@ -1,19 +1,11 @@
 package events_test
 
 import (
-	"context"
-	"errors"
-	"iter"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/fledger/fledger/events"
-	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/internal/testutil"
 )
 
@@ -123,114 +115,5 @@ func TestCursor_Redelivery(t *testing.T) {
 			}
 			ackAll(t, ds)
 		})
-	}
-}
-
-// A cursor whose stream was removed, then created again (a rotation under
-// a running exporter), says the stream is gone, not that another reader
-// moved its consumer.
-func TestCursor_StreamRemovedIsNotAnotherReader(t *testing.T) {
-	events.CheckIdleCursorsAtOnce(t)
-	url := natstest.StartNode(t)
-	ctx := testutil.Context(t)
-	st, err := events.Open(ctx, events.WithURL(url))
-	testutil.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	_, err = st.Append(ctx, events.MustSubject("main", events.AggTurn, "t-1"), 0, failure("t-1", 1)...)
-	testutil.NoError(t, err)
-	c, err := st.Cursor(ctx, events.CursorOptions{Name: "exporter", Batch: 10})
-	testutil.NoError(t, err)
-	defer c.Close()
-	if ds, err := c.Fetch(ctx, 10, time.Second); err != nil || len(ds) != 1 {
-		t.Fatalf("first fetch: %d, %v", len(ds), err)
-	}
-	nc, err := nats.Connect(url)
-	testutil.NoError(t, err)
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	testutil.NoError(t, err)
-	testutil.NoError(t, js.DeleteStream(ctx, events.StreamName))
-	again, err := events.Open(ctx, events.WithURL(url), events.WithFirstSeq(100))
-	testutil.NoError(t, err)
-	t.Cleanup(func() { _ = again.Close() })
-	var ferr error
-	for deadline := time.Now().Add(20 * time.Second); ferr == nil && time.Now().Before(deadline); {
-		_, ferr = c.Fetch(ctx, 10, 200*time.Millisecond)
-	}
-	if !errors.Is(ferr, events.ErrStreamGone) || errors.Is(ferr, events.ErrCursorReplaced) || !strings.Contains(ferr.Error(), "stream was replaced while this process ran") {
-		t.Fatalf("fetch after the stream was replaced: %v; want ErrStreamGone saying it was replaced, not ErrCursorReplaced", ferr)
-	}
-}
-
-// A consumer deleted while its reader waited with no pull pending gets no
-// answer to the next pulls: the reader's quiet fetches find out (once per
-// idle check) instead of waiting for ever.
-func TestCursor_ConsumerDeletedWhileIdleIsFound(t *testing.T) {
-	events.CheckIdleCursorsAtOnce(t)
-	url := natstest.StartNode(t)
-	ctx := testutil.Context(t)
-	st, err := events.Open(ctx, events.WithURL(url))
-	testutil.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	c, err := st.Cursor(ctx, events.CursorOptions{Name: "exporter", Batch: 10})
-	testutil.NoError(t, err)
-	defer c.Close()
-	if ds, err := c.Fetch(ctx, 10, 100*time.Millisecond); err != nil || len(ds) != 0 {
-		t.Fatalf("first fetch: %d, %v", len(ds), err)
-	}
-	nc, err := nats.Connect(url)
-	testutil.NoError(t, err)
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	testutil.NoError(t, err)
-	testutil.NoError(t, js.DeleteConsumer(ctx, events.StreamName, "exporter"))
-	var ferr error
-	for deadline := time.Now().Add(20 * time.Second); ferr == nil && time.Now().Before(deadline); {
-		_, ferr = c.Fetch(ctx, 10, 100*time.Millisecond)
-	}
-	if !errors.Is(ferr, events.ErrCursorReplaced) || !strings.Contains(ferr.Error(), "it was deleted") {
-		t.Fatalf("fetch after the consumer was deleted: %v; want ErrCursorReplaced, it was deleted", ferr)
-	}
-}
-
-// A watch (the metrics fold, `events --follow`) whose stream is removed
-// and made again ends with ErrStreamGone instead of going on into the new
-// stream (its ordered consumer makes itself again there).
-func TestWatch_EndsWhenTheStreamIsReplaced(t *testing.T) {
-	url := natstest.StartNode(t)
-	ctx := testutil.Context(t)
-	st, err := events.Open(ctx, events.WithURL(url))
-	testutil.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	_, err = st.Append(ctx, events.MustSubject("main", events.AggTurn, "t-1"), 0, failure("t-1", 1)...)
-	testutil.NoError(t, err)
-	nc, err := nats.Connect(url)
-	testutil.NoError(t, err)
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	testutil.NoError(t, err)
-	var werr error
-	n := 0
-	for ev, err := range st.(interface {
-		Watch(ctx context.Context, from uint64) iter.Seq2[events.Event, error]
-	}).Watch(ctx, 1) {
-		if err != nil {
-			werr = err
-			break
-		}
-		if n++; n == 2 { // the first commit's two events: replace the stream
-			testutil.NoError(t, js.DeleteStream(ctx, events.StreamName))
-			again, err := events.Open(ctx, events.WithURL(url), events.WithFirstSeq(2))
-			testutil.NoError(t, err)
-			t.Cleanup(func() { _ = again.Close() })
-			_, err = again.Append(ctx, events.MustSubject("main", events.AggTurn, "t-2"), 0, failure("t-2", 1)...)
-			testutil.NoError(t, err)
-		}
-		if n > 2 {
-			t.Fatalf("the watch went on into the new stream: %+v", ev)
-		}
-	}
-	if !errors.Is(werr, events.ErrStreamGone) {
-		t.Fatalf("the watch ended with %v, want ErrStreamGone", werr)
 	}
 }

@@ -17,19 +17,7 @@ import (
 // done while it ran, a stream deleted by an operator) is answered 503
 // unavailable naming what happened, not 500 internal.
 func TestHTTP_StreamGoneIs503(t *testing.T) {
-	url := natstest.StartNode(t)
-	st, err := events.Open(testutil.Context(t), events.WithURL(url))
-	testutil.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	srv := startServer(t, st, serve.Config{Config: loadConfig(t)})
-	if status, b := do(t, "POST", srv.url+"/v1/turns", `{"session":"s1","turn_id":"t1"}`); status != 200 {
-		t.Fatalf("begin: %d %s", status, b)
-	}
-	nc, err := nats.Connect(url)
-	testutil.NoError(t, err)
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	testutil.NoError(t, err)
+	srv, js, _ := serveOnOwnServer(t)
 	testutil.NoError(t, js.DeleteStream(testutil.Context(t), events.StreamName))
 	status, b := do(t, "GET", srv.url+"/v1/decisions?from_seq=1", "")
 	if status != 503 || !strings.Contains(string(b), `"error":"unavailable"`) || !strings.Contains(string(b), "the FLEDGER stream is not on the NATS server any more") {
@@ -43,22 +31,10 @@ func TestHTTP_StreamGoneIs503(t *testing.T) {
 // a load balancer takes it out, while the stream is missing and once the
 // new one exists. A restarted serve is ready on the new stream.
 func TestHealth_StreamReplacedUnderServe(t *testing.T) {
-	url := natstest.StartNode(t)
-	st, err := events.Open(testutil.Context(t), events.WithURL(url))
-	testutil.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	srv := startServer(t, st, serve.Config{Config: loadConfig(t)})
-	if status, b := do(t, "POST", srv.url+"/v1/turns", `{"session":"s1","turn_id":"t1"}`); status != 200 {
-		t.Fatalf("begin: %d %s", status, b)
-	}
+	srv, js, url := serveOnOwnServer(t)
 	if status, b := do(t, "GET", srv.url+"/readyz", ""); status != 200 {
 		t.Fatalf("readyz before: %d %s", status, b)
 	}
-	nc, err := nats.Connect(url)
-	testutil.NoError(t, err)
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	testutil.NoError(t, err)
 	testutil.NoError(t, js.DeleteStream(testutil.Context(t), events.StreamName))
 	check := func(when, want string) {
 		t.Helper()
@@ -84,4 +60,25 @@ func TestHealth_StreamReplacedUnderServe(t *testing.T) {
 	if status, b := do(t, "GET", fresh.url+"/readyz", ""); status != 200 {
 		t.Fatalf("a serve started on the new stream: readyz %d %s", status, b)
 	}
+}
+
+// serveOnOwnServer starts a serve on a store on a NATS server of its own,
+// begins one turn, and returns the serve, a JetStream client beside it
+// (to remove the stream behind its back) and the server's URL.
+func serveOnOwnServer(t *testing.T) (*server, jetstream.JetStream, string) {
+	t.Helper()
+	url := natstest.StartNode(t)
+	st, err := events.Open(testutil.Context(t), events.WithURL(url))
+	testutil.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	srv := startServer(t, st, serve.Config{Config: loadConfig(t)})
+	if status, b := do(t, "POST", srv.url+"/v1/turns", `{"session":"s1","turn_id":"t1"}`); status != 200 {
+		t.Fatalf("begin: %d %s", status, b)
+	}
+	nc, err := nats.Connect(url)
+	testutil.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	testutil.NoError(t, err)
+	return srv, js, url
 }
