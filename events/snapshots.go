@@ -159,15 +159,9 @@ func (s *store) saveSnapshot(ctx context.Context, agent string, seq uint64, data
 		return false, err
 	}
 	name := EncodeToken(agent)
-	// The stream this store opened (CachedInfo is refreshed by every
-	// stream info, a replaced stream's too).
-	s.openedMu.Lock()
-	opened := s.opened.Created
-	s.openedMu.Unlock()
-	if opened.IsZero() {
-		opened = s.stream.CachedInfo().Created
-	}
-	created := opened.UTC().Format(time.RFC3339Nano)
+	// The stream this store opened, not CachedInfo's: that is refreshed
+	// by every stream info, a replaced stream's too.
+	created := s.openedNow().Created.UTC().Format(time.RFC3339Nano)
 	info, err := obs.GetInfo(ctx, name)
 	switch {
 	case errors.Is(err, jetstream.ErrObjectNotFound):

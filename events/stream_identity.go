@@ -52,10 +52,15 @@ func (s *store) noteOpened(ctx context.Context) error {
 // empty when opened by its configured first sequence, otherwise by the
 // message id at the opened first sequence. When the server does not
 // answer, it is no verdict (nil: the next look asks again).
-func (s *store) replaced(ctx context.Context, info *jetstream.StreamInfo) error {
+// openedNow is s.opened, read under its lock.
+func (s *store) openedNow() openedStream {
 	s.openedMu.Lock()
-	o := s.opened
-	s.openedMu.Unlock()
+	defer s.openedMu.Unlock()
+	return s.opened
+}
+
+func (s *store) replaced(ctx context.Context, info *jetstream.StreamInfo) error {
+	o := s.openedNow()
 	if o.Created.IsZero() {
 		return nil
 	}

@@ -19,13 +19,13 @@ import (
 // A stream removed and made again under a running reader (a rotation
 // while it ran): what each kind of reader does.
 
-// onOwnServer opens a store on a NATS server of its own and a JetStream
-// client beside it (to remove the stream, or a consumer, behind the
-// store's back), and returns both and the server's URL.
-func onOwnServer(t *testing.T) (events.Store, jetstream.JetStream, string) {
+// onOwnServer opens a store (with opts) on a NATS server of its own and a
+// JetStream client beside it (to remove the stream, or a consumer, behind
+// the store's back), and returns both and the server's URL.
+func onOwnServer(t *testing.T, opts ...events.Option) (events.Store, jetstream.JetStream, string) {
 	t.Helper()
 	url := natstest.StartNode(t)
-	st, err := events.Open(testutil.Context(t), events.WithURL(url))
+	st, err := events.Open(testutil.Context(t), append([]events.Option{events.WithURL(url)}, opts...)...)
 	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	nc, err := nats.Connect(url)

@@ -23,18 +23,12 @@ import (
 // a function that creates the stream again (from sequence 100).
 func withoutStream(t *testing.T, silent bool, opts ...events.Option) (events.Store, func()) {
 	t.Helper()
-	url := natstest.StartNode(t)
-	st, err := events.Open(testutil.Context(t), append([]events.Option{events.WithURL(url)}, opts...)...)
-	testutil.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	nc, err := nats.Connect(url)
-	testutil.NoError(t, err)
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	testutil.NoError(t, err)
+	st, js, url := onOwnServer(t, opts...)
 	testutil.NoError(t, js.DeleteStream(testutil.Context(t), events.StreamName))
 	var sub *nats.Subscription
 	if silent {
+		nc := js.Conn()
+		var err error
 		sub, err = nc.Subscribe("fledger.>", func(*nats.Msg) {})
 		testutil.NoError(t, err)
 		testutil.NoError(t, nc.Flush())
