@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fledger/fledger/engine"
 	"github.com/fledger/fledger/events"
@@ -22,7 +23,8 @@ import (
 // different errors) 200 + 409 outcome_mismatch; the stream holds one
 // outcome per attempt and verifies.
 func TestHTTP_RacingReportsOnTwoInstances(t *testing.T) {
-	st1, a, b := twoServers(t, engine.WithClock(testutil.NewManualClock(testutil.T0)), engine.WithSeeds(func(string) uint64 { return 42 }))
+	clock := testutil.NewManualClock(testutil.T0)
+	st1, a, b := twoServers(t, engine.WithClock(clock), engine.WithSeeds(func(string) uint64 { return 42 }))
 	ctx := testutil.Context(t)
 	cases := []struct {
 		name     string
@@ -40,6 +42,10 @@ func TestHTTP_RacingReportsOnTwoInstances(t *testing.T) {
 	for i, tc := range cases {
 		for round := range 5 {
 			t.Run(fmt.Sprintf("%s/%d", tc.name, round), func(t *testing.T) {
+				// Past any cooldown or disable an earlier round's winner
+				// left (a 401 that won disables its profile): each round
+				// begins on usable profiles whichever report won before.
+				clock.Advance(48 * time.Hour)
 				step, err := a.cl.Begin(ctx, client.BeginRequest{Agent: "main", Session: fmt.Sprintf("s%d-%d", i, round)})
 				testutil.NoError(t, err)
 				if step.Next.Action != "call" || step.Next.Attempt != 1 {
