@@ -50,13 +50,14 @@ func (p *projector) loop(every time.Duration) {
 	defer close(p.done)
 	t := time.NewTicker(every)
 	defer t.Stop()
+	failures := catchUpLog{log: p.log}
 	for {
 		select {
 		case <-p.quit:
 			return
 		case <-t.C:
-			if _, err := p.catchUp(p.ctx); err != nil && p.ctx.Err() == nil {
-				p.log.Warn("projections: catch-up", "err", err)
+			if _, err := p.catchUp(p.ctx); p.ctx.Err() == nil {
+				failures.note(time.Now(), err)
 			}
 		}
 	}
