@@ -202,3 +202,28 @@ func TestAuthOrder_UnknownProviderRefused(t *testing.T) {
 		t.Fatalf("a configured provider: %v\n%s", err, out)
 	}
 }
+
+// A projection command on a stream it cannot reach fails before it
+// touches the projection database: none is created, and --rebuild deletes
+// none.
+func TestProjections_UnreachableStreamTouchesNoDatabase(t *testing.T) {
+	t.Setenv("NATS_URL", "")
+	const url = "nats://127.0.0.1:1"
+	data := t.TempDir()
+	if _, err := runFledger(t, "--data", data, "--nats", url, "stats"); err == nil {
+		t.Fatal("stats on an unreachable server succeeded")
+	}
+	if got := entries(t, data); got != "" {
+		t.Fatalf("stats on an unreachable server left %s", got)
+	}
+	db := filepath.Join(data, natsDBFile(url))
+	if err := os.WriteFile(db, []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runFledger(t, "--data", data, "--nats", url, "turns", "--rebuild"); err == nil {
+		t.Fatal("turns --rebuild on an unreachable server succeeded")
+	}
+	if b, err := os.ReadFile(db); err != nil || string(b) != "kept" {
+		t.Fatalf("turns --rebuild on an unreachable server: database %q, %v; want it kept", b, err)
+	}
+}

@@ -269,6 +269,17 @@ func openProjectionsOnly(cmd *cobra.Command, g *globals, pf *projectionFlags) (*
 			return nil, err
 		}
 	}
+	// The ledger is opened before the database is touched: a stream that
+	// cannot be reached leaves no empty projection file behind, and
+	// --rebuild deletes nothing.
+	var st events.Store
+	if !pf.noCatchUp {
+		var err error
+		if st, err = openLedger(ctx, g); err != nil {
+			return nil, err
+		}
+		defer st.Close()
+	}
 	if pf.rebuild {
 		removed, err := projections.Remove(ctx, path)
 		if err != nil {
@@ -287,19 +298,14 @@ func openProjectionsOnly(cmd *cobra.Command, g *globals, pf *projectionFlags) (*
 	if pf.noCatchUp {
 		return db, nil
 	}
-	if err := catchUpProjections(ctx, g, pf, db, log, errOut); err != nil {
+	if err := catchUpProjections(ctx, st, pf, db, log, errOut); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
 	return db, nil
 }
 
-func catchUpProjections(ctx context.Context, g *globals, pf *projectionFlags, db *projections.DB, log *slog.Logger, errOut io.Writer) error {
-	st, err := openLedger(ctx, g)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+func catchUpProjections(ctx context.Context, st events.Store, pf *projectionFlags, db *projections.DB, log *slog.Logger, errOut io.Writer) error {
 	// Bind the database to this stream before anything else: a database
 	// built from another ledger (or ahead of this stream) is refused, not
 	// mixed, and an empty one adopts this ledger's fingerprint.
