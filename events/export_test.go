@@ -57,3 +57,11 @@ func CheckIdleCursorsAtOnce(t interface{ Cleanup(func()) }) {
 	cursorIdleCheck = 0
 	t.Cleanup(func() { cursorIdleCheck = was })
 }
+
+// SpaceReadStallLines spaces the store's stalled-read log lines by d
+// instead of 10 s until the test ends.
+func SpaceReadStallLines(t interface{ Cleanup(func()) }, d time.Duration) {
+	was := readStallLogEvery
+	readStallLogEvery = d
+	t.Cleanup(func() { readStallLogEvery = was })
+}

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/testutil"
@@ -46,4 +49,67 @@ func TestReadStalls_CountedAndLogged(t *testing.T) {
 	if lines != 1 || !strings.Contains(logs.String(), "from_seq=1 stalled_reads=1 stalled_reads_total=1") {
 		t.Fatalf("want one log line for the first stall (the next within 10 s are summed in the next line), got %d:\n%s", lines, logs.String())
 	}
+}
+
+// The stalls a line did not report are logged once the spacing has
+// passed, without waiting for another stall, and those still unreported
+// when the store closes are logged then.
+func TestReadStalls_BurstTailLogged(t *testing.T) {
+	events.SpaceReadStallLines(t, 2*time.Second)
+	logs := &lockedBuffer{}
+	st, _ := testutil.OpenStore(t, events.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	ctx := testutil.Context(t)
+	_, err := st.Append(ctx, events.MustSubject("main", events.AggTurn, "t-1"), 0, failure("t-1", 1)...)
+	testutil.NoError(t, err)
+	events.StallFirstMessage(t)
+	read := func() {
+		for _, err := range readRange(st)(ctx, 1, 0) {
+			testutil.NoError(t, err)
+		}
+	}
+	for range 3 {
+		read()
+	}
+	lines := func() []string {
+		var l []string
+		for _, s := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+			if strings.Contains(s, "consumer delivered nothing") {
+				l = append(l, s[strings.Index(s, "from_seq="):])
+			}
+		}
+		return l
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(lines()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	want := []string{"from_seq=1 stalled_reads=1 stalled_reads_total=1", "from_seq=1 stalled_reads=2 stalled_reads_total=3"}
+	if got := lines(); !slices.Equal(got, want) {
+		t.Fatalf("lines %q, want %q", got, want)
+	}
+	read() // within the spacing of the last line: due when the store closes
+	testutil.NoError(t, st.Close())
+	want = append(want, "from_seq=1 stalled_reads=1 stalled_reads_total=4")
+	if got := lines(); !slices.Equal(got, want) {
+		t.Fatalf("after Close: lines %q, want %q", got, want)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a logger may write from a timer's
+// goroutine while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -413,6 +413,7 @@ const dropWait = 2 * time.Second
 func (s *store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closed)
+		s.stalls.close()
 		if s.group != nil {
 			s.group.close()
 		}
