@@ -122,12 +122,22 @@ func decide(sigs []*signal) (verdict, Disposition) {
 	}
 
 	// Steps 2–3: classify the top error; when it says nothing or only
-	// context_overflow, the first nested error with a verdict wins.
-	var found, overflow verdict
-	foundAt := -1
+	// context_overflow, the first nested error with a verdict wins. So it
+	// does when the top error's verdict is only a generic transport
+	// wrapper's text ("Request failed", "fetch failed", "Connection
+	// error."): seed 004, normalization "searches wrapped error and cause
+	// objects for evidence instead of relying exclusively on the
+	// outermost 'request failed' message" — a 401, a credit balance or a
+	// 529 inside it is what happened. Either is kept for when no nested
+	// error says more.
+	var found, overflow, wrapper verdict
+	foundAt, wrapperAt := -1, -1
 	for i, s := range sigs {
 		v := s.classify()
-		if !v.ok() || abortNoise(s, v) {
+		if v.ok() && abortNoise(s, v) {
+			v = s.bodyVerdict()
+		}
+		if !v.ok() {
 			continue
 		}
 		if v.reason == ReasonContextOverflow {
@@ -136,11 +146,20 @@ func decide(sigs []*signal) (verdict, Disposition) {
 			}
 			continue
 		}
+		if i < len(sigs)-1 && genericWrapper(v) {
+			if !wrapper.ok() {
+				wrapper, wrapperAt = v, i
+			}
+			continue
+		}
 		found, foundAt = v, i
 		break
 	}
 	if !found.ok() {
 		found = overflow
+	}
+	if !found.ok() && wrapper.ok() {
+		found, foundAt = wrapper, wrapperAt
 	}
 
 	// Step 4: a format verdict over a nested no-body 400/422 is no verdict;
@@ -199,6 +218,37 @@ func abortNoise(s *signal, v verdict) bool {
 		return false
 	}
 	return strings.Contains(v.match, "abort")
+}
+
+// genericWrappers are the timeout table's phrases an SDK or fetch layer
+// wraps any failed request in: alone they say a request failed, not why.
+var genericWrappers = map[string]bool{
+	"request failed": true, "llm request failed": true, "fetch failed": true,
+	"connection error": true, "network error": true, "network request failed": true,
+}
+
+// genericWrapper: v stands only on a generic wrapper's text (the message
+// rule's timeout phrase, nothing structured).
+func genericWrapper(v verdict) bool {
+	return v.rule == ruleMsgTimeout && genericWrappers[strings.TrimRight(v.match, ".")]
+}
+
+// bodyVerdict classifies an AbortError whose message is only abort
+// wording by its body alone: seed 004, "explicit failure evidence is not
+// discarded merely because the wrapper's name contains Abort" — a rate
+// limit in the body is a rate limit. No body, or nothing in it beyond
+// abort wording, is no verdict (the abort is decided by name, step 5).
+func (s *signal) bodyVerdict() verdict {
+	if s.body == nil {
+		return verdict{}
+	}
+	e := *s.e
+	e.Message = ""
+	bs := newSignal(&e, s.prefix)
+	if v := bs.classify(); v.ok() && !abortNoise(bs, v) {
+		return v
+	}
+	return verdict{}
 }
 
 var abortTimeoutRe = newPattern("abort_timeout", `request (?:was )?aborted`, "aborted")

@@ -93,7 +93,7 @@ func (d *peDecoder) lit(s string) bool {
 }
 
 // The decoded fields, by canonical JSON name.
-var peFields = []string{"id", "provider", "model", "status", "code", "type", "message", "body", "headers", "cause", "name", "received_at"}
+var peFields = []string{"id", "provider", "model", "status", "statusCode", "code", "type", "message", "body", "headers", "cause", "name", "received_at"}
 
 // fieldName maps a JSON key to its field as encoding/json would: an exact
 // match, else a case-insensitive one; "" for an unknown key.
@@ -294,7 +294,14 @@ func (e *ProviderError) setField(f string, raw json.RawMessage) error {
 		e.Name, err = scalarText(f, raw)
 	case "status":
 		e.Status, e.statusCode = 0, ""
-		err = e.setStatus(raw)
+		err = e.setStatus(f, raw)
+	case "statusCode":
+		// Node HTTP clients' and SDKs' name for the status (reference
+		// §2.7: "numeric status or statusCode"); status wins when both
+		// are given.
+		if e.Status == 0 && e.statusCode == "" {
+			err = e.setStatus(f, raw)
+		}
 	case "message", "body":
 		if f == "message" {
 			e.Message = anyText(raw)

@@ -171,3 +171,27 @@ func BenchmarkUnmarshalDeepCause(b *testing.B) {
 		})
 	}
 }
+
+// statusCode is the status under its Node name (reference §2.7); status
+// wins when both are given, in either order, and a bad one is named.
+func TestUnmarshal_StatusCode(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		status int
+	}{
+		{`{"statusCode":401}`, 401},
+		{`{"statuscode":"429"}`, 429},
+		{`{"status":429,"statusCode":401}`, 429},
+		{`{"statusCode":401,"status":429}`, 429},
+		{`{"cause":{"statusCode":503}}`, 0},
+	} {
+		var e ProviderError
+		if err := e.UnmarshalJSON([]byte(c.in)); err != nil || e.Status != c.status {
+			t.Errorf("%s: status %d, %v; want %d", c.in, e.Status, err, c.status)
+		}
+	}
+	var e ProviderError
+	if err := e.UnmarshalJSON([]byte(`{"statusCode":true}`)); err == nil || !strings.HasPrefix(err.Error(), "statusCode: want a number") {
+		t.Fatalf("statusCode true: %v", err)
+	}
+}

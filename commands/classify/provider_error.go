@@ -122,7 +122,7 @@ func (e *ProviderError) Unwrap() error {
 	return e.Cause
 }
 
-func (e *ProviderError) setStatus(raw json.RawMessage) error {
+func (e *ProviderError) setStatus(field string, raw json.RawMessage) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return nil
@@ -130,7 +130,7 @@ func (e *ProviderError) setStatus(raw json.RawMessage) error {
 	if raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return fmt.Errorf("status: %w", err)
+			return fmt.Errorf("%s: %w", field, err)
 		}
 		s = strings.TrimSpace(s)
 		if n, err := strconv.Atoi(s); err == nil {
@@ -138,7 +138,7 @@ func (e *ProviderError) setStatus(raw json.RawMessage) error {
 			// stored (AttemptFailed.status), and a number beyond 2^53
 			// would not read back in JavaScript.
 			if n < 0 || n > 999 {
-				return fmt.Errorf("status: %s is not an HTTP status", redact.Preview(string(raw), 40))
+				return fmt.Errorf("%s: %s is not an HTTP status", field, redact.Preview(string(raw), 40))
 			}
 			e.Status = n
 		} else if s != "" {
@@ -148,10 +148,10 @@ func (e *ProviderError) setStatus(raw json.RawMessage) error {
 	}
 	var f float64
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return fmt.Errorf("status: want a number or a string (an HTTP status, or a status name such as \"RESOURCE_EXHAUSTED\", read as a code), got %s", redact.Preview(string(raw), 40))
+		return fmt.Errorf("%s: want a number or a string (an HTTP status, or a status name such as \"RESOURCE_EXHAUSTED\", read as a code), got %s", field, redact.Preview(string(raw), 40))
 	}
 	if f != float64(int(f)) || f < 0 || f > 999 {
-		return fmt.Errorf("status: %s is not an HTTP status", redact.Preview(string(raw), 40))
+		return fmt.Errorf("%s: %s is not an HTTP status", field, redact.Preview(string(raw), 40))
 	}
 	e.Status = int(f)
 	return nil

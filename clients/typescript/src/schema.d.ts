@@ -397,6 +397,8 @@ export interface components {
         ProviderError: {
             /** @description HTTP status: a number, or a string: a numeric one is the status, any other (a gRPC status name such as RESOURCE_EXHAUSTED) is read as a code. Another JSON value is 400 invalid_json */
             status?: number | string;
+            /** @description The status under the name Node HTTP clients use; read when status is absent */
+            statusCode?: number | string;
             /** @description The provider's error code */
             code?: string | number;
             /** @description The provider's error type */

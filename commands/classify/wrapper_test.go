@@ -1,0 +1,46 @@
+package classify
+
+import "testing"
+
+// A generic transport wrapper ("Request failed", "fetch failed",
+// "Connection error.") does not hide what the error it wraps says (seed
+// 004); alone, or around an error that says nothing, it is still a
+// timeout. An AbortError whose body states a failure is that failure.
+func TestClassify_GenericWrapperYieldsToTheWrappedError(t *testing.T) {
+	cases := []struct {
+		name string
+		e    *ProviderError
+		w    want
+	}{
+		{"401 inside Request failed", &ProviderError{Provider: "openai", Message: "Request failed",
+			Cause: &ProviderError{Status: 401, Body: `{"error":{"message":"Incorrect API key provided: sk-***","type":"invalid_request_error","code":"invalid_api_key"}}`}},
+			want{ReasonAuth, 401, DispositionFailover, 0, "status.401_403"}},
+		{"credit balance inside Request failed", &ProviderError{Provider: "anthropic", Message: "Request failed",
+			Cause: &ProviderError{Status: 400, Message: "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}},
+			want{ReasonBilling, 400, DispositionFailover, 0, "msg11.billing"}},
+		{"429 inside Request failed", &ProviderError{Provider: "openai", Message: "Request failed",
+			Cause: &ProviderError{Status: 429, Message: "Too Many Requests"}},
+			want{ReasonRateLimit, 429, DispositionFailover, 0, "status.429"}},
+		{"402 inside fetch failed", &ProviderError{Provider: "openai", Message: "fetch failed",
+			Cause: &ProviderError{Status: 402, Message: "pay up"}},
+			want{ReasonBilling, 402, DispositionFailover, 0, "status.402"}},
+		{"529 inside Connection error.", &ProviderError{Provider: "anthropic", Message: "Connection error.",
+			Cause: &ProviderError{Status: 529, Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}},
+			want{ReasonOverloaded, 529, DispositionFailover, 0, "status.529"}},
+		{"ECONNRESET inside fetch failed", &ProviderError{Message: "fetch failed",
+			Cause: &ProviderError{Code: "ECONNRESET", Message: "read ECONNRESET"}},
+			want{ReasonTimeout, 408, DispositionFailover, 0, "code.table"}},
+		{"Request failed alone", &ProviderError{Message: "Request failed"},
+			want{ReasonTimeout, 408, DispositionFailover, 0, "msg26.timeout"}},
+		{"Request failed around nothing", &ProviderError{Message: "Request failed", Cause: &ProviderError{Name: "Error"}},
+			want{ReasonTimeout, 408, DispositionFailover, 0, "msg26.timeout"}},
+		{"AbortError with a rate limit body", &ProviderError{Provider: "anthropic", Name: "AbortError", Message: "The operation was aborted",
+			Body: `{"type":"error","error":{"type":"rate_limit_error","message":"Rate limited"}}`},
+			want{ReasonRateLimit, 429, DispositionFailover, 0, ""}},
+		{"AbortError alone", &ProviderError{Name: "AbortError", Message: "The operation was aborted"},
+			want{ReasonUnknown, 0, DispositionAbort, 0, ""}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { checkExact(t, c.e, c.w) })
+	}
+}
