@@ -68,6 +68,9 @@ to skip).`,
 			if err := atLeast("--limit", limit, 0, "the number of decisions", "all"); err != nil {
 				return err
 			}
+			if err := checkToSeq(cmd, toSeq); err != nil {
+				return err
+			}
 			if reason != "" {
 				if _, err := events.ParseReason(reason); err != nil {
 					return fmt.Errorf("--reason %q is not a failure reason (one of %s): %w", reason, strings.Join(reasonValues(), ", "), err)
@@ -117,7 +120,7 @@ to skip).`,
 	f.StringVar(&since, "since", "", "only decisions at or after this RFC 3339 time, or this long ago (e.g. 30m)")
 	f.IntVar(&limit, "limit", 0, "only the last N decisions (0 = all)")
 	f.Uint64Var(&fromSeq, "from-seq", 0, "only decisions at or after this stream sequence")
-	f.Uint64Var(&toSeq, "to-seq", 0, "only decisions at or before this stream sequence (0 = the end)")
+	f.Uint64Var(&toSeq, "to-seq", 0, "only decisions at or before this stream sequence (default: the stream's end)")
 	_ = cmd.RegisterFlagCompletionFunc("reason", completeValues(reasonValues()...))
 	return withMomentRule(cmd)
 }

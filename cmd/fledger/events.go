@@ -57,7 +57,7 @@ header finds them too (docs/events.md, "The stream with the nats CLI").`,
 	}
 	f := cmd.Flags()
 	f.Uint64Var(&fl.from, "from-seq", 1, "first stream sequence to print (inclusive)")
-	f.Uint64Var(&fl.to, "to-seq", 0, "last stream sequence to print (inclusive; 0 = the end)")
+	f.Uint64Var(&fl.to, "to-seq", 0, "last stream sequence to print (inclusive; default: the stream's end)")
 	f.BoolVar(&fl.asJSON, "json", false, "JSON Lines output")
 	f.BoolVarP(&fl.follow, "follow", "f", false, "keep printing new events")
 	f.StringVar(&fl.agent, "agent", "", "only this agent's events")
@@ -89,6 +89,9 @@ type eventsFlags struct {
 // with --follow watches) the stream from --from-seq, prints each event that
 // passes the filters (print), and sums up on stderr what it read past.
 func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
+	if err := checkToSeq(cmd, fl.to); err != nil {
+		return err
+	}
 	if fl.from == 0 {
 		fl.from = 1
 	}

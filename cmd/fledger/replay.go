@@ -102,6 +102,9 @@ func runReplay(cmd *cobra.Command, g *globals, o *replayFlags) error {
 	if err := atLeast("--batch", o.batch, 1, "the number of events per transaction", ""); err != nil {
 		return err
 	}
+	if err := checkToSeq(cmd, o.toSeq); err != nil {
+		return err
+	}
 	if o.toSeq > 0 && o.until != "" {
 		return fmt.Errorf("--to-seq and --until both set a stopping point; pick one")
 	}
