@@ -34,8 +34,36 @@ type Moment struct {
 
 // MomentAt finds the state as of t in src (see [Moment]).
 func MomentAt(ctx context.Context, src Source, t time.Time) (Moment, error) {
+	return momentAt(ctx, src, t, "")
+}
+
+// MomentAtAgent is [MomentAt] for one agent's state: only agent's commits
+// stop it or count as left out (its state is folded from its commits
+// alone). Several agents' clocks, or a scenario run twice on one virtual
+// clock, stamp a stream out of order; one agent's commits are in its
+// own order, so the cut of the whole stream would leave out the later
+// agent's history.
+func MomentAtAgent(ctx context.Context, src Source, t time.Time, agent string) (Moment, error) {
+	return momentAt(ctx, src, t, agent)
+}
+
+// momentAt is MomentAt over agent's commits only ("" = every commit).
+// Seq is the last commit before the stop, of any agent: the state of the
+// agent is the same at any sequence between its own commits.
+func momentAt(ctx context.Context, src Source, t time.Time, agent string) (Moment, error) {
 	var m Moment
 	err := walk(ctx, src, 1, 0, func(c *commit) error {
+		if agent != "" && (c.Err != nil || c.agent() != agent) {
+			switch {
+			case m.StopSeq == 0:
+				m.Seq = c.Seq
+			case m.Read == MomentLookAhead:
+				return errStop
+			default:
+				m.Read++
+			}
+			return nil
+		}
 		if m.StopSeq == 0 {
 			if c.Err == nil && len(c.Events) > 0 && c.Events[0].At.After(t) {
 				m.StopSeq, m.StopAt = c.Seq, c.Events[0].At

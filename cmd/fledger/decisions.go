@@ -76,6 +76,7 @@ to skip).`,
 					return fmt.Errorf("--reason %q is not a failure reason (one of %s): %w", reason, strings.Join(reasonValues(), ", "), err)
 				}
 			}
+			pf.agent = agent
 			db, err := openProjections(cmd, g, &pf)
 			if err != nil {
 				return err

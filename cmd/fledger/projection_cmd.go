@@ -39,6 +39,9 @@ type projectionFlags struct {
 	// hint is the complete rebuild command for the database in use (set
 	// by openProjections); it replaces the generic one in *DBErrors.
 	hint string
+	// agent is the command's --agent, when it has one: --at then cuts
+	// that agent's history at the time, not the whole stream's.
+	agent string
 }
 
 func (pf *projectionFlags) add(cmd *cobra.Command) {
@@ -103,7 +106,7 @@ func openProjectionsAt(cmd *cobra.Command, g *globals, pf *projectionFlags) (*pr
 		return nil, err
 	}
 	defer st.Close()
-	m, err := replay.MomentAt(ctx, st, at)
+	m, err := replay.MomentAtAgent(ctx, st, at, pf.agent)
 	if err != nil {
 		return nil, err
 	}

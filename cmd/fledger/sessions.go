@@ -31,6 +31,7 @@ The projection is first caught up to the stream's last sequence
   fledger sessions --session s-alpha --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			pf.agent = agent
 			db, err := openProjections(cmd, g, &pf)
 			if err != nil {
 				return err

@@ -48,6 +48,7 @@ The projection is first caught up to the stream's last sequence
 			if at, _ := pf.atTime(); nowFlag == "" && !at.IsZero() {
 				now = at // --at: statuses as of that moment
 			}
+			pf.agent = agent
 			db, err := openProjections(cmd, g, &pf)
 			if err != nil {
 				return err

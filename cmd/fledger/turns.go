@@ -44,6 +44,7 @@ stream's last sequence (--no-catch-up to skip). --json prints JSON Lines.`,
 			if err != nil {
 				return err
 			}
+			pf.agent = agent
 			db, err := openProjections(cmd, g, &pf)
 			if err != nil {
 				return err
