@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fledger/fledger/commands/config"
@@ -14,10 +15,55 @@ import (
 // commandDos are the command steps, as problems name them.
 const commandDos = "model|model_default|pin|new|reset|sessions_reset|compaction|auth_order|use|remove_profile|restart"
 
+// commandTakes are the keys each command step takes besides do: any other
+// key given is refused at its path, as an unknown key is (a profile on a
+// model step was dropped without a word, and the run used another).
+var commandTakes = map[string][]string{
+	"model":          {"session", "model", "source", "origin"},
+	"model_default":  {"session", "agent"},
+	"pin":            {"session", "profile", "source"},
+	"new":            {"session"},
+	"reset":          {"session"},
+	"sessions_reset": {"session"},
+	"compaction":     {"session"},
+	"auth_order":     {"provider", "profiles"},
+	"use":            {"profile", "model"},
+	"remove_profile": {"profile"},
+	"restart":        {},
+}
+
+// untaken refuses the keys c sets that its do does not take (origin,
+// and session on the gateway's steps, have messages of their own).
+func (v *validator) untaken(path string, c *Command) {
+	takes, ok := commandTakes[c.Do]
+	if !ok {
+		return // an unknown do is named below
+	}
+	set := []struct {
+		key string
+		on  bool
+	}{
+		{"session", c.Session != ""}, {"model", c.Model != ""}, {"source", c.Source != ""},
+		{"profile", c.Profile != ""}, {"agent", c.Agent != ""}, {"provider", c.Provider != ""},
+		{"profiles", c.Profiles != nil},
+	}
+	for _, f := range set {
+		if !f.on || slices.Contains(takes, f.key) || f.key == "session" && (c.Do == "use" || c.Do == "remove_profile" || c.Do == "restart") {
+			continue
+		}
+		msg := "is not taken by do: " + c.Do
+		if c.Do == "model" && f.key == "profile" && c.Model != "" {
+			msg += fmt.Sprintf(" (a user pin goes with the model: model: %s@%s)", c.Model, c.Profile)
+		}
+		v.add(path+"."+f.key, msg)
+	}
+}
+
 func (v *validator) command(path string, c *Command) {
 	if c.Origin != "" && c.Do != "model" {
 		v.add(path+".origin", "is only taken by do: model")
 	}
+	v.untaken(path, c)
 	switch c.Do {
 	case "auth_order":
 		if c.Provider == "" {
