@@ -27,7 +27,7 @@ func TestRules_NewTurnsRecordTheCurrentRevision(t *testing.T) {
 	e := newEngine(t, testutil.Store(t), testutil.NewManualClock(testutil.T0))
 	res, err := e.RunTurn(testutil.Context(t), TurnRequest{TurnID: "t1", Session: "s1"}, script{})
 	testutil.NoError(t, err)
-	if ts := turnStarted(t, res); ts.Rules != int(policy.CurrentRules) || policy.CurrentRules != policy.RulesV5 {
+	if ts := turnStarted(t, res); ts.Rules != int(policy.CurrentRules) || policy.CurrentRules != policy.RulesV6 {
 		t.Fatalf("TurnStarted.Rules %d, current %d", ts.Rules, policy.CurrentRules)
 	}
 }

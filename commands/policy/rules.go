@@ -53,8 +53,18 @@ const (
 	// turn now derives the switch from the session at its next step
 	// (deriveSwitch), as the mark it would have had, and takes it once.
 	RulesV5 Rules = 5
+	// RulesV6: while a session holds a stored auto override (source auto,
+	// with the configured model it fell back from, its origin), the
+	// fallback notice's selected model is that origin on every turn, not
+	// only on the turns that probe it: the override's own turns answered
+	// on its model read as the fallback cleared, the next probe as a new
+	// fallback, so the notices flapped every probe interval, and the
+	// origin's recovery was never announced (seed 000 "User-visible
+	// fallback notices": once per state change; "When a later probe
+	// succeeds and the session returns to the selected primary").
+	RulesV6 Rules = 6
 	// CurrentRules is the revision the engine starts new turns with.
-	CurrentRules = RulesV5
+	CurrentRules = RulesV6
 )
 
 // ErrRulesTooNew is returned for a turn recorded with a rule revision
@@ -101,6 +111,9 @@ func (d *decider) v4() bool { return d.rules() >= RulesV4 }
 
 // v5 reports whether the turn is decided by revision 5 or later.
 func (d *decider) v5() bool { return d.rules() >= RulesV5 }
+
+// v6 reports whether the turn is decided by revision 6 or later.
+func (d *decider) v6() bool { return d.rules() >= RulesV6 }
 
 // skipMarks is the skip cache the turn's revision reads: revision 1 a
 // failure marked under every profile of its provider, revision 2 under

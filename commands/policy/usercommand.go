@@ -111,7 +111,7 @@ func (d *decider) commandedSince() bool {
 // selection) is no fallback either.
 func (d *decider) noticeSelected(selected, answered ModelRef) ModelRef {
 	if !d.v3() || d.st.StartSeq == 0 || d.session.UserCommandSeq <= d.st.StartSeq {
-		return selected
+		return d.autoOrigin(selected)
 	}
 	if answered == selected && len(d.st.Summary) == 0 && len(d.st.PassSummary) == 0 {
 		return selected
@@ -125,4 +125,23 @@ func (d *decider) noticeSelected(selected, answered ModelRef) ModelRef {
 		return d.st.LastMark
 	}
 	return d.cfg.Defaults.Primary
+}
+
+// autoOrigin is the notice's selected model of a turn that ran on the
+// session's stored auto override (revision 6): the configured model the
+// override fell back from (its origin), which every probe of it tries
+// first, so the override's own turns and its probes read as one state,
+// and the origin's recovery as the fallback cleared. It is so once the
+// notice state names the origin or the turn itself failed over: an
+// override whose fallback was never announced (imported session state)
+// is not announced by a turn that had nothing to fall back from.
+func (d *decider) autoOrigin(selected ModelRef) ModelRef {
+	sess := d.session
+	if !d.v6() || sess.Source != SourceAuto || sess.Origin == (ModelRef{}) || selected != sess.Model {
+		return selected
+	}
+	if sess.Notice.Selected == sess.Origin.String() || len(d.st.Summary) > 0 || len(d.st.PassSummary) > 0 {
+		return sess.Origin
+	}
+	return selected
 }
