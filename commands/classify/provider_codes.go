@@ -230,6 +230,12 @@ var codeTables = []struct {
 		// 503 server_is_overloaded; 429 slow_down.
 		{codes: []string{"server_is_overloaded"}, reason: ReasonOverloaded},
 		{codes: []string{"slow_down"}, reason: ReasonRateLimit},
+		// 401 invalid_api_key ("Incorrect API key provided"); 404
+		// model_not_found ("The model … does not exist or you do not have
+		// access to it"). DashScope spells the same InvalidApiKey and
+		// ModelNotFound: an OpenAI error is credited to this table.
+		{codes: []string{"invalid_api_key"}, reason: ReasonAuth},
+		{codes: []string{"model_not_found"}, reason: ReasonModelNotFound},
 	}},
 	{ruleCodeAnthropic, []codeRow{
 		// errors: 402 billing_error (a type, also sent as a code).
@@ -296,7 +302,16 @@ func init() {
 			row := &ct.rows[ri]
 			pc := providerCode{row: row, rule: ct.rule}
 			for _, c := range row.codes {
-				providerCodeIndex[row.family+"/"+normCode(c)] = pc
+				n := normCode(c)
+				// The first table to document a spelling answers for
+				// every provider; each table also answers for its own
+				// provider (codeProvider), whose errors it documents.
+				if _, dup := providerCodeIndex[row.family+"/"+n]; !dup {
+					providerCodeIndex[row.family+"/"+n] = pc
+				}
+				if p := codeProvider(ct.rule); row.family == "" && p != "" {
+					providerCodeIndex["@"+p+"/"+n] = pc
+				}
 				if row.family == "" && !isDigits(c) {
 					l := strings.ToLower(c)
 					if _, dup := textCodeMap[l]; !dup {
@@ -324,7 +339,7 @@ func isDigits(s string) bool {
 
 // lookupCode finds code for the provider family (numeric codes) or any
 // provider (alphabetic codes).
-func lookupCode(family, code string) (providerCode, bool) {
+func lookupCode(family, provider, code string) (providerCode, bool) {
 	n := normCode(code)
 	if n == "" {
 		return providerCode{}, false
@@ -337,8 +352,19 @@ func lookupCode(family, code string) (providerCode, bool) {
 	if isDigits(n) {
 		return providerCode{}, false
 	}
+	if provider != "" {
+		if pc, ok := providerCodeIndex["@"+provider+"/"+n]; ok {
+			return pc, true
+		}
+	}
 	pc, ok := providerCodeIndex["/"+n]
 	return pc, ok
+}
+
+// codeProvider is the provider id a code table documents (its rule
+// code.provider.<id>), "" for a family's table.
+func codeProvider(r *ruleInfo) string {
+	return strings.TrimPrefix(r.id, "code.provider.")
 }
 
 // providerFamilies: who a numeric business code belongs to, from the
@@ -396,7 +422,7 @@ func (s *signal) providerCodes() []codeHit {
 	s.provDone = true
 	fam := s.family()
 	try := func(field, code string) {
-		if pc, ok := lookupCode(fam, code); ok && len(s.prov) < 16 {
+		if pc, ok := lookupCode(fam, s.ctx.provider, code); ok && len(s.prov) < 16 {
 			s.prov = append(s.prov, codeHit{field, code, pc})
 		}
 	}
@@ -447,6 +473,9 @@ func (s *signal) providerCodes() []codeHit {
 					continue
 				}
 				if pc, ok := textCodeMap[sp]; ok && len(s.prov) < 16 {
+					if own, ok := providerCodeIndex["@"+s.ctx.provider+"/"+normCode(sp)]; ok {
+						pc = own
+					}
 					s.prov = append(s.prov, codeHit{t.field, sp, pc})
 				}
 			}

@@ -44,3 +44,24 @@ func TestClassify_GenericWrapperYieldsToTheWrappedError(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { checkExact(t, c.e, c.w) })
 	}
 }
+
+// A code two providers document under one spelling (OpenAI's
+// invalid_api_key, DashScope's InvalidApiKey) is credited to the table of
+// the provider that sent it.
+func TestClassify_ProviderCodeCreditedToTheSendersTable(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		e    *ProviderError
+		rule string
+	}{
+		{"openai invalid_api_key", &ProviderError{Provider: "openai", Body: `{"error":{"message":"Incorrect API key provided: sk-abc.","type":"invalid_request_error","code":"invalid_api_key"}}`}, "code.provider.openai"},
+		{"openai model_not_found", &ProviderError{Provider: "openai", Status: 403, Body: `{"error":{"message":"Project does not have access to model gpt-5","type":"invalid_request_error","code":"model_not_found"}}`}, "code.provider.openai"},
+		{"dashscope InvalidApiKey", &ProviderError{Provider: "dashscope", Body: `{"code":"InvalidApiKey","message":"Invalid API-key provided."}`}, "code.provider.dashscope"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Classify(c.e); got.Evidence.Rule != c.rule {
+				t.Fatalf("rule %s (reason %s), want %s", got.Evidence.Rule, got.Reason, c.rule)
+			}
+		})
+	}
+}
