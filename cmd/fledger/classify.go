@@ -121,7 +121,7 @@ func runClassify(cmd *cobra.Command, args []string, o *classifyOpts) error {
 			defer f.Close()
 			r = f
 		}
-		n, err := classifyStream(r, file, now, o.maxLine, w)
+		n, err := classifyStream(r, file, now, o.maxLine, w, cmd.ErrOrStderr())
 		bad += n
 		if err != nil {
 			return err
@@ -136,7 +136,7 @@ func runClassify(cmd *cobra.Command, args []string, o *classifyOpts) error {
 
 // classifyStream classifies every line of r. It returns the number of
 // malformed lines; err is an I/O error that stops the command.
-func classifyStream(r io.Reader, file string, now time.Time, maxLine int, w lineWriter) (int, error) {
+func classifyStream(r io.Reader, file string, now time.Time, maxLine int, w lineWriter, warn io.Writer) (int, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	bad := 0
 	for lineNo := 1; ; lineNo++ {
@@ -150,7 +150,10 @@ func classifyStream(r io.Reader, file string, now time.Time, maxLine int, w line
 				return bad, werr
 			}
 		} else if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
-			if msg := classifyOne(trimmed, now, w); msg != "" {
+			if msg := classifyOne(trimmed, now, w, func(keys []string) {
+				fmt.Fprintf(warn, "fledger classify: %s:%d: ignored keys %s: not provider error fields (docs/classification.md, \"Input and output\")\n",
+					displayName(file), lineNo, quoteList(keys))
+			}); msg != "" {
 				bad++
 				if werr := w.fail(classifyErrorLine{File: file, Line: lineNo, Error: msg}); werr != nil {
 					return bad, werr
@@ -164,14 +167,18 @@ func classifyStream(r io.Reader, file string, now time.Time, maxLine int, w line
 }
 
 // classifyOne decodes and classifies one line; it returns an error message
-// for a malformed line.
-func classifyOne(line []byte, now time.Time, w lineWriter) string {
+// for a malformed line. ignored gets the keys the line has that are not
+// provider error fields (a misspelt status is no status).
+func classifyOne(line []byte, now time.Time, w lineWriter, ignored func([]string)) string {
 	if line[0] != '{' {
 		return "invalid JSON: want an object"
 	}
 	var pe classify.ProviderError
 	if err := json.Unmarshal(line, &pe); err != nil {
 		return "invalid JSON: " + redact.Preview(err.Error(), 200)
+	}
+	if keys := pe.IgnoredKeys(); len(keys) > 0 {
+		ignored(keys)
 	}
 	when := now
 	if when.IsZero() && pe.ReceivedAt.IsZero() && pe.Header("date") == "" {
@@ -289,4 +296,13 @@ func cell(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// quoteList is keys quoted and joined with ", ".
+func quoteList(keys []string) string {
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = strconv.Quote(k)
+	}
+	return strings.Join(q, ", ")
 }

@@ -178,3 +178,30 @@ func TestClassifyCmd_SharedVectorsAllClassify(t *testing.T) {
 		t.Fatalf("%d output lines for %d input lines", got, want)
 	}
 }
+
+// A line's keys that are not provider error fields are named on stderr,
+// with the line: a misspelt status is no status, and the line is still
+// classified (unknown keys stay allowed: providers add fields).
+func TestClassifyCmd_IgnoredKeysWarned(t *testing.T) {
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetIn(strings.NewReader(`{"id":"a","stauts":429,"mesage":"x"}
+{"id":"b","status":429,"cause":{"statusCod":401}}
+{"id":"c","statusCode":401}
+`))
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs([]string{"classify"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	want := `fledger classify: stdin:1: ignored keys "stauts", "mesage": not provider error fields (docs/classification.md, "Input and output")
+fledger classify: stdin:2: ignored keys "cause.statusCod": not provider error fields (docs/classification.md, "Input and output")
+`
+	if errOut.String() != want {
+		t.Fatalf("stderr:\n%s\nwant:\n%s", errOut.String(), want)
+	}
+	if rows := decodeLines(t, out.String()); len(rows) != 3 || rows[2]["reason"] != "auth" {
+		t.Fatalf("%d rows: %s", len(rows), out.String())
+	}
+}

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/fledger/fledger/internal/redact"
 )
 
 // MaxDecodedCauses is how many nested causes [ProviderError.UnmarshalJSON]
@@ -47,7 +50,7 @@ func (e *ProviderError) UnmarshalJSON(data []byte) error {
 	if d.pos != len(d.data) {
 		return d.errorf("unexpected data after the error object")
 	}
-	out.CauseTruncated = d.truncated
+	out.CauseTruncated, out.ignored = d.truncated, d.ignored
 	*e = out
 	return nil
 }
@@ -57,6 +60,7 @@ type peDecoder struct {
 	data      []byte
 	pos       int
 	truncated bool
+	ignored   []string // unknown keys, with their path
 	// skip's bracket stack, one bit a level (1 = object), reused: 100 000
 	// levels cost 12.5 KB.
 	bits []uint64
@@ -111,22 +115,30 @@ func fieldName(key []byte) string {
 	return ""
 }
 
+// maxIgnoredKeys bounds [ProviderError.IgnoredKeys].
+const maxIgnoredKeys = 8
+
 // key reads an object key and returns its field name ("" when unknown)
-// without allocating for an unescaped key.
-func (d *peDecoder) key() (string, error) {
+// without allocating for an unescaped known key; an unknown one is noted
+// (ignore) with the path of the object it is in.
+func (d *peDecoder) key(depth int) (string, error) {
 	start := d.pos
 	if err := d.skipString(); err != nil {
 		return "", err
 	}
 	inner := d.data[start+1 : d.pos-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		return fieldName(inner), nil
+	k := ""
+	if bytes.IndexByte(inner, '\\') >= 0 {
+		if err := json.Unmarshal(d.data[start:d.pos], &k); err != nil {
+			return "", err
+		}
+		inner = []byte(k)
 	}
-	var k string
-	if err := json.Unmarshal(d.data[start:d.pos], &k); err != nil {
-		return "", err
+	f := fieldName(inner)
+	if f == "" && len(d.ignored) < maxIgnoredKeys {
+		d.ignored = append(d.ignored, strings.Repeat("cause.", depth)+redact.Preview(string(inner), 40))
 	}
-	return fieldName([]byte(k)), nil
+	return f, nil
 }
 
 // object decodes the object at d.pos into e; depth is e's depth below the
@@ -143,7 +155,7 @@ func (d *peDecoder) object(e *ProviderError, depth int) error {
 	}
 	for {
 		d.ws()
-		f, err := d.key()
+		f, err := d.key(depth)
 		if err != nil {
 			return err
 		}

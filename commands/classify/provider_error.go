@@ -69,7 +69,15 @@ type ProviderError struct {
 
 	// statusCode holds a non-numeric JSON status ("RESOURCE_EXHAUSTED").
 	statusCode string
+	// ignored are the keys UnmarshalJSON ignored (outermost error only).
+	ignored []string
 }
+
+// IgnoredKeys are the keys of the JSON object the error was decoded from
+// that are not its fields, and so were ignored, with their path
+// ("stauts", "cause.mesage"): at most [maxIgnoredKeys], in input order.
+// A caller may warn about them: a misspelt status is no status.
+func (e *ProviderError) IgnoredKeys() []string { return e.ignored }
 
 // Header returns the value of the response header name, matched without
 // regard to case, or "" when absent.
