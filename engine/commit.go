@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -123,19 +124,16 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 // guard matches) cannot make it conflict forever.
 func (e *Engine) decideLocked(h home, decide func() (policy.Decision, error), floor uint64, floorGuard string) (dec policy.Decision, req events.AppendRequest, ok bool, err error) {
 	e.st.mu.RLock()
+	defer e.st.mu.RUnlock()
 	if e.st.failed != nil {
-		err := e.st.failed
-		e.st.mu.RUnlock()
-		return policy.Decision{}, events.AppendRequest{}, false, err
+		return policy.Decision{}, events.AppendRequest{}, false, e.st.failed
 	}
-	dec, err = decide()
+	dec, err = e.decideSafely(h, decide)
 	if err != nil || len(dec.Events) == 0 {
-		e.st.mu.RUnlock()
 		return dec, events.AppendRequest{}, false, err
 	}
 	req, err = e.route(h, dec.Events)
 	if err != nil {
-		e.st.mu.RUnlock()
 		return dec, events.AppendRequest{}, false, err
 	}
 	if req.Guard == floorGuard {
@@ -151,8 +149,28 @@ func (e *Engine) decideLocked(h home, decide func() (policy.Decision, error), fl
 		// either saw the mark or is decided again on it.
 		req.MsgID = stepMsgID(e.agent, t, e.st.turnLast[t])
 	}
-	e.st.mu.RUnlock()
 	return dec, req, true, nil
+}
+
+// ErrDecisionPanicked: a decider panicked on the state it was given (a
+// commit no engine writes — forged, or a bug — made a turn's state
+// impossible). Nothing was appended; the step's request fails, and the
+// engine goes on serving every other turn and session.
+var ErrDecisionPanicked = errors.New("engine: the decision panicked; nothing was appended")
+
+// decideSafely runs decide, turning a panic into an error wrapping
+// ErrDecisionPanicked, logged once with its stack: the state's read lock
+// the caller holds is released by its defer either way, where a panic
+// used to leave it held and wedge every later step and the fold behind it.
+func (e *Engine) decideSafely(h home, decide func() (policy.Decision, error)) (dec policy.Decision, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.opt.logger.Error("engine: a decision panicked (its turn's state is impossible: replay --verify names a forged or re-sent commit)",
+				"agent", e.agent, "aggregate", string(h.agg), "key", h.key, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			dec, err = policy.Decision{}, fmt.Errorf("%w: %s %q: %v", ErrDecisionPanicked, h.agg, h.key, r)
+		}
+	}()
+	return decide()
 }
 
 // commitEvents wraps a decision's payloads as the commit's events, all at

@@ -1,6 +1,11 @@
 package engine
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/fledger/fledger/commands/policy"
+	"github.com/fledger/fledger/events"
+)
 
 // profileLocks order, inside one engine, the outcome decisions that change
 // one auth profile's failure state, so that they are decided on a state
@@ -56,4 +61,11 @@ func (e *Engine) lockOutcome(id string, ok bool) func() {
 	}
 	mu.RLock()
 	return mu.RUnlock
+}
+
+// commitUnder runs commit with a profile lock lockOutcome took and
+// releases it however commit ends, a panic included.
+func (e *Engine) commitUnder(unlock func(), commit func() (policy.Decision, []events.Event, error)) (policy.Decision, []events.Event, error) {
+	defer unlock()
+	return commit()
 }

@@ -212,18 +212,18 @@ func (e *Engine) ReportOutcome(ctx context.Context, turnID string, r AttemptRepo
 	if st.Phase == policy.PhaseRunning && st.InFlight && st.Current.Attempt == r.Attempt {
 		at := e.opt.clock.Now()
 		out := e.outcome(r, st.Current, at)
-		unlock := e.lockOutcome(st.Current.ProfileID, out.OK)
-		dec, evs, err := e.commit(ctx, at, home{agg: events.AggTurn, key: turnID}, turnID, func() (policy.Decision, error) {
-			if cur := e.st.turns[turnID]; cur.Phase != policy.PhaseRunning || !cur.InFlight || cur.Current.Attempt != r.Attempt {
-				return policy.Decision{}, ErrStepTaken
-			}
-			cur, env, err := e.turnEnv(turnID, at)
-			if err != nil {
-				return policy.Decision{}, err
-			}
-			return policy.OnOutcome(cur, env, out)
+		dec, evs, err := e.commitUnder(e.lockOutcome(st.Current.ProfileID, out.OK), func() (policy.Decision, []events.Event, error) {
+			return e.commit(ctx, at, home{agg: events.AggTurn, key: turnID}, turnID, func() (policy.Decision, error) {
+				if cur := e.st.turns[turnID]; cur.Phase != policy.PhaseRunning || !cur.InFlight || cur.Current.Attempt != r.Attempt {
+					return policy.Decision{}, ErrStepTaken
+				}
+				cur, env, err := e.turnEnv(turnID, at)
+				if err != nil {
+					return policy.Decision{}, err
+				}
+				return policy.OnOutcome(cur, env, out)
+			})
 		})
-		unlock()
 		if !errors.Is(err, ErrStepTaken) {
 			if err != nil {
 				return nil, err

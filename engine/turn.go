@@ -136,21 +136,21 @@ func (e *Engine) RunTurn(ctx context.Context, req TurnRequest, caller Caller) (*
 				return res, err
 			}
 			at := e.opt.clock.Now()
-			unlock := e.lockOutcome(next.Call.ProfileID, out.OK)
 			attempt := next.Call.Attempt
-			dec, evs, err = e.commit(ctx, at, h, req.TurnID, func() (policy.Decision, error) {
-				st, env, err := e.turnEnv(req.TurnID, at)
-				if err != nil {
-					return policy.Decision{}, err
-				}
-				if !st.InFlight || st.Current.Attempt != attempt {
-					// Decided again after losing the step (commit's
-					// retake): someone else decided this attempt.
-					return policy.Decision{}, ErrStepTaken
-				}
-				return policy.OnOutcome(st, env, out)
+			dec, evs, err = e.commitUnder(e.lockOutcome(next.Call.ProfileID, out.OK), func() (policy.Decision, []events.Event, error) {
+				return e.commit(ctx, at, h, req.TurnID, func() (policy.Decision, error) {
+					st, env, err := e.turnEnv(req.TurnID, at)
+					if err != nil {
+						return policy.Decision{}, err
+					}
+					if !st.InFlight || st.Current.Attempt != attempt {
+						// Decided again after losing the step (commit's
+						// retake): someone else decided this attempt.
+						return policy.Decision{}, ErrStepTaken
+					}
+					return policy.OnOutcome(st, env, out)
+				})
 			})
-			unlock()
 		case policy.NextWait:
 			if err = e.waitUntil(ctx, next.ResumeAt); err != nil {
 				return res, err
