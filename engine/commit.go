@@ -20,6 +20,10 @@ import (
 type home struct {
 	agg events.Aggregate
 	key string
+	// msgID, when set, is the message id of the home's commit unless it
+	// marks a live switch (a begin's selection: beginSelectionMsgID), and
+	// a commit of another writer under it is not decided again (retake).
+	msgID string
 }
 
 // ErrStepTaken: the turn step a [Engine.RunTurn] decision was for had
@@ -31,6 +35,13 @@ type home struct {
 // was called for; commit returns it when the store says the step's message
 // id was taken by another commit.
 var ErrStepTaken = errors.New("engine: the turn's step was decided by another writer")
+
+// stepTakenError is ErrStepTaken with the stream sequence of the commit
+// that holds the message id.
+type stepTakenError struct{ seq uint64 }
+
+func (e *stepTakenError) Error() string        { return ErrStepTaken.Error() }
+func (e *stepTakenError) Is(target error) bool { return target == ErrStepTaken }
 
 // commit decides and appends one decision atomically. decide runs with
 // the state's read lock held, so the state it sees, the guard sequence
@@ -148,6 +159,8 @@ func (e *Engine) decideLocked(h home, decide func() (policy.Decision, error), fl
 		// cannot both be stored on one basis, so the turn's decision
 		// either saw the mark or is decided again on it.
 		req.MsgID = stepMsgID(e.agent, t, e.st.turnLast[t])
+	} else if h.msgID != "" {
+		req.MsgID = h.msgID
 	}
 	return dec, req, true, nil
 }
@@ -223,7 +236,7 @@ func (e *Engine) settle(ctx context.Context, start time.Time, dec policy.Decisio
 		if err := e.st.waitFold(ctx, res.Seq, events.NotStored); err != nil {
 			return dec, nil, err
 		}
-		return policy.Decision{}, nil, ErrStepTaken
+		return policy.Decision{}, nil, &stepTakenError{seq: res.Seq}
 	}
 	e.commits.Add(1)
 	e.observeAppend(start)
@@ -341,6 +354,23 @@ func stepMsgID(agent, turnID string, prev uint64) string {
 	return "step-" + hex.EncodeToString(h.Sum(nil)[:16])
 }
 
+// beginSelectionMsgID is the message id of the selection a begin of
+// turnID stores before the turn starts, at its try'th start (a begin
+// whose selection another command replaced before its start records it
+// again: startTurn): one per turn id and try, so the server keeps the
+// first of several begins racing with the same id on several instances
+// and refuses the others' (Taken) — a begin refused as a mismatch
+// records nothing, its selection included.
+func beginSelectionMsgID(agent, turnID string, try int) string {
+	h := sha256.New()
+	h.Write([]byte(agent))
+	h.Write([]byte{0})
+	h.Write([]byte(turnID))
+	h.Write([]byte{0})
+	h.Write([]byte(strconv.Itoa(try)))
+	return "begin-select-" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
 // markedTurn is the turn a session command marks a live switch on ("" =
 // none).
 func markedTurn(ps []events.Payload) string {
@@ -358,7 +388,7 @@ func markedTurn(ps []events.Payload) string {
 // went to a live-switch mark, so the turn is still where it was.
 func (e *Engine) retake(h home) bool {
 	if h.agg != events.AggTurn {
-		return true
+		return h.msgID == ""
 	}
 	e.st.mu.RLock()
 	defer e.st.mu.RUnlock()

@@ -198,13 +198,20 @@ func (e *Engine) CompleteCompaction(ctx context.Context, session string) ([]even
 
 func (e *Engine) sessionCommand(ctx context.Context, session string,
 	decide func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error)) ([]events.Event, error) {
+	return e.sessionCommandAs(ctx, session, "", decide)
+}
+
+// sessionCommandAs is sessionCommand whose commit carries message id
+// msgID (home.msgID; "" = the first event's id).
+func (e *Engine) sessionCommandAs(ctx context.Context, session, msgID string,
+	decide func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error)) ([]events.Event, error) {
 	if session == "" {
 		return nil, fmt.Errorf("%w: empty session", ErrBadRequest)
 	}
 	if err := CheckStoredKey("session", events.AggSession, session); err != nil {
 		return nil, err
 	}
-	_, evs, err := e.commit(ctx, e.opt.clock.Now(), home{agg: events.AggSession, key: session}, "", func() (policy.Decision, error) {
+	_, evs, err := e.commit(ctx, e.opt.clock.Now(), home{agg: events.AggSession, key: session, msgID: msgID}, "", func() (policy.Decision, error) {
 		cfg := e.st.configs[e.st.current]
 		if cfg == nil {
 			return policy.Decision{}, ErrNoConfig

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/fledger/fledger/commands/policy"
 	"github.com/fledger/fledger/events"
@@ -70,7 +71,7 @@ func validateSelection(req TurnRequest) error {
 // the begin's selection.
 func (e *Engine) startTurn(ctx context.Context, req TurnRequest) (policy.Decision, []events.Event, error) {
 	for try := 0; ; try++ {
-		if err := e.selectForTurn(ctx, req); err != nil {
+		if err := e.selectForTurn(ctx, req, try); err != nil {
 			return policy.Decision{}, nil, err
 		}
 		if e.afterSelect != nil {
@@ -110,7 +111,11 @@ func selectionHeld(req TurnRequest, s policy.SessionState) bool {
 // session's turns is stored with that turn's step id, which the start
 // cannot also carry): after a crash between the two, the retried begin
 // finds no turn, its selection changes nothing, and the turn starts.
-func (e *Engine) selectForTurn(ctx context.Context, req TurnRequest) error {
+// Begins of one turn id racing on several instances store one selection:
+// its message id is the turn id's (beginSelectionMsgID), so the server
+// refuses every other begin's (lostBeginSelection), which then answers as
+// for the existing turn once the winner has started it.
+func (e *Engine) selectForTurn(ctx context.Context, req TurnRequest, try int) error {
 	sel := req.Select
 	if sel == nil {
 		return nil
@@ -118,11 +123,91 @@ func (e *Engine) selectForTurn(ctx context.Context, req TurnRequest) error {
 	if sel.Source == "" {
 		sel = &ModelSelection{Model: sel.Model, Source: string(sel.source()), Profile: sel.Profile}
 	}
-	_, err := e.sessionCommand(ctx, req.Session, func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error) {
-		if t, ok := e.st.turns[req.TurnID]; ok && t.Phase != "" {
-			return nil, fmt.Errorf("%w: %q", ErrTurnExists, req.TurnID)
+	// An id whose selection is this very request's (an earlier try of
+	// this begin, or of its re-send, within the server's duplicate
+	// window) is passed over for the next one.
+	for id := try; id < try+maxBeginSelectionIDs; id++ {
+		_, err := e.sessionCommandAs(ctx, req.Session, beginSelectionMsgID(e.agent, req.TurnID, id), func(cfg *policy.Config, s policy.SessionState) ([]events.Payload, error) {
+			if t, ok := e.st.turns[req.TurnID]; ok && t.Phase != "" {
+				return nil, fmt.Errorf("%w: %q", ErrTurnExists, req.TurnID)
+			}
+			return e.decideSelection(cfg, s, req.Session, *sel, nil)
+		})
+		var taken *stepTakenError
+		if !errors.As(err, &taken) {
+			return err
 		}
-		return e.decideSelection(cfg, s, req.Session, *sel, nil)
-	})
-	return err
+		same, err := e.storedSelectionIs(ctx, taken.seq, *sel)
+		if err != nil {
+			return err
+		}
+		if !same {
+			return e.lostBeginSelection(ctx, req)
+		}
+	}
+	subject, _ := events.Subject(e.agent, events.AggSession, req.Session)
+	return &ConflictRetriesError{Subject: subject, Tries: maxBeginSelectionIDs,
+		Last: fmt.Errorf("turn %q: %d selections of this begin were stored and replaced (%w); send the begin again", req.TurnID, maxBeginSelectionIDs, ErrSelectionMoved)}
+}
+
+// maxBeginSelectionIDs bounds the message ids a begin's selection passes
+// over (its own earlier tries') before it gives up.
+const maxBeginSelectionIDs = 64
+
+// storedSelectionIs reports whether the commit at seq (one holding a
+// begin's selection message id) selects what sel does: the model, the
+// source and, with a profile, that pin.
+func (e *Engine) storedSelectionIs(ctx context.Context, seq uint64, sel ModelSelection) (bool, error) {
+	model, pinned := false, sel.Profile == ""
+	for ev, err := range e.store.Read(ctx, seq) {
+		if err != nil {
+			return false, err
+		}
+		if ev.Seq != seq {
+			break
+		}
+		switch p := ev.Data.(type) {
+		case events.SessionModelSelected:
+			model = p.Model == sel.Model && policy.SelectionSource(p.Source) == sel.source()
+		case events.SessionAuthPinned:
+			pinned = pinned || p.ProfileID == sel.Profile
+		}
+	}
+	return model && pinned, nil
+}
+
+// beginRaceWait bounds how long a begin whose selection lost to another
+// begin of the same turn id waits for that begin's TurnStarted.
+const beginRaceWait = 2 * time.Second
+
+// lostBeginSelection: another begin of req's turn id (on this instance or
+// another) stored its selection first, under the same message id, so
+// this one's was not stored. Once the winner's turn is folded, the begin
+// answers as for an existing turn (ErrTurnExists: replayed, or a
+// mismatch that records nothing); a winner that has not started the turn
+// within beginRaceWait (it may have crashed between the two commits) is
+// a contention the client retries.
+func (e *Engine) lostBeginSelection(ctx context.Context, req TurnRequest) error {
+	deadline := time.Now().Add(beginRaceWait)
+	for {
+		if err := e.Sync(ctx); err != nil {
+			return err
+		}
+		e.st.mu.RLock()
+		t, ok := e.st.turns[req.TurnID]
+		e.st.mu.RUnlock()
+		if ok && t.Phase != "" {
+			return fmt.Errorf("%w: %q", ErrTurnExists, req.TurnID)
+		}
+		if time.Now().After(deadline) {
+			subject, _ := events.Subject(e.agent, events.AggSession, req.Session)
+			return &ConflictRetriesError{Subject: subject, Tries: 1,
+				Last: fmt.Errorf("another begin of turn %q stored its model selection first and has not started the turn yet (%w); send the begin again", req.TurnID, ErrStepTaken)}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }

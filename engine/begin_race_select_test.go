@@ -1,0 +1,78 @@
+package engine_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/fledger/fledger/engine"
+	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/testutil"
+)
+
+// Two begins of one turn id and session with different models, on two
+// instances, their selections decided before either is appended: one
+// begin is answered, the other refused (a mismatch, or contention while
+// the winner has not started the turn) — and only the answered begin's
+// selection is on the stream. Both selections were stored before, and
+// the winning turn was then switched to the refused begin's model.
+func TestBegin_RacingBeginsStoreOnlyTheWinnersSelection(t *testing.T) {
+	st, a, b, _ := twoInstances(t)
+	ctx := testutil.Context(t)
+	models := [2]events.ModelRef{{Provider: "openai", Model: "gpt-5"}, {Provider: "anthropic", Model: "claude-opus-4-6"}}
+	for round := range 6 {
+		turn, session := fmt.Sprintf("t%d", round), fmt.Sprintf("s%d", round)
+		hook := barrier(2)
+		engine.SetBeforeAppend(a, func(s string) {
+			if strings.Contains(s, ".session.") {
+				hook(s)
+			}
+		})
+		engine.SetBeforeAppend(b, func(s string) {
+			if strings.Contains(s, ".session.") {
+				hook(s)
+			}
+		})
+		var wg sync.WaitGroup
+		var steps [2]*engine.Step
+		var errs [2]error
+		for i, e := range []*engine.Engine{a, b} {
+			wg.Go(func() {
+				steps[i], errs[i] = e.BeginTurn(ctx, engine.TurnRequest{TurnID: turn, Session: session,
+					Select: &engine.ModelSelection{Model: models[i]}})
+			})
+		}
+		wg.Wait()
+		engine.SetBeforeAppend(a, nil)
+		engine.SetBeforeAppend(b, nil)
+		won := -1
+		for i := range 2 {
+			switch {
+			case errs[i] == nil && !steps[i].Replayed:
+				if won >= 0 {
+					t.Fatalf("round %d: both begins started the turn", round)
+				}
+				won = i
+			case errors.Is(errs[i], engine.ErrBeginMismatch), errors.Is(errs[i], engine.ErrConflictRetries):
+			default:
+				t.Fatalf("round %d: begin %d: step %+v, err %v", round, i, steps[i], errs[i])
+			}
+		}
+		if won < 0 {
+			t.Fatalf("round %d: no begin started the turn: %v, %v", round, errs[0], errs[1])
+		}
+		evs, _, err := st.ReadSubject(ctx, events.MustSubject("main", events.AggSession, session))
+		testutil.NoError(t, err)
+		var selected []string
+		for _, ev := range evs {
+			if p, ok := ev.Data.(events.SessionModelSelected); ok {
+				selected = append(selected, p.Model.String())
+			}
+		}
+		if len(selected) != 1 || selected[0] != models[won].String() {
+			t.Fatalf("round %d: selections stored %v, want only the answered begin's %s", round, selected, models[won])
+		}
+	}
+}
