@@ -122,6 +122,12 @@ var rules = []rule{
 	{kind: KindAPIKey, hints: []string{"k_live_", "k_test_"}, re: regexp.MustCompile(`[rs]k_(?:live|test)_[A-Za-z0-9]+`), min: 24},
 	// Google AI Studio / Gemini API keys.
 	{kind: KindAPIKey, hints: []string{"aiza"}, re: regexp.MustCompile(`AIza[0-9A-Za-z_\-]+`), min: 34},
+	// Google OAuth 2.0 access tokens (Vertex AI, Gemini with OAuth) and
+	// refresh tokens.
+	{kind: KindSecret, hints: []string{"ya29."}, re: regexp.MustCompile(`ya29\.[0-9A-Za-z_\-]+`), min: 20},
+	{kind: KindSecret, hints: []string{"1//"}, re: regexp.MustCompile(`\b1//[0-9A-Za-z_\-]{20,}`), min: 24},
+	// OpenAI session keys (sess-…), sent where an API key goes.
+	{kind: KindSession, hints: []string{"sess-"}, re: regexp.MustCompile(`\bsess-[A-Za-z0-9]{20,}`), min: 25},
 	// xAI keys.
 	{kind: KindAPIKey, hints: []string{"xai-"}, re: regexp.MustCompile(`xai-[A-Za-z0-9_\-]+`), min: 24},
 	// Groq keys.
@@ -167,6 +173,12 @@ var rules = []rule{
 		"secret", "password", "passwd", "pwd", "authorization", "token", "auth_token", "auth-token", "authtoken",
 	}, sep: sepRequired, value: isSecretByte, anyQuoted: true}, min: 6, keep: looksLikeToken},
 	{kind: KindSecret, kv: &keyValue{names: []string{"key"}, sep: sepRequired, value: isSecretByte}, min: 8, keep: looksLikeToken},
+	// The same credentials written with a space ("Your access token <v> is
+	// invalid", "Invalid bearer token <v>"): only a long token-shaped value
+	// is replaced, so prose ("token limit", "access token expired") stays.
+	{kind: KindSecret, kv: &keyValue{names: []string{
+		"access token", "refresh token", "id token", "auth token", "api token", "session token", "oauth token", "token",
+	}, provided: true, sep: sepOptional, value: isSecretByte}, min: 16, keep: looksLikeToken},
 	// E-mail addresses (OAuth profile ids are "provider:<email>").
 	{kind: KindEmail, hints: []string{"@"}, re: regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]+`), min: 6},
 	// OpenAI organisation ids (org-<24>), Groq/others (org_<ulid>).
@@ -190,7 +202,8 @@ const (
 
 // keyValue finds values after names, case-insensitively, in linear time.
 // A name matches at a word boundary (query names right after '?' or '&');
-// idSuffix lets "[ _-]id" follow it, provided lets " provided" follow it;
+// idSuffix lets "[ _-]id" follow it, provided lets " provided", " header"
+// or " value" follow it;
 // the value is the longest run of value bytes (plus '=' padding with
 // trailEq).
 type keyValue struct {
@@ -236,8 +249,14 @@ func (kv *keyValue) spans(s, lower string) []span {
 			if !kv.query && j < len(lower) && isWordByte(lower[j]) {
 				continue
 			}
-			if kv.provided && strings.HasPrefix(lower[j:], " provided") {
-				j += len(" provided")
+			if kv.provided {
+				// "API key provided: <v>", "x-api-key header <v>".
+				for _, w := range []string{" provided", " header", " value"} {
+					if strings.HasPrefix(lower[j:], w) && (j+len(w) == len(lower) || !isWordByte(lower[j+len(w)])) {
+						j += len(w)
+						break
+					}
+				}
 			}
 			switch {
 			case kv.query:

@@ -37,6 +37,8 @@ var secretShapes = []*regexp.Regexp{
 	regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}`),
 	regexp.MustCompile(`\borg-[A-Za-z0-9]{20,}`),
 	regexp.MustCompile(`\bproj_[A-Za-z0-9]{20,}`),
+	regexp.MustCompile(`\bya29\.[0-9A-Za-z_\-]{16,}`),
+	regexp.MustCompile(`\bsess-[A-Za-z0-9]{20,}`),
 }
 
 func assertClean(t *testing.T, name, out string) {
@@ -72,6 +74,13 @@ func TestString_RedactsEveryKind(t *testing.T) {
 		{"gcp project path", "denied on resource '//aiplatform.googleapis.com/projects/my-proj-123/locations/us'", "denied on resource '//aiplatform.googleapis.com/projects/[REDACTED:project_id]/locations/us'"},
 		{"json secret", `{"password":"hunter2hunter2x9","user":"u"}`, `{"password":"[REDACTED:secret]","user":"u"}`},
 		{"api_key json", `{"api_key": "` + fake("", 32) + `"}`, `{"api_key": "[REDACTED:api_key]"}`},
+		// A fresh-user breaker's shapes, all stored verbatim before.
+		{"google oauth access token", "token " + fake("ya29.", 40) + " expired", "token [REDACTED:secret] expired"},
+		{"google oauth refresh token", "refresh token " + fake("1//0g", 30) + " revoked", "refresh token [REDACTED:secret] revoked"},
+		{"openai session key", "OAuth token has expired: " + fake("sess-", 36), "OAuth token has expired: [REDACTED:session]"},
+		{"bearer token, spaced", "Invalid bearer token " + fake("", 36), "Invalid bearer token [REDACTED:secret]"},
+		{"access token, spaced", "Your access token " + fake("", 36) + " is invalid", "Your access token [REDACTED:secret] is invalid"},
+		{"x-api-key header", "x-api-key header " + fake("", 36) + " rejected", "x-api-key header [REDACTED:api_key] rejected"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -99,6 +108,11 @@ func TestString_KeepsOrdinaryProse(t *testing.T) {
 		"The input token count (134123) exceeds the maximum number of tokens allowed (131072).",
 		"Please retry in 3.564818218s.",
 		"max_tokens: 4096",
+		"The access token expired",
+		"token limit exceeded",
+		"Please check your API key header and try again",
+		"Rate limit reached for token bucket gpt4-tier2-abc",
+		"This model's maximum context length is 8192 tokens. However, you requested 10000 tokens",
 	} {
 		if got := String(s); got != s {
 			t.Errorf("String changed ordinary text:\n in %q\nout %q", s, got)
