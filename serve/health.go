@@ -246,5 +246,23 @@ func (s *Service) projectionHealth(ctx context.Context, h *Health) {
 		parts = append(parts, "missing from the stream: "+strings.Join(gaps, "; "))
 	}
 	h.Detail = strings.Join(parts, "; ") + " (see `fledger events`)"
+	if ack := s.cfg.QuarantineAckThrough; ack > 0 {
+		h.QuarantineAckThrough = ack
+		if !quarantinedAfter(q, ack) {
+			h.Detail += fmt.Sprintf("; acknowledged through seq %d", ack)
+			return
+		}
+	}
 	h.Degraded = append(h.Degraded, "projections: "+h.Detail)
+}
+
+// quarantinedAfter reports whether a quarantined message, or a run of
+// missing sequences, lies after seq (so it is not acknowledged).
+func quarantinedAfter(q []projections.Quarantined, seq uint64) bool {
+	for _, r := range q {
+		if max(r.Seq, r.LastSeq) > seq {
+			return true
+		}
+	}
+	return false
 }

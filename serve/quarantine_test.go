@@ -2,13 +2,16 @@ package serve_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/serve"
@@ -88,5 +91,50 @@ func TestHTTP_StrayMessageIsQuarantinedNotFatal(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(body), "\nfledger_serve_quarantined_messages_total 1\n") {
 		t.Fatalf("metrics lack the quarantine counter:\n%.2000s", body)
+	}
+}
+
+// serve --ack-quarantined-through: quarantined messages at or before the
+// acknowledged sequence are still listed in /healthz, but the status is
+// ok; one stored after it makes it degraded again.
+func TestHealth_AcknowledgedQuarantineKeepsStatusOK(t *testing.T) {
+	ctx := testutil.Context(t)
+	st := testutil.Store(t, events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
+	js, err := jetstream.New(natstest.DialWriter(t, st))
+	testutil.NoError(t, err)
+	ack, err := js.Publish(ctx, "fledger.main.turn.oops", []byte("hello"))
+	testutil.NoError(t, err)
+	srv := startServer(t, st, serve.Config{Config: loadConfig(t), QuarantineAckThrough: ack.Sequence})
+	health := func() serve.Health {
+		t.Helper()
+		var h serve.Health
+		for range 100 { // until the background catch-up read the stray message
+			resp, err := http.Get(srv.url + "/healthz")
+			testutil.NoError(t, err)
+			h = serve.Health{}
+			testutil.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
+			resp.Body.Close()
+			if h.Lag == 0 && h.Quarantined > 0 {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return h
+	}
+	h := health()
+	if h.Status != "ok" || h.Quarantined != 1 || len(h.QuarantinedSeqs) != 1 || h.QuarantinedSeqs[0] != ack.Sequence ||
+		h.QuarantineAckThrough != ack.Sequence || !strings.HasSuffix(h.Detail, fmt.Sprintf("; acknowledged through seq %d", ack.Sequence)) {
+		t.Fatalf("acknowledged stray message: %+v", h)
+	}
+	later, err := js.Publish(ctx, "fledger.main.turn.oops2", []byte("again"))
+	testutil.NoError(t, err)
+	for range 100 {
+		if h = health(); h.Quarantined == 2 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if h.Status != "degraded" || h.Quarantined != 2 || len(h.QuarantinedSeqs) != 2 || h.QuarantinedSeqs[1] != later.Sequence {
+		t.Fatalf("a stray message after the acknowledged one: %+v", h)
 	}
 }

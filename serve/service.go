@@ -57,6 +57,11 @@ type Config struct {
 	// /v1/decisions and the lag in GET /healthz.
 	Projections     *projections.DB
 	ProjectInterval time.Duration
+	// QuarantineAckThrough acknowledges the quarantined messages and
+	// missing sequences at or before it: GET /healthz still lists them,
+	// but only those after it make it degraded (an operator who looked at
+	// a stray message stops it from hiding later trouble; 0 = none).
+	QuarantineAckThrough uint64
 	// Token, when set, is required as "Authorization: Bearer <token>" on
 	// every route but /healthz.
 	Token string

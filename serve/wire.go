@@ -354,10 +354,13 @@ type Health struct {
 	// because they are not fledger commits, plus the runs of sequences
 	// missing from the stream; QuarantinedSeqs names the first sequences
 	// (at most 20) and Detail says it in words. Any makes Status
-	// "degraded" (still HTTP 200: the service answers).
-	Quarantined     int      `json:"quarantined,omitempty"`
-	QuarantinedSeqs []uint64 `json:"quarantined_seqs,omitempty"`
-	Detail          string   `json:"detail,omitempty"`
+	// "degraded" (still HTTP 200: the service answers), except those at
+	// or before QuarantineAckThrough (serve --ack-quarantined-through),
+	// which are listed but acknowledged.
+	Quarantined          int      `json:"quarantined,omitempty"`
+	QuarantinedSeqs      []uint64 `json:"quarantined_seqs,omitempty"`
+	Detail               string   `json:"detail,omitempty"`
+	QuarantineAckThrough uint64   `json:"quarantine_ack_through,omitempty"`
 }
 
 // StoreHealth is the stream's state as the health check saw it.

@@ -41,6 +41,8 @@ type serveFlags struct {
 	natsListen    int
 	snapshotEvery uint64
 	finishedTurns int
+	// ackQuarantined is --ack-quarantined-through.
+	ackQuarantined uint64
 	// pruneAfter and maintEvery turn on session maintenance
 	// (serve.SessionMaintenance): pruneAfter "" = off.
 	pruneAfter, maintEvery string
@@ -87,6 +89,8 @@ service, finishes the projector's batch and closes the store.`,
 		"save each engine's snapshot every N stream sequences and on shutdown, and start from it (0 = off: fold from sequence 1)")
 	f.IntVar(&o.finishedTurns, "finished-turns", engine.DefaultFinishedTurns,
 		"finished turns each engine keeps in memory (older ones are read from the stream when asked for); the same on every instance")
+	f.Uint64Var(&o.ackQuarantined, "ack-quarantined-through", 0,
+		"acknowledge the quarantined messages and missing sequences at or before this stream sequence: /healthz still lists them, but only later ones make it degraded (docs/operations.md)")
 	f.StringVar(&o.pruneAfter, "session-prune-after", "",
 		"session maintenance: prune sessions idle for longer than this (days like 30d, or a duration; at least 1m), every --session-maintenance-every (default off)")
 	f.StringVar(&o.maintEvery, "session-maintenance-every", "1h", "how often session maintenance runs (with --session-prune-after; at least 1s; days or a duration)")
@@ -180,7 +184,7 @@ func runServe(cmd *cobra.Command, g *globals, o *serveFlags) (err error) {
 	pm, stopMetrics := followMetrics(st, db, log)
 	defer stopMetrics()
 	svc, err := serve.New(ctx, serve.Config{Store: st, Agents: o.agents, Config: loaded, ConfigSource: o.cfgFile,
-		Projections: db, Token: o.token, MaxBodyBytes: o.maxBody, Log: log, Metrics: pm.Registry(), SessionMaintenance: maint,
+		Projections: db, QuarantineAckThrough: o.ackQuarantined, Token: o.token, MaxBodyBytes: o.maxBody, Log: log, Metrics: pm.Registry(), SessionMaintenance: maint,
 		EngineOptions: []engine.Option{engine.WithAppendObserver(pm.ObserveAppend), engine.WithLogger(log),
 			engine.WithSnapshotEvery(o.snapshotEvery), engine.WithFinishedTurns(o.finishedTurns)}})
 	if err != nil {

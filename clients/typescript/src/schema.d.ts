@@ -759,6 +759,8 @@ export interface components {
             quarantined_seqs?: number[];
             /** @description The quarantine in words */
             detail?: string;
+            /** @description serve --ack-quarantined-through: the quarantined messages and missing runs at or before it are listed but do not make the status degraded */
+            quarantine_ack_through?: number;
         };
         Timeline: {
             /** @description The agent whose timeline it is */
