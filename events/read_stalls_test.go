@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -56,7 +55,7 @@ func TestReadStalls_CountedAndLogged(t *testing.T) {
 // when the store closes are logged then.
 func TestReadStalls_BurstTailLogged(t *testing.T) {
 	events.SpaceReadStallLines(t, 2*time.Second)
-	logs := &lockedBuffer{}
+	logs := &testutil.Buffer{}
 	st, _ := testutil.OpenStore(t, events.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	ctx := testutil.Context(t)
 	_, err := st.Append(ctx, events.MustSubject("main", events.AggTurn, "t-1"), 0, failure("t-1", 1)...)
@@ -93,23 +92,4 @@ func TestReadStalls_BurstTailLogged(t *testing.T) {
 	if got := lines(); !slices.Equal(got, want) {
 		t.Fatalf("after Close: lines %q, want %q", got, want)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer a logger may write from a timer's
-// goroutine while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
