@@ -345,13 +345,19 @@ func TurnDecisionSubject(agent, turnID string, ps []events.Payload) (string, err
 // the turn's commit at prev (0 = the turn's start): every writer deciding
 // that step derives the same id, so JetStream stores only one of them.
 func stepMsgID(agent, turnID string, prev uint64) string {
+	return derivedMsgID("step-", agent, turnID, strconv.FormatUint(prev, 10))
+}
+
+// derivedMsgID is prefix and the first 16 bytes, in hex, of the sha256 of
+// agent, turnID and n, each ended by a zero byte but the last.
+func derivedMsgID(prefix, agent, turnID, n string) string {
 	h := sha256.New()
 	h.Write([]byte(agent))
 	h.Write([]byte{0})
 	h.Write([]byte(turnID))
 	h.Write([]byte{0})
-	h.Write([]byte(strconv.FormatUint(prev, 10)))
-	return "step-" + hex.EncodeToString(h.Sum(nil)[:16])
+	h.Write([]byte(n))
+	return prefix + hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // beginSelectionMsgID is the message id of the selection a begin of
@@ -362,13 +368,7 @@ func stepMsgID(agent, turnID string, prev uint64) string {
 // and refuses the others' (Taken) — a begin refused as a mismatch
 // records nothing, its selection included.
 func beginSelectionMsgID(agent, turnID string, try int) string {
-	h := sha256.New()
-	h.Write([]byte(agent))
-	h.Write([]byte{0})
-	h.Write([]byte(turnID))
-	h.Write([]byte{0})
-	h.Write([]byte(strconv.Itoa(try)))
-	return "begin-select-" + hex.EncodeToString(h.Sum(nil)[:16])
+	return derivedMsgID("begin-select-", agent, turnID, strconv.Itoa(try))
 }
 
 // markedTurn is the turn a session command marks a live switch on ("" =
