@@ -36,11 +36,11 @@ func TestReadStalls_CountedAndLogged(t *testing.T) {
 		t.Fatalf("a read without a stall: %d events, %d stalls; want 6 and 0", n, events.ReadStalls(st))
 	}
 	events.StallFirstMessage(t)
-	for range 3 {
+	stallReads(t, st, 3, func() {
 		if n := read(); n != 6 {
 			t.Fatalf("a stalled read yielded %d events, want 6", n)
 		}
-	}
+	})
 	if got := events.ReadStalls(st); got != 3 {
 		t.Fatalf("ReadStalls = %d after three stalled reads, want 3", got)
 	}
@@ -66,9 +66,7 @@ func TestReadStalls_BurstTailLogged(t *testing.T) {
 			testutil.NoError(t, err)
 		}
 	}
-	for range 3 {
-		read()
-	}
+	stallReads(t, st, 3, read)
 	lines := func() []string {
 		var l []string
 		for _, s := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
@@ -86,10 +84,25 @@ func TestReadStalls_BurstTailLogged(t *testing.T) {
 	if got := lines(); !slices.Equal(got, want) {
 		t.Fatalf("lines %q, want %q", got, want)
 	}
-	read() // within the spacing of the last line: due when the store closes
+	stallReads(t, st, 1, read) // within the spacing of the last line: due when the store closes
 	testutil.NoError(t, st.Close())
 	want = append(want, "from_seq=1 stalled_reads=1 stalled_reads_total=4")
 	if got := lines(); !slices.Equal(got, want) {
 		t.Fatalf("after Close: lines %q, want %q", got, want)
+	}
+}
+
+// stallReads reads with read until n more of st's reads stalled. A read's
+// stall is a race its first message may win even with StallFirstMessage
+// (the message can arrive before the guard's timer fires), so a read is
+// not always one stall; 20 reads a stall at most.
+func stallReads(t *testing.T, st events.Store, n uint64, read func()) {
+	t.Helper()
+	want := events.ReadStalls(st) + n
+	for i := uint64(0); events.ReadStalls(st) < want; i++ {
+		if i == 20*n {
+			t.Fatalf("%d reads stalled %d times, want %d", i, n-(want-events.ReadStalls(st)), n)
+		}
+		read()
 	}
 }
