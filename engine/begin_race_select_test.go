@@ -76,3 +76,45 @@ func TestBegin_RacingBeginsStoreOnlyTheWinnersSelection(t *testing.T) {
 		}
 	}
 }
+
+// A begin of T2 whose selection marks a live switch on the session's
+// running T1 carries T1's step id; when T1's outcome takes that step
+// first, the selection is decided again on it (not taken for another
+// begin of T2), and T2 starts (a reviewer found it refused after 2 s).
+func TestBegin_SelectionMarkLosingItsStepIsDecidedAgain(t *testing.T) {
+	st, a, b, _ := twoInstances(t)
+	ctx := testutil.Context(t)
+	gpt := events.ModelRef{Provider: "openai", Model: "gpt-5"}
+	opus := events.ModelRef{Provider: "anthropic", Model: "claude-opus-4-6"}
+	if _, err := a.BeginTurn(ctx, engine.TurnRequest{TurnID: "T1", Session: "s", Select: &engine.ModelSelection{Model: gpt}}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.NoError(t, b.Sync(ctx))
+	var once sync.Once
+	engine.SetBeforeAppend(b, func(s string) {
+		if strings.Contains(s, ".session.") {
+			once.Do(func() {
+				if _, err := a.ReportOutcome(ctx, "T1", engine.AttemptReport{Attempt: 1, Err: overloaded()}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	})
+	step, err := b.BeginTurn(ctx, engine.TurnRequest{TurnID: "T2", Session: "s", Select: &engine.ModelSelection{Model: opus}})
+	engine.SetBeforeAppend(b, nil)
+	if err != nil || step.Replayed || step.Next.Call == nil || step.Next.Call.Provider != "anthropic" {
+		t.Fatalf("begin of T2: %+v, %v; want a new call of anthropic", step, err)
+	}
+	evs, _, err := st.ReadSubject(ctx, events.MustSubject("main", events.AggSession, "s"))
+	testutil.NoError(t, err)
+	var selected []string
+	for _, ev := range evs {
+		if p, ok := ev.Data.(events.SessionModelSelected); ok {
+			selected = append(selected, p.Model.String())
+		}
+	}
+	if want := "[openai/gpt-5 anthropic/claude-opus-4-6]"; fmt.Sprint(selected) != want {
+		t.Fatalf("selections %v, want %s", selected, want)
+	}
+	verifyOK(t, st)
+}

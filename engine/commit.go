@@ -109,7 +109,7 @@ func (e *Engine) commit(ctx context.Context, at time.Time, h home, corr string,
 			return dec, nil, err
 		}
 		dec, evs, err := e.settle(ctx, start, dec, req, res)
-		if errors.Is(err, ErrStepTaken) && e.retake(h) {
+		if errors.Is(err, ErrStepTaken) && e.retake(h, req.MsgID) {
 			// The step went to a live-switch mark (or, for a session
 			// command, to the turn's decision): decide again on it.
 			last = err
@@ -386,9 +386,12 @@ func markedTurn(ps []events.Payload) string {
 // decided again: a session command always (its mark goes to the turn's
 // next step, or away when the turn ended); a turn decision when the step
 // went to a live-switch mark, so the turn is still where it was.
-func (e *Engine) retake(h home) bool {
+func (e *Engine) retake(h home, msgID string) bool {
 	if h.agg != events.AggTurn {
-		return h.msgID == ""
+		// A session command whose own id (a begin's selection) was
+		// taken lost to another begin: its caller decides what then.
+		// One that carried a marked turn's step id is decided again.
+		return h.msgID == "" || msgID != h.msgID
 	}
 	e.st.mu.RLock()
 	defer e.st.mu.RUnlock()
