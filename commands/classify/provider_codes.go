@@ -40,6 +40,12 @@ type codeRow struct {
 	reason  Reason
 	refusal bool
 	weak    bool
+	// own: the row counts only for errors of its table's own provider,
+	// in a code field (not in text): a spelling another table already
+	// documents for every provider (OpenAI's invalid_api_key is
+	// DashScope's InvalidApiKey) is credited to the sender's table without
+	// widening what decides for the others.
+	own bool
 }
 
 // Provider families with their own documentation rule ids. The rule's
@@ -234,8 +240,8 @@ var codeTables = []struct {
 		// model_not_found ("The model … does not exist or you do not have
 		// access to it"). DashScope spells the same InvalidApiKey and
 		// ModelNotFound: an OpenAI error is credited to this table.
-		{codes: []string{"invalid_api_key"}, reason: ReasonAuth},
-		{codes: []string{"model_not_found"}, reason: ReasonModelNotFound},
+		{codes: []string{"invalid_api_key"}, reason: ReasonAuth, own: true},
+		{codes: []string{"model_not_found"}, reason: ReasonModelNotFound, own: true},
 	}},
 	{ruleCodeAnthropic, []codeRow{
 		// errors: 402 billing_error (a type, also sent as a code).
@@ -303,15 +309,16 @@ func init() {
 			pc := providerCode{row: row, rule: ct.rule}
 			for _, c := range row.codes {
 				n := normCode(c)
-				// The first table to document a spelling answers for
-				// every provider; each table also answers for its own
-				// provider (codeProvider), whose errors it documents.
-				if _, dup := providerCodeIndex[row.family+"/"+n]; !dup {
-					providerCodeIndex[row.family+"/"+n] = pc
-				}
+				// A table answers for its own provider (codeProvider),
+				// whose errors it documents; a row that is not own-only
+				// for every provider too.
 				if p := codeProvider(ct.rule); row.family == "" && p != "" {
 					providerCodeIndex["@"+p+"/"+n] = pc
 				}
+				if row.own {
+					continue
+				}
+				providerCodeIndex[row.family+"/"+n] = pc
 				if row.family == "" && !isDigits(c) {
 					l := strings.ToLower(c)
 					if _, dup := textCodeMap[l]; !dup {
@@ -473,9 +480,6 @@ func (s *signal) providerCodes() []codeHit {
 					continue
 				}
 				if pc, ok := textCodeMap[sp]; ok && len(s.prov) < 16 {
-					if own, ok := providerCodeIndex["@"+s.ctx.provider+"/"+normCode(sp)]; ok {
-						pc = own
-					}
 					s.prov = append(s.prov, codeHit{t.field, sp, pc})
 				}
 			}

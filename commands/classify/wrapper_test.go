@@ -47,7 +47,8 @@ func TestClassify_GenericWrapperYieldsToTheWrappedError(t *testing.T) {
 
 // A code two providers document under one spelling (OpenAI's
 // invalid_api_key, DashScope's InvalidApiKey) is credited to the table of
-// the provider that sent it.
+// the provider that sent it; what decides for other providers, and in
+// text, is unchanged.
 func TestClassify_ProviderCodeCreditedToTheSendersTable(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -57,6 +58,12 @@ func TestClassify_ProviderCodeCreditedToTheSendersTable(t *testing.T) {
 		{"openai invalid_api_key", &ProviderError{Provider: "openai", Body: `{"error":{"message":"Incorrect API key provided: sk-abc.","type":"invalid_request_error","code":"invalid_api_key"}}`}, "code.provider.openai"},
 		{"openai model_not_found", &ProviderError{Provider: "openai", Status: 403, Body: `{"error":{"message":"Project does not have access to model gpt-5","type":"invalid_request_error","code":"model_not_found"}}`}, "code.provider.openai"},
 		{"dashscope InvalidApiKey", &ProviderError{Provider: "dashscope", Body: `{"code":"InvalidApiKey","message":"Invalid API-key provided."}`}, "code.provider.dashscope"},
+		// OpenAI's rows are OpenAI's alone and in code fields only: in
+		// text, and for other providers, nothing changed.
+		{"mistral 500 mentioning invalid_api_key", &ProviderError{Provider: "mistral", Status: 500, Message: "upstream said invalid_api_key for tenant"}, "status.5xx"},
+		{"openai 429 mentioning model_not_found", &ProviderError{Provider: "openai", Status: 429, Message: "model_not_found"}, "status.429"},
+		{"anthropic model_not_found text", &ProviderError{Provider: "anthropic", Status: 400, Message: "model_not_found: the model claude-x does not exist"}, "msg06.model_not_found"},
+		{"deepseek invalid_api_key text", &ProviderError{Provider: "deepseek", Status: 400, Message: "invalid_api_key"}, "msg20.auth"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := Classify(c.e); got.Evidence.Rule != c.rule {
