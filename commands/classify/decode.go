@@ -115,6 +115,25 @@ func fieldName(key []byte) string {
 	return ""
 }
 
+// statusCodeAlias reads statusCode, the status under the name Node HTTP
+// clients and SDKs use (reference §2.7: "numeric status or statusCode"),
+// once e's object ended: the status when e has none, whatever the keys'
+// order; one that is no status (true, 1000, an object) is ignored like
+// an unknown key, as it was before it was read, never a refused error.
+func (d *peDecoder) statusCodeAlias(e *ProviderError, raw json.RawMessage, depth int) {
+	if raw == nil || e.Status != 0 || e.statusCode != "" {
+		return
+	}
+	var v ProviderError
+	if err := v.setStatus("statusCode", raw); err != nil {
+		if len(d.ignored) < maxIgnoredKeys {
+			d.ignored = append(d.ignored, strings.Repeat("cause.", depth)+"statusCode")
+		}
+		return
+	}
+	e.Status, e.statusCode = v.Status, v.statusCode
+}
+
 // maxIgnoredKeys bounds [ProviderError.IgnoredKeys].
 const maxIgnoredKeys = 8
 
@@ -153,6 +172,7 @@ func (d *peDecoder) object(e *ProviderError, depth int) error {
 		d.pos++
 		return nil
 	}
+	var statusCode json.RawMessage // read once the object ended (statusCodeAlias)
 	for {
 		d.ws()
 		f, err := d.key(depth)
@@ -179,7 +199,11 @@ func (d *peDecoder) object(e *ProviderError, depth int) error {
 			if err := d.skip(); err != nil {
 				return err
 			}
-			if f != "" {
+			switch f {
+			case "":
+			case "statusCode":
+				statusCode = json.RawMessage(d.data[start:d.pos])
+			default:
 				if err := e.setField(f, json.RawMessage(d.data[start:d.pos])); err != nil {
 					return err
 				}
@@ -191,6 +215,7 @@ func (d *peDecoder) object(e *ProviderError, depth int) error {
 			d.pos++
 		case '}':
 			d.pos++
+			d.statusCodeAlias(e, statusCode, depth)
 			return nil
 		default:
 			return d.errorf("want ',' or '}' in object")
@@ -307,13 +332,6 @@ func (e *ProviderError) setField(f string, raw json.RawMessage) error {
 	case "status":
 		e.Status, e.statusCode = 0, ""
 		err = e.setStatus(f, raw)
-	case "statusCode":
-		// Node HTTP clients' and SDKs' name for the status (reference
-		// §2.7: "numeric status or statusCode"); status wins when both
-		// are given.
-		if e.Status == 0 && e.statusCode == "" {
-			err = e.setStatus(f, raw)
-		}
 	case "message", "body":
 		if f == "message" {
 			e.Message = anyText(raw)

@@ -173,7 +173,8 @@ func BenchmarkUnmarshalDeepCause(b *testing.B) {
 }
 
 // statusCode is the status under its Node name (reference §2.7); status
-// wins when both are given, in either order, and a bad one is named.
+// wins when both are given, in either order, and one that is no status
+// is ignored and named.
 func TestUnmarshal_StatusCode(t *testing.T) {
 	for _, c := range []struct {
 		in     string
@@ -184,14 +185,20 @@ func TestUnmarshal_StatusCode(t *testing.T) {
 		{`{"status":429,"statusCode":401}`, 429},
 		{`{"statusCode":401,"status":429}`, 429},
 		{`{"cause":{"statusCode":503}}`, 0},
+		{`{"statusCode":500,"status":null}`, 500},
+		{`{"status":null,"statusCode":500}`, 500},
+		{`{"statusCode":true}`, 0},
+		{`{"statusCode":1000,"message":"x"}`, 0},
 	} {
 		var e ProviderError
 		if err := e.UnmarshalJSON([]byte(c.in)); err != nil || e.Status != c.status {
 			t.Errorf("%s: status %d, %v; want %d", c.in, e.Status, err, c.status)
 		}
 	}
+	// One that is no status is ignored (named), as before it was read.
 	var e ProviderError
-	if err := e.UnmarshalJSON([]byte(`{"statusCode":true}`)); err == nil || !strings.HasPrefix(err.Error(), "statusCode: want a number") {
-		t.Fatalf("statusCode true: %v", err)
+	if err := e.UnmarshalJSON([]byte(`{"statusCode":{"x":1},"cause":{"statusCode":true}}`)); err != nil ||
+		strings.Join(e.IgnoredKeys(), ",") != "cause.statusCode,statusCode" {
+		t.Fatalf("statusCode that is no status: %v, ignored %v", err, e.IgnoredKeys())
 	}
 }
