@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -60,5 +61,58 @@ func TestNotices_StoredAutoOverrideKeepsItsOriginSelected(t *testing.T) {
 				t.Fatalf("notices %q, want %q (answered by %s)", got, tc.wantNotice, n.AnsweredBy)
 			}
 		})
+	}
+}
+
+// Revision 6, turns of a stored auto override (gpt-5, origin claude,
+// chain gpt-5 → gemini → claude) between probes: one that falls back to
+// gemini announces it; the next, answered on the override again,
+// announces gpt-5 with the reason the fallback began (not an empty one);
+// one that falls all the way back to the origin changes nothing (the
+// override stays stored: only a probe the origin answers clears it).
+func TestNotices_StoredAutoOverrideTurnsBetweenProbes(t *testing.T) {
+	claude, gpt := m("anthropic", "claude"), m("openai", "gpt-5")
+	cfg := testConfig()
+	cfg.MaxRetries = 0
+	h := newHarness(t, cfg)
+	h.sess = SessionState{Session: "s1", Model: gpt, Source: SourceAuto, Origin: claude,
+		Notice: NoticeState{Selected: "anthropic/claude", Active: "openai/gpt-5", Reason: "overloaded"}}
+	turn := func(failing ...string) (string, ModelRef) {
+		t.Helper()
+		h.profiles = map[string]ProfileState{}
+		sel, err := h.cfg.Select(h.sess, SelectRequest{Now: h.now, LastAutoProbeAt: h.now - 60_000})
+		if err != nil || sel.AutoOriginProbe {
+			t.Fatalf("select: %+v, %v; want a turn on the override", sel, err)
+		}
+		n := h.apply(StartTurn(sel, h.env(), StartInput{TurnID: "turn-1", Session: "s1", Chat: "direct", Seed: 42, Rules: RulesV6}))
+		for n.Kind == NextCall && slices.Contains(failing, n.Call.Provider) {
+			n = h.outcome(failed(ReasonOverloaded))
+		}
+		if n.Kind == NextCall {
+			n = h.outcome(Outcome{OK: true})
+		}
+		var got string
+		for _, no := range n.Notices {
+			got += no.Text
+		}
+		return got, n.AnsweredBy
+	}
+	for i, step := range []struct {
+		failing []string
+		answer  string
+		notice  string
+	}{
+		{[]string{"openai"}, "google/gemini", "↪️ Model Fallback: google/gemini (selected anthropic/claude; overloaded)"},
+		{nil, "openai/gpt-5", "↪️ Model Fallback: openai/gpt-5 (selected anthropic/claude; overloaded)"},
+		{[]string{"openai", "google"}, "anthropic/claude", ""},
+		{nil, "openai/gpt-5", ""},
+	} {
+		notice, answered := turn(step.failing...)
+		if answered.String() != step.answer || notice != step.notice {
+			t.Fatalf("turn %d: answered by %s, notices %q; want %s, %q", i+1, answered, notice, step.answer, step.notice)
+		}
+	}
+	if h.sess.Model != gpt || h.sess.Source != SourceAuto {
+		t.Fatalf("the override was cleared: %+v", h.sess)
 	}
 }

@@ -882,7 +882,9 @@ func (d *decider) succeed(out Outcome) Decision {
 	if st.AutoOriginProbe && answered == st.Requested && sess.Source == SourceAuto && sess.Origin == st.Requested {
 		d.emit(events.SessionModelCleared{Session: st.Session, Previous: sess.Model, PreviousSource: string(SourceAuto), Cause: "auto_recovered"})
 	}
-	d.noticeState(d.noticeSelected(selected, answered), answered)
+	if !d.originOnOverride(selected, answered) {
+		d.noticeState(d.noticeSelected(selected, answered), answered)
+	}
 	d.emit(events.TurnSucceeded{TurnID: st.TurnID, AnsweredBy: answered, ProfileID: cur.ProfileID,
 		Attempts: d.st.Attempts, DurationMs: d.now() - st.StartedAt})
 	return d.done(Next{Kind: NextDone, AnsweredBy: answered, ProfileID: cur.ProfileID})
@@ -905,6 +907,12 @@ func (d *decider) noticeState(selectedModel, answered ModelRef) {
 			summary = st.PassSummary
 		}
 		reason := ReasonSummary(summary)
+		if reason == "" && d.v6() {
+			// A turn on a stored auto override that answered on the
+			// override after the notice named another fallback: the
+			// fallback goes on, for the reason it began (revision 6).
+			reason = prev.Reason
+		}
 		d.emit(events.FallbackNoticeStateChanged{Session: st.Session, Selected: selected, Active: active,
 			Reason: reason, Previous: prev.Active, TurnID: st.TurnID})
 		d.notice(NoticeFallback, FallbackNoticeText(active, selected, reason))

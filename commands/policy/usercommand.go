@@ -145,3 +145,13 @@ func (d *decider) autoOrigin(selected ModelRef) ModelRef {
 	}
 	return selected
 }
+
+// originOnOverride: a turn that ran on the session's stored auto override
+// without probing its origin, and answered on the origin by falling back
+// to it (revision 6). The override stays stored (only a probe the origin
+// answers clears it), so the next turns run on it again: the notice
+// state is left as it is, not announced as cleared for one turn.
+func (d *decider) originOnOverride(selected, answered ModelRef) bool {
+	sess := d.session
+	return d.v6() && sess.Source == SourceAuto && sess.Origin != (ModelRef{}) && selected == sess.Model && answered == sess.Origin
+}
