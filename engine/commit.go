@@ -172,19 +172,29 @@ func (e *Engine) decideLocked(h home, decide func() (policy.Decision, error), fl
 var ErrDecisionPanicked = errors.New("engine: the decision panicked; nothing was appended")
 
 // decideSafely runs decide, turning a panic into an error wrapping
-// ErrDecisionPanicked, logged once with its stack: the state's read lock
-// the caller holds is released by its defer either way, where a panic
-// used to leave it held and wedge every later step and the fold behind it.
+// ErrDecisionPanicked, logged with its stack (once per aggregate key per
+// panicStackEvery; a client re-sending the step gets a short line): the
+// state's read lock the caller holds is released by its defer either
+// way, where a panic used to leave it held and wedge every later step and
+// the fold behind it.
 func (e *Engine) decideSafely(h home, decide func() (policy.Decision, error)) (dec policy.Decision, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			e.opt.logger.Error("engine: a decision panicked (its turn's state is impossible: replay --verify names a forged or re-sent commit)",
-				"agent", e.agent, "aggregate", string(h.agg), "key", h.key, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			attrs := []any{"agent", e.agent, "aggregate", string(h.agg), "key", h.key, "panic", fmt.Sprint(r)}
+			id, now := string(h.agg)+"/"+h.key, time.Now()
+			if last, ok := e.panics.Load(id); !ok || now.Sub(last.(time.Time)) >= panicStackEvery {
+				e.panics.Store(id, now)
+				attrs = append(attrs, "stack", string(debug.Stack()))
+			}
+			e.opt.logger.Error("engine: a decision panicked (its turn's state is impossible: replay --verify names a forged or re-sent commit)", attrs...)
 			dec, err = policy.Decision{}, fmt.Errorf("%w: %s %q: %v", ErrDecisionPanicked, h.agg, h.key, r)
 		}
 	}()
 	return decide()
 }
+
+// panicStackEvery spaces the stacks decideSafely logs for one key.
+const panicStackEvery = 10 * time.Minute
 
 // commitEvents wraps a decision's payloads as the commit's events, all at
 // at: each carries the correlation id corr when there is one, and every

@@ -30,6 +30,9 @@ type Engine struct {
 	agent string
 	opt   options
 	st    *state
+	// panics holds when a decision of each aggregate key last panicked
+	// with its stack logged (decideSafely).
+	panics sync.Map
 
 	closeOnce sync.Once
 	stop      func()

@@ -79,6 +79,10 @@ func (r *readStalls) flushLine() {
 func (r *readStalls) logLocked(now time.Time) {
 	n, l := r.unlogged, r.last
 	r.lastLog, r.unlogged = now, 0
+	if r.flush != nil { // this line says what it was due to say
+		r.flush.Stop()
+		r.flush = nil
+	}
 	r.mu.Unlock()
 	what := "delivered nothing"
 	if !l.first {

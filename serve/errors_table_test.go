@@ -40,6 +40,8 @@ func TestErrorTable_EachRowAnswersItsStatusAndBody(t *testing.T) {
 			`{"error":"begin_mismatch","detail":"turn t1 was begun with model \"openai/gpt-5\"; this begin asks \"groq/llama\": a re-sent begin must repeat the original request (a new turn needs a new turn_id)"}`},
 		"*engine.NoNextStepError": {&engine.NoNextStepError{TurnID: "t1", Seq: 7, Phase: "running"}, 500, "",
 			`{"error":"internal","detail":"turn t1 has no next step: its TurnStarted holds an empty candidate chain (\"chain\": []; no engine writes one), so there is no model to call (last commit seq 7, phase running)"}`},
+		"engine.ErrDecisionPanicked": {fmt.Errorf("%w: turn \"t1\": index out of range", engine.ErrDecisionPanicked), 500, "",
+			`{"error":"internal","detail":"the decision of this step failed on the turn's recorded state, which no engine writes (a forged or re-sent commit: fledger replay --verify names it); nothing was recorded, and every other turn is served","recorded":"no"}`},
 		"engine.ErrUnknownTurn": {fmt.Errorf("%w: t9", engine.ErrUnknownTurn), 404, "",
 			`{"error":"unknown_turn","detail":"unknown turn: t9"}`},
 		"engine.ErrTurnExists": {fmt.Errorf("%w: t1", engine.ErrTurnExists), 409, "",

@@ -176,6 +176,9 @@ func runServe(cmd *cobra.Command, g *globals, o *serveFlags) (err error) {
 		return err
 	}
 	defer st.Close()
+	if err := checkAckQuarantined(ctx, st, o.ackQuarantined); err != nil {
+		return err
+	}
 	db, err := openServeProjections(ctx, g, st, log)
 	if err != nil {
 		return err
@@ -434,4 +437,21 @@ func natsDesc(g *globals, listen string) string {
 			filepath.Join(g.DataDir, events.WriterCredentialsFile) + ", " + filepath.Join(g.DataDir, events.ReaderCredentialsFile) + ")"
 	}
 	return "embedded (in-process) in " + g.DataDir
+}
+
+// checkAckQuarantined refuses --ack-quarantined-through past the stream's
+// last sequence: it would acknowledge stray messages no one has seen yet
+// (a typo, or a flag kept across a stream rotation).
+func checkAckQuarantined(ctx context.Context, st events.Store, ack uint64) error {
+	if ack == 0 {
+		return nil
+	}
+	last, err := st.LastSeq(ctx, "")
+	if err != nil {
+		return err
+	}
+	if ack > last {
+		return fmt.Errorf("--ack-quarantined-through %d is past the stream's last sequence %d: name a quarantined sequence you have looked at (fledger events shows them)", ack, last)
+	}
+	return nil
 }
