@@ -125,7 +125,7 @@ var rules = []rule{
 	// Google OAuth 2.0 access tokens (Vertex AI, Gemini with OAuth) and
 	// refresh tokens.
 	{kind: KindSecret, hints: []string{"ya29."}, re: regexp.MustCompile(`ya29\.[0-9A-Za-z_\-]+`), min: 20},
-	{kind: KindSecret, hints: []string{"1//"}, re: regexp.MustCompile(`\b1//[0-9A-Za-z_\-]{20,}`), min: 24},
+	{kind: KindSecret, hints: []string{"1//"}, re: regexp.MustCompile(`(?:^|[^0-9A-Za-z+/=])(1//[0-9A-Za-z_\-]{20,})`), group: 1, min: 24},
 	// OpenAI session keys (sess-…), sent where an API key goes.
 	{kind: KindSession, hints: []string{"sess-"}, re: regexp.MustCompile(`\bsess-[A-Za-z0-9]{20,}`), min: 25},
 	// xAI keys.
@@ -178,7 +178,7 @@ var rules = []rule{
 	// is replaced, so prose ("token limit", "access token expired") stays.
 	{kind: KindSecret, kv: &keyValue{names: []string{
 		"access token", "refresh token", "id token", "auth token", "api token", "session token", "oauth token", "token",
-	}, provided: true, sep: sepOptional, value: isSecretByte}, min: 16, keep: looksLikeToken},
+	}, provided: true, sep: sepOptional, value: isSecretByte}, min: 16, keep: spacedToken},
 	// E-mail addresses (OAuth profile ids are "provider:<email>").
 	{kind: KindEmail, hints: []string{"@"}, re: regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]+`), min: 6},
 	// OpenAI organisation ids (org-<24>), Groq/others (org_<ulid>).
@@ -560,6 +560,26 @@ func looksLikeToken(v string) bool {
 		return false
 	}
 	return hasDigitAndLetter(v) || len(v) >= 24
+}
+
+// spacedToken is looksLikeToken for a value after "token" written with a
+// space, which prose also writes: not a URL ("refresh access token
+// https://oauth2…"), a path ("could not load token /home/…") or a model
+// id ("Cannot read token kimi-k2-0905-preview": dash-separated segments
+// of at most 12 characters).
+func spacedToken(v string) bool {
+	if !looksLikeToken(v) || strings.Contains(v, "://") || v[0] == '/' || v[0] == '~' || v[0] == '.' {
+		return false
+	}
+	if !strings.Contains(v, "-") {
+		return true
+	}
+	for _, seg := range strings.Split(v, "-") {
+		if len(seg) > 12 {
+			return true
+		}
+	}
+	return false
 }
 
 // asciiLower lower-cases ASCII letters only, so byte offsets match s.

@@ -112,6 +112,10 @@ func TestString_KeepsOrdinaryProse(t *testing.T) {
 		"token limit exceeded",
 		"Please check your API key header and try again",
 		"Rate limit reached for token bucket gpt4-tier2-abc",
+		"Failed to refresh access token https://oauth2.googleapis.com/token: invalid_grant",
+		"could not load token /home/runner/.config/gcloud/application_default_credentials.json",
+		"Cannot read token kimi-k2-0905-preview-turbo-128k",
+		"image data iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+1//8AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==",
 		"This model's maximum context length is 8192 tokens. However, you requested 10000 tokens",
 	} {
 		if got := String(s); got != s {
