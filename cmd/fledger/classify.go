@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -137,6 +138,8 @@ func runClassify(cmd *cobra.Command, args []string, o *classifyOpts) error {
 // classifyStream classifies every line of r. It returns the number of
 // malformed lines; err is an I/O error that stops the command.
 func classifyStream(r io.Reader, file string, now time.Time, maxLine int, w lineWriter, warn io.Writer) (int, error) {
+	ign := ignoredKeys{}
+	defer ign.report(warn, file)
 	br := bufio.NewReaderSize(r, 256<<10)
 	bad := 0
 	for lineNo := 1; ; lineNo++ {
@@ -150,10 +153,7 @@ func classifyStream(r io.Reader, file string, now time.Time, maxLine int, w line
 				return bad, werr
 			}
 		} else if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
-			if msg := classifyOne(trimmed, now, w, func(keys []string) {
-				fmt.Fprintf(warn, "fledger classify: %s:%d: ignored keys %s: not provider error fields (docs/classification.md, \"Input and output\")\n",
-					displayName(file), lineNo, quoteList(keys))
-			}); msg != "" {
+			if msg := classifyOne(trimmed, now, w, ign.note(lineNo)); msg != "" {
 				bad++
 				if werr := w.fail(classifyErrorLine{File: file, Line: lineNo, Error: msg}); werr != nil {
 					return bad, werr
@@ -296,6 +296,44 @@ func cell(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// ignoredKeys gathers, for one input, the keys its lines had that are
+// not provider error fields: reported once at its end (a file of
+// annotated vectors would otherwise warn on every line), with how many
+// lines and the first of them.
+type ignoredKeys struct {
+	keys  []string
+	lines int
+	first int
+}
+
+// note returns classifyOne's callback for line lineNo.
+func (g *ignoredKeys) note(lineNo int) func([]string) {
+	return func(keys []string) {
+		if g.lines == 0 {
+			g.first = lineNo
+		}
+		g.lines++
+		for _, k := range keys {
+			if len(g.keys) < 8 && !slices.Contains(g.keys, k) {
+				g.keys = append(g.keys, k)
+			}
+		}
+	}
+}
+
+// report writes the input's one line, if any key was ignored.
+func (g *ignoredKeys) report(warn io.Writer, file string) {
+	if g.lines == 0 {
+		return
+	}
+	lines := fmt.Sprintf("line %d", g.first)
+	if g.lines > 1 {
+		lines = fmt.Sprintf("%d lines, the first line %d", g.lines, g.first)
+	}
+	fmt.Fprintf(warn, "fledger classify: %s: ignored keys %s (%s): not provider error fields (docs/classification.md, \"Input and output\")\n",
+		displayName(file), quoteList(g.keys), lines)
 }
 
 // quoteList is keys quoted and joined with ", ".

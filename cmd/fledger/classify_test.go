@@ -179,8 +179,9 @@ func TestClassifyCmd_SharedVectorsAllClassify(t *testing.T) {
 	}
 }
 
-// A line's keys that are not provider error fields are named on stderr,
-// with the line: a misspelt status is no status, and the line is still
+// The keys of an input's lines that are not provider error fields are
+// named on stderr, once per input with how many lines had them and the
+// first: a misspelt status is no status, and the lines are still
 // classified (unknown keys stay allowed: providers add fields).
 func TestClassifyCmd_IgnoredKeysWarned(t *testing.T) {
 	root := newRootCmd()
@@ -195,8 +196,7 @@ func TestClassifyCmd_IgnoredKeysWarned(t *testing.T) {
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	want := `fledger classify: stdin:1: ignored keys "stauts", "mesage": not provider error fields (docs/classification.md, "Input and output")
-fledger classify: stdin:2: ignored keys "cause.statusCod": not provider error fields (docs/classification.md, "Input and output")
+	want := `fledger classify: stdin: ignored keys "stauts", "mesage", "cause.statusCod" (2 lines, the first line 1): not provider error fields (docs/classification.md, "Input and output")
 `
 	if errOut.String() != want {
 		t.Fatalf("stderr:\n%s\nwant:\n%s", errOut.String(), want)
