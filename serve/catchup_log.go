@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"errors"
 	"log/slog"
 	"time"
 )
@@ -11,17 +12,20 @@ import (
 // line each time.
 const catchUpRepeatEvery = 30 * time.Second
 
-// catchUpLog writes the background catch-up's failures: the first one
-// and every change of error at once, the same error again at most once
-// per catchUpRepeatEvery with how long and how many times it failed, and
-// one line when a catch-up succeeds again. Only the projector's loop
-// uses it.
+// catchUpLog writes the background catch-up's failures: the first one,
+// and every kind of error (errorKind) not logged before in the run, at
+// once; any other at most once per catchUpRepeatEvery with how long and
+// how many times it failed; and one line when a catch-up succeeds again.
+// Only the projector's loop uses it.
 type catchUpLog struct {
 	log     *slog.Logger
 	since   time.Time // the first failure of the current run (zero: none)
 	lastLog time.Time
-	lastErr string
-	fails   int
+	// seen are the kinds of error (errorKind) this run of failures has
+	// logged: a new one is logged at once, one seen before (an outage
+	// alternating between two errors) at the spacing.
+	seen  map[string]bool
+	fails int
 }
 
 func (c *catchUpLog) note(now time.Time, err error) {
@@ -36,14 +40,33 @@ func (c *catchUpLog) note(now time.Time, err error) {
 	if c.since.IsZero() {
 		c.since = now
 	}
-	msg := err.Error()
+	msg := errorKind(err)
 	switch {
 	case c.fails == 1:
 		c.log.Warn("projections: catch-up", "err", err)
-	case msg != c.lastErr || now.Sub(c.lastLog) >= catchUpRepeatEvery:
+	case !c.seen[msg] || now.Sub(c.lastLog) >= catchUpRepeatEvery:
 		c.log.Warn("projections: catch-up still failing", "err", err, "failing_for", now.Sub(c.since).Round(time.Second), "failed_catch_ups", c.fails)
 	default:
 		return
 	}
-	c.lastLog, c.lastErr = now, msg
+	c.lastLog = now
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	if len(c.seen) < 16 {
+		c.seen[msg] = true
+	}
+}
+
+// errorKind is the text of err's innermost wrapped error: the cause
+// without the context around it, which may carry a count or a duration
+// that changes from try to try.
+func errorKind(err error) string {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err.Error()
+		}
+		err = u
+	}
 }
