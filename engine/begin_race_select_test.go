@@ -118,3 +118,45 @@ func TestBegin_SelectionMarkLosingItsStepIsDecidedAgain(t *testing.T) {
 	}
 	verifyOK(t, st)
 }
+
+// A begin of T with another model than the session's, on instance b,
+// whose look-up did not see the begin of T that instance a stored
+// meanwhile without a selection of its own (the session already held its
+// model, so it claimed no selection id): b finds a's start on the server
+// before storing its selection, and is answered begin_mismatch with
+// nothing stored. (A start stored after that look still races: the
+// documented limit.)
+func TestBegin_LoserFindsAStartWithoutSelection(t *testing.T) {
+	st, a, b, _ := twoInstances(t)
+	ctx := testutil.Context(t)
+	gpt := events.ModelRef{Provider: "openai", Model: "gpt-5"}
+	opus := events.ModelRef{Provider: "anthropic", Model: "claude-opus-4-6"}
+	if _, err := a.SelectModel(ctx, "s", gpt, "user", nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	testutil.NoError(t, b.Sync(ctx))
+	var once sync.Once
+	engine.SetBeforeSelect(b, func(turn string) {
+		once.Do(func() {
+			if _, err := a.BeginTurn(ctx, engine.TurnRequest{TurnID: turn, Session: "s", Select: &engine.ModelSelection{Model: gpt}}); err != nil {
+				t.Error(err)
+			}
+		})
+	})
+	_, err := b.BeginTurn(ctx, engine.TurnRequest{TurnID: "T", Session: "s", Select: &engine.ModelSelection{Model: opus}})
+	engine.SetBeforeSelect(b, nil)
+	if !errors.Is(err, engine.ErrBeginMismatch) {
+		t.Fatalf("the losing begin: %v, want begin_mismatch", err)
+	}
+	evs, _, err := st.ReadSubject(ctx, events.MustSubject("main", events.AggSession, "s"))
+	testutil.NoError(t, err)
+	var selected []string
+	for _, ev := range evs {
+		if p, ok := ev.Data.(events.SessionModelSelected); ok {
+			selected = append(selected, p.Model.String())
+		}
+	}
+	if fmt.Sprint(selected) != "[openai/gpt-5]" {
+		t.Fatalf("selections %v: the refused begin's was stored", selected)
+	}
+}

@@ -67,6 +67,9 @@ type Engine struct {
 	// afterSelect, when set (tests only), runs between a begin's
 	// selection (selectForTurn) and the decision of its start.
 	afterSelect func(turnID string)
+	// beforeSelect, when set (tests only), runs when a begin is about to
+	// record its selection, after its sync and look-up.
+	beforeSelect func(turnID string)
 	// observe, when set (benchmarks only), gets each commit's duration:
 	// decide, append, and wait for the state to fold it.
 	observe func(time.Duration)

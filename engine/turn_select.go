@@ -123,6 +123,12 @@ func (e *Engine) selectForTurn(ctx context.Context, req TurnRequest, try int) er
 	if sel.Source == "" {
 		sel = &ModelSelection{Model: sel.Model, Source: string(sel.source()), Profile: sel.Profile}
 	}
+	if e.beforeSelect != nil {
+		e.beforeSelect(req.TurnID)
+	}
+	if err := e.turnStartedElsewhere(ctx, req); err != nil {
+		return err
+	}
 	// An id whose selection is this very request's (an earlier try of
 	// this begin, or of its re-send, within the server's duplicate
 	// window) is passed over for the next one.
@@ -174,6 +180,39 @@ func (e *Engine) storedSelectionIs(ctx context.Context, seq uint64, sel ModelSel
 		}
 	}
 	return model && pinned, nil
+}
+
+// turnStartedElsewhere looks at the turn's subject on the server just
+// before a begin stores a selection that changes the session: a begin of
+// the same turn id on another instance whose selection changed nothing
+// (it had no model, or the session already held it) stores only its
+// start, so it claims no selection id; a begin that finds that start
+// answers as for the existing turn (ErrTurnExists) and stores nothing.
+// One round trip, only for a selection that changes something; a start
+// stored after this look still races (engine.md "A begin with a model").
+func (e *Engine) turnStartedElsewhere(ctx context.Context, req TurnRequest) error {
+	e.st.mu.RLock()
+	var s policy.SessionState
+	if v := e.st.sessions[req.Session]; v != nil {
+		s = v.state
+	}
+	held := selectionHeld(req, s)
+	e.st.mu.RUnlock()
+	if held {
+		return nil
+	}
+	subject, err := events.Subject(e.agent, events.AggTurn, req.TurnID)
+	if err != nil {
+		return err
+	}
+	last, err := e.store.LastSeq(ctx, subject)
+	if err != nil || last == 0 {
+		return err
+	}
+	if err := e.SyncTo(ctx, last); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %q", ErrTurnExists, req.TurnID)
 }
 
 // beginRaceWait bounds how long a begin whose selection lost to another
