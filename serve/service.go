@@ -470,7 +470,11 @@ func (s *Service) Outcome(ctx context.Context, r *OutcomeRequest) (*TurnStep, er
 	if err != nil {
 		return nil, s.turnOpError(ctx, agent, r.TurnID, err)
 	}
-	return step(agent, st), nil
+	out := step(agent, st)
+	if r.Error != nil {
+		out.IgnoredKeys = r.Error.IgnoredKeys()
+	}
+	return out, nil
 }
 
 // Resume continues a turn after a wait (POST /v1/turns/{id}/resume). A

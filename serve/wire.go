@@ -50,6 +50,10 @@ type TurnStep struct {
 	// Replayed is true when the step had already been decided (a repeated
 	// report): nothing was appended.
 	Replayed bool `json:"replayed,omitempty"`
+	// IgnoredKeys are the keys of a reported error that are not provider
+	// error fields, so did not count ("stauts", "cause.mesage"): a
+	// misspelt status is no status.
+	IgnoredKeys []string `json:"ignored_keys,omitempty"`
 }
 
 // OutcomeRequest reports an attempt's outcome:

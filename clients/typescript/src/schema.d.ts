@@ -441,6 +441,8 @@ export interface components {
             next: components["schemas"]["Next"];
             /** @description The step had already been decided; nothing was appended */
             replayed?: boolean;
+            /** @description Outcome reports: keys of the reported error that are not provider error fields and did not count (e.g. a misspelt stauts, cause.mesage) */
+            ignored_keys?: string[];
         };
         /** @description What the gateway does now, discriminated by action: each action has its own fields (a generated client narrows on action). Every variant carries notices. */
         Next: components["schemas"]["NextCall"] | components["schemas"]["NextWait"] | components["schemas"]["NextDone"] | components["schemas"]["NextExhausted"] | components["schemas"]["NextStop"] | components["schemas"]["NextSwitch"];
