@@ -37,10 +37,16 @@ import (
 const (
 	asCLIEnv       = "FLEDGER_TEST_AS_CLI"
 	signalFirstEnv = "FLEDGER_TEST_SIGNAL_FIRST"
+	// readyEnv names a file TestMain creates, as the CLI, once every
+	// package init ran (waitCatchesInterrupt).
+	readyEnv = "FLEDGER_TEST_READY"
 )
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asCLIEnv) != "" {
+		if f := os.Getenv(readyEnv); f != "" {
+			_ = os.WriteFile(f, nil, 0o600)
+		}
 		if os.Getenv(signalFirstEnv) != "" {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
 		}
@@ -95,6 +101,7 @@ type cliProcess struct {
 	stderr bytes.Buffer
 	exited chan struct{} // closed when the process ended, err set
 	err    error
+	ready  string // the readyEnv file
 }
 
 // startCLI starts `fledger <args>` (the test binary as fledger, see
@@ -105,8 +112,8 @@ func startCLI(t *testing.T, stdout string, env []string, args ...string) *cliPro
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &cliProcess{cmd: exec.Command(os.Args[0], args...), exited: make(chan struct{})}
-	p.cmd.Env = append(append(os.Environ(), asCLIEnv+"=1"), env...)
+	p := &cliProcess{cmd: exec.Command(os.Args[0], args...), exited: make(chan struct{}), ready: filepath.Join(t.TempDir(), "ready")}
+	p.cmd.Env = append(append(os.Environ(), asCLIEnv+"=1", readyEnv+"="+p.ready), env...)
 	p.cmd.Stdout, p.cmd.Stderr = out, &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -152,12 +159,35 @@ var servingLine = regexp.MustCompile(`http=(http://127\.0\.0\.1:\d+)`)
 // within exitBound.
 func (p *cliProcess) interrupt(t *testing.T) {
 	t.Helper()
+	p.waitCatchesInterrupt(t)
 	sent := time.Now()
 	if err := p.cmd.Process.Signal(os.Interrupt); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		t.Fatal(err)
 	}
 	p.wantExit0(t)
 	t.Logf("exited %v after the signal", time.Since(sent).Round(time.Millisecond))
+}
+
+// waitCatchesInterrupt waits (at most exitBound) until the process has
+// run every package init — internal/interrupt's catches the signals —
+// which TestMain marks with the readyEnv file: a signal sent while the
+// process is still being exec'd and initialised kills it, which a test
+// that has nothing else to wait for (a restarted export whose file is
+// already complete) would take for the command's fault.
+func (p *cliProcess) waitCatchesInterrupt(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(exitBound)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.exited:
+			return
+		default:
+		}
+		if _, err := os.Stat(p.ready); err == nil {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // wantExit0 wants the process to end with status 0 within exitBound.
