@@ -63,14 +63,7 @@ func TestBegin_RacingBeginsStoreOnlyTheWinnersSelection(t *testing.T) {
 		if won < 0 {
 			t.Fatalf("round %d: no begin started the turn: %v, %v", round, errs[0], errs[1])
 		}
-		evs, _, err := st.ReadSubject(ctx, events.MustSubject("main", events.AggSession, session))
-		testutil.NoError(t, err)
-		var selected []string
-		for _, ev := range evs {
-			if p, ok := ev.Data.(events.SessionModelSelected); ok {
-				selected = append(selected, p.Model.String())
-			}
-		}
+		selected := storedSelections(t, st, session)
 		if len(selected) != 1 || selected[0] != models[won].String() {
 			t.Fatalf("round %d: selections stored %v, want only the answered begin's %s", round, selected, models[won])
 		}
@@ -105,14 +98,7 @@ func TestBegin_SelectionMarkLosingItsStepIsDecidedAgain(t *testing.T) {
 	if err != nil || step.Replayed || step.Next.Call == nil || step.Next.Call.Provider != "anthropic" {
 		t.Fatalf("begin of T2: %+v, %v; want a new call of anthropic", step, err)
 	}
-	evs, _, err := st.ReadSubject(ctx, events.MustSubject("main", events.AggSession, "s"))
-	testutil.NoError(t, err)
-	var selected []string
-	for _, ev := range evs {
-		if p, ok := ev.Data.(events.SessionModelSelected); ok {
-			selected = append(selected, p.Model.String())
-		}
-	}
+	selected := storedSelections(t, st, "s")
 	if want := "[openai/gpt-5 anthropic/claude-opus-4-6]"; fmt.Sprint(selected) != want {
 		t.Fatalf("selections %v, want %s", selected, want)
 	}
@@ -148,7 +134,17 @@ func TestBegin_LoserFindsAStartWithoutSelection(t *testing.T) {
 	if !errors.Is(err, engine.ErrBeginMismatch) {
 		t.Fatalf("the losing begin: %v, want begin_mismatch", err)
 	}
-	evs, _, err := st.ReadSubject(ctx, events.MustSubject("main", events.AggSession, "s"))
+	selected := storedSelections(t, st, "s")
+	if fmt.Sprint(selected) != "[openai/gpt-5]" {
+		t.Fatalf("selections %v: the refused begin's was stored", selected)
+	}
+}
+
+// storedSelections lists the models the session's stored
+// SessionModelSelected events select, in stream order.
+func storedSelections(t *testing.T, st events.Store, session string) []string {
+	t.Helper()
+	evs, _, err := st.ReadSubject(testutil.Context(t), events.MustSubject("main", events.AggSession, session))
 	testutil.NoError(t, err)
 	var selected []string
 	for _, ev := range evs {
@@ -156,7 +152,5 @@ func TestBegin_LoserFindsAStartWithoutSelection(t *testing.T) {
 			selected = append(selected, p.Model.String())
 		}
 	}
-	if fmt.Sprint(selected) != "[openai/gpt-5]" {
-		t.Fatalf("selections %v: the refused begin's was stored", selected)
-	}
+	return selected
 }

@@ -46,10 +46,7 @@ func TestNotices_StoredAutoOverrideKeepsItsOriginSelected(t *testing.T) {
 			if n.Kind == NextCall {
 				n = h.outcome(Outcome{OK: true})
 			}
-			var got string
-			for _, no := range n.Notices {
-				got += no.Text
-			}
+			got := noticeTexts(n)
 			want := gpt
 			if tc.originOK {
 				want = claude
@@ -91,11 +88,7 @@ func TestNotices_StoredAutoOverrideTurnsBetweenProbes(t *testing.T) {
 		if n.Kind == NextCall {
 			n = h.outcome(Outcome{OK: true})
 		}
-		var got string
-		for _, no := range n.Notices {
-			got += no.Text
-		}
-		return got, n.AnsweredBy
+		return noticeTexts(n), n.AnsweredBy
 	}
 	for i, step := range []struct {
 		failing []string
@@ -115,4 +108,13 @@ func TestNotices_StoredAutoOverrideTurnsBetweenProbes(t *testing.T) {
 	if h.sess.Model != gpt || h.sess.Source != SourceAuto {
 		t.Fatalf("the override was cleared: %+v", h.sess)
 	}
+}
+
+// noticeTexts is the texts of n's notices, joined.
+func noticeTexts(n Next) string {
+	var s string
+	for _, no := range n.Notices {
+		s += no.Text
+	}
+	return s
 }
