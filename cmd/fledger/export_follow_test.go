@@ -85,6 +85,30 @@ func caughtUp(t *testing.T, url, consumer, file, want string) {
 	}
 }
 
+// noPullWaiting waits (at most 10 s) until no consumer of url's ledger
+// has a pull request waiting: the server drops a stopped reader's
+// requests with its connection, but not at once on a loaded machine, and
+// until then a new reader of that consumer is refused as another one at
+// work (events.ErrCursorInUse) — as it should be while a reader lives.
+func noPullWaiting(t *testing.T, url string) {
+	t.Helper()
+	js := jsOn(t, url)
+	testutil.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s, err := js.Stream(ctx, events.StreamName)
+		if err != nil {
+			return err
+		}
+		for ci := range s.ListConsumers(ctx).Info() {
+			if ci.NumWaiting > 0 {
+				return fmt.Errorf("consumer %s: %d pull requests waiting", ci.Name, ci.NumWaiting)
+			}
+		}
+		return nil
+	})
+}
+
 // lastSeqOn is the last sequence of url's ledger.
 func lastSeqOn(t *testing.T, url string) uint64 {
 	t.Helper()
@@ -139,6 +163,7 @@ func TestExportFollow_FileDecidesWhereItResumes(t *testing.T) {
 			if err := json.Unmarshal([]byte(ls[len(ls)-1]), &last); err != nil {
 				t.Fatal(err)
 			}
+			noPullWaiting(t, url) // the run before has stopped
 			stop := exportFollow(t, global, path(tc.file), append([]string{"--consumer", "shared"}, tc.args...)...)
 			caughtUp(t, url, "shared", path(tc.file), want)
 			w := tc.stderr(end, last.Seq)

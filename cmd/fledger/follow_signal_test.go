@@ -216,7 +216,13 @@ func fileLines(t *testing.T, path string) []string {
 // waitFileLines waits until path holds at least n lines.
 func waitFileLines(t *testing.T, p *cliProcess, path string, n int) {
 	t.Helper()
-	testutil.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
+	waitFileLinesFor(t, p, path, n, 30*time.Second)
+}
+
+// waitFileLinesFor is waitFileLines waiting at most d.
+func waitFileLinesFor(t *testing.T, p *cliProcess, path string, n int, d time.Duration) {
+	t.Helper()
+	testutil.CheckFor(t, d, 10*time.Millisecond, func() error {
 		select {
 		case <-p.exited:
 			t.Fatalf("ended (%v) before writing %d lines: %s", p.err, n, p.stderr.String())
@@ -333,8 +339,12 @@ func TestFollow_OneSignalEndsTheReader(t *testing.T) {
 			}
 			// The file ends at an acknowledged commit: a restarted export
 			// completes it, every record once.
+			noPullWaiting(t, url)
 			p = startCLI(t, filepath.Join(t.TempDir(), "stdout"), nil, r.args(t, out)...)
-			waitFileLines(t, p, out, len(want))
+			// Deliveries the stopped export's last pull request took as
+			// it ended (its connection closing) come again only once
+			// their ack wait (30 s) is over.
+			waitFileLinesFor(t, p, out, len(want), 45*time.Second)
 			p.interrupt(t)
 			if got := fileLines(t, out); !slices.Equal(got, want) {
 				t.Fatalf("after the restart %d lines, want the %d of a one-shot read exactly once", len(got), len(want))
