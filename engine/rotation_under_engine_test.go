@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/fledger/fledger/events"
 	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/internal/testutil"
@@ -35,11 +32,7 @@ func TestEngine_StreamReplacedUnderIt(t *testing.T) {
 	}
 	last, err := st.LastSeq(ctx, "")
 	testutil.NoError(t, err)
-	nc, err := nats.Connect(url)
-	testutil.NoError(t, err)
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	testutil.NoError(t, err)
+	js := natstest.JetStream(t, url)
 	testutil.NoError(t, js.DeleteStream(ctx, events.StreamName))
 	_ = js.DeleteObjectStore(ctx, events.SnapshotBucket)
 	again, err := events.Open(ctx, events.WithURL(url), events.WithFirstSeq(last+1))

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
@@ -28,12 +27,7 @@ func onOwnServer(t *testing.T, opts ...events.Option) (events.Store, jetstream.J
 	st, err := events.Open(testutil.Context(t), append([]events.Option{events.WithURL(url)}, opts...)...)
 	testutil.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	nc, err := nats.Connect(url)
-	testutil.NoError(t, err)
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	testutil.NoError(t, err)
-	return st, js, url
+	return st, natstest.JetStream(t, url), url
 }
 
 // A cursor whose stream was removed, then created again (a rotation under

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
@@ -75,10 +74,5 @@ func serveOnOwnServer(t *testing.T) (*server, jetstream.JetStream, string) {
 	if status, b := do(t, "POST", srv.url+"/v1/turns", `{"session":"s1","turn_id":"t1"}`); status != 200 {
 		t.Fatalf("begin: %d %s", status, b)
 	}
-	nc, err := nats.Connect(url)
-	testutil.NoError(t, err)
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	testutil.NoError(t, err)
-	return srv, js, url
+	return srv, natstest.JetStream(t, url), url
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/internal/testutil"
 	"github.com/fledger/fledger/projections/export"
 )
@@ -44,16 +45,7 @@ func exportFollow(t *testing.T, global []string, file string, args ...string) (s
 // jsOn is a JetStream client of url, closed when t ends.
 func jsOn(t *testing.T, url string) jetstream.JetStream {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
+	return natstest.JetStream(t, url)
 }
 
 // caughtUp waits until consumer on url's ledger has acknowledged the

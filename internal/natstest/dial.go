@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // The listener passwords a test gives an embedded store
@@ -40,4 +41,20 @@ func DialWriter(t testing.TB, st Listener) *nats.Conn {
 	}
 	t.Cleanup(nc.Close)
 	return nc
+}
+
+// JetStream is a JetStream client of a plain NATS connection to url (a
+// server a test started, without users), closed when the test ends.
+func JetStream(t testing.TB, url string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.Name("natstest client"))
+	if err != nil {
+		t.Fatalf("natstest: connect to %s: %v", url, err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("natstest: jetstream on %s: %v", url, err)
+	}
+	return js
 }
