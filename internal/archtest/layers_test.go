@@ -63,13 +63,15 @@ var layers = map[string]int{
 }
 
 // natsAllowed are the packages that may import the NATS client outside
-// their tests: the store and its embedded server. serve imports only the
-// micro package's handler types; its connection comes from the store.
+// their tests: the store and its embedded server, and the tests' helpers
+// (natstest: servers, foreign clients, a JetStream client of a test
+// server). serve imports only the micro package's handler types; its
+// connection comes from the store.
 // A trailing "/..." allows a module's packages.
 var natsAllowed = map[string][]string{
 	"events":              {"github.com/nats-io/nats.go", "github.com/nats-io/nats.go/jetstream", "github.com/nats-io/nats.go/micro"},
 	"internal/natsserver": {"github.com/nats-io/nats.go", "github.com/nats-io/nats-server/v2/..."},
-	"internal/natstest":   {"github.com/nats-io/nats.go", "github.com/nats-io/nats-server/v2/..."},
+	"internal/natstest":   {"github.com/nats-io/nats.go", "github.com/nats-io/nats.go/jetstream", "github.com/nats-io/nats-server/v2/..."},
 	"serve":               {"github.com/nats-io/nats.go/micro"},
 }
 
