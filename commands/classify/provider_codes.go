@@ -298,6 +298,9 @@ var (
 	// textCodes: the table's alphabetic spellings, matched word-bounded in text.
 	textCodes   *table
 	textCodeMap = map[string]providerCode{} // lower-case spelling → row
+	// ownSpelled: the own-only rows by their lower-case spelling, for
+	// [creditSpelling].
+	ownSpelled = map[string]providerCode{}
 )
 
 func init() {
@@ -316,6 +319,7 @@ func init() {
 					providerCodeIndex["@"+p+"/"+n] = pc
 				}
 				if row.own {
+					ownSpelled[strings.ToLower(c)] = pc
 					continue
 				}
 				providerCodeIndex[row.family+"/"+n] = pc
@@ -365,7 +369,30 @@ func lookupCode(family, provider, code string) (providerCode, bool) {
 		}
 	}
 	pc, ok := providerCodeIndex["/"+n]
+	if ok {
+		pc = creditSpelling(pc, code)
+	}
 	return pc, ok
+}
+
+// creditSpelling: a code that reached pc's row only through the
+// separator- and case-blind comparison (invalid_api_key is DashScope's
+// InvalidApiKey there), but that an own-only row documents in exactly
+// its spelling (OpenAI's invalid_api_key), is credited to that row's
+// table when both rows decide alike — the OpenAI-compatible APIs (Groq,
+// DeepSeek, Together, …) send OpenAI's spellings, and their errors should
+// not cite DashScope's documents. The verdict never changes.
+func creditSpelling(pc providerCode, code string) providerCode {
+	for _, c := range pc.row.codes {
+		if strings.EqualFold(c, code) {
+			return pc // spelled as this row documents it
+		}
+	}
+	o, ok := ownSpelled[strings.ToLower(code)]
+	if !ok || o.row.reason != pc.row.reason || o.row.refusal != pc.row.refusal || o.row.weak != pc.row.weak {
+		return pc
+	}
+	return o
 }
 
 // codeProvider is the provider id a code table documents (its rule

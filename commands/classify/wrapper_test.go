@@ -58,6 +58,14 @@ func TestClassify_ProviderCodeCreditedToTheSendersTable(t *testing.T) {
 		{"openai invalid_api_key", &ProviderError{Provider: "openai", Body: `{"error":{"message":"Incorrect API key provided: sk-abc.","type":"invalid_request_error","code":"invalid_api_key"}}`}, "code.provider.openai"},
 		{"openai model_not_found", &ProviderError{Provider: "openai", Status: 403, Body: `{"error":{"message":"Project does not have access to model gpt-5","type":"invalid_request_error","code":"model_not_found"}}`}, "code.provider.openai"},
 		{"dashscope InvalidApiKey", &ProviderError{Provider: "dashscope", Body: `{"code":"InvalidApiKey","message":"Invalid API-key provided."}`}, "code.provider.dashscope"},
+		// An OpenAI-compatible API sends OpenAI's spelling: its error cites
+		// OpenAI's table, not DashScope's (whose InvalidApiKey it also
+		// matches, separators and case aside); DashScope's own spelling
+		// from anyone still cites DashScope's.
+		{"groq invalid_api_key code", &ProviderError{Provider: "groq", Body: `{"error":{"message":"Invalid API Key","type":"invalid_request_error","code":"invalid_api_key"}}`}, "code.provider.openai"},
+		{"deepseek model_not_found code", &ProviderError{Provider: "deepseek", Body: `{"error":{"message":"The model does not exist","type":"invalid_request_error","code":"model_not_found"}}`}, "code.provider.openai"},
+		{"unnamed provider INVALID_API_KEY code", &ProviderError{Body: `{"error":{"message":"bad key","code":"INVALID_API_KEY"}}`}, "code.provider.openai"},
+		{"groq InvalidApiKey code", &ProviderError{Provider: "groq", Body: `{"code":"InvalidApiKey","message":"Invalid API-key provided."}`}, "code.provider.dashscope"},
 		// OpenAI's rows are OpenAI's alone and in code fields only: in
 		// text, and for other providers, nothing changed.
 		{"mistral 500 mentioning invalid_api_key", &ProviderError{Provider: "mistral", Status: 500, Message: "upstream said invalid_api_key for tenant"}, "status.5xx"},
