@@ -58,7 +58,15 @@ func (l Ledger) Same(o Ledger) bool {
 // asked.
 func ArchivedHint(ctx context.Context, st Store) string {
 	l, err := st.Ledger(ctx)
-	if err != nil || l.FirstSeq <= 1 {
+	if err != nil {
+		return ""
+	}
+	return l.ArchivedHint()
+}
+
+// ArchivedHint is [ArchivedHint] for a ledger already read.
+func (l Ledger) ArchivedHint() string {
+	if l.FirstSeq <= 1 {
 		return ""
 	}
 	return fmt.Sprintf("this stream starts at sequence %d, continuing an archived one: what came before is in the archive (mount it: docs/operations.md, \"Mount an archive\")", l.FirstSeq)

@@ -94,6 +94,7 @@ to skip).`,
 				return err
 			}
 			rows = seqRange(rows, fromSeq, toSeq, limit)
+			archivedRangeNote(cmd.ErrOrStderr(), "decisions", pf.ledger, fromSeq, toSeq)
 			if pf.json {
 				return projJSONLines(cmd.OutOrStdout(), rows)
 			}

@@ -92,6 +92,10 @@ func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 	if err := checkToSeq(cmd, fl.to); err != nil {
 		return err
 	}
+	var askedFrom uint64 // 0: not asked
+	if cmd.Flags().Changed("from-seq") || cmd.Flags().Changed("from") {
+		askedFrom = max(fl.from, 1)
+	}
 	if fl.from == 0 {
 		fl.from = 1
 	}
@@ -159,6 +163,9 @@ func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 		}
 	}
 	warnQuarantined(cmd.ErrOrStderr(), name, bad)
+	if l, err := st.Ledger(ctx); err == nil {
+		archivedRangeNote(cmd.ErrOrStderr(), "events", l, askedFrom, fl.to)
+	}
 	if len(fl.agents) > 1 {
 		// Turn ids and session keys are an agent's own: another agent's
 		// turn of the same id is another turn.

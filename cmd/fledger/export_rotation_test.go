@@ -83,4 +83,29 @@ func TestExport_RotationContinuesTheArchivedFile(t *testing.T) {
 	if _, err := runFledger(t, "--data", period1, "explain", "no-such-turn"); err == nil || strings.Contains(err.Error(), "archive") {
 		t.Errorf("explain of an unknown turn on a stream from sequence 1: %v, want no archive hint", err)
 	}
+
+	// Sequences of the archived period asked of the fresh stream: the
+	// answer is empty, and says where they are; a range on the fresh
+	// stream, or none asked, says nothing.
+	for _, c := range []struct {
+		args []string
+		note bool
+	}{
+		{[]string{"events", "--to-seq", strconv.FormatUint(first-1, 10)}, true},
+		{[]string{"events", "--from-seq", "1"}, true},
+		{[]string{"events"}, false},
+		{[]string{"events", "--from-seq", strconv.FormatUint(first, 10)}, false},
+		{[]string{"decisions", "--from-seq", "10"}, true},
+		{[]string{"decisions", "--to-seq", strconv.FormatUint(first-1, 10)}, true},
+		{[]string{"decisions"}, false},
+	} {
+		_, errOut, err := runFledger2(t, append([]string{"--data", fresh}, c.args...)...)
+		want := fmt.Sprintf("fledger %s: note: sequences before %d are not on this stream: %s\n", c.args[0], first, hint)
+		if err != nil || strings.Contains(errOut, want) != c.note {
+			t.Errorf("fledger %s on the fresh stream: %v\nstderr %q\nwant the note %v: %q", strings.Join(c.args, " "), err, errOut, c.note, want)
+		}
+	}
+	if _, errOut, _ := runFledger2(t, "--data", period1, "events", "--to-seq", "3"); strings.Contains(errOut, "archive") {
+		t.Errorf("events on a stream from sequence 1: stderr %q, want no archive note", errOut)
+	}
 }

@@ -39,6 +39,9 @@ type projectionFlags struct {
 	// hint is the complete rebuild command for the database in use (set
 	// by openProjections); it replaces the generic one in *DBErrors.
 	hint string
+	// ledger is the stream's ledger as read when the projections were
+	// caught up (zero with --no-catch-up).
+	ledger events.Ledger
 	// agent is the command's --agent, when it has one: --at then cuts
 	// that agent's history at the time, not the whole stream's.
 	agent string
@@ -282,6 +285,9 @@ func openProjectionsOnly(cmd *cobra.Command, g *globals, pf *projectionFlags) (*
 			return nil, err
 		}
 		defer st.Close()
+		if l, err := st.Ledger(ctx); err == nil {
+			pf.ledger = l
+		}
 	}
 	if pf.rebuild {
 		removed, err := projections.Remove(ctx, path)
