@@ -49,6 +49,16 @@ type Snapshots interface {
 	SnapshotAgents(ctx context.Context) ([]string, error)
 }
 
+// SnapshotDeleter is a store whose stored snapshots can be removed (both
+// stores [Open] and [OpenMemory] return are): the way out of a snapshot
+// `replay --verify` found wrong, after which the next engine of the agent
+// folds from the stream's first sequence.
+type SnapshotDeleter interface {
+	// DeleteSnapshot removes agent's stored snapshot and returns its seq;
+	// an agent without one gives an error wrapping ErrNoSnapshot.
+	DeleteSnapshot(ctx context.Context, agent string) (seq uint64, err error)
+}
+
 // snapshotSeqMeta is the object metadata key holding a snapshot's seq;
 // snapshotStreamMeta the creation time of the stream it was taken on.
 const (
@@ -187,6 +197,38 @@ func (s *store) saveSnapshot(ctx context.Context, agent string, seq uint64, data
 	return true, nil
 }
 
+// DeleteSnapshot implements [SnapshotDeleter] (snapshotOp): the object
+// is marked deleted and its chunks purged, so no engine loads it and
+// SnapshotAgents no longer lists it. It needs the writer's credentials.
+func (s *store) DeleteSnapshot(ctx context.Context, agent string) (seq uint64, err error) {
+	err = s.snapshotOp(ctx, fmt.Sprintf("delete the snapshot of agent %q from object store %s", agent, SnapshotBucket),
+		func(ctx context.Context) error {
+			seq, err = s.deleteSnapshot(ctx, agent)
+			return err
+		})
+	return seq, err
+}
+
+func (s *store) deleteSnapshot(ctx context.Context, agent string) (uint64, error) {
+	obs, err := s.snapshotBucket(ctx, false)
+	if err != nil {
+		return 0, err // no bucket: ErrNoSnapshot
+	}
+	name := EncodeToken(agent)
+	info, err := obs.GetInfo(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return 0, fmt.Errorf("%w: agent %q", ErrNoSnapshot, agent)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("events: snapshot info of agent %q: %w", agent, err)
+	}
+	seq, _ := strconv.ParseUint(info.Metadata[snapshotSeqMeta], 10, 64) // 0: not fledger's metadata
+	if err := obs.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+		return 0, fmt.Errorf("events: delete snapshot of agent %q: %w", agent, err)
+	}
+	return seq, nil
+}
+
 // SnapshotAgents implements [Snapshots] (snapshotOp).
 func (s *store) SnapshotAgents(ctx context.Context) (agents []string, err error) {
 	err = s.snapshotOp(ctx, "list the snapshots of object store "+SnapshotBucket,
@@ -275,4 +317,19 @@ func (m *memStore) SnapshotAgents(ctx context.Context) ([]string, error) {
 	m.snaps.mu.Lock()
 	defer m.snaps.mu.Unlock()
 	return slices.Sorted(maps.Keys(m.snaps.byAg)), nil
+}
+
+// DeleteSnapshot implements [SnapshotDeleter].
+func (m *memStore) DeleteSnapshot(ctx context.Context, agent string) (uint64, error) {
+	if m.isClosed() {
+		return 0, ErrClosed
+	}
+	m.snaps.mu.Lock()
+	defer m.snaps.mu.Unlock()
+	s, ok := m.snaps.byAg[agent]
+	if !ok {
+		return 0, fmt.Errorf("%w: agent %q", ErrNoSnapshot, agent)
+	}
+	delete(m.snaps.byAg, agent)
+	return s.seq, nil
 }

@@ -63,6 +63,38 @@ func TestSnapshots_Stores(t *testing.T) {
 			if !reflect.DeepEqual(agents, []string{"main", "team a/b"}) {
 				t.Fatalf("agents %q", agents)
 			}
+
+			// Removed: no longer loaded nor listed, a second removal has
+			// nothing to remove, and a save after it stores again.
+			sd := tc.st.(events.SnapshotDeleter)
+			seq, err := sd.DeleteSnapshot(ctx, "main")
+			if err != nil || seq != 9 {
+				t.Fatalf("delete main: seq %d, %v; want 9", seq, err)
+			}
+			if _, _, err := ss.LoadSnapshot(ctx, "main"); !errors.Is(err, events.ErrNoSnapshot) {
+				t.Fatalf("load after delete: %v, want ErrNoSnapshot", err)
+			}
+			if _, err := sd.DeleteSnapshot(ctx, "main"); !errors.Is(err, events.ErrNoSnapshot) {
+				t.Fatalf("second delete: %v, want ErrNoSnapshot", err)
+			}
+			if agents, err := ss.SnapshotAgents(ctx); err != nil || !reflect.DeepEqual(agents, []string{"team a/b"}) {
+				t.Fatalf("agents after delete: %q, %v", agents, err)
+			}
+			if saved, err := ss.SaveSnapshot(ctx, "main", 4, []byte("four")); err != nil || !saved {
+				t.Fatalf("save after delete: saved %v, %v", saved, err)
+			}
+			if data, seq, err := ss.LoadSnapshot(ctx, "main"); err != nil || string(data) != "four" || seq != 4 {
+				t.Fatalf("load after the new save: %q at %d, %v", data, seq, err)
+			}
 		})
+	}
+}
+
+// A store that never saved a snapshot (no object store yet) has none to
+// delete.
+func TestSnapshots_DeleteWithoutBucket(t *testing.T) {
+	st := testutil.Store(t, testutil.NoFsync)
+	if _, err := st.(events.SnapshotDeleter).DeleteSnapshot(context.Background(), "main"); !errors.Is(err, events.ErrNoSnapshot) {
+		t.Fatalf("delete on a store without a snapshot bucket: %v, want ErrNoSnapshot", err)
 	}
 }

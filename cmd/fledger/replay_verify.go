@@ -64,6 +64,9 @@ func writeVerify(w interface{ Write([]byte) (int, error) }, rep *replay.VerifyRe
 	}
 	for _, c := range rep.Snapshots {
 		fmt.Fprintln(w, c)
+		if !c.OK && c.Skipped == "" {
+			linef(w, "  to drop it: stop every serve of agent %q, run `fledger snapshots rm %s` on this ledger, and start them again (they fold from the stream's first sequence)\n", c.Agent, shellWord(c.Agent))
+		}
 	}
 	if len(rep.Quarantined) > 0 {
 		fmt.Fprintf(w, "%s skipped as every reader skips %s: no decision was taken on %s\n",
