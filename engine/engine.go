@@ -55,6 +55,10 @@ type Engine struct {
 	retryAt atomic.Uint64
 	// startedFrom is the sequence of the snapshot New started from.
 	startedFrom uint64
+	// rootRemoved is set once a save found that the snapshot this engine
+	// started from was removed (snapshot_run.go): its state is not saved
+	// again.
+	rootRemoved atomic.Bool
 	ready       atomic.Bool
 
 	commits, conflicts atomic.Uint64

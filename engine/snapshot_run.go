@@ -166,6 +166,9 @@ func (e *Engine) stopSnapshots(save bool) {
 // that: the maps' copy, tens of milliseconds at 100k sessions); the
 // encoding and the write run outside it.
 func (e *Engine) saveSnapshot(ctx context.Context, ss events.Snapshots) {
+	if e.rootRemoved.Load() || e.rootWasRemoved(ctx, ss) {
+		return
+	}
 	l, err := e.store.Ledger(ctx)
 	if err != nil {
 		e.logSaveError(err)
@@ -193,6 +196,29 @@ func (e *Engine) saveSnapshot(ctx context.Context, ss events.Snapshots) {
 	if saved {
 		e.opt.logger.Debug("engine: snapshot saved", "agent", e.agent, "seq", seq, "bytes", len(data))
 	}
+}
+
+// rootWasRemoved reports whether this engine started from a snapshot
+// that is no longer stored: removed (`fledger snapshots rm`, after
+// `replay --verify` found it wrong), so the state folded on it must not
+// be saved again — at shutdown least of all, which is when an operator
+// following the removal would stop it. Logged once; the engine goes on
+// deciding until it is restarted, and then folds from the stream's first
+// sequence. A store that cannot tell, or a look-up that fails, changes
+// nothing (the save goes on, as before).
+func (e *Engine) rootWasRemoved(ctx context.Context, ss events.Snapshots) bool {
+	stat, ok := ss.(events.SnapshotStat)
+	if e.startedFrom == 0 || !ok {
+		return false
+	}
+	if _, _, err := stat.StatSnapshot(ctx, e.agent); !errors.Is(err, events.ErrNoSnapshot) {
+		return false
+	}
+	if e.rootRemoved.CompareAndSwap(false, true) {
+		e.opt.logger.Warn("engine: the snapshot this engine started from was removed: its state is not saved again; restart the engine to fold from the stream's first sequence",
+			"agent", e.agent, "seq", e.startedFrom)
+	}
+	return true
 }
 
 func (e *Engine) logSaveError(err error) {

@@ -463,3 +463,52 @@ func resetSessions(t *testing.T, e *Engine, n int) {
 		}
 	}
 }
+
+// TestSnapshot_RemovedRootIsNotSavedAgain: an engine whose starting
+// snapshot was removed (`fledger snapshots rm`) does not store the state
+// it folded on it again — not on Close, when the operator stops it to
+// restart — and logs that once; the engine started after it folds from
+// sequence 1 and saves as before.
+func TestSnapshot_RemovedRootIsNotSavedAgain(t *testing.T) {
+	ctx, st, clock := memFixture(t)
+	e1 := newEngine(t, st, clock)
+	_, _ = e1.RunTurn(ctx, TurnRequest{TurnID: "t0", Session: "s1"}, script{"anthropic/claude-sonnet-4": rateLimit()})
+	e1.Close()
+
+	var logs testutil.Buffer
+	e2 := newEngineNoConfig(t, st, clock, WithLogger(logTo(&logs)), WithSnapshotEvery(1))
+	if e2.StartedFrom() != e1.Position() {
+		t.Fatalf("started from %d, want the snapshot at %d", e2.StartedFrom(), e1.Position())
+	}
+	seq, err := st.(events.SnapshotDeleter).DeleteSnapshot(ctx, "main")
+	if err != nil || seq != e1.Position() {
+		t.Fatalf("delete: seq %d, %v; want %d", seq, err, e1.Position())
+	}
+	for i := range 3 { // past snapshotEvery: the background saves are tried too
+		_, _ = e2.RunTurn(ctx, TurnRequest{TurnID: fmt.Sprintf("t%d", i+1), Session: "s1"}, script{"anthropic/claude-sonnet-4": rateLimit()})
+	}
+	e2.Close()
+	stat := st.(events.SnapshotStat)
+	if seq, _, err := stat.StatSnapshot(ctx, "main"); !errors.Is(err, events.ErrNoSnapshot) {
+		t.Fatalf("after the engine on the removed snapshot closed: a snapshot at %d (%v), want none", seq, err)
+	}
+	var removed int
+	for _, l := range logLines(&logs) {
+		if strings.Contains(l, "the snapshot this engine started from was removed") {
+			removed++
+		}
+	}
+	if removed != 1 {
+		t.Fatalf("%d 'was removed' lines, want 1:\n%s", removed, strings.Join(logLines(&logs), "\n"))
+	}
+
+	e3 := newEngineNoConfig(t, st, clock)
+	if e3.StartedFrom() != 0 {
+		t.Fatalf("the next engine started from %d, want sequence 1", e3.StartedFrom())
+	}
+	_, _ = e3.RunTurn(ctx, TurnRequest{TurnID: "t9", Session: "s1"}, script{"anthropic/claude-sonnet-4": rateLimit()})
+	e3.Close()
+	if seq, _, err := stat.StatSnapshot(ctx, "main"); err != nil || seq != e3.Position() {
+		t.Fatalf("the engine folded from 1 saved at %d (%v), want %d", seq, err, e3.Position())
+	}
+}

@@ -174,6 +174,10 @@ func (r *RawReader) Stop() {
 // rest of it (≈ 2 min). The second change triggers a purge that runs
 // with a window of 100 or 200 ms, whichever it sees, and every id of a
 // fill that ended before the first change is older than both.
+//
+// Only for the benchmark's own servers: it rewrites the stream's
+// configuration twice, and for those 600 ms a re-sent append on a live
+// ledger would be stored twice.
 func (b *RawBench) SettleDuplicates(ctx context.Context) error {
 	s, err := b.js.Stream(ctx, StreamName)
 	if err != nil {

@@ -59,6 +59,16 @@ type SnapshotDeleter interface {
 	DeleteSnapshot(ctx context.Context, agent string) (seq uint64, err error)
 }
 
+// SnapshotStat is a store that tells what snapshot it holds for an agent
+// without reading it (both stores [Open] and [OpenMemory] return are).
+type SnapshotStat interface {
+	// StatSnapshot returns the sequence and size of agent's stored
+	// snapshot: an error wrapping ErrNoSnapshot when there is none, one
+	// wrapping ErrBadSnapshot (size still given) when its metadata does
+	// not read.
+	StatSnapshot(ctx context.Context, agent string) (seq, size uint64, err error)
+}
+
 // snapshotSeqMeta is the object metadata key holding a snapshot's seq;
 // snapshotStreamMeta the creation time of the stream it was taken on.
 const (
@@ -201,15 +211,26 @@ func (s *store) saveSnapshot(ctx context.Context, agent string, seq uint64, data
 // is marked deleted and its chunks purged, so no engine loads it and
 // SnapshotAgents no longer lists it. It needs the writer's credentials.
 func (s *store) DeleteSnapshot(ctx context.Context, agent string) (seq uint64, err error) {
+	var sent struct {
+		ok  bool
+		seq uint64
+	}
 	err = s.snapshotOp(ctx, fmt.Sprintf("delete the snapshot of agent %q from object store %s", agent, SnapshotBucket),
 		func(ctx context.Context) error {
-			seq, err = s.deleteSnapshot(ctx, agent)
+			seq, err = s.deleteSnapshot(ctx, agent, &sent)
 			return err
 		})
 	return seq, err
 }
 
-func (s *store) deleteSnapshot(ctx context.Context, agent string) (uint64, error) {
+// deleteSnapshot deletes agent's object. sent records, across the
+// attempts of one DeleteSnapshot, that a delete was sent and the seq its
+// object had: an attempt re-sent after one left unanswered finds the
+// object gone and reports that removal, not ErrNoSnapshot.
+func (s *store) deleteSnapshot(ctx context.Context, agent string, sent *struct {
+	ok  bool
+	seq uint64
+}) (uint64, error) {
 	obs, err := s.snapshotBucket(ctx, false)
 	if err != nil {
 		return 0, err // no bucket: ErrNoSnapshot
@@ -217,16 +238,46 @@ func (s *store) deleteSnapshot(ctx context.Context, agent string) (uint64, error
 	name := EncodeToken(agent)
 	info, err := obs.GetInfo(ctx, name)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		if sent.ok {
+			return sent.seq, nil
+		}
 		return 0, fmt.Errorf("%w: agent %q", ErrNoSnapshot, agent)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("events: snapshot info of agent %q: %w", agent, err)
 	}
 	seq, _ := strconv.ParseUint(info.Metadata[snapshotSeqMeta], 10, 64) // 0: not fledger's metadata
+	sent.ok, sent.seq = true, seq
 	if err := obs.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 		return 0, fmt.Errorf("events: delete snapshot of agent %q: %w", agent, err)
 	}
 	return seq, nil
+}
+
+// StatSnapshot implements [SnapshotStat] (snapshotOp): the object's info,
+// not its chunks.
+func (s *store) StatSnapshot(ctx context.Context, agent string) (seq, size uint64, err error) {
+	err = s.snapshotOp(ctx, fmt.Sprintf("look up the snapshot of agent %q in object store %s", agent, SnapshotBucket),
+		func(ctx context.Context) error {
+			obs, err := s.snapshotBucket(ctx, false)
+			if err != nil {
+				return err // no bucket: ErrNoSnapshot
+			}
+			info, err := obs.GetInfo(ctx, EncodeToken(agent))
+			if errors.Is(err, jetstream.ErrObjectNotFound) {
+				return fmt.Errorf("%w: agent %q", ErrNoSnapshot, agent)
+			}
+			if err != nil {
+				return fmt.Errorf("events: snapshot info of agent %q: %w", agent, err)
+			}
+			size = info.Size
+			seq, err = strconv.ParseUint(info.Metadata[snapshotSeqMeta], 10, 64)
+			if err != nil {
+				return fmt.Errorf("%w: snapshot of agent %q: metadata seq %q: %v", ErrBadSnapshot, agent, info.Metadata[snapshotSeqMeta], err)
+			}
+			return nil
+		})
+	return seq, size, err
 }
 
 // SnapshotAgents implements [Snapshots] (snapshotOp).
@@ -332,4 +383,18 @@ func (m *memStore) DeleteSnapshot(ctx context.Context, agent string) (uint64, er
 	}
 	delete(m.snaps.byAg, agent)
 	return s.seq, nil
+}
+
+// StatSnapshot implements [SnapshotStat].
+func (m *memStore) StatSnapshot(ctx context.Context, agent string) (uint64, uint64, error) {
+	if m.isClosed() {
+		return 0, 0, ErrClosed
+	}
+	m.snaps.mu.Lock()
+	defer m.snaps.mu.Unlock()
+	s, ok := m.snaps.byAg[agent]
+	if !ok {
+		return 0, 0, fmt.Errorf("%w: agent %q", ErrNoSnapshot, agent)
+	}
+	return s.seq, uint64(len(s.data)), nil
 }

@@ -20,5 +20,5 @@ func archivedRangeNote(w io.Writer, name string, l events.Ledger, from, to uint6
 	if (from == 0 || from >= l.FirstSeq) && (to == 0 || to >= l.FirstSeq) {
 		return
 	}
-	fmt.Fprintf(w, "fledger %s: note: sequences before %d are not on this stream: %s\n", name, l.FirstSeq, hint)
+	fmt.Fprintf(w, "fledger %s: note: %s\n", name, hint)
 }

@@ -119,6 +119,10 @@ func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 			return err
 		}
 	}
+	// Said first: a --follow never ends by itself.
+	if l, err := st.Ledger(ctx); err == nil {
+		archivedRangeNote(cmd.ErrOrStderr(), "events", l, askedFrom, fl.to)
+	}
 	var seq iter.Seq2[events.Event, error]
 	switch {
 	case fl.turn != "" || fl.session != "":
@@ -163,9 +167,6 @@ func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 		}
 	}
 	warnQuarantined(cmd.ErrOrStderr(), name, bad)
-	if l, err := st.Ledger(ctx); err == nil {
-		archivedRangeNote(cmd.ErrOrStderr(), "events", l, askedFrom, fl.to)
-	}
 	if len(fl.agents) > 1 {
 		// Turn ids and session keys are an agent's own: another agent's
 		// turn of the same id is another turn.

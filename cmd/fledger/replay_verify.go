@@ -65,7 +65,7 @@ func writeVerify(w interface{ Write([]byte) (int, error) }, rep *replay.VerifyRe
 	for _, c := range rep.Snapshots {
 		fmt.Fprintln(w, c)
 		if !c.OK && c.Skipped == "" {
-			linef(w, "  to drop it: stop every serve of agent %q, run `fledger snapshots rm %s` on this ledger, and start them again (they fold from the stream's first sequence)\n", c.Agent, shellWord(c.Agent))
+			linef(w, "  to drop it: stop every serve of agent %q, run `fledger snapshots rm %s` with this command's --data or --nats flags (and the writer's credentials), and start them again (they fold from the stream's first sequence)\n", c.Agent, shellArg(c.Agent))
 		}
 	}
 	if len(rep.Quarantined) > 0 {

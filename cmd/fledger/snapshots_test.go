@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fledger/fledger/events"
+	"github.com/fledger/fledger/internal/natstest"
 	"github.com/fledger/fledger/internal/testutil"
 )
 
@@ -39,7 +40,7 @@ func TestSnapshots_ListRemoveAndVerify(t *testing.T) {
 		testutil.NoError(t, err)
 	}()
 	out, _, err := runFledger2(t, "--data", data, "replay", "--verify")
-	hint := "  to drop it: stop every serve of agent \"" + snap.Agent + "\", run `fledger snapshots rm " + snap.Agent + "` on this ledger, and start them again (they fold from the stream's first sequence)\n"
+	hint := "  to drop it: stop every serve of agent \"" + snap.Agent + "\", run `fledger snapshots rm " + snap.Agent + "` with this command's --data or --nats flags (and the writer's credentials), and start them again (they fold from the stream's first sequence)\n"
 	if err == nil || !strings.Contains(out, hint) {
 		t.Fatalf("replay --verify with a damaged snapshot: %v\n%s\nwant the line %q", err, out, hint)
 	}
@@ -56,5 +57,58 @@ func TestSnapshots_ListRemoveAndVerify(t *testing.T) {
 	if _, _, err := runFledger2(t, "--data", data, "snapshots", "rm", snap.Agent, "nobody"); err == nil ||
 		!strings.Contains(err.Error(), `no snapshot stored for agent "`+snap.Agent+`", "nobody"`) {
 		t.Fatalf("snapshots rm of agents without one: %v", err)
+	}
+}
+
+// rm refuses an empty id before connecting, removes an agent named twice
+// once, prints JSON lines as it removes, and over --nats as the reader
+// says it needs the writer's credentials, removing nothing.
+func TestSnapshots_RmInputAndCredentials(t *testing.T) {
+	ctx := context.Background()
+	st, err := events.Open(ctx, events.WithDataDir(t.TempDir()), events.WithSyncAlways(false, 0),
+		events.WithListen(0), events.WithListenPasswords(natstest.WriterPassword, natstest.ReaderPassword))
+	testutil.NoError(t, err)
+	defer st.Close()
+	for _, a := range []string{"a.b", "c d"} {
+		_, err := st.(events.Snapshots).SaveSnapshot(ctx, a, 7, []byte("x"))
+		testutil.NoError(t, err)
+	}
+	url := st.(interface{ ClientURL() string }).ClientURL()
+	as := func(user, pw string, args ...string) (string, string, error) {
+		return runFledger2(t, append([]string{"--nats", url, "--nats-user", user, "--nats-password", pw, "snapshots"}, args...)...)
+	}
+
+	if _, _, err := as(events.WriterUser, natstest.WriterPassword, "rm", "a.b", ""); err == nil || !strings.Contains(err.Error(), "empty agent id") {
+		t.Fatalf("rm with an empty id: %v", err)
+	}
+	if _, _, err := as(events.ReaderUser, natstest.ReaderPassword, "rm", "a.b"); err == nil || !strings.Contains(err.Error(), "needs the writer's credentials") {
+		t.Fatalf("rm as the reader: %v", err)
+	}
+	if seq, _, err := st.(events.SnapshotStat).StatSnapshot(ctx, "a.b"); err != nil || seq != 7 {
+		t.Fatalf("after the reader's rm: seq %d, %v; want the snapshot kept at 7", seq, err)
+	}
+	out, errOut, err := as(events.WriterUser, natstest.WriterPassword, "rm", "--json", "a.b", "c d", "a.b")
+	if err != nil || out != "{\"agent\":\"a.b\",\"seq\":7}\n{\"agent\":\"c d\",\"seq\":7}\n" || !strings.Contains(errOut, "restart each now") {
+		t.Fatalf("rm --json as the writer: %v\nstdout %q\nstderr %q", err, out, errOut)
+	}
+	if agents, err := st.(events.Snapshots).SnapshotAgents(ctx); err != nil || len(agents) != 0 {
+		t.Fatalf("left after rm: %q, %v", agents, err)
+	}
+}
+
+func TestShellArg(t *testing.T) {
+	for in, want := range map[string]string{
+		"main":                "main",
+		"scn-chain-75d91a23":  "scn-chain-75d91a23",
+		"team a":              "'team a'",
+		"$HOME":               "'$HOME'",
+		"a*":                  "'a*'",
+		"it's":                `'it'\''s'`,
+		"":                    "''",
+		"user@example.com/x=": "user@example.com/x=",
+	} {
+		if got := shellArg(in); got != want {
+			t.Errorf("shellArg(%q) = %s, want %s", in, got, want)
+		}
 	}
 }

@@ -51,31 +51,36 @@ func TestClassify_GenericWrapperYieldsToTheWrappedError(t *testing.T) {
 // text, is unchanged.
 func TestClassify_ProviderCodeCreditedToTheSendersTable(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		e    *ProviderError
-		rule string
+		name   string
+		e      *ProviderError
+		rule   string
+		reason Reason // checked when set: the citation moves, the verdict must not
 	}{
-		{"openai invalid_api_key", &ProviderError{Provider: "openai", Body: `{"error":{"message":"Incorrect API key provided: sk-abc.","type":"invalid_request_error","code":"invalid_api_key"}}`}, "code.provider.openai"},
-		{"openai model_not_found", &ProviderError{Provider: "openai", Status: 403, Body: `{"error":{"message":"Project does not have access to model gpt-5","type":"invalid_request_error","code":"model_not_found"}}`}, "code.provider.openai"},
-		{"dashscope InvalidApiKey", &ProviderError{Provider: "dashscope", Body: `{"code":"InvalidApiKey","message":"Invalid API-key provided."}`}, "code.provider.dashscope"},
+		{"openai invalid_api_key", &ProviderError{Provider: "openai", Body: `{"error":{"message":"Incorrect API key provided: sk-abc.","type":"invalid_request_error","code":"invalid_api_key"}}`}, "code.provider.openai", ""},
+		{"openai model_not_found", &ProviderError{Provider: "openai", Status: 403, Body: `{"error":{"message":"Project does not have access to model gpt-5","type":"invalid_request_error","code":"model_not_found"}}`}, "code.provider.openai", ""},
+		{"dashscope InvalidApiKey", &ProviderError{Provider: "dashscope", Body: `{"code":"InvalidApiKey","message":"Invalid API-key provided."}`}, "code.provider.dashscope", ""},
 		// An OpenAI-compatible API sends OpenAI's spelling: its error cites
 		// OpenAI's table, not DashScope's (whose InvalidApiKey it also
 		// matches, separators and case aside); DashScope's own spelling
 		// from anyone still cites DashScope's.
-		{"groq invalid_api_key code", &ProviderError{Provider: "groq", Body: `{"error":{"message":"Invalid API Key","type":"invalid_request_error","code":"invalid_api_key"}}`}, "code.provider.openai"},
-		{"deepseek model_not_found code", &ProviderError{Provider: "deepseek", Body: `{"error":{"message":"The model does not exist","type":"invalid_request_error","code":"model_not_found"}}`}, "code.provider.openai"},
-		{"unnamed provider INVALID_API_KEY code", &ProviderError{Body: `{"error":{"message":"bad key","code":"INVALID_API_KEY"}}`}, "code.provider.openai"},
-		{"groq InvalidApiKey code", &ProviderError{Provider: "groq", Body: `{"code":"InvalidApiKey","message":"Invalid API-key provided."}`}, "code.provider.dashscope"},
+		{"groq invalid_api_key code", &ProviderError{Provider: "groq", Body: `{"error":{"message":"Invalid API Key","type":"invalid_request_error","code":"invalid_api_key"}}`}, "code.provider.openai", ReasonAuth},
+		{"deepseek model_not_found code", &ProviderError{Provider: "deepseek", Body: `{"error":{"message":"The model does not exist","type":"invalid_request_error","code":"model_not_found"}}`}, "code.provider.openai", ReasonModelNotFound},
+		{"unnamed provider INVALID_API_KEY code", &ProviderError{Body: `{"error":{"message":"bad key","code":"INVALID_API_KEY"}}`}, "code.provider.openai", ReasonAuth},
+		{"groq InvalidApiKey code", &ProviderError{Provider: "groq", Body: `{"code":"InvalidApiKey","message":"Invalid API-key provided."}`}, "code.provider.dashscope", ReasonAuth},
 		// OpenAI's rows are OpenAI's alone and in code fields only: in
 		// text, and for other providers, nothing changed.
-		{"mistral 500 mentioning invalid_api_key", &ProviderError{Provider: "mistral", Status: 500, Message: "upstream said invalid_api_key for tenant"}, "status.5xx"},
-		{"openai 429 mentioning model_not_found", &ProviderError{Provider: "openai", Status: 429, Message: "model_not_found"}, "status.429"},
-		{"anthropic model_not_found text", &ProviderError{Provider: "anthropic", Status: 400, Message: "model_not_found: the model claude-x does not exist"}, "msg06.model_not_found"},
-		{"deepseek invalid_api_key text", &ProviderError{Provider: "deepseek", Status: 400, Message: "invalid_api_key"}, "msg20.auth"},
+		{"mistral 500 mentioning invalid_api_key", &ProviderError{Provider: "mistral", Status: 500, Message: "upstream said invalid_api_key for tenant"}, "status.5xx", ""},
+		{"openai 429 mentioning model_not_found", &ProviderError{Provider: "openai", Status: 429, Message: "model_not_found"}, "status.429", ""},
+		{"anthropic model_not_found text", &ProviderError{Provider: "anthropic", Status: 400, Message: "model_not_found: the model claude-x does not exist"}, "msg06.model_not_found", ""},
+		{"deepseek invalid_api_key text", &ProviderError{Provider: "deepseek", Status: 400, Message: "invalid_api_key"}, "msg20.auth", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := Classify(c.e); got.Evidence.Rule != c.rule {
+			got := Classify(c.e)
+			if got.Evidence.Rule != c.rule {
 				t.Fatalf("rule %s (reason %s), want %s", got.Evidence.Rule, got.Reason, c.rule)
+			}
+			if c.reason != "" && got.Reason != c.reason {
+				t.Fatalf("reason %s, want %s", got.Reason, c.reason)
 			}
 		})
 	}
