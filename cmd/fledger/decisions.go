@@ -77,6 +77,7 @@ to skip).`,
 				}
 			}
 			pf.agent = agent
+			pf.wantLedger = fromSeq > 0 || toSeq > 0 // for archivedRangeNote
 			db, err := openProjections(cmd, g, &pf)
 			if err != nil {
 				return err

@@ -119,9 +119,12 @@ func (fl *eventsFlags) run(cmd *cobra.Command, g *globals) error {
 			return err
 		}
 	}
-	// Said first: a --follow never ends by itself.
-	if l, err := st.Ledger(ctx); err == nil {
-		archivedRangeNote(cmd.ErrOrStderr(), "events", l, askedFrom, fl.to)
+	// Said first: a --follow never ends by itself. The ledger is read
+	// (two round trips) only when a range was asked for.
+	if askedFrom > 0 || fl.to > 0 {
+		if l, err := st.Ledger(ctx); err == nil {
+			archivedRangeNote(cmd.ErrOrStderr(), "events", l, askedFrom, fl.to)
+		}
 	}
 	var seq iter.Seq2[events.Event, error]
 	switch {

@@ -96,6 +96,18 @@ func shellWord(s string) string {
 	return s
 }
 
+// shellArg is s as one POSIX shell word: as it is when it holds only
+// characters no shell treats specially, else in single quotes (a single
+// quote inside written '\”).
+func shellArg(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.,:/@+=%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // deprecatedAlias registers old as a hidden, deprecated spelling of the
 // flag name on the same variable: cobra accepts it for one more release
 // and prints "Flag --old has been deprecated, use --name instead".

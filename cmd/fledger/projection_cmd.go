@@ -39,9 +39,11 @@ type projectionFlags struct {
 	// hint is the complete rebuild command for the database in use (set
 	// by openProjections); it replaces the generic one in *DBErrors.
 	hint string
-	// ledger is the stream's ledger as read when the projections were
-	// caught up (zero with --no-catch-up).
-	ledger events.Ledger
+	// wantLedger asks openProjections to read the stream's ledger into
+	// ledger (a command that names stream sequences: decisions
+	// --from-seq/--to-seq); zero otherwise, and with --no-catch-up.
+	wantLedger bool
+	ledger     events.Ledger
 	// agent is the command's --agent, when it has one: --at then cuts
 	// that agent's history at the time, not the whole stream's.
 	agent string
@@ -285,8 +287,10 @@ func openProjectionsOnly(cmd *cobra.Command, g *globals, pf *projectionFlags) (*
 			return nil, err
 		}
 		defer st.Close()
-		if l, err := st.Ledger(ctx); err == nil {
-			pf.ledger = l
+		if pf.wantLedger {
+			if l, err := st.Ledger(ctx); err == nil {
+				pf.ledger = l
+			}
 		}
 	}
 	if pf.rebuild {

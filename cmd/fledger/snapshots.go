@@ -203,15 +203,3 @@ func printRemoved(w io.Writer, asJSON bool, agent string, seq uint64) error {
 	_, err := fmt.Fprintf(w, "removed the snapshot of agent %q (seq %d)\n", agent, seq)
 	return err
 }
-
-// shellArg is s as one POSIX shell word: as it is when it holds only
-// characters no shell treats specially, else in single quotes (a single
-// quote inside written '\”).
-func shellArg(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.,:/@+=%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
