@@ -46,8 +46,7 @@ func TestCursor_StreamRemovedIsNotAnotherReader(t *testing.T) {
 		t.Fatalf("first fetch: %d, %v", len(ds), err)
 	}
 	testutil.NoError(t, js.DeleteStream(ctx, events.StreamName))
-	again, err := events.Open(ctx, events.WithURL(url), events.WithFirstSeq(100))
-	testutil.NoError(t, err)
+	again := reopenAfterDelete(ctx, t, url, events.WithFirstSeq(100))
 	t.Cleanup(func() { _ = again.Close() })
 	var ferr error
 	for deadline := time.Now().Add(20 * time.Second); ferr == nil && time.Now().Before(deadline); {
@@ -100,8 +99,7 @@ func TestWatch_EndsWhenTheStreamIsReplaced(t *testing.T) {
 		}
 		if n++; n == 2 { // the first commit's two events: replace the stream
 			testutil.NoError(t, js.DeleteStream(ctx, events.StreamName))
-			again, err := events.Open(ctx, events.WithURL(url), events.WithFirstSeq(2))
-			testutil.NoError(t, err)
+			again := reopenAfterDelete(ctx, t, url, events.WithFirstSeq(2))
 			t.Cleanup(func() { _ = again.Close() })
 			_, err = again.Append(ctx, events.MustSubject("main", events.AggTurn, "t-2"), 0, failure("t-2", 1)...)
 			testutil.NoError(t, err)
@@ -112,5 +110,25 @@ func TestWatch_EndsWhenTheStreamIsReplaced(t *testing.T) {
 	}
 	if !errors.Is(werr, events.ErrStreamGone) {
 		t.Fatalf("the watch ended with %v, want ErrStreamGone", werr)
+	}
+}
+
+// reopenAfterDelete opens a store (so creates the stream) on url right
+// after the stream was deleted there. Under load the server may still be
+// removing the deleted stream's files and answer the create with 10049
+// ("error creating store for stream", seen once in a full parallel run):
+// tried again for up to 5 s.
+func reopenAfterDelete(ctx context.Context, t *testing.T, url string, opts ...events.Option) events.Store {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := events.Open(ctx, append([]events.Option{events.WithURL(url)}, opts...)...)
+		var apiErr *jetstream.APIError
+		if err != nil && errors.As(err, &apiErr) && apiErr.ErrorCode == 10049 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		testutil.NoError(t, err)
+		return st
 	}
 }
